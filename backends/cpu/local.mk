@@ -1,0 +1,1 @@
+libshardpipe_core_la_SOURCES += backends/cpu/cpu.c

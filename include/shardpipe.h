@@ -1,0 +1,319 @@
+/*
+ * shardpipe.h - stream N-dimensional arrays into sharded Zarr v3 stores.
+ *
+ * This is the only installed header of libshardpipe.  Every exported name
+ * starts with shardpipe_ or SHARDPIPE_.
+ *
+ * A stream is opened from an array description, receives the array's bytes
+ * in row-major order (C order, dim 0 slowest) through any number of appends
+ * of any size, and writes a Zarr v3 array whose single codec is
+ * "sharding_indexed".  Calls on one stream must not run concurrently; distinct
+ * streams are independent and may be used from different threads.
+ */
+#ifndef SHARDPIPE_H
+#define SHARDPIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(SHARDPIPE_BUILDING_LIBRARY)
+#define SHARDPIPE_API __declspec(dllexport)
+#elif defined(__GNUC__) && defined(SHARDPIPE_BUILDING_LIBRARY)
+#define SHARDPIPE_API __attribute__((visibility("default")))
+#else
+#define SHARDPIPE_API
+#endif
+
+#define SHARDPIPE_VERSION_MAJOR 0
+#define SHARDPIPE_VERSION_MINOR 1
+#define SHARDPIPE_VERSION_PATCH 0
+
+/* The most dimensions an array may have. */
+#define SHARDPIPE_MAX_RANK 16
+
+/*
+ * Error codes.  Values are stable across releases; new codes are only ever
+ * appended.  Every call that can fail returns one of these.
+ */
+typedef enum shardpipe_error {
+	SHARDPIPE_OK = 0,
+	SHARDPIPE_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer or a bad enum */
+	SHARDPIPE_ERR_RANK = 2,             /* rank 0 or above SHARDPIPE_MAX_RANK */
+	SHARDPIPE_ERR_DIM_SIZE = 3,         /* size 0 on a dimension other than 0 */
+	SHARDPIPE_ERR_CHUNK_SIZE = 4,       /* a chunk size of 0 */
+	SHARDPIPE_ERR_SHARD_SIZE = 5,       /* zero chunks per shard */
+	SHARDPIPE_ERR_OVERFLOW = 6,         /* a product of sizes does not fit */
+	SHARDPIPE_ERR_DTYPE = 7,            /* unknown data type */
+	SHARDPIPE_ERR_CODEC = 8,            /* unknown or unavailable codec */
+	SHARDPIPE_ERR_LEVEL = 9,            /* level out of the codec's range */
+	SHARDPIPE_ERR_BACKEND = 10,         /* unknown or unusable backend */
+	SHARDPIPE_ERR_PATH = 11,            /* path cannot hold a store */
+	SHARDPIPE_ERR_EXISTS = 12,          /* path already holds a store */
+	SHARDPIPE_ERR_NOMEM = 13,           /* an allocation failed */
+	SHARDPIPE_ERR_IO = 14,              /* a read or write failed (EIO, ...) */
+	SHARDPIPE_ERR_NOSPACE = 15,         /* the filesystem is full (ENOSPC) */
+	SHARDPIPE_ERR_ACCESS = 16,          /* permission denied (EACCES) */
+	SHARDPIPE_ERR_BEYOND_END = 17,      /* append past a bounded dim 0 */
+	SHARDPIPE_ERR_CLOSED = 18,          /* the stream already failed or closed */
+	SHARDPIPE_ERR_SINK = 19,            /* a sink callback reported failure */
+	SHARDPIPE_ERR_DEVICE = 20,          /* a backend's device call failed */
+	SHARDPIPE_ERR_CODEC_FAILED = 21,    /* a compressor failed */
+	SHARDPIPE_ERR_FORMAT = 22,          /* a store read is malformed */
+	SHARDPIPE_ERR_CORRUPT = 23,         /* checksum or decode failure */
+	SHARDPIPE_ERR_UNSUPPORTED = 24,     /* a store feature we cannot read */
+	SHARDPIPE_ERR_NAME = 25,            /* a bad dimension name */
+	SHARDPIPE_ERR_ABI = 26,             /* a plugin built for another ABI */
+	SHARDPIPE_ERR_COUNT_                /* not an error: the number of codes */
+} shardpipe_error;
+
+/* Element types of the Zarr v3 core spec. */
+typedef enum shardpipe_dtype {
+	SHARDPIPE_DTYPE_BOOL = 0,
+	SHARDPIPE_DTYPE_INT8,
+	SHARDPIPE_DTYPE_INT16,
+	SHARDPIPE_DTYPE_INT32,
+	SHARDPIPE_DTYPE_INT64,
+	SHARDPIPE_DTYPE_UINT8,
+	SHARDPIPE_DTYPE_UINT16,
+	SHARDPIPE_DTYPE_UINT32,
+	SHARDPIPE_DTYPE_UINT64,
+	SHARDPIPE_DTYPE_FLOAT16,
+	SHARDPIPE_DTYPE_FLOAT32,
+	SHARDPIPE_DTYPE_FLOAT64,
+	SHARDPIPE_DTYPE_COUNT_
+} shardpipe_dtype;
+
+/* The bytes-to-bytes codec applied to each chunk inside a shard. */
+typedef enum shardpipe_codec {
+	SHARDPIPE_CODEC_NONE = 0,
+	SHARDPIPE_CODEC_ZSTD = 1, /* levels 1..22, as libzstd's */
+	SHARDPIPE_CODEC_GZIP = 2, /* levels 0..9, as zlib's (0 stores) */
+	SHARDPIPE_CODEC_COUNT_
+} shardpipe_codec;
+
+/* Where each shard keeps its chunk index. */
+typedef enum shardpipe_index_location {
+	SHARDPIPE_INDEX_END = 0,
+	SHARDPIPE_INDEX_START = 1
+} shardpipe_index_location;
+
+/* One dimension of the array, slowest first. */
+typedef struct shardpipe_dim {
+	/* Zarr dimension name; NULL or "" leaves it unnamed (JSON null). */
+	const char *name;
+	/* Extent in elements.  0 (dim 0 only) means unbounded: the array
+	 * grows as data is appended. */
+	uint64_t size;
+	/* Extent of one chunk (Zarr's inner chunk) in elements, >= 1. */
+	uint64_t chunk;
+	/* Chunks per shard along this dimension, >= 1. */
+	uint64_t chunks_per_shard;
+} shardpipe_dim;
+
+/*
+ * The description of an array and how to write it.  Initialise it with
+ * shardpipe_desc_init(), which also records the struct's size so that later
+ * releases may append fields without breaking callers built against this
+ * one.  The library copies everything it needs at open; the strings need
+ * not outlive the call.
+ */
+typedef struct shardpipe_desc {
+	size_t struct_size;       /* set by shardpipe_desc_init() */
+	int rank;                 /* 1..SHARDPIPE_MAX_RANK */
+	shardpipe_dim dims[SHARDPIPE_MAX_RANK];
+	shardpipe_dtype dtype;
+	shardpipe_codec codec;    /* default SHARDPIPE_CODEC_ZSTD */
+	int level;                /* default 1 */
+	shardpipe_index_location index_location; /* default END */
+	/* "auto" (or NULL), "cpu", "reference", "opencl", "cuda".  The
+	 * environment variable SHARDPIPE_BACKEND, when set and not empty,
+	 * overrides this field. */
+	const char *backend;
+	int threads;              /* worker threads; 0 = every core */
+	int overwrite;            /* nonzero: replace a store already at path */
+} shardpipe_desc;
+
+/*
+ * Fill *desc with defaults: rank 0 (the caller must set it), dtype uint8,
+ * codec zstd level 1, index at end, backend "auto", all cores, no overwrite.
+ */
+SHARDPIPE_API void shardpipe_desc_init(shardpipe_desc *desc);
+
+/*
+ * A sink receives finished shards instead of the filesystem store.
+ *
+ * shard() is called once per shard, in the order shards complete, with the
+ * shard's coordinates in the shard grid (rank entries), its chunk data and
+ * its serialized index (pairs of little-endian uint64 offset/nbytes followed
+ * by the CRC32C of the pairs).  With SHARDPIPE_INDEX_END the shard object is
+ * data followed by index; with SHARDPIPE_INDEX_START it is index followed by
+ * data, and the offsets already account for that.  metadata(), if not NULL,
+ * receives the current zarr.json text each time it changes.  The pointers
+ * are valid only during the call.  A callback returns 0 on success; any
+ * other value makes the stream fail with SHARDPIPE_ERR_SINK, and that error
+ * is sticky.
+ */
+typedef struct shardpipe_sink {
+	void *user;
+	int (*shard)(void *user, const uint64_t *coords, int rank,
+		     const void *data, size_t data_bytes,
+		     const void *index, size_t index_bytes);
+	int (*metadata)(void *user, const char *json, size_t json_bytes);
+} shardpipe_sink;
+
+typedef struct shardpipe_stream shardpipe_stream;
+
+/*
+ * Validate *desc and open a stream that writes a store in directory `path`
+ * (created if missing).  An invalid description, an unusable backend or an
+ * unwritable path is refused before anything is written: no directory or
+ * file is created.  A path that already holds a store (a zarr.json) is
+ * refused with SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
+ *
+ * On failure *out is NULL, unless the failure happened after the stream
+ * object could be allocated, in which case *out is still NULL and the
+ * message is available from shardpipe_last_error_message().
+ */
+SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
+					const char *path,
+					const shardpipe_desc *desc);
+
+/* As shardpipe_stream_open(), delivering shards to *sink.  The sink struct
+ * is copied. */
+SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
+					     const shardpipe_sink *sink,
+					     const shardpipe_desc *desc);
+
+/*
+ * Append nbytes of array data, continuing where the previous append ended.
+ * Spans may have any size and alignment; the bytes are copied before the
+ * call returns.  Appending beyond a bounded dim 0 writes what fits, then
+ * returns SHARDPIPE_ERR_BEYOND_END (everything before stays valid and the
+ * stream can still be closed).  Any other failure is sticky: every later
+ * call returns the same code.
+ */
+SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
+					  const void *data, size_t nbytes);
+
+/* Write every shard whose chunks are all complete, then zarr.json. */
+SHARDPIPE_API int shardpipe_stream_flush(shardpipe_stream *s);
+
+/*
+ * Write the partial last shard epoch (chunks padded with the fill value),
+ * the final zarr.json, and release the stream.  Returns the stream's first
+ * error if it had one.  Always frees s; s may be NULL.
+ */
+SHARDPIPE_API int shardpipe_stream_close(shardpipe_stream *s);
+
+/* Counters of a stream so far. */
+typedef struct shardpipe_stats {
+	uint64_t bytes_in;        /* array bytes appended */
+	uint64_t bytes_out;       /* shard bytes written, indexes included */
+	uint64_t shards_written;
+	uint64_t chunks_written;
+	uint64_t rows_written;    /* dim 0 rows covered by written shards */
+	/* Seconds spent in each stage, summed over batches (stages that
+	 * overlap are each counted in full). */
+	double seconds_stage;     /* copying appended spans into batches */
+	double seconds_scatter;
+	double seconds_compress;
+	double seconds_aggregate; /* aggregate and fetch */
+	double seconds_write;     /* shard index, serialization, store */
+	uint64_t pool_bytes;      /* memory planned for staging and pools */
+} shardpipe_stats;
+
+SHARDPIPE_API int shardpipe_stream_stats(const shardpipe_stream *s,
+					 shardpipe_stats *out);
+
+/* The backend a stream runs on ("cpu", "opencl", ...). */
+SHARDPIPE_API const char *shardpipe_stream_backend(const shardpipe_stream *s);
+
+/*
+ * The message of the stream's last error, naming the dimension, value or
+ * file at fault ("" if none).  Valid until the next call on s.
+ */
+SHARDPIPE_API const char *shardpipe_stream_message(const shardpipe_stream *s);
+
+/* The message of the last failed open on this thread (thread-local). */
+SHARDPIPE_API const char *shardpipe_last_error_message(void);
+
+/* A static English sentence for an error code. */
+SHARDPIPE_API const char *shardpipe_strerror(int code);
+
+/* "MAJOR.MINOR.PATCH" of the library actually loaded. */
+SHARDPIPE_API const char *shardpipe_version(void);
+
+/* Names and conversions used by the command-line tool and bindings. */
+SHARDPIPE_API const char *shardpipe_dtype_name(shardpipe_dtype t);
+SHARDPIPE_API int shardpipe_dtype_from_name(const char *name,
+					    shardpipe_dtype *out);
+SHARDPIPE_API size_t shardpipe_dtype_size(shardpipe_dtype t);
+SHARDPIPE_API const char *shardpipe_codec_name(shardpipe_codec c);
+
+/*
+ * Backends.  Index i in 0..shardpipe_backend_count()-1.  usable is set to 1
+ * when the backend can run here; detail then names its device, otherwise it
+ * says why not.  Probing may load a plugin.
+ */
+typedef struct shardpipe_backend_info {
+	const char *name;
+	int usable;
+	int gpu;          /* the device is a GPU ("auto" prefers those) */
+	char detail[256];
+} shardpipe_backend_info;
+
+SHARDPIPE_API int shardpipe_backend_count(void);
+SHARDPIPE_API int shardpipe_backend_probe(int i, shardpipe_backend_info *out);
+
+/*
+ * Reading.  A reader opens any Zarr v3 array whose chunks use the codecs
+ * shardpipe knows (bytes, optionally inside sharding_indexed, with zstd,
+ * gzip or crc32c), treating every byte of the store as untrusted input.
+ */
+typedef struct shardpipe_reader shardpipe_reader;
+
+typedef struct shardpipe_array_info {
+	int rank;
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	uint64_t chunk[SHARDPIPE_MAX_RANK];  /* read chunk (inner chunk) */
+	uint64_t shard[SHARDPIPE_MAX_RANK];  /* stored object shape; = chunk
+					       * when unsharded */
+	shardpipe_dtype dtype;
+	char dim_names[SHARDPIPE_MAX_RANK][64];
+} shardpipe_array_info;
+
+/* Open the array at directory `path`.  On failure *out is NULL and
+ * shardpipe_last_error_message() says why. */
+SHARDPIPE_API int shardpipe_reader_open(shardpipe_reader **out,
+					const char *path);
+SHARDPIPE_API int shardpipe_reader_info(const shardpipe_reader *r,
+					shardpipe_array_info *out);
+
+/*
+ * Read the hyper-rectangle [start, start+count) into out (row-major, native
+ * byte order), which holds prod(count) elements.  Missing chunks read as the
+ * fill value.  Every index, CRC32C and decoded size is checked.
+ */
+SHARDPIPE_API int shardpipe_reader_read(shardpipe_reader *r,
+					const uint64_t *start,
+					const uint64_t *count, void *out);
+
+/*
+ * Check every stored object: index CRCs, index bounds, every chunk decodes
+ * to its exact size.  Stops at the first fault; the message names the shard
+ * and chunk.
+ */
+SHARDPIPE_API int shardpipe_reader_check(shardpipe_reader *r);
+
+SHARDPIPE_API const char *shardpipe_reader_message(const shardpipe_reader *r);
+SHARDPIPE_API void shardpipe_reader_close(shardpipe_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARDPIPE_H */

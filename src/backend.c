@@ -1,0 +1,153 @@
+/*
+ * backend.c - the registry of backends: the ones linked in, and plugins
+ * (backend-<name>.so) loaded with dlopen at first use from
+ * SHARDPIPE_PLUGIN_PATH (colon-separated) or the installed plugin
+ * directory, each checked for the ABI it was built with.
+ */
+#include "backend.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#ifndef SHARDPIPE_PLUGIN_DIR
+#define SHARDPIPE_PLUGIN_DIR "/usr/local/lib/shardpipe"
+#endif
+
+struct entry {
+	const char *name;
+	const struct backend_ops *ops; /* linked in, or once loaded */
+	int tried;                     /* plugin load attempted */
+	char why[256];                 /* why the plugin did not load */
+};
+
+/* In the order "auto" tries them. */
+static struct entry entries[] = {
+	{ .name = "cuda" },
+	{ .name = "opencl" },
+	{ .name = "cpu", .ops = &sp_backend_cpu, .tried = 1 },
+	{ .name = "reference", .ops = &sp_backend_reference, .tried = 1 },
+};
+#define N_ENTRIES ((int)(sizeof(entries) / sizeof(entries[0])))
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int try_load(struct entry *e, const char *dir)
+{
+	char path[4096];
+	void *h;
+	backend_plugin_fn fn;
+	const struct backend_plugin *pl;
+
+	snprintf(path, sizeof(path), "%s/backend-%s.so", dir, e->name);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *msg = dlerror();
+
+		/* A plugin that is simply not there is reported once all
+		 * directories are searched; one that is there but fails to
+		 * load (a missing libOpenCL.so.1) is reported with dlerror. */
+		if (access(path, F_OK) == 0)
+			snprintf(e->why, sizeof(e->why), "%.250s",
+				 msg ? msg : path);
+		return 0;
+	}
+	fn = (backend_plugin_fn)(uintptr_t)dlsym(h, SHARDPIPE_PLUGIN_ENTRY);
+	if (fn == NULL) {
+		snprintf(e->why, sizeof(e->why), "%.200s: no entry point %s", path,
+			 SHARDPIPE_PLUGIN_ENTRY);
+		dlclose(h);
+		return 0;
+	}
+	pl = fn();
+	if (pl == NULL || pl->abi != SHARDPIPE_BACKEND_ABI || pl->ops == NULL) {
+		snprintf(e->why, sizeof(e->why),
+			 "%.200s: built for backend ABI %u, this library has ABI %u",
+			 path, pl ? pl->abi : 0u, SHARDPIPE_BACKEND_ABI);
+		dlclose(h);
+		return 0;
+	}
+	/* Plugins stay loaded for the life of the process. */
+	e->ops = pl->ops;
+	return 1;
+}
+
+static void load_plugin(struct entry *e)
+{
+	const char *env = getenv("SHARDPIPE_PLUGIN_PATH");
+
+	if (e->tried)
+		return;
+	e->tried = 1;
+	if (env != NULL && *env != '\0') {
+		char *copy = strdup(env), *save = NULL;
+
+		for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL;
+		     dir != NULL; dir = strtok_r(NULL, ":", &save))
+			if (try_load(e, dir))
+				break;
+		free(copy);
+		if (e->ops != NULL)
+			return;
+	}
+	try_load(e, SHARDPIPE_PLUGIN_DIR);
+	if (e->ops == NULL && e->why[0] == '\0')
+		snprintf(e->why, sizeof(e->why),
+			 "plugin backend-%s.so not found (searched "
+			 "SHARDPIPE_PLUGIN_PATH and %.150s)",
+			 e->name, SHARDPIPE_PLUGIN_DIR);
+}
+
+static int probe_entry(struct entry *e, shardpipe_backend_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->name = e->name;
+	pthread_mutex_lock(&lock);
+	load_plugin(e);
+	pthread_mutex_unlock(&lock);
+	if (e->ops == NULL) {
+		snprintf(info->detail, sizeof(info->detail), "%s", e->why);
+		return SHARDPIPE_OK;
+	}
+	return e->ops->probe(info);
+}
+
+int shardpipe_backend_count(void)
+{
+	return N_ENTRIES;
+}
+
+int shardpipe_backend_probe(int i, shardpipe_backend_info *out)
+{
+	if (i < 0 || i >= N_ENTRIES || out == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	return probe_entry(&entries[i], out);
+}
+
+int backend_find(const char *name, const struct backend_ops **out,
+		 struct sp_err *err)
+{
+	shardpipe_backend_info info;
+	int want_auto = name == NULL || *name == '\0' ||
+			strcmp(name, "auto") == 0;
+
+	for (int i = 0; i < N_ENTRIES; i++) {
+		struct entry *e = &entries[i];
+
+		if (!want_auto && strcmp(name, e->name) != 0)
+			continue;
+		SP_FORWARD(probe_entry(e, &info));
+		if (info.usable &&
+		    (!want_auto || info.gpu || strcmp(e->name, "cpu") == 0)) {
+			*out = e->ops;
+			return SHARDPIPE_OK;
+		}
+		SP_RETURN_IF(!want_auto, err, SHARDPIPE_ERR_BACKEND,
+			     "backend %s is not usable here: %s", name,
+			     info.detail);
+	}
+	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
+			  "unknown backend \"%s\" (cpu, reference, opencl, "
+			  "cuda or auto)", name);
+}

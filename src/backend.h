@@ -1,0 +1,66 @@
+/*
+ * backend.h - the backend table (DESIGN.md "Backend table").
+ *
+ * A backend executes stages 2-5 of the pipeline on batches of plan->K
+ * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
+ * aggregate the compressed chunks densely in shard-major order (epoch by
+ * epoch: epoch e's chunks occupy positions e*M .. e*M+M-1, ordered by
+ * plan->perm), and fetch the result to host memory.  Backends never see
+ * files, keys or zarr.json, never print and never exit.
+ */
+#ifndef SHARDPIPE_BACKEND_H
+#define SHARDPIPE_BACKEND_H
+
+#include "common.h"
+#include "plan.h"
+
+/* Bumped whenever struct backend_ops, struct plan or struct batch_result
+ * change in a way a plugin built earlier would misread. */
+#define SHARDPIPE_BACKEND_ABI 1
+
+struct batch_result {
+	/* K*M compressed chunks, back to back in shard-major order. */
+	const uint8_t *data;
+	/* K*M+1 entries: chunk at position j is data[offsets[j] ..
+	 * offsets[j+1]); offsets[0] == 0. */
+	const uint64_t *offsets;
+};
+
+struct backend_ops {
+	const char *name;
+	/* Fill info->usable and info->detail (device name, or why not). */
+	int (*probe)(shardpipe_backend_info *info);
+	/* Allocate pools for plan; the plan outlives the context. */
+	int (*open)(const struct plan *plan, void **ctx, struct sp_err *err);
+	/* batch holds plan->batch_bytes of row-major input (K epochs; rows
+	 * past the array end are already fill). */
+	int (*scatter)(void *ctx, const void *batch, struct sp_err *err);
+	int (*compress)(void *ctx, struct sp_err *err);
+	int (*aggregate)(void *ctx, struct sp_err *err);
+	/* Valid until the next scatter or close. */
+	int (*fetch)(void *ctx, struct batch_result *out, struct sp_err *err);
+	void (*close)(void *ctx);
+};
+
+/* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */
+struct backend_plugin {
+	uint32_t abi;             /* SHARDPIPE_BACKEND_ABI it was built with */
+	const struct backend_ops *ops;
+};
+
+#define SHARDPIPE_PLUGIN_ENTRY "shardpipe_backend_plugin"
+typedef const struct backend_plugin *(*backend_plugin_fn)(void);
+
+/*
+ * Resolve a backend by name ("auto" picks cuda, then opencl on a GPU, then
+ * cpu).  On failure err says which backends were tried and why each is
+ * unusable.
+ */
+SP_INTERNAL int backend_find(const char *name, const struct backend_ops **out,
+			     struct sp_err *err);
+
+/* The backends linked into the library. */
+extern SP_INTERNAL const struct backend_ops sp_backend_cpu;
+extern SP_INTERNAL const struct backend_ops sp_backend_reference;
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * cli.h - the shardpipe program's subcommands and the option parsing they
+ * share.  The program uses only the public API.
+ */
+#ifndef SHARDPIPE_CLI_H
+#define SHARDPIPE_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shardpipe.h"
+
+/* Exit codes (documented in shardpipe(1)). */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,     /* the operation failed (I/O, corrupt store) */
+	CLI_EXIT_USAGE = 2,    /* bad command line or array description */
+	CLI_EXIT_MISMATCH = 3  /* verify/conform found a difference */
+};
+
+/* Options that describe an array, shared by write, demo, bench, conform. */
+struct cli_desc_opts {
+	const char *shape, *chunk, *shard, *names, *dtype, *codec;
+	const char *index_location, *backend;
+	int threads;
+	int overwrite;
+};
+
+/*
+ * If argv[*i] is one of the description options (--shape, --chunk,
+ * --shard, --names, --dtype, --codec, --index-location, --backend,
+ * --threads, --overwrite), consume it and its value, advancing *i, and
+ * return 1; 0 if it is not; -1 (after printing why) on a missing value.
+ */
+int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
+
+/* Build a description from the options; prints the error and returns
+ * CLI_EXIT_USAGE on a bad value. */
+int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
+
+/* Parse "a,b,c" into at most SHARDPIPE_MAX_RANK numbers; returns the count
+ * or -1. */
+int cli_parse_list(const char *s, uint64_t *out);
+/* Parse "zstd:3", "gzip", "none"; returns 0 or -1. */
+int cli_parse_codec(const char *s, shardpipe_codec *c, int *level);
+
+/* Print "shardpipe: " and the message to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+double cli_now(void);
+
+int cli_write(int argc, char **argv);
+int cli_demo(int argc, char **argv);
+int cli_verify(int argc, char **argv);
+int cli_cat(int argc, char **argv);
+int cli_backends(int argc, char **argv);
+int cli_conform(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+
+#endif

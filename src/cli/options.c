@@ -1,0 +1,219 @@
+/* options.c - parsing shared by the subcommands. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("shardpipe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cli_parse_list(const char *s, uint64_t *out)
+{
+	int n = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (;;) {
+		char *end;
+
+		if (n == SHARDPIPE_MAX_RANK || *s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		out[n++] = strtoull(s, &end, 10);
+		if (errno != 0)
+			return -1;
+		if (*end == '\0')
+			return n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+int cli_parse_codec(const char *s, shardpipe_codec *c, int *level)
+{
+	const char *colon = strchr(s, ':');
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (len == 4 && strncmp(s, "none", 4) == 0)
+		*c = SHARDPIPE_CODEC_NONE;
+	else if (len == 4 && strncmp(s, "zstd", 4) == 0)
+		*c = SHARDPIPE_CODEC_ZSTD;
+	else if (len == 4 && strncmp(s, "gzip", 4) == 0)
+		*c = SHARDPIPE_CODEC_GZIP;
+	else
+		return -1;
+	*level = 1;
+	if (colon != NULL) {
+		char *end;
+
+		errno = 0;
+		long v = strtol(colon + 1, &end, 10);
+		if (errno != 0 || end == colon + 1 || *end != '\0' ||
+		    v < -1000 || v > 1000)
+			return -1;
+		*level = (int)v;
+	}
+	return 0;
+}
+
+static const char *const desc_opts[] = {
+	"--shape", "--chunk", "--shard", "--names", "--dtype", "--codec",
+	"--index-location", "--backend", "--threads",
+};
+
+int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+	const char **slots[] = {
+		&o->shape, &o->chunk, &o->shard, &o->names, &o->dtype,
+		&o->codec, &o->index_location, &o->backend, NULL,
+	};
+
+	if (strcmp(arg, "--overwrite") == 0) {
+		o->overwrite = 1;
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(desc_opts) / sizeof(desc_opts[0]); k++) {
+		if (strcmp(arg, desc_opts[k]) != 0)
+			continue;
+		if (*i + 1 >= argc) {
+			cli_error("%s needs a value", arg);
+			return -1;
+		}
+		const char *val = argv[++*i];
+		if (slots[k] != NULL) {
+			*slots[k] = val;
+		} else {
+			char *end;
+			long v = strtol(val, &end, 10);
+
+			if (*end != '\0' || v < 0 || v > 4096) {
+				cli_error("--threads: bad count \"%s\"", val);
+				return -1;
+			}
+			o->threads = (int)v;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
+{
+	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
+	uint64_t shard[SHARDPIPE_MAX_RANK];
+	static char names[SHARDPIPE_MAX_RANK][64];
+	int rank, n;
+
+	shardpipe_desc_init(desc);
+	if (o->shape == NULL || o->chunk == NULL) {
+		cli_error("--shape and --chunk are required");
+		return CLI_EXIT_USAGE;
+	}
+	rank = cli_parse_list(o->shape, shape);
+	if (rank < 0) {
+		cli_error("--shape: \"%s\" is not a list of up to %d sizes",
+			  o->shape, SHARDPIPE_MAX_RANK);
+		return CLI_EXIT_USAGE;
+	}
+	n = cli_parse_list(o->chunk, chunk);
+	if (n != rank) {
+		cli_error("--chunk: \"%s\" must list %d sizes, like --shape",
+			  o->chunk, rank);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->shard != NULL) {
+		n = cli_parse_list(o->shard, shard);
+		if (n != rank) {
+			cli_error("--shard: \"%s\" must list %d chunk counts",
+				  o->shard, rank);
+			return CLI_EXIT_USAGE;
+		}
+	} else {
+		for (int d = 0; d < rank; d++)
+			shard[d] = 1;
+	}
+	desc->rank = rank;
+	for (int d = 0; d < rank; d++) {
+		desc->dims[d].size = shape[d];
+		desc->dims[d].chunk = chunk[d];
+		desc->dims[d].chunks_per_shard = shard[d];
+	}
+	if (o->names != NULL) {
+		const char *s = o->names;
+
+		for (int d = 0; d < rank; d++) {
+			size_t len = strcspn(s, ",");
+
+			if (len >= sizeof(names[d])) {
+				cli_error("--names: name %d is too long", d);
+				return CLI_EXIT_USAGE;
+			}
+			memcpy(names[d], s, len);
+			names[d][len] = '\0';
+			desc->dims[d].name = names[d];
+			s += len;
+			if (*s == ',')
+				s++;
+			else if (d + 1 < rank) {
+				cli_error("--names: \"%s\" names fewer than %d "
+					  "dims", o->names, rank);
+				return CLI_EXIT_USAGE;
+			}
+		}
+		if (*s != '\0') {
+			cli_error("--names: \"%s\" names more than %d dims",
+				  o->names, rank);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (o->dtype != NULL &&
+	    shardpipe_dtype_from_name(o->dtype, &desc->dtype) != SHARDPIPE_OK) {
+		cli_error("--dtype: unknown data type \"%s\" (bool, int8..int64, "
+			  "uint8..uint64, float16, float32, float64)", o->dtype);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->codec != NULL &&
+	    cli_parse_codec(o->codec, &desc->codec, &desc->level) != 0) {
+		cli_error("--codec: \"%s\" is not none, zstd[:LEVEL] or "
+			  "gzip[:LEVEL]", o->codec);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->index_location != NULL) {
+		if (strcmp(o->index_location, "end") == 0)
+			desc->index_location = SHARDPIPE_INDEX_END;
+		else if (strcmp(o->index_location, "start") == 0)
+			desc->index_location = SHARDPIPE_INDEX_START;
+		else {
+			cli_error("--index-location: \"%s\" is not start or end",
+				  o->index_location);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (o->backend != NULL)
+		desc->backend = o->backend;
+	desc->threads = o->threads;
+	desc->overwrite = o->overwrite;
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,260 @@
+/* read.c - shardpipe verify, cat and backends. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Dim-0 rows per read: one shard's worth, so every shard is decoded once. */
+static int read_slabs(shardpipe_reader *r, const char *what,
+		      int (*each)(void *, const void *, size_t, uint64_t),
+		      void *user)
+{
+	shardpipe_array_info info;
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
+	uint64_t row_bytes, slab;
+	unsigned char *buf;
+	int rc;
+
+	shardpipe_reader_info(r, &info);
+	row_bytes = shardpipe_dtype_size(info.dtype);
+	for (int d = 1; d < info.rank; d++) {
+		count[d] = info.shape[d];
+		row_bytes *= info.shape[d];
+	}
+	slab = info.shard[0] ? info.shard[0] : 1;
+	/* Keep a slab within 1 GiB when shards are very tall. */
+	while (slab > 1 && row_bytes && slab * row_bytes > (1ull << 30))
+		slab /= 2;
+	buf = malloc(row_bytes * slab ? row_bytes * slab : 1);
+	if (buf == NULL) {
+		cli_error("%s: out of memory for %llu rows", what,
+			  (unsigned long long)slab);
+		return CLI_EXIT_FAIL;
+	}
+	for (uint64_t row = 0; row < info.shape[0]; row += slab) {
+		uint64_t n = info.shape[0] - row < slab ? info.shape[0] - row
+							: slab;
+
+		start[0] = row;
+		count[0] = n;
+		rc = shardpipe_reader_read(r, start, count, buf);
+		if (rc != SHARDPIPE_OK) {
+			cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
+				  shardpipe_reader_message(r));
+			free(buf);
+			return CLI_EXIT_FAIL;
+		}
+		rc = each(user, buf, (size_t)(n * row_bytes), row);
+		if (rc != CLI_EXIT_OK) {
+			free(buf);
+			return rc;
+		}
+	}
+	free(buf);
+	return CLI_EXIT_OK;
+}
+
+static int open_store(const char *what, const char *path,
+		      shardpipe_reader **r)
+{
+	int rc = shardpipe_reader_open(r, path);
+
+	if (rc != SHARDPIPE_OK) {
+		cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
+			  shardpipe_last_error_message());
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
+
+struct against {
+	FILE *raw;
+	const char *path;
+	unsigned char *buf;
+	size_t cap;
+	uint64_t row_bytes;
+	int mismatch;
+};
+
+static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
+{
+	struct against *a = user;
+	const unsigned char *d = data;
+
+	if (n > a->cap) {
+		free(a->buf);
+		a->buf = malloc(n);
+		a->cap = a->buf ? n : 0;
+		if (a->buf == NULL) {
+			cli_error("verify: out of memory");
+			return CLI_EXIT_FAIL;
+		}
+	}
+	size_t got = fread(a->buf, 1, n, a->raw);
+	for (size_t i = 0; i < n; i++) {
+		if (i >= got || a->buf[i] != d[i]) {
+			uint64_t at = row * a->row_bytes + i;
+
+			if (i >= got)
+				cli_error("verify: %s ends at byte %llu, the "
+					  "store holds more", a->path,
+					  (unsigned long long)at);
+			else
+				cli_error("verify: byte %llu differs: store "
+					  "0x%02x, %s 0x%02x",
+					  (unsigned long long)at, d[i], a->path,
+					  a->buf[i]);
+			a->mismatch = 1;
+			return CLI_EXIT_MISMATCH;
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
+int cli_verify(int argc, char **argv)
+{
+	const char *store = NULL, *raw = NULL;
+	shardpipe_reader *r;
+	shardpipe_array_info info;
+	int rc, status;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0) {
+			printf("usage: shardpipe verify STORE [--against RAW]\n\n"
+			       "Checks zarr.json, every shard index and CRC32C, "
+			       "and decodes every chunk;\nwith --against, "
+			       "compares the decoded array to a raw file.\n"
+			       "Exit status: 0 valid, 1 corrupt or unreadable, "
+			       "3 differs from RAW.\n");
+			return CLI_EXIT_OK;
+		} else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc) {
+			raw = argv[++i];
+		} else if (argv[i][0] == '-') {
+			cli_error("verify: unknown option %s", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else {
+			store = argv[i];
+		}
+	}
+	if (store == NULL) {
+		cli_error("verify: no store given");
+		return CLI_EXIT_USAGE;
+	}
+	if ((status = open_store("verify", store, &r)) != CLI_EXIT_OK)
+		return status;
+	rc = shardpipe_reader_check(r);
+	if (rc != SHARDPIPE_OK) {
+		cli_error("verify: %s: %s", shardpipe_strerror(rc),
+			  shardpipe_reader_message(r));
+		shardpipe_reader_close(r);
+		return CLI_EXIT_FAIL;
+	}
+	shardpipe_reader_info(r, &info);
+	if (raw != NULL) {
+		struct against a = { .path = raw };
+
+		a.raw = fopen(raw, "rb");
+		if (a.raw == NULL) {
+			cli_error("verify: %s: %s", raw, strerror(errno));
+			shardpipe_reader_close(r);
+			return CLI_EXIT_FAIL;
+		}
+		a.row_bytes = shardpipe_dtype_size(info.dtype);
+		for (int d = 1; d < info.rank; d++)
+			a.row_bytes *= info.shape[d];
+		status = read_slabs(r, "verify", compare_slab, &a);
+		if (status == CLI_EXIT_OK && fgetc(a.raw) != EOF) {
+			cli_error("verify: %s holds more bytes than the store",
+				  raw);
+			status = CLI_EXIT_MISMATCH;
+		}
+		fclose(a.raw);
+		free(a.buf);
+	}
+	shardpipe_reader_close(r);
+	if (status == CLI_EXIT_OK) {
+		printf("%s: valid, shape ", store);
+		for (int d = 0; d < info.rank; d++)
+			printf("%s%llu", d ? "," : "",
+			       (unsigned long long)info.shape[d]);
+		printf(", %s%s\n", shardpipe_dtype_name(info.dtype),
+		       raw ? ", equal to the raw file" : "");
+	}
+	return status;
+}
+
+static int write_slab(void *user, const void *data, size_t n, uint64_t row)
+{
+	FILE *out = user;
+
+	(void)row;
+	if (fwrite(data, 1, n, out) != n) {
+		cli_error("cat: write failed: %s", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cli_cat(int argc, char **argv)
+{
+	const char *store = NULL, *outpath = NULL;
+	shardpipe_reader *r;
+	FILE *out = stdout;
+	int status;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0) {
+			printf("usage: shardpipe cat STORE [-o FILE]\n\n"
+			       "Writes the decoded array as raw row-major bytes "
+			       "(little-endian elements)\nto stdout or FILE.\n");
+			return CLI_EXIT_OK;
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			outpath = argv[++i];
+		} else if (argv[i][0] == '-') {
+			cli_error("cat: unknown option %s", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else {
+			store = argv[i];
+		}
+	}
+	if (store == NULL) {
+		cli_error("cat: no store given");
+		return CLI_EXIT_USAGE;
+	}
+	if ((status = open_store("cat", store, &r)) != CLI_EXIT_OK)
+		return status;
+	if (outpath != NULL && (out = fopen(outpath, "wb")) == NULL) {
+		cli_error("cat: %s: %s", outpath, strerror(errno));
+		shardpipe_reader_close(r);
+		return CLI_EXIT_FAIL;
+	}
+	status = read_slabs(r, "cat", write_slab, out);
+	if (fflush(out) != 0 && status == CLI_EXIT_OK) {
+		cli_error("cat: write failed: %s", strerror(errno));
+		status = CLI_EXIT_FAIL;
+	}
+	if (out != stdout)
+		fclose(out);
+	shardpipe_reader_close(r);
+	return status;
+}
+
+int cli_backends(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		printf("usage: shardpipe backends\n\nLists every backend, "
+		       "whether it can run here, and its device or why not.\n");
+		return argc == 2 && strcmp(argv[1], "--help") == 0 ?
+			       CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	for (int i = 0; i < shardpipe_backend_count(); i++) {
+		shardpipe_backend_info info;
+
+		shardpipe_backend_probe(i, &info);
+		printf("%s: %s%s\n", info.name,
+		       info.usable ? "" : "unusable: ", info.detail);
+	}
+	return CLI_EXIT_OK;
+}

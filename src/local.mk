@@ -1,0 +1,34 @@
+# The host layer and every backend linked into the library are built once
+# as a convenience library: libshardpipe.la exports only the public API,
+# while the tests link the convenience library to reach internals.
+noinst_LTLIBRARIES += libshardpipe_core.la
+libshardpipe_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DSHARDPIPE_BUILDING_LIBRARY \
+	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"'
+libshardpipe_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(OPENMP_CFLAGS) \
+	$(ZSTD_CFLAGS) $(DEFLATE_CFLAGS)
+libshardpipe_core_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS)
+libshardpipe_core_la_SOURCES = \
+	src/common.h \
+	src/plan.c src/plan.h \
+	src/crc32c.c src/crc32c.h \
+	src/shard_index.c src/shard_index.h \
+	src/zarr_meta.c src/zarr_meta.h \
+	src/store_fs.c src/store_fs.h \
+	src/stream.c \
+	src/backend.c src/backend.h \
+	src/codec.c src/codec.h \
+	src/version.c
+libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
+
+lib_LTLIBRARIES += libshardpipe.la
+libshardpipe_la_SOURCES =
+libshardpipe_la_LIBADD = libshardpipe_core.la
+libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
+	$(OPENMP_CFLAGS)
+
+bin_PROGRAMS += shardpipe
+shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
+	src/cli/write.c src/cli/read.c src/cli/demo.c \
+	src/cli/conform.c bench/bench.c
+shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli
+shardpipe_LDADD = libshardpipe.la -lm

@@ -1,0 +1,303 @@
+/*
+ * plan.c - the geometry of a stream (DESIGN.md "Data flow"), computed once
+ * at open and only executed by the backends.
+ */
+#include "plan.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "codec.h"
+
+/* A batch is grown to about this many input bytes, so that small epochs
+ * still give every thread several chunks and amortise per-batch costs. */
+#define BATCH_TARGET_BYTES (16u << 20)
+
+/* perm and pos_slot are 32-bit: an epoch of more chunks than this would
+ * need pools far beyond any device's memory anyway. */
+#define MAX_EPOCH_CHUNKS (1u << 31)
+
+static int dim_label(char *buf, size_t n, const shardpipe_desc *desc, int d)
+{
+	const char *name = desc->dims[d].name;
+
+	if (name != NULL && *name != '\0')
+		return snprintf(buf, n, "dim %d (%s)", d, name);
+	return snprintf(buf, n, "dim %d", d);
+}
+
+static int check_name(const char *name, int d, struct sp_err *err)
+{
+	size_t len;
+
+	if (name == NULL)
+		return SHARDPIPE_OK;
+	len = strlen(name);
+	SP_RETURN_IF(len >= 64, err, SHARDPIPE_ERR_NAME,
+		     "dim %d: name is %zu bytes long, the limit is 63", d, len);
+	for (size_t i = 0; i < len; i++)
+		SP_RETURN_IF((unsigned char)name[i] < 0x20 || name[i] == '"' ||
+			     name[i] == '\\', err, SHARDPIPE_ERR_NAME,
+			     "dim %d: name \"%s\" holds a control character, "
+			     "a quote or a backslash", d, name);
+	return SHARDPIPE_OK;
+}
+
+static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
+{
+	char label[96];
+
+	SP_RETURN_IF(desc->struct_size < offsetof(shardpipe_desc, overwrite) +
+					 sizeof(desc->overwrite),
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "description not initialised with shardpipe_desc_init()");
+	SP_RETURN_IF(desc->rank < 1 || desc->rank > SHARDPIPE_MAX_RANK, err,
+		     SHARDPIPE_ERR_RANK, "rank %d is outside 1..%d", desc->rank,
+		     SHARDPIPE_MAX_RANK);
+	for (int d = 0; d < desc->rank; d++) {
+		const shardpipe_dim *dim = &desc->dims[d];
+
+		SP_FORWARD(check_name(dim->name, d, err));
+		dim_label(label, sizeof(label), desc, d);
+		SP_RETURN_IF(dim->chunk == 0, err, SHARDPIPE_ERR_CHUNK_SIZE,
+			     "%s: chunk size is 0", label);
+		SP_RETURN_IF(dim->chunks_per_shard == 0, err,
+			     SHARDPIPE_ERR_SHARD_SIZE,
+			     "%s: chunks per shard is 0", label);
+		SP_RETURN_IF(d > 0 && dim->size == 0, err,
+			     SHARDPIPE_ERR_DIM_SIZE,
+			     "%s: size 0 (only dim 0 may be unbounded)", label);
+	}
+	SP_RETURN_IF((unsigned)desc->dtype >= SHARDPIPE_DTYPE_COUNT_, err,
+		     SHARDPIPE_ERR_DTYPE, "unknown data type %d",
+		     (int)desc->dtype);
+	SP_RETURN_IF((unsigned)desc->codec >= SHARDPIPE_CODEC_COUNT_, err,
+		     SHARDPIPE_ERR_CODEC, "unknown codec %d", (int)desc->codec);
+	SP_FORWARD(codec_check_level(desc->codec, desc->level, err));
+	SP_RETURN_IF(desc->index_location != SHARDPIPE_INDEX_END &&
+		     desc->index_location != SHARDPIPE_INDEX_START,
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "unknown index location %d", (int)desc->index_location);
+	SP_RETURN_IF(desc->threads < 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "thread count %d is negative", desc->threads);
+	return SHARDPIPE_OK;
+}
+
+#define MUL(a, b, out, what)                                                  \
+	SP_RETURN_IF(!sp_mul_ok((a), (b), (out)), err, SHARDPIPE_ERR_OVERFLOW, \
+		     "%s overflows 64 bits", (what))
+
+static int compute_sizes(struct plan *p, struct sp_err *err)
+{
+	uint64_t row_elems = 1, v;
+
+	p->chunk_elems = 1;
+	p->M = 1;
+	p->S = 1;
+	p->chunks_per_shard_inner = 1;
+	for (int d = 0; d < p->rank; d++) {
+		char what[80];
+
+		snprintf(what, sizeof(what), "dim %d: shard extent", d);
+		MUL(p->chunk[d], p->cps[d], &v, what);
+		MUL(p->chunk_elems, p->chunk[d], &p->chunk_elems,
+		    "elements per chunk");
+		if (p->size[d] != 0) {
+			p->chunk_count[d] = sp_ceil_div(p->size[d], p->chunk[d]);
+			p->shard_count[d] =
+				sp_ceil_div(p->chunk_count[d], p->cps[d]);
+		}
+		if (d == 0)
+			continue;
+		MUL(row_elems, p->size[d], &row_elems, "elements per row");
+		MUL(p->M, p->chunk_count[d], &p->M, "chunks per epoch");
+		MUL(p->S, p->shard_count[d], &p->S, "shards per shard epoch");
+		MUL(p->chunks_per_shard_inner, p->cps[d],
+		    &p->chunks_per_shard_inner, "chunks per shard");
+	}
+	MUL(p->chunks_per_shard_inner, p->cps[0], &p->chunks_per_shard,
+	    "chunks per shard");
+	MUL(p->chunk_elems, p->esize, &p->chunk_bytes, "bytes per chunk");
+	MUL(row_elems, p->esize, &p->row_bytes, "bytes per row");
+	MUL(p->row_bytes, p->chunk[0], &p->epoch_bytes, "bytes per epoch");
+	if (p->size[0] != 0)
+		MUL(p->row_bytes, p->size[0], &v, "bytes in the array");
+	SP_RETURN_IF(p->M > MAX_EPOCH_CHUNKS, err, SHARDPIPE_ERR_OVERFLOW,
+		     "%llu chunks per epoch exceeds the limit of %u",
+		     (unsigned long long)p->M, MAX_EPOCH_CHUNKS);
+	SP_RETURN_IF(p->chunks_per_shard > (UINT64_MAX - 4) / 16, err,
+		     SHARDPIPE_ERR_OVERFLOW, "shard index size overflows");
+	p->index_bytes = 16 * p->chunks_per_shard + 4;
+
+	p->slot_capacity = codec_bound(p->codec, p->chunk_bytes);
+	SP_RETURN_IF(p->slot_capacity < p->chunk_bytes, err,
+		     SHARDPIPE_ERR_OVERFLOW, "chunk bound overflows");
+
+	/* Batches: whole epochs, about BATCH_TARGET_BYTES, never more
+	 * epochs than a bounded array has. */
+	p->K = 1;
+	if (p->epoch_bytes < BATCH_TARGET_BYTES)
+		p->K = BATCH_TARGET_BYTES / p->epoch_bytes;
+	if (p->chunk_count[0] != 0 && p->K > p->chunk_count[0])
+		p->K = p->chunk_count[0];
+	while (p->K > 1 && p->K * p->M > MAX_EPOCH_CHUNKS)
+		p->K /= 2;
+	MUL(p->epoch_bytes, p->K, &p->batch_bytes, "bytes per batch");
+	MUL(p->K * p->M, p->slot_capacity, &v, "compressed pool size");
+	SP_RETURN_IF(v > SIZE_MAX || p->batch_bytes > SIZE_MAX, err,
+		     SHARDPIPE_ERR_OVERFLOW,
+		     "a batch of %llu bytes does not fit this host's memory",
+		     (unsigned long long)v);
+	return SHARDPIPE_OK;
+}
+
+static void compute_strides(struct plan *p)
+{
+	uint64_t in = 1, elem = 1, tile = p->chunk_elems;
+
+	for (int d = p->rank - 1; d >= 0; d--) {
+		p->in_stride[d] = in;
+		p->elem_stride[d] = elem;
+		p->tile_stride[d] = d > 0 ? tile : 0;
+		elem *= p->chunk[d];
+		if (d > 0) {
+			in *= p->size[d];
+			tile *= p->chunk_count[d];
+		}
+	}
+}
+
+/* Unravel chunk i of an epoch into chunk coordinates along dims 1.. */
+static void chunk_coords(const struct plan *p, uint64_t i, uint64_t *t)
+{
+	for (int d = p->rank - 1; d >= 1; d--) {
+		t[d] = i % p->chunk_count[d];
+		i /= p->chunk_count[d];
+	}
+	t[0] = 0;
+}
+
+static int compute_permutation(struct plan *p, struct sp_err *err)
+{
+	uint64_t t[SHARDPIPE_MAX_RANK];
+
+	p->perm = malloc(p->M * sizeof(*p->perm));
+	p->pos_slot = malloc(p->M * sizeof(*p->pos_slot));
+	p->shard_first = calloc(p->S + 1, sizeof(*p->shard_first));
+	SP_RETURN_IF(!p->perm || !p->pos_slot || !p->shard_first, err,
+		     SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the shard permutation of %llu chunks",
+		     (unsigned long long)p->M);
+
+	/* Chunks in each shard: the product of its extents, which are
+	 * shorter than cps at the array's far edges. */
+	for (uint64_t k = 0; k < p->S; k++) {
+		uint64_t rest = k, n = 1;
+
+		for (int d = p->rank - 1; d >= 1; d--) {
+			uint64_t s = rest % p->shard_count[d];
+			uint64_t left = p->chunk_count[d] - s * p->cps[d];
+
+			rest /= p->shard_count[d];
+			n *= left < p->cps[d] ? left : p->cps[d];
+		}
+		p->shard_first[k + 1] = p->shard_first[k] + n;
+	}
+	for (uint64_t i = 0; i < p->M; i++) {
+		uint64_t shard = 0, rank_in = 0, slot = 0;
+
+		chunk_coords(p, i, t);
+		for (int d = 1; d < p->rank; d++) {
+			uint64_t s = t[d] / p->cps[d], w = t[d] % p->cps[d];
+			uint64_t left = p->chunk_count[d] - s * p->cps[d];
+			uint64_t ext = left < p->cps[d] ? left : p->cps[d];
+
+			shard = shard * p->shard_count[d] + s;
+			rank_in = rank_in * ext + w;
+			slot = slot * p->cps[d] + w;
+		}
+		p->perm[i] = (uint32_t)(p->shard_first[shard] + rank_in);
+		p->pos_slot[p->perm[i]] = (uint32_t)slot;
+	}
+	return SHARDPIPE_OK;
+}
+
+static int resolve_threads(int threads)
+{
+	long n;
+
+	if (threads > 0)
+		return threads;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	SP_FORWARD(check_desc(desc, err));
+	p->rank = desc->rank;
+	p->dtype = desc->dtype;
+	p->codec = desc->codec;
+	p->level = desc->codec == SHARDPIPE_CODEC_NONE ? 0 : desc->level;
+	p->index_location = desc->index_location;
+	p->threads = resolve_threads(desc->threads);
+	p->esize = (unsigned)shardpipe_dtype_size(desc->dtype);
+	for (int d = 0; d < p->rank; d++) {
+		const shardpipe_dim *dim = &desc->dims[d];
+
+		p->size[d] = dim->size;
+		p->chunk[d] = dim->chunk;
+		p->cps[d] = dim->chunks_per_shard;
+		if (dim->name != NULL)
+			snprintf(p->names[d], sizeof(p->names[d]), "%s",
+				 dim->name);
+	}
+	SP_FORWARD(compute_sizes(p, err));
+	compute_strides(p);
+	rc = compute_permutation(p, err);
+	if (rc != SHARDPIPE_OK)
+		plan_free(p);
+	return rc;
+}
+
+void plan_free(struct plan *p)
+{
+	free(p->perm);
+	free(p->pos_slot);
+	free(p->shard_first);
+	p->perm = NULL;
+	p->pos_slot = NULL;
+	p->shard_first = NULL;
+}
+
+void plan_chunk_box(const struct plan *p, uint64_t i,
+		    uint64_t origin[SHARDPIPE_MAX_RANK],
+		    uint64_t extent[SHARDPIPE_MAX_RANK])
+{
+	uint64_t t[SHARDPIPE_MAX_RANK];
+
+	chunk_coords(p, i, t);
+	origin[0] = 0;
+	extent[0] = p->chunk[0];
+	for (int d = 1; d < p->rank; d++) {
+		uint64_t left;
+
+		origin[d] = t[d] * p->chunk[d];
+		left = p->size[d] - origin[d];
+		extent[d] = left < p->chunk[d] ? left : p->chunk[d];
+	}
+}
+
+void plan_shard_coords(const struct plan *p, uint64_t s0, uint64_t k,
+		       uint64_t coords[SHARDPIPE_MAX_RANK])
+{
+	for (int d = p->rank - 1; d >= 1; d--) {
+		coords[d] = k % p->shard_count[d];
+		k /= p->shard_count[d];
+	}
+	coords[0] = s0;
+}

@@ -1,0 +1,100 @@
+/*
+ * plan.h - the geometry of a stream, computed once from the description.
+ *
+ * Vocabulary (DESIGN.md): an epoch is every chunk sharing one chunk
+ * coordinate along dim 0; M chunks per epoch; a batch is K consecutive
+ * epochs handed to a backend at once; a shard epoch is chunks_per_shard[0]
+ * epochs, after which S shards are complete.  Backends execute the plan and
+ * compute none of it themselves.
+ */
+#ifndef SHARDPIPE_PLAN_H
+#define SHARDPIPE_PLAN_H
+
+#include <stdint.h>
+
+#include "common.h"
+
+struct plan {
+	int rank;
+	shardpipe_dtype dtype;
+	shardpipe_codec codec;
+	int level;
+	shardpipe_index_location index_location;
+	int threads;              /* resolved: >= 1 */
+	unsigned esize;           /* bytes per element: 1, 2, 4 or 8 */
+
+	uint64_t size[SHARDPIPE_MAX_RANK];  /* size[0] == 0: unbounded */
+	uint64_t chunk[SHARDPIPE_MAX_RANK];
+	uint64_t cps[SHARDPIPE_MAX_RANK];   /* chunks per shard */
+	char names[SHARDPIPE_MAX_RANK][64]; /* "" = unnamed */
+
+	/* chunk_count[0] and shard_count[0] are 0 when dim 0 is unbounded. */
+	uint64_t chunk_count[SHARDPIPE_MAX_RANK];
+	uint64_t shard_count[SHARDPIPE_MAX_RANK];
+
+	uint64_t M;               /* chunks per epoch: prod_{d>0} chunk_count */
+	uint64_t S;               /* shards per shard epoch */
+	uint64_t K;               /* epochs per batch */
+	uint64_t chunk_elems;     /* prod chunk[d] */
+	uint64_t chunk_bytes;
+	uint64_t row_bytes;       /* one dim-0 row: prod_{d>0} size[d] * esize */
+	uint64_t epoch_bytes;     /* chunk[0] rows */
+	uint64_t batch_bytes;     /* K epochs */
+	uint64_t slot_capacity;   /* worst-case compressed chunk, bytes */
+	uint64_t chunks_per_shard;       /* prod cps[d], index entries */
+	uint64_t chunks_per_shard_inner; /* prod_{d>0} cps[d] */
+	uint64_t index_bytes;     /* 16 * chunks_per_shard + 4 */
+
+	/*
+	 * Scatter geometry in elements, per dim d (dim 0 indexes rows inside
+	 * one epoch, 0..chunk[0]-1).  An element at epoch coordinate x has
+	 * input offset sum x[d] * in_stride[d]; with t = x / chunk, n = x %
+	 * chunk its chunk-pool offset is sum t[d] * tile_stride[d] +
+	 * n[d] * elem_stride[d] (tile_stride[0] = 0 inside an epoch).
+	 * Cells with x[d] >= size[d] are padding and hold the fill value.
+	 * Epoch e of a batch starts at e * epoch_bytes in the input and at
+	 * e * M chunks in the pool.
+	 */
+	uint64_t in_stride[SHARDPIPE_MAX_RANK];
+	uint64_t tile_stride[SHARDPIPE_MAX_RANK];
+	uint64_t elem_stride[SHARDPIPE_MAX_RANK];
+
+	/*
+	 * The shard permutation, a bijection on 0..M-1: perm[i] is the
+	 * shard-major position of chunk i (chunks in row-major order of
+	 * their coordinates along dims 1..).  Positions list shard 0's chunks
+	 * first, each shard's in row-major order of its own chunks; edge
+	 * shards hold fewer chunks, so shard k occupies positions
+	 * shard_first[k] .. shard_first[k+1]-1 (S+1 entries).  pos_slot[j] is
+	 * the index slot (row-major over dims 1.. of the full shard grid) of
+	 * the chunk at position j; epoch w0 of a shard epoch adds
+	 * w0 * chunks_per_shard_inner.
+	 */
+	uint32_t *perm;
+	uint32_t *pos_slot;
+	uint64_t *shard_first;
+};
+
+/*
+ * Validate desc and fill *p.  A refusal names the dimension or value at
+ * fault in err and returns its code; nothing is allocated then.
+ */
+SP_INTERNAL int plan_init(struct plan *p, const shardpipe_desc *desc,
+			  struct sp_err *err);
+SP_INTERNAL void plan_free(struct plan *p);
+
+/*
+ * The box of chunk i (0 <= i < M) inside one epoch: origin[d] is its first
+ * epoch coordinate, extent[d] how many of its cells lie inside the array
+ * (the rest is padding).  Dim 0 spans the whole epoch.
+ */
+SP_INTERNAL void plan_chunk_box(const struct plan *p, uint64_t i,
+				uint64_t origin[SHARDPIPE_MAX_RANK],
+				uint64_t extent[SHARDPIPE_MAX_RANK]);
+
+/* Coordinates of shard k (0 <= k < S) of shard epoch s0 in the shard grid. */
+SP_INTERNAL void plan_shard_coords(const struct plan *p, uint64_t s0,
+				   uint64_t k,
+				   uint64_t coords[SHARDPIPE_MAX_RANK]);
+
+#endif

@@ -1,0 +1,117 @@
+#include "shard_index.h"
+
+#include <stdlib.h>
+
+#include "crc32c.h"
+
+/* The sharding_indexed spec's marker of a chunk that is not stored. */
+#define EMPTY UINT64_MAX
+
+int shard_set_init(struct shard_set *set, const struct plan *p,
+		   struct sp_err *err)
+{
+	memset(set, 0, sizeof(*set));
+	set->plan = p;
+	set->shards = calloc(p->S, sizeof(*set->shards));
+	set->index_bytes = malloc(p->index_bytes);
+	SP_RETURN_IF(set->shards == NULL || set->index_bytes == NULL, err,
+		     SHARDPIPE_ERR_NOMEM, "out of memory for %llu shards",
+		     (unsigned long long)p->S);
+	for (uint64_t k = 0; k < p->S; k++) {
+		set->shards[k].index =
+			malloc(2 * p->chunks_per_shard * sizeof(uint64_t));
+		SP_RETURN_IF(set->shards[k].index == NULL, err,
+			     SHARDPIPE_ERR_NOMEM,
+			     "out of memory for shard indexes");
+	}
+	shard_set_reset(set);
+	return SHARDPIPE_OK;
+}
+
+void shard_set_free(struct shard_set *set)
+{
+	if (set->shards != NULL)
+		for (uint64_t k = 0; k < set->plan->S; k++) {
+			free(set->shards[k].data);
+			free(set->shards[k].index);
+		}
+	free(set->shards);
+	free(set->index_bytes);
+	memset(set, 0, sizeof(*set));
+}
+
+void shard_set_reset(struct shard_set *set)
+{
+	const struct plan *p = set->plan;
+
+	for (uint64_t k = 0; k < p->S; k++) {
+		set->shards[k].len = 0;
+		for (uint64_t j = 0; j < 2 * p->chunks_per_shard; j++)
+			set->shards[k].index[j] = EMPTY;
+	}
+	set->epochs = 0;
+}
+
+static int reserve(struct shard_buf *b, size_t more, struct sp_err *err)
+{
+	size_t want = b->len + more, cap = b->cap ? b->cap : 4096;
+	uint8_t *n;
+
+	if (want <= b->cap)
+		return SHARDPIPE_OK;
+	while (cap < want)
+		cap *= 2;
+	n = realloc(b->data, cap);
+	SP_RETURN_IF(n == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory growing a shard to %zu bytes", want);
+	b->data = n;
+	b->cap = cap;
+	return SHARDPIPE_OK;
+}
+
+int shard_set_add_epoch(struct shard_set *set, const uint8_t *data,
+			const uint64_t *offsets, struct sp_err *err)
+{
+	const struct plan *p = set->plan;
+	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
+
+	for (uint64_t k = 0; k < p->S; k++) {
+		struct shard_buf *b = &set->shards[k];
+		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
+		uint64_t base = offsets[first];
+		size_t n = (size_t)(offsets[last] - base);
+
+		/* Chunks of one shard arrive contiguous (that is what the
+		 * shard permutation is for): one copy per shard. */
+		SP_FORWARD(reserve(b, n, err));
+		memcpy(b->data + b->len, data + base, n);
+		for (uint64_t j = first; j < last; j++) {
+			uint64_t slot = slot0 + p->pos_slot[j];
+
+			b->index[2 * slot] = b->len + (offsets[j] - base);
+			b->index[2 * slot + 1] = offsets[j + 1] - offsets[j];
+		}
+		b->len += n;
+	}
+	set->epochs++;
+	return SHARDPIPE_OK;
+}
+
+const uint8_t *shard_set_index(struct shard_set *set, uint64_t k)
+{
+	const struct plan *p = set->plan;
+	const uint64_t *idx = set->shards[k].index;
+	uint64_t shift = p->index_location == SHARDPIPE_INDEX_START ?
+				 p->index_bytes : 0;
+	uint8_t *out = set->index_bytes;
+
+	for (uint64_t j = 0; j < p->chunks_per_shard; j++) {
+		uint64_t off = idx[2 * j], len = idx[2 * j + 1];
+
+		sp_put_le64(out + 16 * j, off == EMPTY ? EMPTY : off + shift);
+		sp_put_le64(out + 16 * j + 8, len);
+	}
+	sp_put_le32(out + 16 * p->chunks_per_shard,
+		    crc32c(0, out, 16 * p->chunks_per_shard));
+	return out;
+}

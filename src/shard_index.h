@@ -1,0 +1,49 @@
+/*
+ * shard_index.h - the shards of the current shard epoch while they fill:
+ * their chunk bytes and (offset, nbytes) index, and their serialization in
+ * the sharding_indexed format (index of little-endian uint64 pairs followed
+ * by its CRC32C, at the end or the start of the shard).
+ */
+#ifndef SHARDPIPE_SHARD_INDEX_H
+#define SHARDPIPE_SHARD_INDEX_H
+
+#include "backend.h"
+#include "plan.h"
+
+struct shard_buf {
+	uint8_t *data;        /* chunk bytes, back to back */
+	size_t len, cap;
+	uint64_t *index;      /* 2 * chunks_per_shard entries */
+};
+
+struct shard_set {
+	const struct plan *plan;
+	struct shard_buf *shards; /* plan->S */
+	uint8_t *index_bytes;     /* serialization scratch */
+	uint64_t epochs;          /* epochs added to this shard epoch */
+};
+
+SP_INTERNAL int shard_set_init(struct shard_set *set, const struct plan *p,
+			       struct sp_err *err);
+SP_INTERNAL void shard_set_free(struct shard_set *set);
+
+/*
+ * Add one epoch's chunks, as aggregated by a backend: data and offsets
+ * (M+1 entries, relative to data) in shard-major order.
+ */
+SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
+				    const uint8_t *data,
+				    const uint64_t *offsets,
+				    struct sp_err *err);
+
+/*
+ * Serialize shard k's index for the placement the plan asks for (offsets
+ * shifted past the index when it comes first).  Returns a pointer to
+ * plan->index_bytes bytes, valid until the next call.
+ */
+SP_INTERNAL const uint8_t *shard_set_index(struct shard_set *set, uint64_t k);
+
+/* Forget every shard's chunks and mark every slot empty. */
+SP_INTERNAL void shard_set_reset(struct shard_set *set);
+
+#endif

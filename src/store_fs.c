@@ -1,0 +1,276 @@
+#define _GNU_SOURCE
+#include "store_fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct store_fs {
+	char *root;
+	int overwrite;
+	/* The deepest shard directory known to exist, so that mkdir runs
+	 * once per directory rather than once per shard. */
+	char *made;
+	size_t made_len;
+	unsigned long tmp_seq;
+};
+
+int store_fs_errno_code(int e)
+{
+	switch (e) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+		return SHARDPIPE_ERR_NOSPACE;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return SHARDPIPE_ERR_ACCESS;
+	case ENOMEM:
+		return SHARDPIPE_ERR_NOMEM;
+	default:
+		return SHARDPIPE_ERR_IO;
+	}
+}
+
+int store_fs_check(struct store_fs **out, const char *path, int overwrite,
+		   struct sp_err *err)
+{
+	struct store_fs *s;
+	struct stat st;
+	char *meta = NULL;
+
+	*out = NULL;
+	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
+		     "empty store path");
+	if (stat(path, &st) == 0) {
+		SP_RETURN_IF(!S_ISDIR(st.st_mode), err, SHARDPIPE_ERR_PATH,
+			     "%s: exists and is not a directory", path);
+		SP_RETURN_IF(access(path, W_OK | X_OK) != 0, err,
+			     store_fs_errno_code(errno), "%s: %s", path,
+			     strerror(errno));
+		if (asprintf(&meta, "%s/zarr.json", path) < 0)
+			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory");
+		int exists = access(meta, F_OK) == 0;
+		free(meta);
+		SP_RETURN_IF(exists && !overwrite, err, SHARDPIPE_ERR_EXISTS,
+			     "%s: already holds a store (zarr.json); "
+			     "choose another path or overwrite", path);
+	} else {
+		char *parent = strdup(path), *slash;
+		int rc = SHARDPIPE_OK;
+
+		SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory");
+		SP_RETURN_IF(errno != ENOENT, err, store_fs_errno_code(errno),
+			     "%s: %s", path, strerror(errno));
+		/* Only the last component is created: a missing parent is
+		 * more likely a typo than a request. */
+		while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0')
+			*slash = '\0';
+		slash = strrchr(parent, '/');
+		if (slash == parent)
+			parent[1] = '\0';
+		else if (slash != NULL)
+			*slash = '\0';
+		else
+			strcpy(parent, ".");
+		if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
+					"%s: parent directory %s does not exist",
+					path, parent);
+		else if (access(parent, W_OK | X_OK) != 0)
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: cannot create it in %s: %s", path,
+					parent, strerror(errno));
+		free(parent);
+		SP_FORWARD(rc);
+	}
+	s = calloc(1, sizeof(*s));
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	s->root = strdup(path);
+	if (s->root == NULL) {
+		free(s);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	s->overwrite = overwrite;
+	*out = s;
+	return SHARDPIPE_OK;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+int store_fs_create(struct store_fs *s, struct sp_err *err)
+{
+	char *p;
+	int rc = SHARDPIPE_OK;
+
+	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
+		return sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
+				  s->root, strerror(errno));
+	if (!s->overwrite)
+		return SHARDPIPE_OK;
+	/* Replace the old store: its metadata first, so that no reader
+	 * pairs it with the new shards, then its shard tree. */
+	if (asprintf(&p, "%s/zarr.json", s->root) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (unlink(p) != 0 && errno != ENOENT)
+		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
+				strerror(errno));
+	free(p);
+	SP_FORWARD(rc);
+	if (asprintf(&p, "%s/c", s->root) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (access(p, F_OK) == 0 &&
+	    nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: cannot remove the old shards: %s", p,
+				strerror(errno));
+	free(p);
+	return rc;
+}
+
+/* mkdir -p of dir, which lies below s->root. */
+static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
+{
+	size_t len = strlen(dir), root_len = strlen(s->root);
+
+	if (s->made != NULL && s->made_len == len &&
+	    memcmp(s->made, dir, len) == 0)
+		return SHARDPIPE_OK;
+	for (size_t i = root_len + 1; i <= len; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		char c = dir[i];
+		dir[i] = '\0';
+		int bad = mkdir(dir, 0777) != 0 && errno != EEXIST;
+		int e = errno;
+		if (bad) {
+			int rc = sp_err_set(err, store_fs_errno_code(e),
+					    "%s: %s", dir, strerror(e));
+			dir[i] = c;
+			return rc;
+		}
+		dir[i] = c;
+	}
+	free(s->made);
+	s->made = strdup(dir);
+	s->made_len = s->made ? len : 0;
+	return SHARDPIPE_OK;
+}
+
+static int write_all(int fd, const void *a, size_t alen, const void *b,
+		     size_t blen)
+{
+	struct iov {
+		const uint8_t *p;
+		size_t n;
+	} part[2] = { { a, alen }, { b, blen } };
+
+	for (int k = 0; k < 2; k++) {
+		while (part[k].n > 0) {
+			ssize_t w = write(fd, part[k].p, part[k].n);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return -1;
+			}
+			part[k].p += w;
+			part[k].n -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Write dir/leaf through a hidden temporary in the same directory. */
+static int put_object(struct store_fs *s, const char *dir, const char *leaf,
+		      const void *a, size_t alen, const void *b, size_t blen,
+		      struct sp_err *err)
+{
+	char *tmp = NULL, *final = NULL;
+	int fd, rc = SHARDPIPE_OK;
+
+	if (asprintf(&tmp, "%s/.%s.%ld.%lu.tmp", dir, leaf, (long)getpid(),
+		     s->tmp_seq++) < 0 ||
+	    asprintf(&final, "%s/%s", dir, leaf) < 0) {
+		free(tmp);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
+				final, strerror(errno));
+	} else {
+		if (write_all(fd, a, alen, b, blen) != 0)
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: write failed: %s", final,
+					strerror(errno));
+		if (close(fd) != 0 && rc == SHARDPIPE_OK)
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: close failed: %s", final,
+					strerror(errno));
+		if (rc == SHARDPIPE_OK && rename(tmp, final) != 0)
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: rename failed: %s", final,
+					strerror(errno));
+		if (rc != SHARDPIPE_OK)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(final);
+	return rc;
+}
+
+int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
+			 int rank, const void *first, size_t first_len,
+			 const void *second, size_t second_len,
+			 struct sp_err *err)
+{
+	/* root + "/c" + rank * "/<20 digits>" */
+	size_t cap = strlen(s->root) + 3 + (size_t)rank * 21 + 1;
+	char *dir = malloc(cap), *leaf;
+	size_t n;
+	int rc;
+
+	SP_RETURN_IF(dir == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	n = (size_t)snprintf(dir, cap, "%s/c", s->root);
+	for (int d = 0; d < rank; d++)
+		n += (size_t)snprintf(dir + n, cap - n, "/%llu",
+				      (unsigned long long)coords[d]);
+	leaf = strrchr(dir, '/');
+	*leaf++ = '\0';
+	rc = make_dirs(s, dir, err);
+	if (rc == SHARDPIPE_OK)
+		rc = put_object(s, dir, leaf, first, first_len, second,
+				second_len, err);
+	free(dir);
+	return rc;
+}
+
+int store_fs_write_meta(struct store_fs *s, const char *json, size_t len,
+			struct sp_err *err)
+{
+	return put_object(s, s->root, "zarr.json", json, len, NULL, 0, err);
+}
+
+void store_fs_free(struct store_fs *s)
+{
+	if (s == NULL)
+		return;
+	free(s->root);
+	free(s->made);
+	free(s);
+}

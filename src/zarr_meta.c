@@ -1,0 +1,141 @@
+#include "zarr_meta.h"
+
+#include <stdlib.h>
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len)
+			break;
+		size_t cap = 2 * b->cap + (size_t)n;
+		char *np = realloc(b->p, cap);
+		if (np == NULL) {
+			b->failed = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	b->len += (size_t)n;
+}
+
+static void put_list(struct sbuf *b, const uint64_t *v, int n)
+{
+	put(b, "[");
+	for (int i = 0; i < n; i++)
+		put(b, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+	put(b, "]");
+}
+
+static const char *const dtype_names[SHARDPIPE_DTYPE_COUNT_] = {
+	"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+	"uint32", "uint64", "float16", "float32", "float64",
+};
+
+const char *zarr_dtype_name(shardpipe_dtype t)
+{
+	return (unsigned)t < SHARDPIPE_DTYPE_COUNT_ ? dtype_names[t] : NULL;
+}
+
+/* The fill value is always zero, written in the dtype's JSON form. */
+static const char *fill_json(shardpipe_dtype t)
+{
+	switch (t) {
+	case SHARDPIPE_DTYPE_BOOL:
+		return "false";
+	case SHARDPIPE_DTYPE_FLOAT16:
+	case SHARDPIPE_DTYPE_FLOAT32:
+	case SHARDPIPE_DTYPE_FLOAT64:
+		return "0.0";
+	default:
+		return "0";
+	}
+}
+
+/* The bytes codec: "endian" is required except for one-byte types, where
+ * some readers refuse it. */
+static void put_bytes_codec(struct sbuf *b, unsigned esize)
+{
+	if (esize == 1)
+		put(b, "{\"name\": \"bytes\", \"configuration\": {}}");
+	else
+		put(b, "{\"name\": \"bytes\", \"configuration\": "
+		       "{\"endian\": \"little\"}}");
+}
+
+int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
+		     size_t *len, struct sp_err *err)
+{
+	struct sbuf b = { .cap = 2048 };
+	uint64_t shape[SHARDPIPE_MAX_RANK], shard[SHARDPIPE_MAX_RANK];
+
+	b.p = malloc(b.cap);
+	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for zarr.json");
+	for (int d = 0; d < p->rank; d++) {
+		shape[d] = d == 0 ? rows : p->size[d];
+		shard[d] = p->chunk[d] * p->cps[d];
+	}
+	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"array\",\n");
+	put(&b, "  \"shape\": ");
+	put_list(&b, shape, p->rank);
+	put(&b, ",\n  \"data_type\": \"%s\",\n", zarr_dtype_name(p->dtype));
+	put(&b, "  \"chunk_grid\": {\"name\": \"regular\", \"configuration\": "
+		"{\"chunk_shape\": ");
+	put_list(&b, shard, p->rank);
+	put(&b, "}},\n  \"chunk_key_encoding\": {\"name\": \"default\", "
+		"\"configuration\": {\"separator\": \"/\"}},\n");
+	put(&b, "  \"fill_value\": %s,\n", fill_json(p->dtype));
+	put(&b, "  \"codecs\": [{\"name\": \"sharding_indexed\", "
+		"\"configuration\": {\n    \"chunk_shape\": ");
+	put_list(&b, p->chunk, p->rank);
+	put(&b, ",\n    \"codecs\": [");
+	put_bytes_codec(&b, p->esize);
+	if (p->codec == SHARDPIPE_CODEC_ZSTD)
+		put(&b, ", {\"name\": \"zstd\", \"configuration\": "
+			"{\"level\": %d, \"checksum\": false}}", p->level);
+	else if (p->codec == SHARDPIPE_CODEC_GZIP)
+		put(&b, ", {\"name\": \"gzip\", \"configuration\": "
+			"{\"level\": %d}}", p->level);
+	put(&b, "],\n    \"index_codecs\": [{\"name\": \"bytes\", "
+		"\"configuration\": {\"endian\": \"little\"}}, "
+		"{\"name\": \"crc32c\"}],\n");
+	put(&b, "    \"index_location\": \"%s\"\n  }}],\n",
+	    p->index_location == SHARDPIPE_INDEX_START ? "start" : "end");
+	put(&b, "  \"attributes\": {},\n  \"dimension_names\": [");
+	for (int d = 0; d < p->rank; d++) {
+		/* Names were checked at open: no quotes or escapes needed. */
+		if (p->names[d][0] != '\0')
+			put(&b, "%s\"%s\"", d ? ", " : "", p->names[d]);
+		else
+			put(&b, "%snull", d ? ", " : "");
+	}
+	put(&b, "]\n}\n");
+	if (b.failed) {
+		free(b.p);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory for zarr.json");
+	}
+	*out = b.p;
+	*len = b.len;
+	return SHARDPIPE_OK;
+}

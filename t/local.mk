@@ -1,0 +1,43 @@
+# Tests: TAP programs and scripts, run by Automake's TAP driver.
+TAP_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+LOG_DRIVER = $(TAP_DRIVER)
+TEST_EXTENSIONS = .sh
+SH_LOG_DRIVER = $(TAP_DRIVER)
+SH_LOG_COMPILER = $(SHELL)
+AM_TESTS_ENVIRONMENT = \
+	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
+	top_builddir='$(abs_top_builddir)'; export top_builddir; \
+	SHARDPIPE='$(abs_top_builddir)/shardpipe'; export SHARDPIPE; \
+	SHARDPIPE_PLUGIN_PATH='$(abs_top_builddir)/.libs'; export SHARDPIPE_PLUGIN_PATH; \
+	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/pocl-cache}"; export POCL_CACHE_DIR; \
+	unset SHARDPIPE_BACKEND;
+EXTRA_DIST += build-aux/tap-driver.sh t/lib.sh
+
+check_LTLIBRARIES += t/libtap.la
+t_libtap_la_SOURCES = t/tap.c t/tap.h t/testutil.c t/testutil.h
+t_libtap_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) $(ZLIB_CFLAGS)
+
+TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLIB_LIBS)
+TEST_LDFLAGS = $(OPENMP_CFLAGS)
+
+C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
+	t/roundtrip-cpu
+check_PROGRAMS += $(C_TESTS)
+TESTS += $(C_TESTS)
+
+t_crc32c_LDADD = $(TEST_LDADD)
+t_crc32c_LDFLAGS = $(TEST_LDFLAGS)
+t_plan_permutation_LDADD = $(TEST_LDADD)
+t_plan_permutation_LDFLAGS = $(TEST_LDFLAGS)
+t_zarr_meta_LDADD = $(TEST_LDADD)
+t_zarr_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_shard_index_LDADD = $(TEST_LDADD)
+t_shard_index_LDFLAGS = $(TEST_LDFLAGS)
+t_refusals_LDADD = $(TEST_LDADD)
+t_refusals_LDFLAGS = $(TEST_LDFLAGS)
+t_roundtrip_cpu_LDADD = $(TEST_LDADD)
+t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
+
+SH_TESTS = t/cli.sh
+TESTS += $(SH_TESTS)
+EXTRA_DIST += $(SH_TESTS)

@@ -1,0 +1,416 @@
+/*
+ * roundtrip-cpu.c - arrays streamed through the cpu backend come back
+ * exactly: every shard file is parsed here (not by the library), its index
+ * CRC32C checked with a bitwise CRC written below, every chunk decoded by
+ * libzstd or zlib and compared with the chunk cut from the input by this
+ * test's own indexing; then the library's reader reads the whole array.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+struct config {
+	int rank;
+	uint64_t size[5], chunk[5], cps[5];
+	shardpipe_dtype dtype;
+	shardpipe_codec codec;
+	int level;
+	shardpipe_index_location loc;
+	uint64_t rows;   /* rows to append when dim 0 is unbounded */
+	int append;      /* 0 whole epochs, 1 one byte, 2 odd sizes, 3 all */
+	int pattern;     /* test_fill pattern */
+	int flush_every; /* flush after every n appends; 0 never */
+};
+
+static uint32_t crc32c_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t cdiv(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* The expected bytes of chunk `cc` (chunk grid coordinates). */
+static void expected_chunk(const struct config *c, const uint64_t *shape,
+			   const uint8_t *input, const uint64_t *cc,
+			   uint8_t *out, size_t es)
+{
+	uint64_t n = 1, idx[5] = { 0 };
+
+	for (int d = 0; d < c->rank; d++)
+		n *= c->chunk[d];
+	for (uint64_t e = 0; e < n; e++) {
+		uint64_t off = 0;
+		int inside = 1;
+
+		for (int d = 0; d < c->rank; d++) {
+			uint64_t g = cc[d] * c->chunk[d] + idx[d];
+
+			inside &= g < shape[d];
+			off = off * shape[d] + g;
+		}
+		if (inside)
+			memcpy(out + e * es, input + off * es, es);
+		else
+			memset(out + e * es, 0, es);
+		for (int d = c->rank - 1; d >= 0; d--) {
+			if (++idx[d] < c->chunk[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
+/* Count files (not directories) under path whose name starts with '.'. */
+static int hidden_files(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (dir == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL) {
+		char *sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_name[0] == '.')
+			n++;
+		if (asprintf(&sub, "%s/%s", path, de->d_name) >= 0) {
+			n += hidden_files(sub);
+			free(sub);
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+static int check_store(const struct config *c, const char *root,
+		       const uint64_t *shape, const uint8_t *input, size_t es)
+{
+	uint64_t ccount[5], scount[5], nsh = 1, per_shard = 1, chunk_elems = 1;
+	size_t chunk_bytes;
+	uint8_t *want, *got;
+	int bad = 0;
+
+	for (int d = 0; d < c->rank; d++) {
+		ccount[d] = cdiv(shape[d], c->chunk[d]);
+		scount[d] = cdiv(ccount[d], c->cps[d]);
+		nsh *= scount[d];
+		per_shard *= c->cps[d];
+		chunk_elems *= c->chunk[d];
+	}
+	chunk_bytes = (size_t)(chunk_elems * es);
+	want = malloc(chunk_bytes);
+	got = malloc(chunk_bytes);
+	for (uint64_t k = 0; k < nsh && !bad; k++) {
+		uint64_t s[5], rest = k;
+		char path[512];
+		size_t len, n = 0, ibytes = (size_t)(16 * per_shard + 4);
+		uint8_t *shard, *index;
+
+		for (int d = c->rank - 1; d >= 0; d--) {
+			s[d] = rest % scount[d];
+			rest /= scount[d];
+		}
+		n = (size_t)snprintf(path, sizeof(path), "%s/c", root);
+		for (int d = 0; d < c->rank; d++)
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "/%llu",
+					      (unsigned long long)s[d]);
+		shard = test_slurp(path, &len);
+		if (shard == NULL || len < ibytes) {
+			diag("%s: missing or shorter than its index", path);
+			bad = 1;
+			free(shard);
+			break;
+		}
+		index = c->loc == SHARDPIPE_INDEX_END ? shard + len - ibytes
+						      : shard;
+		if (crc32c_bitwise(index, ibytes - 4) !=
+		    (uint32_t)le64(index + ibytes - 4) /* low 32 bits */ &&
+		    crc32c_bitwise(index, ibytes - 4) !=
+			    (uint32_t)(index[ibytes - 4] |
+				       index[ibytes - 3] << 8 |
+				       index[ibytes - 2] << 16 |
+				       (uint32_t)index[ibytes - 1] << 24)) {
+			diag("%s: index CRC32C mismatch", path);
+			bad = 1;
+		}
+		for (uint64_t slot = 0; slot < per_shard && !bad; slot++) {
+			uint64_t off = le64(index + 16 * slot);
+			uint64_t nb = le64(index + 16 * slot + 8);
+			uint64_t w[5], r2 = slot, cc[5];
+			int exists = 1;
+
+			for (int d = c->rank - 1; d >= 0; d--) {
+				w[d] = r2 % c->cps[d];
+				r2 /= c->cps[d];
+				cc[d] = s[d] * c->cps[d] + w[d];
+				exists &= cc[d] < ccount[d];
+			}
+			if (!exists) {
+				if (off != UINT64_MAX || nb != UINT64_MAX) {
+					diag("%s slot %llu: beyond the grid "
+					     "but not empty", path,
+					     (unsigned long long)slot);
+					bad = 1;
+				}
+				continue;
+			}
+			if (off == UINT64_MAX || off > len || nb > len - off ||
+			    (c->loc == SHARDPIPE_INDEX_END &&
+			     off + nb > len - ibytes) ||
+			    (c->loc == SHARDPIPE_INDEX_START && off < ibytes)) {
+				diag("%s slot %llu: entry (%llu, %llu) out of "
+				     "bounds", path, (unsigned long long)slot,
+				     (unsigned long long)off,
+				     (unsigned long long)nb);
+				bad = 1;
+				break;
+			}
+			expected_chunk(c, shape, input, cc, want, es);
+			if (test_decode((int)c->codec, shard + off, (size_t)nb,
+					got, chunk_bytes) != chunk_bytes) {
+				diag("%s slot %llu: does not decode to %zu "
+				     "bytes", path, (unsigned long long)slot,
+				     chunk_bytes);
+				bad = 1;
+			} else if (memcmp(got, want, chunk_bytes) != 0) {
+				size_t i = 0;
+
+				while (got[i] == want[i])
+					i++;
+				diag("%s slot %llu: byte %zu is 0x%02x, "
+				     "expected 0x%02x", path,
+				     (unsigned long long)slot, i, got[i],
+				     want[i]);
+				bad = 1;
+			}
+		}
+		free(shard);
+	}
+	free(want);
+	free(got);
+	return !bad;
+}
+
+static int run(const struct config *c, uint64_t *rng, const char *tmp, int no)
+{
+	shardpipe_desc desc;
+	shardpipe_stream *s;
+	uint64_t shape[5];
+	size_t es = shardpipe_dtype_size(c->dtype), total = es;
+	uint8_t *input, *back;
+	char root[512], label[256];
+	int rc, n_app = 0, good = 1;
+
+	shardpipe_desc_init(&desc);
+	desc.rank = c->rank;
+	desc.dtype = c->dtype;
+	desc.codec = c->codec;
+	desc.level = c->level;
+	desc.index_location = c->loc;
+	desc.backend = "cpu";
+	desc.threads = 1 + (int)(test_rand(rng) % 3);
+	for (int d = 0; d < c->rank; d++) {
+		desc.dims[d].size = c->size[d];
+		desc.dims[d].chunk = c->chunk[d];
+		desc.dims[d].chunks_per_shard = c->cps[d];
+		shape[d] = d == 0 && c->size[0] == 0 ? c->rows : c->size[d];
+		total *= shape[d];
+	}
+	snprintf(label, sizeof(label),
+		 "#%d rank %d %s %s:%d index %s %s dim0 %llu, append mode %d",
+		 no, c->rank, shardpipe_dtype_name(c->dtype),
+		 shardpipe_codec_name(c->codec), c->level,
+		 c->loc ? "start" : "end", c->size[0] ? "bounded" : "unbounded",
+		 (unsigned long long)shape[0], c->append);
+	snprintf(root, sizeof(root), "%s/store%d.zarr", tmp, no);
+	input = malloc(total + 1);
+	test_fill(input, total, c->pattern, rng);
+
+	rc = shardpipe_stream_open(&s, root, &desc);
+	if (!is_int(rc, SHARDPIPE_OK, "open %s", label)) {
+		diag("%s", shardpipe_last_error_message());
+		free(input);
+		return 0;
+	}
+	for (size_t at = 0; at < total && rc == SHARDPIPE_OK;) {
+		size_t n;
+
+		switch (c->append == 3 ? (int)(test_rand(rng) % 3) : c->append) {
+		case 1:
+			n = 1;
+			break;
+		case 2:
+			n = 1 + (size_t)(test_rand(rng) % 4099);
+			break;
+		default:
+			n = total;
+			break;
+		}
+		if (n > total - at)
+			n = total - at;
+		rc = shardpipe_stream_append(s, input + at, n);
+		at += n;
+		if (c->flush_every && ++n_app % c->flush_every == 0 &&
+		    rc == SHARDPIPE_OK)
+			rc = shardpipe_stream_flush(s);
+	}
+	if (rc != SHARDPIPE_OK)
+		diag("append: %s", shardpipe_stream_message(s));
+	good &= is_int(rc, SHARDPIPE_OK, "append and flush %s", label);
+	rc = shardpipe_stream_close(s);
+	good &= is_int(rc, SHARDPIPE_OK, "close %s", label);
+	good &= ok(check_store(c, root, shape, input, es),
+		   "every chunk decodes independently to the input %s", label);
+	good &= is_int(hidden_files(root), 0, "no temporary files left %s",
+		       label);
+
+	{
+		shardpipe_reader *r;
+		shardpipe_array_info info;
+		uint64_t start[5] = { 0 };
+		int shape_ok = 1;
+
+		back = malloc(total + 1);
+		rc = shardpipe_reader_open(&r, root);
+		if (rc == SHARDPIPE_OK) {
+			shardpipe_reader_info(r, &info);
+			shape_ok = info.rank == c->rank;
+			for (int d = 0; d < c->rank && shape_ok; d++)
+				shape_ok = info.shape[d] == shape[d];
+			rc = shape_ok ? shardpipe_reader_read(r, start, shape,
+							      back)
+				      : SHARDPIPE_ERR_FORMAT;
+			if (rc != SHARDPIPE_OK)
+				diag("reader: %s", shardpipe_reader_message(r));
+			shardpipe_reader_close(r);
+		} else {
+			diag("reader: %s", shardpipe_last_error_message());
+		}
+		good &= is_int(rc, SHARDPIPE_OK, "library reader reads %s",
+			       label);
+		if (rc == SHARDPIPE_OK)
+			good &= is_blob(back, input, total,
+					"library reader returns the input %s",
+					label);
+		else
+			skip(1, "reader failed");
+		free(back);
+	}
+	free(input);
+	return good;
+}
+
+#define CFG(...) ((struct config){ __VA_ARGS__ })
+
+int main(void)
+{
+	uint64_t rng = test_seed();
+	char *tmp = test_tmpdir("roundtrip");
+	const shardpipe_dtype by_size[4] = {
+		SHARDPIPE_DTYPE_UINT8, SHARDPIPE_DTYPE_INT16,
+		SHARDPIPE_DTYPE_FLOAT32, SHARDPIPE_DTYPE_UINT64,
+	};
+	struct config fixed[] = {
+		/* rank 1, whole array one chunk */
+		CFG(.rank = 1, .size = { 1000 }, .chunk = { 1000 }, .cps = { 1 },
+		    .dtype = SHARDPIPE_DTYPE_UINT8, .codec = SHARDPIPE_CODEC_ZSTD,
+		    .level = 1, .append = 1, .pattern = 3),
+		/* rank 2 not dividing, one chunk per shard, gzip 6 */
+		CFG(.rank = 2, .size = { 37, 53 }, .chunk = { 8, 16 },
+		    .cps = { 1, 1 }, .dtype = SHARDPIPE_DTYPE_INT16,
+		    .codec = SHARDPIPE_CODEC_GZIP, .level = 6, .append = 2,
+		    .pattern = 0),
+		/* rank 3 unbounded, partial last epoch, index at start */
+		CFG(.rank = 3, .size = { 0, 20, 30 }, .chunk = { 4, 8, 7 },
+		    .cps = { 2, 2, 3 }, .dtype = SHARDPIPE_DTYPE_FLOAT32,
+		    .codec = SHARDPIPE_CODEC_ZSTD, .level = 3,
+		    .loc = SHARDPIPE_INDEX_START, .rows = 19, .append = 3,
+		    .pattern = 3, .flush_every = 3),
+		/* rank 4, innermost chunk extent 1, codec none, 8 bytes */
+		CFG(.rank = 4, .size = { 6, 5, 9, 3 }, .chunk = { 2, 2, 4, 1 },
+		    .cps = { 2, 3, 2, 3 }, .dtype = SHARDPIPE_DTYPE_FLOAT64,
+		    .codec = SHARDPIPE_CODEC_NONE, .append = 0, .pattern = 0),
+		/* rank 5, gzip 1, unbounded with a single partial epoch */
+		CFG(.rank = 5, .size = { 0, 3, 4, 5, 6 },
+		    .chunk = { 3, 2, 3, 2, 4 }, .cps = { 2, 2, 1, 3, 2 },
+		    .dtype = SHARDPIPE_DTYPE_UINT16, .codec = SHARDPIPE_CODEC_GZIP,
+		    .level = 1, .rows = 2, .append = 2, .pattern = 2),
+		/* bool, gzip level 0 (stored), index at end */
+		CFG(.rank = 2, .size = { 17, 100 }, .chunk = { 5, 100 },
+		    .cps = { 3, 1 }, .dtype = SHARDPIPE_DTYPE_BOOL,
+		    .codec = SHARDPIPE_CODEC_GZIP, .level = 0, .append = 2,
+		    .pattern = 1),
+		/* many epochs per batch, a bounded dim 0 whose last shard
+		 * epoch is partial */
+		CFG(.rank = 2, .size = { 301, 16 }, .chunk = { 3, 16 },
+		    .cps = { 4, 1 }, .dtype = SHARDPIPE_DTYPE_INT64,
+		    .codec = SHARDPIPE_CODEC_ZSTD, .level = 1, .append = 2,
+		    .pattern = 3, .flush_every = 7),
+	};
+	int nfixed = (int)(sizeof(fixed) / sizeof(fixed[0]));
+	int nrandom = 14;
+
+	plan_lazy();
+	for (int i = 0; i < nfixed; i++)
+		run(&fixed[i], &rng, tmp, i);
+	for (int i = 0; i < nrandom; i++) {
+		struct config c = { 0 };
+		const shardpipe_codec codecs[3] = { SHARDPIPE_CODEC_NONE,
+						    SHARDPIPE_CODEC_ZSTD,
+						    SHARDPIPE_CODEC_GZIP };
+		uint64_t elems = 1;
+
+		c.rank = 1 + (int)(test_rand(&rng) % 5);
+		for (int d = 0; d < c.rank; d++) {
+			c.size[d] = 1 + test_rand(&rng) % (c.rank > 3 ? 7 : 40);
+			c.chunk[d] = 1 + test_rand(&rng) % c.size[d];
+			c.cps[d] = 1 + test_rand(&rng) % 3;
+			elems *= c.size[d];
+		}
+		if (test_rand(&rng) % 2) {
+			c.rows = c.size[0];
+			c.size[0] = 0;
+		}
+		c.dtype = by_size[test_rand(&rng) % 4];
+		c.codec = codecs[test_rand(&rng) % 3];
+		c.level = c.codec == SHARDPIPE_CODEC_GZIP ?
+				  (test_rand(&rng) % 2 ? 1 : 6) :
+				  (test_rand(&rng) % 2 ? 1 : 3);
+		c.loc = (shardpipe_index_location)(test_rand(&rng) % 2);
+		c.append = elems < 3000 ? 3 : 2;
+		c.pattern = (int)(test_rand(&rng) % 4);
+		c.flush_every = (int)(test_rand(&rng) % 4);
+		run(&c, &rng, tmp, nfixed + i);
+	}
+	test_rmtree(tmp);
+	free(tmp);
+	return done_testing();
+}

@@ -1,0 +1,157 @@
+#define _GNU_SOURCE
+#include "testutil.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+uint64_t test_seed(void)
+{
+	const char *env = getenv("SHARDPIPE_TEST_SEED");
+	uint64_t seed;
+
+	if (env != NULL && *env != '\0')
+		seed = strtoull(env, NULL, 0);
+	else
+		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	diag("seed %llu (set SHARDPIPE_TEST_SEED=%llu to replay)",
+	     (unsigned long long)seed, (unsigned long long)seed);
+	return seed;
+}
+
+uint64_t test_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void test_fill(void *buf, size_t n, int pattern, uint64_t *state)
+{
+	unsigned char *p = buf;
+	unsigned char c = (unsigned char)test_rand(state);
+
+	for (size_t i = 0; i < n; i++) {
+		switch (pattern) {
+		case 0:
+			p[i] = (unsigned char)test_rand(state);
+			break;
+		case 1:
+			p[i] = c;
+			break;
+		case 2:
+			p[i] = (test_rand(state) % 97 == 0) ?
+				(unsigned char)test_rand(state) : 0;
+			break;
+		default:
+			p[i] = (unsigned char)((i / 7) ^ (i >> 11)) +
+			       (unsigned char)(test_rand(state) % 3);
+			break;
+		}
+	}
+}
+
+char *test_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *path;
+
+	if (base == NULL || *base == '\0')
+		base = "/tmp";
+	if (asprintf(&path, "%s/shardpipe-%s-XXXXXX", base, tag) < 0)
+		bail("out of memory");
+	if (mkdtemp(path) == NULL)
+		bail("mkdtemp %s: %s", path, strerror(errno));
+	return path;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+int test_rmtree(const char *path)
+{
+	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void *test_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			buf = realloc(buf, cap + 1);
+			if (buf == NULL)
+				bail("out of memory");
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	*n = len;
+	return buf;
+}
+
+size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)
+{
+	if (codec == 0) {
+		if (n != cap)
+			return (size_t)-1;
+		memcpy(dst, src, n);
+		return n;
+	}
+	if (codec == 1) {
+		unsigned long long fcs = ZSTD_getFrameContentSize(src, n);
+		size_t r;
+
+		/* Readers exist that need the frame content size. */
+		if (fcs != cap)
+			return (size_t)-1;
+		r = ZSTD_decompress(dst, cap, src, n);
+		return (ZSTD_isError(r) || r != cap) ? (size_t)-1 : r;
+	}
+	if (codec == 2) {
+		z_stream z;
+		int rc;
+		size_t out;
+
+		memset(&z, 0, sizeof(z));
+		if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+			return (size_t)-1;
+		z.next_in = (Bytef *)src;
+		z.avail_in = (uInt)n;
+		z.next_out = dst;
+		z.avail_out = (uInt)cap;
+		rc = inflate(&z, Z_FINISH);
+		out = z.total_out;
+		/* The member must end exactly at the end of the chunk. */
+		if (rc != Z_STREAM_END || z.avail_in != 0)
+			out = (size_t)-1;
+		inflateEnd(&z);
+		return out == cap ? out : (size_t)-1;
+	}
+	return (size_t)-1;
+}
