@@ -1,0 +1,45 @@
+# lib.sh - TAP helpers for shell tests: plan, ok, is, skip_all, diag.
+# Sourced by t/*.sh; SHARDPIPE (the built program) and top_builddir come
+# from the test environment.
+tap_n=0
+tap_fail=0
+plan() { echo "1..$1"; }
+diag() { printf '# %s\n' "$*"; }
+ok() {
+	# ok CONDITION-EXIT-STATUS DESCRIPTION
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_fail=$((tap_fail + 1))
+	fi
+}
+is() {
+	# is GOT WANTED DESCRIPTION
+	tap_n=$((tap_n + 1))
+	if [ "$1" = "$2" ]; then
+		echo "ok $tap_n - $3"
+	else
+		echo "not ok $tap_n - $3"
+		diag "     got: $1"
+		diag "  wanted: $2"
+		tap_fail=$((tap_fail + 1))
+	fi
+}
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+done_testing() { [ "$tap_fail" -eq 0 ]; }
+
+# test_seed: SHARDPIPE_TEST_SEED or the clock; printed for replay.
+test_seed() {
+	seed=${SHARDPIPE_TEST_SEED:-$(date +%s)}
+	diag "seed $seed (set SHARDPIPE_TEST_SEED=$seed to replay)"
+}
+
+# random_bytes N FILE: N pseudo-random bytes from the seed (perl is part of
+# every Debian system).
+random_bytes() {
+	perl -e 'srand($ARGV[0]); my $n = $ARGV[1]; my $s = "";
+		 $s .= pack("C", int(rand(256))) for 1..$n; print $s' \
+		"$seed" "$1" > "$2"
+}
