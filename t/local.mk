@@ -21,7 +21,7 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu
+	t/roundtrip-cpu t/sink
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -41,3 +41,5 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 SH_TESTS = t/cli.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
+t_sink_LDADD = $(TEST_LDADD)
+t_sink_LDFLAGS = $(TEST_LDFLAGS)
