@@ -1,0 +1,1656 @@
+/*
+ * reader.c - read a Zarr v3 array from a directory store.
+ *
+ * Every byte of the store is untrusted: zarr.json is size-capped and
+ * parsed with depth and memory limits; every size product is checked for
+ * overflow; a shard index is checksummed, bounds-checked against the
+ * shard body and checked for overlapping ranges before any chunk is read;
+ * every chunk must decode to exactly its size.  Memory held at any time is
+ * one shard index, one encoded chunk and one decoded chunk, each bounded
+ * by the metadata's geometry and by the size of the file at hand.
+ *
+ * Supported: chunk grid "regular"; chunk keys "default" or "v2" with
+ * either separator; codecs "bytes" (little or big endian) followed by any
+ * of "zstd", "gzip" (at most one of them) and "crc32c", either as the
+ * array's codecs or inside one level of "sharding_indexed" whose index
+ * codecs are "bytes" and an optional "crc32c".
+ */
+#define _GNU_SOURCE
+#include "common.h"
+#include "codec.h"
+#include "crc32c.h"
+#include "json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Set by a failed open for shardpipe_last_error_message() (src/stream.c). */
+
+/* A zarr.json is a few KiB; the cap only stops a hostile one. */
+#define META_MAX_BYTES (16u << 20)
+/* The tree of a 16 MiB document of tiny values needs about 8 times the
+ * text; beyond that the document is refused rather than the memory
+ * taken. */
+#define META_MAX_TREE (128u << 20)
+#define META_MAX_DEPTH 64
+/* One decoded chunk is held in memory at a time; refusing larger chunks
+ * bounds that allocation whatever the metadata says. */
+#define CHUNK_MAX_BYTES ((uint64_t)1 << 30)
+/* Chunks per shard: the index (16 bytes each) is read whole. */
+#define SHARD_MAX_CHUNKS ((uint64_t)1 << 24)
+/* Headers other encoders may add beyond codec_bound() (a zstd checksum
+ * and a longer frame header, gzip optional fields). */
+#define CODEC_SLACK 64
+#define EMPTY_ENTRY UINT64_MAX
+#define MAX_B2B 8
+
+enum b2b_kind { B2B_ZSTD, B2B_GZIP, B2B_CRC32C };
+
+/* What one chunk's bytes went through after `bytes`, in encoding order. */
+struct chain {
+	int big_endian;
+	int n;
+	enum b2b_kind kind[MAX_B2B];
+	shardpipe_codec comp;  /* the one compressor, or NONE */
+	uint64_t comp_out;     /* bytes a compressor must decode to */
+	uint64_t max_encoded;  /* largest believable encoded chunk */
+};
+
+struct index_sort {
+	uint64_t off, nbytes;
+	uint32_t chunk;
+};
+
+struct shardpipe_reader {
+	char *path;
+	int root_fd;
+	struct sp_err err;
+
+	int rank;
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	uint64_t shard[SHARDPIPE_MAX_RANK]; /* chunk_grid chunk shape */
+	uint64_t chunk[SHARDPIPE_MAX_RANK]; /* inner chunk shape */
+	uint64_t cps[SHARDPIPE_MAX_RANK];   /* chunks per shard */
+	uint64_t grid[SHARDPIPE_MAX_RANK];  /* shards per dimension */
+	char names[SHARDPIPE_MAX_RANK][64];
+	shardpipe_dtype dtype;
+	size_t esize;
+	uint8_t fill[8];      /* one element, native byte order */
+	int fill_zero;
+	int swap;             /* stored byte order differs from the host's */
+
+	/* Keys: "c/1/2" (default) or "1.2" (v2), with sep between. */
+	int key_v2;
+	char sep;
+
+	int sharded;
+	int index_start;      /* index_location "start" */
+	int index_big;        /* index uint64s are big-endian */
+	int index_crc;        /* index followed by its CRC32C */
+	uint64_t n_inner;     /* chunks per shard */
+	uint64_t index_bytes;
+	struct chain chain;
+	uint64_t chunk_bytes;
+
+	/* The shard at hand. */
+	char key[SHARDPIPE_MAX_RANK * 21 + 4];
+	int fd;               /* -1: the object is missing */
+	uint64_t fsize;
+	uint64_t *index;      /* n_inner (offset, nbytes) pairs */
+	struct index_sort *sorted;
+
+	uint8_t *enc;
+	size_t enc_cap;
+	uint8_t *dec;         /* comp_out bytes */
+};
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtypes[SHARDPIPE_DTYPE_COUNT_] = {
+	[SHARDPIPE_DTYPE_BOOL] = { "bool", 1 },
+	[SHARDPIPE_DTYPE_INT8] = { "int8", 1 },
+	[SHARDPIPE_DTYPE_INT16] = { "int16", 2 },
+	[SHARDPIPE_DTYPE_INT32] = { "int32", 4 },
+	[SHARDPIPE_DTYPE_INT64] = { "int64", 8 },
+	[SHARDPIPE_DTYPE_UINT8] = { "uint8", 1 },
+	[SHARDPIPE_DTYPE_UINT16] = { "uint16", 2 },
+	[SHARDPIPE_DTYPE_UINT32] = { "uint32", 4 },
+	[SHARDPIPE_DTYPE_UINT64] = { "uint64", 8 },
+	[SHARDPIPE_DTYPE_FLOAT16] = { "float16", 2 },
+	[SHARDPIPE_DTYPE_FLOAT32] = { "float32", 4 },
+	[SHARDPIPE_DTYPE_FLOAT64] = { "float64", 8 },
+};
+
+static int host_big_endian(void)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* ------------------------------------------------------------ metadata */
+
+/* Failures while reading zarr.json all name the file and the member. */
+#define META_FAIL(r, code, ...)                                               \
+	sp_err_set(&(r)->err, (code), "%s/zarr.json: " __VA_ARGS__)
+
+/* An unsigned integer member (sizes and shapes). */
+static int get_u64(const struct json_value *v, uint64_t *out)
+{
+	if (v == NULL || v->type != JSON_NUMBER ||
+	    !(v->num_flags & JSON_INT_U64))
+		return -1;
+	*out = v->u;
+	return 0;
+}
+
+/* shape-like: an array of `rank` integers, each >= min. */
+static int get_shape(struct shardpipe_reader *r, const struct json_value *v,
+		     const char *what, uint64_t min, uint64_t *out)
+{
+	const struct json_value *e;
+	int d = 0;
+
+	if (v == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT, "missing \"%s\"",
+				 r->path, what);
+	if (v->type != JSON_ARRAY)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"%s\" is a %s, not an array", r->path, what,
+				 json_type_name(v));
+	if (v->len != (size_t)r->rank)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"%s\" has %zu entries for rank %d", r->path,
+				 what, v->len, r->rank);
+	for (e = v->child; e != NULL; e = e->next, d++) {
+		if (get_u64(e, &out[d]) != 0)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "\"%s\"[%d] is not an integer in "
+					 "0..2^64-1", r->path, what, d);
+		if (out[d] < min)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "\"%s\"[%d] is %llu, below %llu",
+					 r->path, what, d,
+					 (unsigned long long)out[d],
+					 (unsigned long long)min);
+	}
+	return SHARDPIPE_OK;
+}
+
+/*
+ * A codec entry: {"name": ..., "configuration": {...}} or the bare name
+ * string the core spec allows for codecs without configuration.
+ */
+static int codec_entry(struct shardpipe_reader *r, const struct json_value *c,
+		       const char *where, const char **name,
+		       const struct json_value **conf)
+{
+	const struct json_value *n;
+
+	*conf = NULL;
+	if (c->type == JSON_STRING) {
+		n = c;
+	} else if (c->type == JSON_OBJECT) {
+		n = json_get(c, "name");
+		*conf = json_get(c, "configuration");
+		if (*conf != NULL && (*conf)->type != JSON_OBJECT)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "a codec's configuration in %s is a "
+					 "%s, not an object", r->path, where,
+					 json_type_name(*conf));
+	} else {
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "an entry of %s is a %s, not a codec",
+				 r->path, where, json_type_name(c));
+	}
+	if (n == NULL || n->type != JSON_STRING || strlen(n->str) != n->len)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "a codec in %s has no string \"name\"",
+				 r->path, where);
+	*name = n->str;
+	return SHARDPIPE_OK;
+}
+
+/* "bytes": only its endianness matters. */
+static int parse_bytes_codec(struct shardpipe_reader *r,
+			     const struct json_value *conf, const char *where,
+			     size_t esize, int *big)
+{
+	const struct json_value *e = json_get(conf, "endian");
+
+	*big = 0;
+	if (e == NULL || e->type == JSON_NULL) {
+		/* The spec lets single-byte types omit the byte order. */
+		if (esize == 1)
+			return SHARDPIPE_OK;
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"bytes\" in %s has no \"endian\"", r->path,
+				 where);
+	}
+	if (json_is_str(e, "big"))
+		*big = 1;
+	else if (!json_is_str(e, "little"))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"bytes\" endian in %s is not \"little\" or "
+				 "\"big\"", r->path, where);
+	return SHARDPIPE_OK;
+}
+
+/*
+ * The bytes-to-bytes codecs after "bytes", entries first..end of `list`.
+ * Only one compressor is allowed: a second one would need the size of an
+ * intermediate encoding, which nothing records.
+ */
+static int parse_b2b(struct shardpipe_reader *r, const struct json_value *c,
+		     const char *where, uint64_t chunk_bytes, struct chain *ch)
+{
+	uint64_t size = chunk_bytes;
+
+	ch->n = 0;
+	ch->comp = SHARDPIPE_CODEC_NONE;
+	ch->comp_out = chunk_bytes;
+	for (; c != NULL; c = c->next) {
+		const struct json_value *conf, *lv;
+		const char *name;
+		enum b2b_kind k;
+
+		SP_FORWARD(codec_entry(r, c, where, &name, &conf));
+		if (strcmp(name, "crc32c") == 0) {
+			k = B2B_CRC32C;
+		} else if (strcmp(name, "zstd") == 0) {
+			k = B2B_ZSTD;
+		} else if (strcmp(name, "gzip") == 0) {
+			k = B2B_GZIP;
+		} else if (strcmp(name, "bytes") == 0 ||
+			   strcmp(name, "sharding_indexed") == 0 ||
+			   strcmp(name, "transpose") == 0) {
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "\"%s\" in %s comes after the "
+					 "array-to-bytes codec", r->path, name,
+					 where);
+		} else {
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "codec \"%.64s\" in %s is not supported",
+					 r->path, name, where);
+		}
+		if (k != B2B_CRC32C) {
+			SP_RETURN_IF(ch->comp != SHARDPIPE_CODEC_NONE, &r->err,
+				     SHARDPIPE_ERR_UNSUPPORTED,
+				     "%s/zarr.json: two compressors in %s",
+				     r->path, where);
+			lv = json_get(conf, "level");
+			if (lv != NULL && (lv->type != JSON_NUMBER ||
+					   !(lv->num_flags & JSON_INT_I64)))
+				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+						 "\"%s\" level in %s is not an "
+						 "integer", r->path, name,
+						 where);
+			ch->comp = k == B2B_ZSTD ? SHARDPIPE_CODEC_ZSTD
+						 : SHARDPIPE_CODEC_GZIP;
+			ch->comp_out = size;
+			size = codec_bound(ch->comp, size) + CODEC_SLACK;
+		} else {
+			if (conf != NULL && conf->len != 0)
+				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+						 "\"crc32c\" in %s has a "
+						 "configuration", r->path,
+						 where);
+			size += 4;
+		}
+		SP_RETURN_IF(ch->n == MAX_B2B, &r->err,
+			     SHARDPIPE_ERR_UNSUPPORTED,
+			     "%s/zarr.json: more than %d codecs in %s",
+			     r->path, MAX_B2B, where);
+		ch->kind[ch->n++] = k;
+	}
+	ch->max_encoded = size;
+	return SHARDPIPE_OK;
+}
+
+/* An array-to-bytes codec that is not "bytes": say why it is refused. */
+static int refuse_a2b(struct shardpipe_reader *r, const char *name,
+		      const char *where)
+{
+	if (strcmp(name, "sharding_indexed") == 0)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "nested sharding in %s is not supported",
+				 r->path, where);
+	if (strcmp(name, "zstd") == 0 || strcmp(name, "gzip") == 0 ||
+	    strcmp(name, "crc32c") == 0)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "%s does not start with an array-to-bytes "
+				 "codec (found \"%s\")", r->path, where, name);
+	return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+			 "codec \"%.64s\" in %s is not supported", r->path,
+			 name, where);
+}
+
+/* A chain "bytes", then bytes-to-bytes codecs. */
+static int parse_chunk_chain(struct shardpipe_reader *r,
+			     const struct json_value *list, const char *where,
+			     struct chain *ch)
+{
+	const struct json_value *conf;
+	const char *name;
+
+	if (list == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT, "missing %s",
+				 r->path, where);
+	if (list->type != JSON_ARRAY || list->len == 0)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "%s is not a non-empty array", r->path, where);
+	SP_FORWARD(codec_entry(r, list->child, where, &name, &conf));
+	if (strcmp(name, "bytes") != 0)
+		return refuse_a2b(r, name, where);
+	SP_FORWARD(parse_bytes_codec(r, conf, where, r->esize,
+				     &ch->big_endian));
+	return parse_b2b(r, list->child->next, where, r->chunk_bytes, ch);
+}
+
+static int parse_sharding(struct shardpipe_reader *r,
+			  const struct json_value *conf)
+{
+	const struct json_value *v, *c, *cc;
+	const char *name;
+	uint64_t n = 1;
+
+	if (conf == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"sharding_indexed\" has no configuration",
+				 r->path);
+	SP_FORWARD(get_shape(r, json_get(conf, "chunk_shape"),
+			     "sharding_indexed.chunk_shape", 1, r->chunk));
+	for (int d = 0; d < r->rank; d++) {
+		if (r->shard[d] % r->chunk[d] != 0)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "inner chunk %llu does not divide "
+					 "shard %llu on dimension %d", r->path,
+					 (unsigned long long)r->chunk[d],
+					 (unsigned long long)r->shard[d], d);
+		r->cps[d] = r->shard[d] / r->chunk[d];
+		if (!sp_mul_ok(n, r->cps[d], &n) || n > SHARD_MAX_CHUNKS)
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "more than %llu chunks per shard",
+					 r->path,
+					 (unsigned long long)SHARD_MAX_CHUNKS);
+	}
+	r->n_inner = n;
+
+	v = json_get(conf, "index_location");
+	if (v == NULL || json_is_str(v, "end"))
+		r->index_start = 0;
+	else if (json_is_str(v, "start"))
+		r->index_start = 1;
+	else
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "index_location is not \"start\" or \"end\"",
+				 r->path);
+
+	v = json_get(conf, "index_codecs");
+	if (v == NULL || v->type != JSON_ARRAY || v->len == 0)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "sharding_indexed.index_codecs is missing or "
+				 "not a non-empty array", r->path);
+	SP_FORWARD(codec_entry(r, v->child, "index_codecs", &name, &cc));
+	if (strcmp(name, "bytes") != 0)
+		return refuse_a2b(r, name, "index_codecs");
+	SP_FORWARD(parse_bytes_codec(r, cc, "index_codecs", 8, &r->index_big));
+	r->index_crc = 0;
+	for (c = v->child->next; c != NULL; c = c->next) {
+		SP_FORWARD(codec_entry(r, c, "index_codecs", &name, &cc));
+		if (strcmp(name, "crc32c") == 0 && !r->index_crc) {
+			r->index_crc = 1;
+		} else if (strcmp(name, "zstd") == 0 ||
+			   strcmp(name, "gzip") == 0) {
+			/* Sharding spec: index codecs must have a fixed
+			 * encoded size. */
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "compressor \"%s\" in index_codecs",
+					 r->path, name);
+		} else {
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "index codec \"%.64s\" is not "
+					 "supported", r->path, name);
+		}
+	}
+	r->index_bytes = 16 * r->n_inner + (r->index_crc ? 4 : 0);
+	return SHARDPIPE_OK;
+}
+
+static int parse_codecs(struct shardpipe_reader *r, const struct json_value *v)
+{
+	const struct json_value *conf;
+	const char *name;
+	uint64_t elems = 1;
+
+	if (v == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT, "missing \"codecs\"",
+				 r->path);
+	if (v->type != JSON_ARRAY || v->len == 0)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"codecs\" is not a non-empty array", r->path);
+	SP_FORWARD(codec_entry(r, v->child, "codecs", &name, &conf));
+	if (strcmp(name, "sharding_indexed") == 0) {
+		r->sharded = 1;
+		SP_FORWARD(parse_sharding(r, conf));
+		if (v->len != 1)
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "codecs after \"sharding_indexed\" are "
+					 "not supported", r->path);
+	} else {
+		r->sharded = 0;
+		r->n_inner = 1;
+		for (int d = 0; d < r->rank; d++) {
+			r->chunk[d] = r->shard[d];
+			r->cps[d] = 1;
+		}
+	}
+	for (int d = 0; d < r->rank; d++)
+		if (!sp_mul_ok(elems, r->chunk[d], &elems))
+			elems = UINT64_MAX;
+	if (!sp_mul_ok(elems, r->esize, &r->chunk_bytes) ||
+	    r->chunk_bytes > CHUNK_MAX_BYTES)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "chunks larger than %llu bytes are not "
+				 "supported", r->path,
+				 (unsigned long long)CHUNK_MAX_BYTES);
+	if (r->sharded) {
+		const struct json_value *inner =
+			json_get(json_get(v->child, "configuration"), "codecs");
+
+		return parse_chunk_chain(r, inner, "sharding_indexed.codecs",
+					 &r->chain);
+	}
+	return parse_chunk_chain(r, v, "codecs", &r->chain);
+}
+
+/* IEEE binary16 nearest to x (ties to even); x is finite and below
+ * 65520 in magnitude, which the caller checked. */
+static uint16_t half_from_double(double x)
+{
+	uint16_t sign = signbit(x) ? 0x8000 : 0;
+	double a = fabs(x);
+	int e;
+
+	if (a < ldexp(1, -14)) /* subnormal: multiples of 2^-24 */
+		return sign | (uint16_t)nearbyint(ldexp(a, 24));
+	frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+	e -= 1;
+	/* The rounded mantissa may carry into the exponent: adding the
+	 * fields handles that, and 65504 < a < 65520 stays finite. */
+	return sign | (uint16_t)(((unsigned)(e + 15) << 10) +
+				 (unsigned)nearbyint((ldexp(a, -e) - 1) * 1024));
+}
+
+static void put_native(uint8_t *dst, uint64_t bits, size_t n)
+{
+	uint8_t tmp[8];
+
+	/* Little-endian first, then to the host's order. */
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (uint8_t)(bits >> (8 * i));
+	for (size_t i = 0; i < n; i++)
+		dst[i] = host_big_endian() ? tmp[n - 1 - i] : tmp[i];
+}
+
+static int parse_fill(struct shardpipe_reader *r, const struct json_value *v)
+{
+	shardpipe_dtype t = r->dtype;
+	size_t n = r->esize;
+	uint64_t bits = 0;
+
+	if (v == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "missing \"fill_value\"", r->path);
+	if (t == SHARDPIPE_DTYPE_BOOL) {
+		if (v->type != JSON_TRUE && v->type != JSON_FALSE)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "fill_value of a bool array is a %s",
+					 r->path, json_type_name(v));
+		bits = v->type == JSON_TRUE;
+	} else if (t <= SHARDPIPE_DTYPE_UINT64) {
+		int is_signed = t <= SHARDPIPE_DTYPE_INT64;
+		unsigned width = 8 * (unsigned)n;
+
+		if (v->type != JSON_NUMBER)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "fill_value of an integer array is "
+					 "a %s", r->path, json_type_name(v));
+		if (is_signed) {
+			int64_t lo = width == 64 ? INT64_MIN
+						 : -((int64_t)1 << (width - 1));
+			int64_t hi = width == 64 ? INT64_MAX
+						 : ((int64_t)1 << (width - 1)) - 1;
+
+			if (!(v->num_flags & JSON_INT_I64) || v->i < lo ||
+			    v->i > hi)
+				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+						 "fill_value is not an "
+						 "integer in %s's range",
+						 r->path, dtypes[t].name);
+			bits = (uint64_t)v->i;
+		} else {
+			uint64_t hi = width == 64 ? UINT64_MAX
+						  : ((uint64_t)1 << width) - 1;
+
+			if (!(v->num_flags & JSON_INT_U64) || v->u > hi)
+				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+						 "fill_value is not an "
+						 "integer in %s's range",
+						 r->path, dtypes[t].name);
+			bits = v->u;
+		}
+	} else if (v->type == JSON_STRING &&
+		   v->len > 2 && v->str[0] == '0' && v->str[1] == 'x') {
+		/* The bit pattern, sign bit first, whatever the byte
+		 * order the chunks use. */
+		if (v->len != 2 + 2 * n)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "hex fill_value has %zu digits, %s "
+					 "needs %zu", r->path, v->len - 2,
+					 dtypes[t].name, 2 * n);
+		for (size_t i = 2; i < v->len; i++) {
+			char c = v->str[i];
+			unsigned d;
+
+			if (c >= '0' && c <= '9')
+				d = (unsigned)(c - '0');
+			else if (c >= 'a' && c <= 'f')
+				d = (unsigned)(c - 'a' + 10);
+			else if (c >= 'A' && c <= 'F')
+				d = (unsigned)(c - 'A' + 10);
+			else
+				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+						 "hex fill_value has a bad "
+						 "digit", r->path);
+			bits = bits << 4 | d;
+		}
+	} else {
+		double x;
+
+		if (v->type == JSON_NUMBER)
+			x = v->num;
+		else if (json_is_str(v, "NaN"))
+			x = NAN;
+		else if (json_is_str(v, "Infinity"))
+			x = INFINITY;
+		else if (json_is_str(v, "-Infinity"))
+			x = -INFINITY;
+		else
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "fill_value of a float array is not a "
+					 "number, \"NaN\", \"Infinity\", "
+					 "\"-Infinity\" or \"0x...\"", r->path);
+		if (v->type == JSON_NUMBER &&
+		    (isinf(x) || (t == SHARDPIPE_DTYPE_FLOAT32 &&
+				  isinf((float)x)) ||
+		     (t == SHARDPIPE_DTYPE_FLOAT16 && fabs(x) >= 65520.0)))
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "fill_value is beyond %s's range",
+					 r->path, dtypes[t].name);
+		if (t == SHARDPIPE_DTYPE_FLOAT64) {
+			/* The spec's NaN: quiet, positive, payload 0. */
+			if (isnan(x))
+				bits = 0x7ff8000000000000ull;
+			else
+				memcpy(&bits, &x, 8);
+		} else if (t == SHARDPIPE_DTYPE_FLOAT32) {
+			float f = (float)x;
+			uint32_t b;
+
+			memcpy(&b, &f, 4);
+			bits = isnan(x) ? 0x7fc00000u : b;
+		} else {
+			bits = isnan(x) ? 0x7e00u
+			     : isinf(x) ? (signbit(x) ? 0xfc00u : 0x7c00u)
+					: half_from_double(x);
+		}
+	}
+	put_native(r->fill, bits, n);
+	r->fill_zero = bits == 0;
+	return SHARDPIPE_OK;
+}
+
+static int parse_key_encoding(struct shardpipe_reader *r,
+			      const struct json_value *v)
+{
+	const struct json_value *conf, *sep;
+
+	if (v == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "missing \"chunk_key_encoding\"", r->path);
+	if (v->type != JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"chunk_key_encoding\" is a %s, not an "
+				 "object", r->path, json_type_name(v));
+	if (json_is_str(json_get(v, "name"), "default")) {
+		r->key_v2 = 0;
+		r->sep = '/';
+	} else if (json_is_str(json_get(v, "name"), "v2")) {
+		r->key_v2 = 1;
+		r->sep = '.';
+	} else {
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "chunk_key_encoding is not \"default\" or "
+				 "\"v2\"", r->path);
+	}
+	conf = json_get(v, "configuration");
+	if (conf != NULL && conf->type != JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "chunk_key_encoding.configuration is a %s",
+				 r->path, json_type_name(conf));
+	sep = json_get(conf, "separator");
+	if (sep == NULL)
+		return SHARDPIPE_OK;
+	if (json_is_str(sep, "/"))
+		r->sep = '/';
+	else if (json_is_str(sep, "."))
+		r->sep = '.';
+	else
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "chunk key separator is not \"/\" or \".\"",
+				 r->path);
+	return SHARDPIPE_OK;
+}
+
+static int parse_dim_names(struct shardpipe_reader *r,
+			   const struct json_value *v)
+{
+	const struct json_value *e;
+	int d = 0;
+
+	if (v == NULL)
+		return SHARDPIPE_OK;
+	if (v->type != JSON_ARRAY || v->len != (size_t)r->rank)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"dimension_names\" is not an array of %d "
+				 "entries", r->path, r->rank);
+	for (e = v->child; e != NULL; e = e->next, d++) {
+		size_t n;
+
+		if (e->type == JSON_NULL)
+			continue;
+		if (e->type != JSON_STRING)
+			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+					 "dimension_names[%d] is a %s", r->path,
+					 d, json_type_name(e));
+		/* Keep what fits, cut at a UTF-8 character boundary. */
+		n = strnlen(e->str, e->len);
+		if (n > sizeof(r->names[d]) - 1) {
+			n = sizeof(r->names[d]) - 1;
+			while (n > 0 && ((unsigned char)e->str[n] & 0xc0) == 0x80)
+				n--;
+		}
+		memcpy(r->names[d], e->str, n);
+		r->names[d][n] = '\0';
+	}
+	return SHARDPIPE_OK;
+}
+
+static int parse_metadata(struct shardpipe_reader *r,
+			  const struct json_value *root)
+{
+	static const char *const known[] = {
+		"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
+		"chunk_key_encoding", "fill_value", "codecs", "attributes",
+		"dimension_names", "storage_transformers",
+	};
+	const struct json_value *v, *g;
+	uint64_t fmt;
+
+	if (root->type != JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT, "is a %s, not an object",
+				 r->path, json_type_name(root));
+	v = json_get(root, "zarr_format");
+	if (v == NULL || get_u64(v, &fmt) != 0 || fmt != 3)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"zarr_format\" is missing or not 3",
+				 r->path);
+	v = json_get(root, "node_type");
+	if (!json_is_str(v, "array"))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"node_type\" is not \"array\"", r->path);
+
+	/* Core spec: an unknown member must be understood unless it is an
+	 * object saying "must_understand": false. */
+	for (v = root->child; v != NULL; v = v->next) {
+		size_t i;
+
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i]) == v->key_len &&
+			    memcmp(known[i], v->key, v->key_len) == 0)
+				break;
+		if (i < sizeof(known) / sizeof(known[0]))
+			continue;
+		g = json_get(v, "must_understand");
+		if (g == NULL || g->type != JSON_FALSE)
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "member \"%.*s\" must be understood",
+					 r->path,
+					 (int)(v->key_len > 64 ? 64 : v->key_len),
+					 v->key);
+	}
+
+	v = json_get(root, "shape");
+	if (v == NULL || v->type != JSON_ARRAY)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"shape\" is missing or not an array",
+				 r->path);
+	if (v->len == 0 || v->len > SHARDPIPE_MAX_RANK)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "rank %zu is outside 1..%d", r->path, v->len,
+				 SHARDPIPE_MAX_RANK);
+	r->rank = (int)v->len;
+	SP_FORWARD(get_shape(r, v, "shape", 0, r->shape));
+
+	v = json_get(root, "data_type");
+	if (v == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "missing \"data_type\"", r->path);
+	if (v->type == JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "extension data types are not supported",
+				 r->path);
+	if (v->type != JSON_STRING)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"data_type\" is a %s", r->path,
+				 json_type_name(v));
+	r->dtype = SHARDPIPE_DTYPE_COUNT_;
+	for (int t = 0; t < SHARDPIPE_DTYPE_COUNT_; t++)
+		if (json_is_str(v, dtypes[t].name))
+			r->dtype = (shardpipe_dtype)t;
+	if (r->dtype == SHARDPIPE_DTYPE_COUNT_)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "data type \"%.64s\" is not supported",
+				 r->path, v->str);
+	r->esize = dtypes[r->dtype].size;
+
+	v = json_get(root, "chunk_grid");
+	if (v == NULL || v->type != JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"chunk_grid\" is missing or not an object",
+				 r->path);
+	if (!json_is_str(json_get(v, "name"), "regular"))
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "chunk grid is not \"regular\"", r->path);
+	SP_FORWARD(get_shape(r, json_get(json_get(v, "configuration"),
+					 "chunk_shape"),
+			     "chunk_grid.configuration.chunk_shape", 1,
+			     r->shard));
+	for (int d = 0; d < r->rank; d++)
+		r->grid[d] = sp_ceil_div(r->shape[d], r->shard[d]);
+
+	SP_FORWARD(parse_key_encoding(r, json_get(root, "chunk_key_encoding")));
+	SP_FORWARD(parse_codecs(r, json_get(root, "codecs")));
+	SP_FORWARD(parse_fill(r, json_get(root, "fill_value")));
+	SP_FORWARD(parse_dim_names(r, json_get(root, "dimension_names")));
+
+	v = json_get(root, "attributes");
+	if (v != NULL && v->type != JSON_OBJECT)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"attributes\" is a %s, not an object",
+				 r->path, json_type_name(v));
+	v = json_get(root, "storage_transformers");
+	if (v != NULL && (v->type != JSON_ARRAY))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"storage_transformers\" is not an array",
+				 r->path);
+	if (v != NULL && v->len != 0)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "storage transformers are not supported",
+				 r->path);
+
+	r->swap = r->esize > 1 && r->chain.big_endian != host_big_endian();
+	return SHARDPIPE_OK;
+}
+
+/* ------------------------------------------------------------------ I/O */
+
+static int errno_code(int e)
+{
+	if (e == EACCES || e == EPERM)
+		return SHARDPIPE_ERR_ACCESS;
+	if (e == ENOMEM)
+		return SHARDPIPE_ERR_NOMEM;
+	return SHARDPIPE_ERR_IO;
+}
+
+/* Read exactly n bytes at off; a short read means the file shrank under
+ * us after fstat, which is an I/O fault, not a format one. */
+static int pread_full(int fd, void *buf, size_t n, uint64_t off, int *eno)
+{
+	uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t got = pread(fd, p, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			*eno = got < 0 ? errno : EIO;
+			return -1;
+		}
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
+/*
+ * Open a store object for reading.  O_NONBLOCK keeps a FIFO planted in
+ * the store from blocking the open; only regular files are read.
+ * Returns 1 when it exists, 0 when missing, or an error code < 0 with
+ * errno preserved in *eno.
+ */
+static int open_object(int dirfd, const char *name, int *fd, uint64_t *size,
+		       int *eno)
+{
+	struct stat st;
+
+	*fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0) {
+		*eno = errno;
+		return errno == ENOENT ? 0 : -1;
+	}
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*eno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		close(*fd);
+		*fd = -1;
+		return -2;
+	}
+	*size = (uint64_t)st.st_size;
+	return 1;
+}
+
+static int read_meta(struct shardpipe_reader *r, char **text, size_t *len)
+{
+	uint64_t size;
+	int fd, eno = 0, rc;
+	char *buf;
+
+	rc = open_object(r->root_fd, "zarr.json", &fd, &size, &eno);
+	if (rc == 0) {
+		struct stat st;
+
+		if (fstatat(r->root_fd, ".zarray", &st, 0) == 0)
+			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+					 "missing: %s holds a Zarr v2 array",
+					 r->path, r->path);
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "missing: not a Zarr v3 array", r->path);
+	}
+	if (rc == -2)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "is not a regular file", r->path);
+	if (rc < 0)
+		return META_FAIL(r, errno_code(eno), "cannot open: %s", r->path,
+				 strerror(eno));
+	if (size > META_MAX_BYTES) {
+		close(fd);
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "is %llu bytes, more than the %u allowed",
+				 r->path, (unsigned long long)size,
+				 META_MAX_BYTES);
+	}
+	buf = malloc(size ? size : 1);
+	if (buf == NULL) {
+		close(fd);
+		return META_FAIL(r, SHARDPIPE_ERR_NOMEM, "out of memory",
+				 r->path);
+	}
+	if (pread_full(fd, buf, size, 0, &eno) != 0) {
+		close(fd);
+		free(buf);
+		return META_FAIL(r, errno_code(eno), "read failed: %s",
+				 r->path, strerror(eno));
+	}
+	close(fd);
+	*text = buf;
+	*len = size;
+	return SHARDPIPE_OK;
+}
+
+static int open_store(struct shardpipe_reader *r)
+{
+	static const struct json_limits limits = {
+		.max_depth = META_MAX_DEPTH,
+		.max_bytes = META_MAX_TREE,
+		.max_number_len = 1024,
+	};
+	struct json_error je;
+	struct json_doc *doc;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	r->root_fd = open(r->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->root_fd < 0) {
+		int e = errno;
+
+		return sp_err_set(&r->err,
+				  e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
+							      : errno_code(e),
+				  "%s: cannot open the store: %s", r->path,
+				  strerror(e));
+	}
+	SP_FORWARD(read_meta(r, &text, &len));
+	doc = json_parse(text, len, &limits, &je);
+	free(text);
+	if (doc == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "line %d column %d: %s", r->path, je.line,
+				 je.col, je.msg);
+	rc = parse_metadata(r, json_root(doc));
+	json_free(doc);
+	return rc;
+}
+
+int shardpipe_reader_open(shardpipe_reader **out, const char *path)
+{
+	struct shardpipe_reader *r;
+	int rc;
+
+	if (out == NULL || path == NULL) {
+		sp_last_error_set("shardpipe_reader_open: NULL argument");
+		if (out != NULL)
+			*out = NULL;
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL || (r->path = strdup(path)) == NULL) {
+		free(r);
+		sp_last_error_set("out of memory opening a reader");
+		return SHARDPIPE_ERR_NOMEM;
+	}
+	r->root_fd = -1;
+	r->fd = -1;
+	rc = open_store(r);
+	if (rc != SHARDPIPE_OK) {
+		sp_last_error_set(r->err.msg);
+		shardpipe_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return SHARDPIPE_OK;
+}
+
+int shardpipe_reader_info(const shardpipe_reader *r, shardpipe_array_info *out)
+{
+	if (r == NULL || out == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	memset(out, 0, sizeof(*out));
+	out->rank = r->rank;
+	out->dtype = r->dtype;
+	for (int d = 0; d < r->rank; d++) {
+		out->shape[d] = r->shape[d];
+		out->chunk[d] = r->chunk[d];
+		out->shard[d] = r->shard[d];
+		memcpy(out->dim_names[d], r->names[d], sizeof(out->dim_names[d]));
+	}
+	return SHARDPIPE_OK;
+}
+
+const char *shardpipe_reader_message(const shardpipe_reader *r)
+{
+	return r ? r->err.msg : "";
+}
+
+static void close_shard(struct shardpipe_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+void shardpipe_reader_close(shardpipe_reader *r)
+{
+	if (r == NULL)
+		return;
+	close_shard(r);
+	if (r->root_fd >= 0)
+		close(r->root_fd);
+	free(r->index);
+	free(r->sorted);
+	free(r->enc);
+	free(r->dec);
+	free(r->path);
+	free(r);
+}
+
+/* ---------------------------------------------------------------- shards */
+
+static void make_key(const struct shardpipe_reader *r, const uint64_t *s,
+		     char *key, size_t cap)
+{
+	size_t n = 0;
+
+	if (!r->key_v2)
+		n = (size_t)snprintf(key, cap, "c");
+	for (int d = 0; d < r->rank; d++) {
+		int w = snprintf(key + n, cap - n, "%s%llu",
+				 (d == 0 && r->key_v2) ? "" : (char[]){ r->sep, 0 },
+				 (unsigned long long)s[d]);
+		n += (size_t)w;
+	}
+}
+
+/* "(i,j,k)": a chunk's coordinates within its shard. */
+static void chunk_coords(const struct shardpipe_reader *r, uint64_t lin,
+			 char *buf, size_t cap)
+{
+	uint64_t c[SHARDPIPE_MAX_RANK];
+	size_t n = 0;
+
+	for (int d = r->rank - 1; d >= 0; d--) {
+		c[d] = lin % r->cps[d];
+		lin /= r->cps[d];
+	}
+	buf[n++] = '(';
+	for (int d = 0; d < r->rank && n < cap; d++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%llu", d ? "," : "",
+				      (unsigned long long)c[d]);
+	if (n + 2 <= cap) {
+		buf[n++] = ')';
+		buf[n] = '\0';
+	}
+}
+
+/*
+ * Record a fault in the shard at hand, naming the file, the shard and,
+ * when chunk >= 0, the chunk within it.
+ */
+__attribute__((format(printf, 4, 5)))
+static int fault(struct shardpipe_reader *r, int code, int64_t chunk,
+		 const char *fmt, ...)
+{
+	char what[256], where[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!r->sharded) {
+		snprintf(where, sizeof(where), "chunk %s", r->key);
+	} else if (chunk < 0) {
+		snprintf(where, sizeof(where), "shard %s", r->key);
+	} else {
+		char cc[SHARDPIPE_MAX_RANK * 21 + 4];
+
+		chunk_coords(r, (uint64_t)chunk, cc, sizeof(cc));
+		snprintf(where, sizeof(where), "shard %s, chunk %s", r->key,
+			 cc);
+	}
+	return sp_err_set(&r->err, code, "%s/%s: %s: %s", r->path, r->key,
+			  where, what);
+}
+
+static int cmp_sorted(const void *a, const void *b)
+{
+	const struct index_sort *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return (x->chunk > y->chunk) - (x->chunk < y->chunk);
+}
+
+/*
+ * Read and check the index of the shard just opened: its checksum, every
+ * entry inside the shard body (the file without the index), no entry
+ * bigger than the codecs could make a chunk, no two chunks overlapping.
+ */
+static int load_index(struct shardpipe_reader *r)
+{
+	uint64_t n = r->n_inner, lo, hi, count = 0;
+	uint8_t *raw;
+	int eno = 0;
+
+	if (r->fsize < r->index_bytes)
+		return fault(r, SHARDPIPE_ERR_FORMAT, -1,
+			     "%llu bytes cannot hold the %llu-byte index",
+			     (unsigned long long)r->fsize,
+			     (unsigned long long)r->index_bytes);
+	if (r->index == NULL) {
+		/* Sized by the metadata, but only allocated once a shard
+		 * at least that large exists. */
+		r->index = malloc(2 * n * sizeof(uint64_t) + 8);
+		r->sorted = malloc(n * sizeof(*r->sorted));
+		if (r->index == NULL || r->sorted == NULL)
+			return fault(r, SHARDPIPE_ERR_NOMEM, -1,
+				     "out of memory for the index");
+	}
+	lo = r->index_start ? r->index_bytes : 0;
+	hi = r->index_start ? r->fsize : r->fsize - r->index_bytes;
+	raw = (uint8_t *)r->index;
+	if (pread_full(r->fd, raw, r->index_bytes,
+		       r->index_start ? 0 : hi, &eno) != 0)
+		return fault(r, errno_code(eno), -1, "reading the index: %s",
+			     strerror(eno));
+	if (r->index_crc) {
+		uint32_t want = sp_get_le32(raw + 16 * n);
+		uint32_t got = crc32c(0, raw, 16 * n);
+
+		if (want != got)
+			return fault(r, SHARDPIPE_ERR_CORRUPT, -1,
+				     "index checksum mismatch (stored %08x, "
+				     "computed %08x)", want, got);
+	}
+	/* Decode in place: entry i's bytes are where its value goes. */
+	for (uint64_t i = 0; i < 2 * n; i++) {
+		const uint8_t *p = raw + 8 * i;
+		uint64_t v = 0;
+
+		if (r->index_big)
+			for (int k = 0; k < 8; k++)
+				v = v << 8 | p[k];
+		else
+			v = sp_get_le64(p);
+		r->index[i] = v;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off = r->index[2 * i], nb = r->index[2 * i + 1];
+
+		if (off == EMPTY_ENTRY && nb == EMPTY_ENTRY)
+			continue;
+		if (off == EMPTY_ENTRY || nb == EMPTY_ENTRY || nb == 0)
+			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+				     "index entry (%llu, %llu) is neither a "
+				     "chunk nor empty",
+				     (unsigned long long)off,
+				     (unsigned long long)nb);
+		if (off < lo || off > hi || nb > hi - off)
+			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+				     "bytes %llu..+%llu lie outside the shard "
+				     "body %llu..%llu",
+				     (unsigned long long)off,
+				     (unsigned long long)nb,
+				     (unsigned long long)lo,
+				     (unsigned long long)hi);
+		if (nb > r->chain.max_encoded)
+			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+				     "%llu encoded bytes, more than the codecs "
+				     "can produce for %llu (at most %llu)",
+				     (unsigned long long)nb,
+				     (unsigned long long)r->chunk_bytes,
+				     (unsigned long long)r->chain.max_encoded);
+		r->sorted[count].off = off;
+		r->sorted[count].nbytes = nb;
+		r->sorted[count].chunk = (uint32_t)i;
+		count++;
+	}
+	qsort(r->sorted, count, sizeof(*r->sorted), cmp_sorted);
+	for (uint64_t i = 1; i < count; i++) {
+		const struct index_sort *a = &r->sorted[i - 1];
+		const struct index_sort *b = &r->sorted[i];
+
+		if (a->off + a->nbytes > b->off) {
+			char cc[SHARDPIPE_MAX_RANK * 21 + 4];
+
+			chunk_coords(r, a->chunk, cc, sizeof(cc));
+			return fault(r, SHARDPIPE_ERR_FORMAT, b->chunk,
+				     "bytes %llu..+%llu overlap chunk %s",
+				     (unsigned long long)b->off,
+				     (unsigned long long)b->nbytes, cc);
+		}
+	}
+	return SHARDPIPE_OK;
+}
+
+/* Open the shard (or unsharded chunk) at shard-grid coordinates s.  A
+ * missing object leaves r->fd at -1: it reads as the fill value. */
+static int open_shard(struct shardpipe_reader *r, const uint64_t *s)
+{
+	int eno = 0, rc;
+
+	close_shard(r);
+	make_key(r, s, r->key, sizeof(r->key));
+	rc = open_object(r->root_fd, r->key, &r->fd, &r->fsize, &eno);
+	if (rc == 0)
+		return SHARDPIPE_OK;
+	if (rc == -2)
+		return fault(r, SHARDPIPE_ERR_FORMAT, -1,
+			     "not a regular file");
+	if (rc < 0) {
+		if (eno == ENOTDIR) /* "c/0" is a file: c/0/1 is absent */
+			return SHARDPIPE_OK;
+		return fault(r, errno_code(eno), -1, "cannot open: %s",
+			     strerror(eno));
+	}
+	if (!r->sharded) {
+		if (r->fsize > r->chain.max_encoded)
+			return fault(r, SHARDPIPE_ERR_FORMAT, -1,
+				     "%llu bytes, more than the codecs can "
+				     "produce for a %llu-byte chunk",
+				     (unsigned long long)r->fsize,
+				     (unsigned long long)r->chunk_bytes);
+		return SHARDPIPE_OK;
+	}
+	return load_index(r);
+}
+
+/* The chunk's encoded extent, or 0 when it is empty or missing. */
+static int chunk_extent(const struct shardpipe_reader *r, uint64_t lin,
+			uint64_t *off, uint64_t *nb)
+{
+	if (r->fd < 0)
+		return 0;
+	if (!r->sharded) {
+		*off = 0;
+		*nb = r->fsize;
+		return 1;
+	}
+	*off = r->index[2 * lin];
+	*nb = r->index[2 * lin + 1];
+	return *off != EMPTY_ENTRY;
+}
+
+static void swap_elements(uint8_t *p, size_t n, size_t esize)
+{
+	for (size_t i = 0; i + esize <= n; i += esize)
+		for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+			uint8_t t = p[i + a];
+
+			p[i + a] = p[i + b];
+			p[i + b] = t;
+		}
+}
+
+/*
+ * Read chunk `lin` of the open shard and undo its codecs, last first:
+ * a crc32c strips and checks its 4 trailing bytes, the compressor must
+ * produce exactly the size its input had when encoded.  On success *out
+ * points to chunk_bytes bytes in native byte order.
+ */
+static int load_chunk(struct shardpipe_reader *r, uint64_t lin, uint8_t **out)
+{
+	uint64_t off = 0, nb = 0;
+	uint8_t *cur;
+	size_t len;
+	int eno = 0;
+
+	chunk_extent(r, lin, &off, &nb);
+	if (nb > r->enc_cap) {
+		/* Bounded by max_encoded, checked with the index. */
+		uint8_t *p = realloc(r->enc, nb);
+
+		if (p == NULL)
+			return fault(r, SHARDPIPE_ERR_NOMEM, (int64_t)lin,
+				     "out of memory for %llu bytes",
+				     (unsigned long long)nb);
+		r->enc = p;
+		r->enc_cap = nb;
+	}
+	if (nb > 0 && pread_full(r->fd, r->enc, nb, off, &eno) != 0)
+		return fault(r, errno_code(eno), (int64_t)lin, "read failed: %s",
+			     strerror(eno));
+	cur = r->enc;
+	len = nb;
+	for (int k = r->chain.n - 1; k >= 0; k--) {
+		if (r->chain.kind[k] == B2B_CRC32C) {
+			uint32_t want, got;
+
+			if (len < 4)
+				return fault(r, SHARDPIPE_ERR_CORRUPT,
+					     (int64_t)lin,
+					     "%zu bytes cannot hold a crc32c",
+					     len);
+			want = sp_get_le32(cur + len - 4);
+			got = crc32c(0, cur, len - 4);
+			if (want != got)
+				return fault(r, SHARDPIPE_ERR_CORRUPT,
+					     (int64_t)lin,
+					     "crc32c mismatch (stored %08x, "
+					     "computed %08x)", want, got);
+			len -= 4;
+		} else {
+			struct sp_err e;
+			int rc;
+
+			if (r->dec == NULL &&
+			    (r->dec = malloc(r->chain.comp_out)) == NULL)
+				return fault(r, SHARDPIPE_ERR_NOMEM,
+					     (int64_t)lin, "out of memory");
+			sp_err_clear(&e);
+			rc = codec_decode(r->chain.comp, cur, len, r->dec,
+					  r->chain.comp_out, &e);
+			if (rc != SHARDPIPE_OK)
+				return fault(r, rc == SHARDPIPE_ERR_NOMEM ? rc
+						 : SHARDPIPE_ERR_CORRUPT,
+					     (int64_t)lin, "%s", e.msg);
+			cur = r->dec;
+			len = r->chain.comp_out;
+		}
+	}
+	if (len != r->chunk_bytes)
+		return fault(r, SHARDPIPE_ERR_CORRUPT, (int64_t)lin,
+			     "chunk holds %zu bytes, expected %llu", len,
+			     (unsigned long long)r->chunk_bytes);
+	if (r->swap)
+		swap_elements(cur, len, r->esize);
+	*out = cur;
+	return SHARDPIPE_OK;
+}
+
+/* ------------------------------------------------------------------ read */
+
+/* Fill n bytes with the fill element, doubling the filled prefix. */
+static void fill_run(const struct shardpipe_reader *r, uint8_t *dst, size_t n)
+{
+	size_t done;
+
+	if (r->fill_zero) {
+		memset(dst, 0, n);
+		return;
+	}
+	if (n == 0)
+		return;
+	memcpy(dst, r->fill, r->esize);
+	for (done = r->esize; done < n; done *= 2)
+		memcpy(dst + done, dst, done < n - done ? done : n - done);
+}
+
+/*
+ * Copy the box ext[] from src (strides sstride, in bytes) to dst (strides
+ * dstride), or fill it when src is NULL.  The last dimension is
+ * contiguous on both sides.
+ */
+static void copy_box(const struct shardpipe_reader *r, uint8_t *dst,
+		     const uint64_t *dstride, const uint8_t *src,
+		     const uint64_t *sstride, const uint64_t *ext)
+{
+	uint64_t i[SHARDPIPE_MAX_RANK] = { 0 };
+	int rank = r->rank;
+	size_t run = (size_t)ext[rank - 1] * r->esize;
+
+	for (;;) {
+		uint64_t doff = 0, soff = 0;
+		int d;
+
+		for (d = 0; d < rank - 1; d++) {
+			doff += i[d] * dstride[d];
+			soff += i[d] * sstride[d];
+		}
+		if (src != NULL)
+			memcpy(dst + doff, src + soff, run);
+		else
+			fill_run(r, dst + doff, run);
+		for (d = rank - 2; d >= 0; d--) {
+			if (++i[d] < ext[d])
+				break;
+			i[d] = 0;
+		}
+		if (d < 0)
+			return;
+	}
+}
+
+/* Advance the counter c over the box lo..hi (inclusive); 0 at the end. */
+static int next_coord(uint64_t *c, const uint64_t *lo, const uint64_t *hi,
+		      int rank)
+{
+	for (int d = rank - 1; d >= 0; d--) {
+		if (c[d] < hi[d]) {
+			c[d]++;
+			return 1;
+		}
+		c[d] = lo[d];
+	}
+	return 0;
+}
+
+int shardpipe_reader_read(shardpipe_reader *r, const uint64_t *start,
+			  const uint64_t *count, void *out)
+{
+	uint64_t total = 1, ostride[SHARDPIPE_MAX_RANK];
+	uint64_t cstride[SHARDPIPE_MAX_RANK];
+	uint64_t slo[SHARDPIPE_MAX_RANK], shi[SHARDPIPE_MAX_RANK];
+	uint64_t s[SHARDPIPE_MAX_RANK];
+	int rank, rc = SHARDPIPE_OK;
+
+	if (r == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	sp_err_clear(&r->err);
+	rank = r->rank;
+	SP_RETURN_IF(start == NULL || count == NULL, &r->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT, "NULL start or count");
+	for (int d = 0; d < rank; d++) {
+		uint64_t end;
+
+		SP_RETURN_IF(!sp_add_ok(start[d], count[d], &end) ||
+				     end > r->shape[d],
+			     &r->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "dimension %d: %llu+%llu is beyond the extent %llu",
+			     d, (unsigned long long)start[d],
+			     (unsigned long long)count[d],
+			     (unsigned long long)r->shape[d]);
+		if (!sp_mul_ok(total, count[d], &total))
+			return sp_err_set(&r->err, SHARDPIPE_ERR_OVERFLOW,
+					  "the region's size overflows");
+	}
+	SP_RETURN_IF(!sp_mul_ok(total, r->esize, &total) || total > SIZE_MAX,
+		     &r->err, SHARDPIPE_ERR_OVERFLOW,
+		     "the region's size overflows");
+	if (total == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(out == NULL, &r->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "NULL output buffer");
+
+	ostride[rank - 1] = r->esize;
+	cstride[rank - 1] = r->esize;
+	for (int d = rank - 2; d >= 0; d--) {
+		ostride[d] = ostride[d + 1] * count[d + 1];
+		cstride[d] = cstride[d + 1] * r->chunk[d + 1];
+	}
+	for (int d = 0; d < rank; d++) {
+		slo[d] = start[d] / r->shard[d];
+		shi[d] = (start[d] + count[d] - 1) / r->shard[d];
+		s[d] = slo[d];
+	}
+	do {
+		uint64_t clo[SHARDPIPE_MAX_RANK], chi[SHARDPIPE_MAX_RANK];
+		uint64_t c[SHARDPIPE_MAX_RANK];
+
+		rc = open_shard(r, s);
+		if (rc != SHARDPIPE_OK)
+			break;
+		/* Inner chunks of this shard that meet the region, in
+		 * shard-local coordinates. */
+		for (int d = 0; d < rank; d++) {
+			uint64_t base = s[d] * r->cps[d];
+			uint64_t a = start[d] / r->chunk[d];
+			uint64_t b = (start[d] + count[d] - 1) / r->chunk[d];
+
+			clo[d] = (a > base ? a : base) - base;
+			chi[d] = (b < base + r->cps[d] - 1 ? b
+							   : base + r->cps[d] - 1) -
+				 base;
+			c[d] = clo[d];
+		}
+		do {
+			uint64_t lin = 0, off, nb, doff = 0, soff = 0;
+			uint64_t ext[SHARDPIPE_MAX_RANK];
+			uint8_t *src = NULL;
+
+			for (int d = 0; d < rank; d++) {
+				uint64_t o = (s[d] * r->cps[d] + c[d]) *
+					     r->chunk[d];
+				uint64_t lo = o > start[d] ? o : start[d];
+				uint64_t hi = o + r->chunk[d] <
+							start[d] + count[d]
+						      ? o + r->chunk[d]
+						      : start[d] + count[d];
+
+				lin = lin * r->cps[d] + c[d];
+				ext[d] = hi - lo;
+				doff += (lo - start[d]) * ostride[d];
+				soff += (lo - o) * cstride[d];
+			}
+			if (chunk_extent(r, lin, &off, &nb)) {
+				rc = load_chunk(r, lin, &src);
+				if (rc != SHARDPIPE_OK)
+					break;
+				src += soff;
+			}
+			copy_box(r, (uint8_t *)out + doff, ostride, src,
+				 cstride, ext);
+		} while (next_coord(c, clo, chi, rank));
+	} while (rc == SHARDPIPE_OK && next_coord(s, slo, shi, rank));
+	close_shard(r);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- check */
+
+/* Check every chunk of the open shard. */
+static int check_shard(struct shardpipe_reader *r)
+{
+	for (uint64_t lin = 0; lin < r->n_inner; lin++) {
+		uint64_t off, nb;
+		uint8_t *p;
+
+		if (chunk_extent(r, lin, &off, &nb))
+			SP_FORWARD(load_chunk(r, lin, &p));
+	}
+	return SHARDPIPE_OK;
+}
+
+/* A decimal key component without sign or leading zeros, below lim. */
+static int parse_coord(const char *p, size_t n, uint64_t lim, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || (n > 1 && p[0] == '0'))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9' || v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (v >= lim)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int check_object(struct shardpipe_reader *r, const uint64_t *s)
+{
+	int rc = open_shard(r, s);
+
+	if (rc == SHARDPIPE_OK && r->fd >= 0)
+		rc = check_shard(r);
+	close_shard(r);
+	return rc;
+}
+
+/*
+ * Walk one directory level of a store whose keys use "/": level d holds
+ * names for coordinate d.  Names that are not keys of the array's grid
+ * (zarr.json, a writer's temporary files, shards beyond the advertised
+ * shape) are not part of the array and are passed over.
+ */
+static int walk_dir(struct shardpipe_reader *r, int dirfd, const char *rel,
+		    int d, uint64_t *s)
+{
+	struct dirent *e;
+	DIR *dir;
+	int fd, rc = SHARDPIPE_OK;
+
+	/* Not following links keeps the walk to the real tree: links
+	 * between key directories could otherwise multiply the paths to
+	 * visit without bound. */
+	fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return SHARDPIPE_OK;
+		if (errno == ELOOP)
+			return sp_err_set(&r->err, SHARDPIPE_ERR_UNSUPPORTED,
+					  "%s: %s is a symbolic link; check "
+					  "does not follow links in the key "
+					  "tree", r->path, rel);
+		return sp_err_set(&r->err, errno_code(errno),
+				  "%s: cannot list %s: %s", r->path, rel,
+				  strerror(errno));
+	}
+	dir = fdopendir(fd);
+	if (dir == NULL) {
+		close(fd);
+		return sp_err_set(&r->err, errno_code(errno),
+				  "%s: cannot list %s: %s", r->path, rel,
+				  strerror(errno));
+	}
+	while (rc == SHARDPIPE_OK && (errno = 0, e = readdir(dir)) != NULL) {
+		if (parse_coord(e->d_name, strlen(e->d_name), r->grid[d],
+				&s[d]) != 0)
+			continue;
+		if (d + 1 < r->rank)
+			rc = walk_dir(r, fd, e->d_name, d + 1, s);
+		else
+			rc = check_object(r, s);
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* Keys with "." live side by side in the root: "c.1.2" or "1.2". */
+static int walk_flat(struct shardpipe_reader *r)
+{
+	uint64_t s[SHARDPIPE_MAX_RANK];
+	struct dirent *e;
+	DIR *dir;
+	int fd, rc = SHARDPIPE_OK;
+
+	fd = openat(r->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+		int eno = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return sp_err_set(&r->err, errno_code(eno),
+				  "%s: cannot list the store: %s", r->path,
+				  strerror(eno));
+	}
+	while (rc == SHARDPIPE_OK && (e = readdir(dir)) != NULL) {
+		const char *p = e->d_name;
+		int d;
+
+		if (!r->key_v2) {
+			if (p[0] != 'c' || p[1] != '.')
+				continue;
+			p += 2;
+		}
+		for (d = 0; d < r->rank; d++) {
+			const char *q = strchr(p, '.');
+			size_t n = q ? (size_t)(q - p) : strlen(p);
+
+			if (parse_coord(p, n, r->grid[d], &s[d]) != 0 ||
+			    (d + 1 < r->rank) != (q != NULL))
+				break;
+			p = q ? q + 1 : p + n;
+		}
+		if (d == r->rank)
+			rc = check_object(r, s);
+	}
+	closedir(dir);
+	return rc;
+}
+
+int shardpipe_reader_check(shardpipe_reader *r)
+{
+	uint64_t s[SHARDPIPE_MAX_RANK];
+
+	if (r == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	sp_err_clear(&r->err);
+	if (r->sep == '/')
+		return walk_dir(r, r->root_fd, r->key_v2 ? "." : "c", 0, s);
+	return walk_flat(r);
+}
