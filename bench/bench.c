@@ -1,10 +1,493 @@
-/* shardpipe bench: placeholder until the benchmark lands. */
+/*
+ * bench.c - shardpipe bench: stream a named workload (or any geometry)
+ * filled with a repeated pattern through the library, and report
+ * end-to-end and per-stage throughput, compression ratio, peak memory
+ * against the planned pools, and, with --bound, the pipeline's throughput
+ * as a fraction of compressing the same chunks and nothing else.
+ */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
 #include "cli.h"
+
+struct workload {
+	const char *name, *shape, *chunk, *shard, *names;
+};
+
+/* The workloads; all uint16 unless --dtype says otherwise. */
+static const struct workload workloads[] = {
+	{ "cube", "40,256,256,256,3", "4,32,64,64,1", "2,2,2,2,3", "t,z,y,x,c" },
+	{ "frames", "200,2,2048,2304", "1,1,512,576", "1,1,4,4", "t,c,y,x" },
+	{ "stack", "1024,2048,2048", "64,64,64", "1,16,16", "z,y,x" },
+};
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: shardpipe bench [cube|frames|stack] [--fill F] "
+		"[--codec C] [--dtype T]\n"
+		"         [--shape S --chunk C --shard N] [--rows N] "
+		"[--unbounded] [--span BYTES]\n"
+		"         [--threads N] [--backend B] [--output DIR "
+		"[--overwrite]] [--bound] [--json]\n\n"
+		"Streams a workload through the library and reports "
+		"throughput per stage.\n"
+		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
+		"shard 2,2,2,2,3\n"
+		"  frames    t,c,y,x = 200,2,2048,2304, chunk 1,1,512,576, "
+		"shard 1,1,4,4 (default)\n"
+		"  stack     z,y,x = 1024,2048,2048, chunk 64,64,64, "
+		"shard 1,16,16\n"
+		"  --fill F        micro (default: blobs and shot noise), "
+		"noise12 (uniform 12-bit),\n"
+		"                  xor (XOR of the coordinates), zeros\n"
+		"  --codec C       none, zstd[:LEVEL], gzip[:LEVEL] (default "
+		"zstd:1)\n"
+		"  --dtype T       element type (default uint16)\n"
+		"  --shape, --chunk, --shard, --names  any other geometry, as "
+		"for write\n"
+		"  --rows N        append N rows of dim 0 (default: the "
+		"workload's size)\n"
+		"  --unbounded     declare dim 0 unbounded (size 0)\n"
+		"  --span BYTES    bytes per append (default one dim-0 row)\n"
+		"  --frames N      distinct rows in the pattern (default: "
+		"micro 4, noise12 and xor 16)\n"
+		"  --output DIR    write a real store (default: a sink that "
+		"counts and discards)\n"
+		"  --bound         also compress the same chunks with the "
+		"same codec, level and\n"
+		"                  threads and nothing else, and report the "
+		"fraction of that\n"
+		"  --json          one JSON object on stdout instead of the "
+		"table\n");
+}
+
+/* Resident memory of this process, current and peak, from /proc. */
+static void rss_read(uint64_t *rss, uint64_t *hwm)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	*rss = *hwm = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long kb;
+
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			*rss = kb * 1024;
+		else if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			*hwm = kb * 1024;
+	}
+	fclose(f);
+}
+
+/* Restart the peak (Linux 4.0+: "5" resets VmHWM to the current RSS).
+ * Returns 0 when the kernel did. */
+static int rss_reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	int rc;
+
+	if (f == NULL)
+		return -1;
+	rc = fputs("5", f) < 0;
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
+struct counter {
+	uint64_t shards, bytes;
+};
+
+static int count_shard(void *user, const uint64_t *coords, int rank,
+		       const void *data, size_t data_bytes, const void *index,
+		       size_t index_bytes)
+{
+	struct counter *c = user;
+
+	(void)coords;
+	(void)rank;
+	(void)data;
+	(void)index;
+	c->shards++;
+	c->bytes += data_bytes + index_bytes;
+	return 0;
+}
+
+static uint64_t tree_bytes;
+
+static int add_size(const char *p, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)p;
+	(void)ftw;
+	if (flag == FTW_F)
+		tree_bytes += (uint64_t)sb->st_size;
+	return 0;
+}
+
+static double gb(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes / 1e9 / s : 0;
+}
+
+static void json_list(const char *key, const shardpipe_desc *d, int which)
+{
+	printf("\"%s\": [", key);
+	for (int k = 0; k < d->rank; k++) {
+		const shardpipe_dim *dim = &d->dims[k];
+		uint64_t v = which == 0 ? dim->size :
+			     which == 1 ? dim->chunk : dim->chunks_per_shard;
+
+		printf("%s%llu", k ? ", " : "", (unsigned long long)v);
+	}
+	printf("], ");
+}
+
+struct result {
+	const char *workload, *fill, *codec_text, *backend, *output;
+	shardpipe_desc desc;
+	int threads;
+	uint64_t rows, bytes_in, bytes_out, shards;
+	double seconds;
+	shardpipe_stats st;
+	uint64_t rss_base, rss_peak, rss_early, pattern_bytes;
+	int have_bound;
+	struct bench_bound bound;
+};
+
+static void report_text(const struct result *r)
+{
+	const shardpipe_stats *st = &r->st;
+	const char *names[5] = { "stage", "scatter", "compress", "aggregate",
+				 "write" };
+	const double secs[5] = { st->seconds_stage, st->seconds_scatter,
+				 st->seconds_compress, st->seconds_aggregate,
+				 st->seconds_write };
+
+	printf("workload %s, fill %s, %s, codec %s, backend %s, %d threads\n",
+	       r->workload, r->fill, shardpipe_dtype_name(r->desc.dtype),
+	       r->codec_text, r->backend, r->threads);
+	printf("  input      %.3f GB (%llu rows) in %.3f s: %.3f GB/s end to "
+	       "end\n",
+	       (double)r->bytes_in / 1e9, (unsigned long long)r->rows,
+	       r->seconds, gb(r->bytes_in, r->seconds));
+	for (int k = 0; k < 5; k++)
+		printf("  %-10s %8.3f s  %8.3f GB/s\n", names[k], secs[k],
+		       gb(r->bytes_in, secs[k]));
+	printf("  output     %.3f GB in %llu shards%s%s, ratio %.3f\n",
+	       (double)r->bytes_out / 1e9, (unsigned long long)r->shards,
+	       r->output ? " to " : " (discarded)",
+	       r->output ? r->output : "",
+	       r->bytes_out ? (double)r->bytes_in / (double)r->bytes_out : 0);
+	printf("  memory     peak %.1f MiB above the pattern (%.1f MiB after "
+	       "two shard epochs),\n"
+	       "             planned pools %.1f MiB: %.2fx\n",
+	       (double)r->rss_peak / (1 << 20), (double)r->rss_early / (1 << 20),
+	       (double)st->pool_bytes / (1 << 20),
+	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
+	if (r->have_bound) {
+		double bg = gb(r->bound.bytes, r->bound.seconds);
+
+		printf("  bound      compress only: %.3f GB/s (%.3f GB in "
+		       "%.3f s, ratio %.3f)\n",
+		       bg, (double)r->bound.bytes / 1e9, r->bound.seconds,
+		       r->bound.sample_packed ?
+			       (double)r->bound.sample_bytes /
+				       (double)r->bound.sample_packed : 0);
+		printf("  fraction   %.3f of the bound\n",
+		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0);
+	}
+}
+
+static void report_json(const struct result *r)
+{
+	const shardpipe_stats *st = &r->st;
+	const char *names[5] = { "stage", "scatter", "compress", "aggregate",
+				 "write" };
+	const double secs[5] = { st->seconds_stage, st->seconds_scatter,
+				 st->seconds_compress, st->seconds_aggregate,
+				 st->seconds_write };
+
+	printf("{\"workload\": \"%s\", \"fill\": \"%s\", \"dtype\": \"%s\", ",
+	       r->workload, r->fill, shardpipe_dtype_name(r->desc.dtype));
+	json_list("shape", &r->desc, 0);
+	json_list("chunk", &r->desc, 1);
+	json_list("chunks_per_shard", &r->desc, 2);
+	printf("\"codec\": \"%s\", \"level\": %d, \"backend\": \"%s\", "
+	       "\"threads\": %d, ",
+	       shardpipe_codec_name(r->desc.codec), r->desc.level, r->backend,
+	       r->threads);
+	printf("\"rows\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
+	       "\"shards\": %llu, \"ratio\": %.4f, \"seconds\": %.4f, "
+	       "\"gbps\": %.4f, ",
+	       (unsigned long long)r->rows, (unsigned long long)r->bytes_in,
+	       (unsigned long long)r->bytes_out, (unsigned long long)r->shards,
+	       r->bytes_out ? (double)r->bytes_in / (double)r->bytes_out : 0,
+	       r->seconds, gb(r->bytes_in, r->seconds));
+	printf("\"stages\": {");
+	for (int k = 0; k < 5; k++)
+		printf("%s\"%s\": {\"seconds\": %.4f, \"gbps\": %.4f}",
+		       k ? ", " : "", names[k], secs[k],
+		       gb(r->bytes_in, secs[k]));
+	printf("}, \"pool_bytes\": %llu, \"rss_peak_bytes\": %llu, "
+	       "\"rss_peak_early_bytes\": %llu, \"rss_baseline_bytes\": %llu, "
+	       "\"pattern_bytes\": %llu, \"rss_over_pools\": %.4f",
+	       (unsigned long long)st->pool_bytes,
+	       (unsigned long long)r->rss_peak, (unsigned long long)r->rss_early,
+	       (unsigned long long)r->rss_base,
+	       (unsigned long long)r->pattern_bytes,
+	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
+	if (r->output != NULL)
+		printf(", \"output\": \"%s\"", r->output);
+	if (r->have_bound) {
+		double bg = gb(r->bound.bytes, r->bound.seconds);
+
+		printf(", \"bound\": {\"gbps\": %.4f, \"seconds\": %.4f, "
+		       "\"bytes\": %llu, \"sample_bytes\": %llu, "
+		       "\"ratio\": %.4f, \"threads\": %d, \"fraction\": %.4f}",
+		       bg, r->bound.seconds, (unsigned long long)r->bound.bytes,
+		       (unsigned long long)r->bound.sample_bytes,
+		       r->bound.sample_packed ?
+			       (double)r->bound.sample_bytes /
+				       (double)r->bound.sample_packed : 0,
+		       r->bound.threads,
+		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0);
+	}
+	printf("}\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+
+	*out = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0') {
+		cli_error("bench: %s: \"%s\" is not a number", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Append `total` bytes of the repeated pattern in spans of `span` bytes;
+ * sample the peak memory once two shard epochs are in. */
+static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
+		      uint64_t total, uint64_t span, uint64_t early_bytes,
+		      uint64_t *hwm_early)
+{
+	const uint64_t period = pat->frames * pat->row_bytes;
+	uint64_t pos = 0;
+	int rc = SHARDPIPE_OK, sampled = 0;
+
+	while (pos < total && rc == SHARDPIPE_OK) {
+		uint64_t at = pos % period, n = span;
+
+		if (n > total - pos)
+			n = total - pos;
+		if (n > period - at)
+			n = period - at;
+		rc = shardpipe_stream_append(s, pat->data + at, (size_t)n);
+		pos += n;
+		if (!sampled && pos >= early_bytes) {
+			uint64_t rss;
+
+			rss_read(&rss, hwm_early);
+			sampled = 1;
+		}
+	}
+	return rc;
+}
 
 int cli_bench(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("bench: not built yet");
-	return CLI_EXIT_FAIL;
+	struct cli_desc_opts o = { 0 };
+	const struct workload *w = &workloads[1];
+	const char *fill_name = "micro", *output = NULL;
+	uint64_t rows = 0, span = 0, frames = 0;
+	int unbounded = 0, json = 0, bound = 0, fill, rc, crc;
+	struct bench_pattern pat;
+	struct result r;
+	shardpipe_stream *s;
+	struct counter cnt = { 0 };
+	shardpipe_sink sink = { &cnt, count_shard, NULL };
+	uint64_t rss, hwm, hwm_early = 0;
+	double t0;
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 1; i < argc; i++) {
+		int k = cli_desc_option(&o, argc, argv, &i);
+		const char *a = argv[i];
+		int has = i + 1 < argc;
+
+		if (k < 0)
+			return CLI_EXIT_USAGE;
+		if (k > 0)
+			continue;
+		if (strcmp(a, "--help") == 0) {
+			bench_usage(stdout);
+			return CLI_EXIT_OK;
+		} else if (strcmp(a, "--fill") == 0 && has) {
+			fill_name = argv[++i];
+		} else if (strcmp(a, "--rows") == 0 && has) {
+			if (parse_u64(a, argv[++i], &rows) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(a, "--span") == 0 && has) {
+			if (parse_u64(a, argv[++i], &span) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(a, "--frames") == 0 && has) {
+			if (parse_u64(a, argv[++i], &frames) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(a, "--output") == 0 && has) {
+			output = argv[++i];
+		} else if (strcmp(a, "--unbounded") == 0) {
+			unbounded = 1;
+		} else if (strcmp(a, "--bound") == 0) {
+			bound = 1;
+		} else if (strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if (a[0] != '-') {
+			size_t n = sizeof(workloads) / sizeof(workloads[0]);
+
+			w = NULL;
+			for (size_t j = 0; j < n; j++)
+				if (strcmp(a, workloads[j].name) == 0)
+					w = &workloads[j];
+			if (w == NULL) {
+				cli_error("bench: unknown workload \"%s\" (cube, "
+					  "frames, stack)", a);
+				return CLI_EXIT_USAGE;
+			}
+		} else {
+			cli_error("bench: unknown option %s", a);
+			bench_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	fill = bench_fill_from_name(fill_name);
+	if (fill < 0) {
+		cli_error("bench: --fill: \"%s\" is not micro, noise12, xor or "
+			  "zeros", fill_name);
+		return CLI_EXIT_USAGE;
+	}
+	/* A workload supplies whatever geometry the options leave out. */
+	r.workload = o.shape != NULL ? "custom" : w->name;
+	if (o.shape == NULL) {
+		o.shape = w->shape;
+		if (o.names == NULL)
+			o.names = w->names;
+	}
+	if (o.chunk == NULL)
+		o.chunk = w->chunk;
+	if (o.shard == NULL && strcmp(r.workload, "custom") != 0)
+		o.shard = w->shard;
+	if (o.dtype == NULL)
+		o.dtype = "uint16";
+	if (cli_desc_build(&o, &r.desc) != CLI_EXIT_OK)
+		return CLI_EXIT_USAGE;
+	if (r.desc.rank < 2) {
+		cli_error("bench: arrays of rank 1 are not benchmarked");
+		return CLI_EXIT_USAGE;
+	}
+	if (rows == 0)
+		rows = r.desc.dims[0].size;
+	if (rows == 0) {
+		cli_error("bench: an unbounded --shape needs --rows");
+		return CLI_EXIT_USAGE;
+	}
+	r.desc.dims[0].size = unbounded ? 0 : rows;
+	r.rows = rows;
+	r.fill = fill_name;
+	r.codec_text = o.codec != NULL ? o.codec : "zstd:1";
+	r.output = output;
+	r.threads = r.desc.threads > 0 ? r.desc.threads
+				       : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (frames == 0)
+		frames = bench_fill_frames((enum bench_fill)fill);
+
+	if (!json)
+		fprintf(stderr, "generating %llu distinct rows of fill %s...\n",
+			(unsigned long long)frames, fill_name);
+	if (bench_pattern_make(&pat, (enum bench_fill)fill, &r.desc, frames) !=
+	    0) {
+		cli_error("bench: out of memory for the %s pattern", fill_name);
+		return CLI_EXIT_FAIL;
+	}
+	r.pattern_bytes = frames * pat.row_bytes;
+	r.bytes_in = rows * pat.row_bytes;
+	if (span == 0)
+		span = pat.row_bytes;
+
+	/* Memory is measured from here: the pattern is resident and counted
+	 * in the baseline, not in the stream's peak. */
+	rss_reset_peak();
+	rss_read(&r.rss_base, &hwm);
+	t0 = cli_now();
+	rc = output != NULL ? shardpipe_stream_open(&s, output, &r.desc)
+			    : shardpipe_stream_open_sink(&s, &sink, &r.desc);
+	if (rc != SHARDPIPE_OK) {
+		cli_error("bench: %s: %s", shardpipe_strerror(rc),
+			  shardpipe_last_error_message());
+		bench_pattern_free(&pat);
+		return rc == SHARDPIPE_ERR_EXISTS ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+	}
+	r.backend = shardpipe_stream_backend(s);
+	{
+		uint64_t early = 2 * r.desc.dims[0].chunk *
+				 r.desc.dims[0].chunks_per_shard * pat.row_bytes;
+
+		rc = append_all(s, &pat, r.bytes_in, span, early, &hwm_early);
+	}
+	/* Stats cover every complete shard epoch once flushed; close adds
+	 * only the partial last one and the final zarr.json. */
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_flush(s);
+	shardpipe_stream_stats(s, &r.st);
+	if (rc != SHARDPIPE_OK)
+		cli_error("bench: %s: %s", shardpipe_strerror(rc),
+			  shardpipe_stream_message(s));
+	crc = shardpipe_stream_close(s);
+	r.seconds = cli_now() - t0;
+	if (rc == SHARDPIPE_OK && crc != SHARDPIPE_OK) {
+		cli_error("bench: %s: %s", shardpipe_strerror(crc),
+			  shardpipe_last_error_message());
+		rc = crc;
+	}
+	rss_read(&rss, &hwm);
+	if (rc != SHARDPIPE_OK) {
+		bench_pattern_free(&pat);
+		return CLI_EXIT_FAIL;
+	}
+	r.rss_peak = hwm > r.rss_base ? hwm - r.rss_base : 0;
+	r.rss_early = hwm_early > r.rss_base ? hwm_early - r.rss_base : 0;
+	if (output != NULL) {
+		tree_bytes = 0;
+		nftw(output, add_size, 16, FTW_PHYS);
+		r.bytes_out = tree_bytes;
+		r.shards = r.st.shards_written;
+	} else {
+		r.bytes_out = cnt.bytes;
+		r.shards = cnt.shards;
+	}
+
+	if (bound) {
+		if (!json)
+			fprintf(stderr, "measuring the compress-only bound...\n");
+		if (bench_bound_run(&pat, &r.desc, r.threads, r.bytes_in,
+				    512u << 20, &r.bound) != 0) {
+			bench_pattern_free(&pat);
+			return CLI_EXIT_FAIL;
+		}
+		r.have_bound = 1;
+	}
+	bench_pattern_free(&pat);
+	if (json)
+		report_json(&r);
+	else
+		report_text(&r);
+	return CLI_EXIT_OK;
 }

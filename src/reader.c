@@ -29,8 +29,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Set by a failed open for shardpipe_last_error_message() (src/stream.c). */
-
 /* A zarr.json is a few KiB; the cap only stops a hostile one. */
 #define META_MAX_BYTES (16u << 20)
 /* The tree of a 16 MiB document of tiny values needs about 8 times the
