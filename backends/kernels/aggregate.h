@@ -1,0 +1,49 @@
+/*
+ * aggregate.h - stage 4 (spec/sharding-layer.md "GPU Aggregation Kernel"):
+ * the n = K*M compressed chunks of a batch, slot j = e*M + i holding chunk
+ * i of epoch e, packed densely in shard-major order, epoch by epoch:
+ * chunk (e, i) goes to position e*M + perm[i].
+ *
+ *   sp_agg_permute  sizes into position order          (any launch)
+ *   sp_agg_scan     exclusive scan into offsets[0..n]  (one work-group)
+ *   sp_agg_gather   bytes of each chunk to its offset  (any launch)
+ */
+#ifndef SP_KERNEL_AGGREGATE_H
+#define SP_KERNEL_AGGREGATE_H
+
+KERNEL sp_agg_permute(GLOBAL const u64 *sizes, GLOBAL const u32 *perm,
+		      GLOBAL u64 *psizes, u64 M, u64 n)
+{
+	for (u64 j = GLOBAL_ID(); j < n; j += GLOBAL_SIZE()) {
+		u64 e = j / M, i = j - e * M;
+
+		psizes[e * M + perm[i]] = sizes[j];
+	}
+}
+
+/* Only group 0 works: a launch of more groups gives the same result. */
+KERNEL sp_agg_scan(GLOBAL const u64 *psizes, GLOBAL u64 *offsets, u64 n)
+{
+	LOCAL_ARRAY(u64, scratch, SP_WG_MAX);
+
+	if (GROUP_ID() == 0)
+		wg_scan_array_u64(psizes, offsets, n, scratch);
+}
+
+KERNEL sp_agg_gather(GLOBAL const u8 *slots, GLOBAL const u64 *sizes,
+		     GLOBAL const u32 *perm, GLOBAL const u64 *offsets,
+		     GLOBAL u8 *out, u64 M, u64 n, u64 capacity)
+{
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		u64 e = j / M, i = j - e * M;
+		u64 dst = offsets[e * M + perm[i]], len = sizes[j];
+		u64 src = j * capacity;
+
+		/* The unit depends on the chunk only, so it is the same
+		 * for every work-item of the group. */
+		wg_copy(out + dst, slots + src, len,
+			copy_unit(dst | src | len));
+	}
+}
+
+#endif

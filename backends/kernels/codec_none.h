@@ -1,0 +1,23 @@
+/*
+ * codec_none.h - stage 3 for codec "none": each chunk copied into its
+ * compressed slot, its size being the chunk's size.  One work-group per
+ * chunk (groups stride over the chunks), the words of a chunk spread over
+ * the group.
+ */
+#ifndef SP_KERNEL_CODEC_NONE_H
+#define SP_KERNEL_CODEC_NONE_H
+
+KERNEL sp_codec_none(GLOBAL const u8 *pool, GLOBAL u8 *slots,
+		     GLOBAL u64 *sizes, u64 n, u64 chunk_bytes, u64 capacity)
+{
+	const u64 unit = copy_unit(chunk_bytes | capacity);
+
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		wg_copy(slots + j * capacity, pool + j * chunk_bytes,
+			chunk_bytes, unit);
+		if (LOCAL_ID() == 0)
+			sizes[j] = chunk_bytes;
+	}
+}
+
+#endif

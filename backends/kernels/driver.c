@@ -1,0 +1,462 @@
+/*
+ * driver.c - the kernel pipeline's host side, written once for every
+ * kernel backend against struct kdev_ops (driver.h).
+ *
+ * Per batch: upload the rows, scatter, compress, permute sizes, scan,
+ * gather, download offsets; then, once offsets[K*M] is known, download
+ * exactly that many bytes.  Only scatter (for the caller's rows) and fetch
+ * (for the results) block; the stages between are merely issued.  On an
+ * asynchronous device the driver keeps two buffer sets and alternates them
+ * per batch, so a batch's fetched result stays valid while the next batch
+ * runs, and the host may stage the next batch while the device works.
+ */
+#include "driver.h"
+
+#include <stdlib.h>
+
+#include "geometry.h"
+
+enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
+
+struct kset {
+	kdev_buf in, pool, slots, sizes, psizes, offsets, agg;
+	uint8_t *h_agg;
+	uint64_t *h_off;
+	kdev_event off_done;
+};
+
+struct kdrv {
+	const struct kdev_ops *ops;
+	void *dev;
+	struct kdev_limits lim;
+	const struct plan *plan;
+	uint64_t local;
+	uint64_t copy_local;   /* for the kernels that only move bytes */
+	uint64_t n;            /* chunks per batch: K * M */
+	uint64_t nruns;        /* scatter runs per batch */
+	kdev_buf geo, perm;
+	struct kset set[2];
+	int nsets, cur;
+	int sync;              /* finish every stage before returning */
+	enum kstate state;
+};
+
+#define ARG_BUF(b) ((struct kdev_arg){ .kind = KDEV_ARG_BUF, .buf = (b) })
+#define ARG_U64(v) ((struct kdev_arg){ .kind = KDEV_ARG_U64, .u64 = (v) })
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The widest copy word (<= 8 bytes) dividing every value or-ed into v. */
+static uint64_t unit_of(uint64_t v)
+{
+	uint64_t u = 8;
+
+	while (u > 1 && (v & (u - 1)) != 0)
+		u >>= 1;
+	return u;
+}
+
+/* A launch for `items` independent work-items (grid-stride kernels). */
+static int launch_items(struct kdrv *k, const char *name,
+			const struct kdev_arg *args, unsigned nargs,
+			uint64_t items, struct sp_err *err)
+{
+	uint64_t groups = (items + k->local - 1) / k->local;
+
+	groups = min_u64(groups ? groups : 1, k->lim.max_groups);
+	return k->ops->launch(k->dev, name, args, nargs, groups * k->local,
+			      k->local, err);
+}
+
+/* A launch of one work-group of `local` items per unit of work (groups
+ * stride over the units). */
+static int launch_groups(struct kdrv *k, const char *name,
+			 const struct kdev_arg *args, unsigned nargs,
+			 uint64_t units, uint64_t local, struct sp_err *err)
+{
+	uint64_t groups = min_u64(units ? units : 1, k->lim.max_groups);
+
+	return k->ops->launch(k->dev, name, args, nargs, groups * local, local,
+			      err);
+}
+
+static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
+		     const char *what, struct sp_err *err)
+{
+	int rc = k->ops->alloc(k->dev, bytes ? bytes : 1, out, err);
+
+	if (rc != SHARDPIPE_OK && err != NULL) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		sp_err_set(err, rc, "allocating %s (%llu bytes): %s", what,
+			   (unsigned long long)bytes, why);
+	}
+	return rc;
+}
+
+static int pick_local(struct kdrv *k, struct sp_err *err)
+{
+	uint64_t cap = min_u64(k->lim.max_local, SP_WG_MAX);
+	const char *env = getenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+
+	if (cap == 0)
+		cap = 1;
+	k->local = min_u64(k->lim.local ? k->lim.local : 1, cap);
+	k->copy_local = k->lim.copy_local ? min_u64(k->lim.copy_local, cap)
+					  : k->local;
+	if (env != NULL && *env != '\0') {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		SP_RETURN_IF(*end != '\0' || v < 1 || v > cap, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "SHARDPIPE_KERNEL_LOCAL_SIZE=%s is not a local size "
+			     "in 1..%llu", env, (unsigned long long)cap);
+		k->local = k->copy_local = v;
+	}
+	if (k->lim.max_groups == 0)
+		k->lim.max_groups = 1;
+	return SHARDPIPE_OK;
+}
+
+static void fill_geometry(const struct plan *p, uint64_t nruns,
+			  uint64_t per_item, uint64_t geo[SP_GEO_WORDS])
+{
+	int inner = p->rank - 1;
+	uint64_t bits = p->esize * p->chunk[inner];
+
+	memset(geo, 0, SP_GEO_WORDS * sizeof(*geo));
+	/* Runs are whole inner chunk rows; with rank > 1 input rows are
+	 * size[inner] elements apart, so both lengths bound the word. */
+	if (inner > 0)
+		bits |= p->esize * p->size[inner];
+	geo[SP_GEO_RANK] = (uint64_t)p->rank;
+	geo[SP_GEO_ESIZE] = p->esize;
+	geo[SP_GEO_UNIT] = unit_of(bits);
+	geo[SP_GEO_M] = p->M;
+	geo[SP_GEO_EPOCH_ELEMS] = p->epoch_bytes / p->esize;
+	geo[SP_GEO_RUNS_PER_CHUNK] = p->chunk_elems / p->chunk[inner];
+	geo[SP_GEO_NRUNS] = nruns;
+	geo[SP_GEO_RUNS_PER_ITEM] = per_item ? per_item : 1;
+	for (int d = 0; d < p->rank; d++) {
+		geo[SP_GEO_SIZE(d)] = p->size[d];
+		geo[SP_GEO_CHUNK(d)] = p->chunk[d];
+		geo[SP_GEO_COUNT(d)] = p->chunk_count[d];
+		geo[SP_GEO_IN_STRIDE(d)] = p->in_stride[d];
+	}
+}
+
+static int open_set(struct kdrv *k, struct kset *s, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t cap = k->n * p->slot_capacity;
+
+	SP_FORWARD(alloc_buf(k, p->batch_bytes, &s->in, "the input batch", err));
+	SP_FORWARD(alloc_buf(k, k->n * p->chunk_bytes, &s->pool,
+			     "the chunk pool", err));
+	SP_FORWARD(alloc_buf(k, cap, &s->slots, "the compressed slots", err));
+	SP_FORWARD(alloc_buf(k, k->n * 8, &s->sizes, "the chunk sizes", err));
+	SP_FORWARD(alloc_buf(k, k->n * 8, &s->psizes, "the permuted sizes",
+			     err));
+	SP_FORWARD(alloc_buf(k, (k->n + 1) * 8, &s->offsets, "the offsets",
+			     err));
+	SP_FORWARD(alloc_buf(k, cap, &s->agg, "the aggregated chunks", err));
+	s->h_agg = malloc(cap ? cap : 1);
+	s->h_off = malloc((k->n + 1) * sizeof(*s->h_off));
+	SP_RETURN_IF(s->h_agg == NULL || s->h_off == NULL, err,
+		     SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for %llu bytes of results",
+		     (unsigned long long)cap);
+	return SHARDPIPE_OK;
+}
+
+static void close_set(struct kdrv *k, struct kset *s)
+{
+	kdev_buf *bufs[] = { &s->in, &s->pool, &s->slots, &s->sizes,
+			     &s->psizes, &s->offsets, &s->agg };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		if (*bufs[i] != NULL)
+			k->ops->free(k->dev, *bufs[i]);
+	free(s->h_agg);
+	free(s->h_off);
+	memset(s, 0, sizeof(*s));
+}
+
+static int open_pools(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t geo[SP_GEO_WORDS];
+	kdev_event ev = NULL;
+
+	/* No call into the public library here: the driver is also linked
+	 * into plugins, which see none of it. */
+	SP_RETURN_IF(p->codec != SHARDPIPE_CODEC_NONE, err, SHARDPIPE_ERR_CODEC,
+		     "codec %s has no kernel encoder yet: use codec none or "
+		     "the cpu backend",
+		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" : "gzip");
+	SP_RETURN_IF(p->rank < 1 || p->rank > SP_GEO_MAX_RANK, err,
+		     SHARDPIPE_ERR_RANK, "rank %d", p->rank);
+	SP_FORWARD(pick_local(k, err));
+	/* Stage timings of an asynchronous device only mean something when
+	 * each stage completes before the call returns (bench, tuning). */
+	k->sync = getenv("SHARDPIPE_KERNEL_SYNC") != NULL &&
+		  strcmp(getenv("SHARDPIPE_KERNEL_SYNC"), "1") == 0;
+	k->n = p->K * p->M;
+	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
+	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);
+
+	SP_FORWARD(alloc_buf(k, sizeof(geo), &k->geo, "the geometry table",
+			     err));
+	SP_FORWARD(alloc_buf(k, p->M * sizeof(*p->perm), &k->perm,
+			     "the shard permutation", err));
+	SP_FORWARD(k->ops->upload(k->dev, k->geo, 0, geo, sizeof(geo), &ev,
+				  err));
+	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	SP_FORWARD(k->ops->upload(k->dev, k->perm, 0, p->perm,
+				  p->M * sizeof(*p->perm), &ev, err));
+	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+
+	k->nsets = k->lim.async ? 2 : 1;
+	for (int i = 0; i < k->nsets; i++)
+		SP_FORWARD(open_set(k, &k->set[i], err));
+	return SHARDPIPE_OK;
+}
+
+int kdrv_open(const struct kdev_ops *ops, void *dev,
+	      const struct kdev_limits *lim, const struct plan *plan,
+	      struct kdrv **out, struct sp_err *err)
+{
+	struct kdrv *k = calloc(1, sizeof(*k));
+	int rc;
+
+	*out = NULL;
+	if (k == NULL) {
+		ops->close(dev);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory for the kernel driver");
+	}
+	k->ops = ops;
+	k->dev = dev;
+	k->lim = *lim;
+	k->plan = plan;
+	rc = open_pools(k, err);
+	if (rc != SHARDPIPE_OK) {
+		kdrv_close(k);
+		return rc;
+	}
+	*out = k;
+	return SHARDPIPE_OK;
+}
+
+void kdrv_close(struct kdrv *k)
+{
+	if (k == NULL)
+		return;
+	/* Nothing may be freed while the device may still use it. */
+	k->ops->finish(k->dev, NULL);
+	for (int i = 0; i < 2; i++) {
+		if (k->set[i].off_done != NULL)
+			k->ops->wait(k->dev, k->set[i].off_done, NULL);
+		close_set(k, &k->set[i]);
+	}
+	if (k->geo != NULL)
+		k->ops->free(k->dev, k->geo);
+	if (k->perm != NULL)
+		k->ops->free(k->dev, k->perm);
+	k->ops->close(k->dev);
+	free(k);
+}
+
+uint64_t kdrv_local_size(const struct kdrv *k)
+{
+	return k->local;
+}
+
+int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	struct kset *s;
+	kdev_event up = NULL;
+	struct kdev_arg args[3];
+	uint64_t per_item = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
+	int rc;
+
+	k->cur = (k->cur + 1) % k->nsets;
+	s = &k->set[k->cur];
+	k->state = KS_IDLE;
+	if (s->off_done != NULL) {
+		kdev_event ev = s->off_done;
+
+		s->off_done = NULL;
+		SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	}
+	SP_FORWARD(k->ops->upload(k->dev, s->in, 0, batch, p->batch_bytes, &up,
+				  err));
+	args[0] = ARG_BUF(s->in);
+	args[1] = ARG_BUF(s->pool);
+	args[2] = ARG_BUF(k->geo);
+	rc = launch_items(k, "sp_scatter", args, 3,
+			  (k->nruns + per_item - 1) / per_item, err);
+	/* The caller's rows may be reused once this returns, whatever the
+	 * launch did. */
+	if (k->ops->wait(k->dev, up, rc == SHARDPIPE_OK ? err : NULL) !=
+		    SHARDPIPE_OK && rc == SHARDPIPE_OK)
+		rc = err != NULL ? err->code : SHARDPIPE_ERR_DEVICE;
+	SP_FORWARD(rc);
+	if (k->sync)
+		SP_FORWARD(k->ops->finish(k->dev, err));
+	k->state = KS_SCATTERED;
+	return SHARDPIPE_OK;
+}
+
+int kdrv_compress(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	struct kset *s = &k->set[k->cur];
+	struct kdev_arg args[6];
+
+	SP_RETURN_IF(k->state != KS_SCATTERED, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "compress called before scatter");
+	args[0] = ARG_BUF(s->pool);
+	args[1] = ARG_BUF(s->slots);
+	args[2] = ARG_BUF(s->sizes);
+	args[3] = ARG_U64(k->n);
+	args[4] = ARG_U64(p->chunk_bytes);
+	args[5] = ARG_U64(p->slot_capacity);
+	SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,
+				 k->copy_local, err));
+	if (k->sync)
+		SP_FORWARD(k->ops->finish(k->dev, err));
+	k->state = KS_COMPRESSED;
+	return SHARDPIPE_OK;
+}
+
+int kdrv_aggregate(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	struct kset *s = &k->set[k->cur];
+	struct kdev_arg args[8];
+
+	SP_RETURN_IF(k->state != KS_COMPRESSED, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "aggregate called before compress");
+	args[0] = ARG_BUF(s->sizes);
+	args[1] = ARG_BUF(k->perm);
+	args[2] = ARG_BUF(s->psizes);
+	args[3] = ARG_U64(p->M);
+	args[4] = ARG_U64(k->n);
+	SP_FORWARD(launch_items(k, "sp_agg_permute", args, 5, k->n, err));
+
+	args[0] = ARG_BUF(s->psizes);
+	args[1] = ARG_BUF(s->offsets);
+	args[2] = ARG_U64(k->n);
+	SP_FORWARD(launch_groups(k, "sp_agg_scan", args, 3, 1, k->local, err));
+
+	args[0] = ARG_BUF(s->slots);
+	args[1] = ARG_BUF(s->sizes);
+	args[2] = ARG_BUF(k->perm);
+	args[3] = ARG_BUF(s->offsets);
+	args[4] = ARG_BUF(s->agg);
+	args[5] = ARG_U64(p->M);
+	args[6] = ARG_U64(k->n);
+	args[7] = ARG_U64(p->slot_capacity);
+	SP_FORWARD(launch_groups(k, "sp_agg_gather", args, 8, k->n,
+				 k->copy_local, err));
+
+	SP_FORWARD(k->ops->download(k->dev, s->h_off, s->offsets, 0,
+				    (k->n + 1) * sizeof(*s->h_off),
+				    &s->off_done, err));
+	if (k->sync)
+		SP_FORWARD(k->ops->finish(k->dev, err));
+	k->state = KS_AGGREGATED;
+	return SHARDPIPE_OK;
+}
+
+int kdrv_fetch(struct kdrv *k, struct batch_result *out, struct sp_err *err)
+{
+	struct kset *s = &k->set[k->cur];
+	uint64_t total, cap = k->n * k->plan->slot_capacity;
+	kdev_event ev = s->off_done, got = NULL;
+
+	SP_RETURN_IF(k->state != KS_AGGREGATED, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch called before aggregate");
+	s->off_done = NULL;
+	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	total = s->h_off[k->n];
+	SP_RETURN_IF(s->h_off[0] != 0 || total > cap, err, SHARDPIPE_ERR_DEVICE,
+		     "aggregate produced offsets 0x%llx .. 0x%llx outside a "
+		     "pool of %llu bytes", (unsigned long long)s->h_off[0],
+		     (unsigned long long)total, (unsigned long long)cap);
+	if (total > 0) {
+		SP_FORWARD(k->ops->download(k->dev, s->h_agg, s->agg, 0, total,
+					    &got, err));
+		SP_FORWARD(k->ops->wait(k->dev, got, err));
+	}
+	out->data = s->h_agg;
+	out->offsets = s->h_off;
+	k->state = KS_IDLE;
+	return SHARDPIPE_OK;
+}
+
+int kdrv_debug_read_pool(struct kdrv *k, void *dst, struct sp_err *err)
+{
+	struct kset *s = &k->set[k->cur];
+	kdev_event ev = NULL;
+
+	SP_FORWARD(k->ops->download(k->dev, dst, s->pool, 0,
+				    k->n * k->plan->chunk_bytes, &ev, err));
+	return k->ops->wait(k->dev, ev, err);
+}
+
+int kdrv_debug_set_slots(struct kdrv *k, const void *slots,
+			 const uint64_t *sizes, struct sp_err *err)
+{
+	struct kset *s = &k->set[k->cur];
+	kdev_event ev = NULL;
+
+	SP_FORWARD(k->ops->upload(k->dev, s->slots, 0, slots,
+				  k->n * k->plan->slot_capacity, &ev, err));
+	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	SP_FORWARD(k->ops->upload(k->dev, s->sizes, 0, sizes,
+				  k->n * sizeof(*sizes), &ev, err));
+	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	k->state = KS_COMPRESSED;
+	return SHARDPIPE_OK;
+}
+
+int kdrv_finish(struct kdrv *k, struct sp_err *err)
+{
+	return k->ops->finish(k->dev, err);
+}
+
+int kdrv_op_scatter(void *ctx, const void *batch, struct sp_err *err)
+{
+	return kdrv_scatter(ctx, batch, err);
+}
+
+int kdrv_op_compress(void *ctx, struct sp_err *err)
+{
+	return kdrv_compress(ctx, err);
+}
+
+int kdrv_op_aggregate(void *ctx, struct sp_err *err)
+{
+	return kdrv_aggregate(ctx, err);
+}
+
+int kdrv_op_fetch(void *ctx, struct batch_result *out, struct sp_err *err)
+{
+	return kdrv_fetch(ctx, out, err);
+}
+
+void kdrv_op_close(void *ctx)
+{
+	kdrv_close(ctx);
+}

@@ -1,0 +1,137 @@
+/*
+ * driver.h - the host side of the kernel pipeline, shared by every kernel
+ * backend (DESIGN.md "One kernel driver, thin device adapters").
+ *
+ * The driver owns the buffer pools, the order of launches per batch, the
+ * read-back of exactly offsets[K*M] bytes and the error handling.  A
+ * backend supplies only a device adapter: a struct kdev_ops over an opaque
+ * device context.  Operations issued on one device context execute in the
+ * order they were issued (an in-order queue or stream); upload and download
+ * return an event the driver waits on before it touches the host memory
+ * involved.
+ */
+#ifndef SHARDPIPE_KERNEL_DRIVER_H
+#define SHARDPIPE_KERNEL_DRIVER_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "common.h"
+#include "plan.h"
+
+#ifndef SP_DRIVER_API
+#define SP_DRIVER_API SP_INTERNAL
+#endif
+
+typedef void *kdev_buf;   /* a device buffer */
+typedef void *kdev_event; /* a completion event; NULL: already complete */
+
+enum kdev_arg_kind { KDEV_ARG_BUF, KDEV_ARG_U64 };
+
+struct kdev_arg {
+	enum kdev_arg_kind kind;
+	kdev_buf buf;
+	uint64_t u64;
+};
+
+#define KDEV_MAX_ARGS 12
+
+struct kdev_ops {
+	/* Allocate bytes (> 0) of device memory; contents undefined. */
+	int (*alloc)(void *dev, uint64_t bytes, kdev_buf *out,
+		     struct sp_err *err);
+	void (*free)(void *dev, kdev_buf buf);
+	/*
+	 * Start copying n bytes from host src to buf + off.  src must stay
+	 * untouched until *done completes.  done may be NULL when the caller
+	 * waits for the queue some other way.
+	 */
+	int (*upload)(void *dev, kdev_buf buf, uint64_t off, const void *src,
+		      uint64_t n, kdev_event *done, struct sp_err *err);
+	/* Start copying n bytes from buf + off to host dst. */
+	int (*download)(void *dev, void *dst, kdev_buf buf, uint64_t off,
+			uint64_t n, kdev_event *done, struct sp_err *err);
+	/* Enqueue kernel `name` over a 1-d range of `global` work-items in
+	 * groups of `local` (global is a multiple of local). */
+	int (*launch)(void *dev, const char *name, const struct kdev_arg *args,
+		      unsigned nargs, uint64_t global, uint64_t local,
+		      struct sp_err *err);
+	/* Block until ev completes, then release it.  ev may be NULL. */
+	int (*wait)(void *dev, kdev_event ev, struct sp_err *err);
+	/* Block until everything issued so far completes. */
+	int (*finish)(void *dev, struct sp_err *err);
+	/* Release the device context (the driver frees its buffers first). */
+	void (*close)(void *dev);
+};
+
+/* What an adapter tells the driver about its device at open. */
+struct kdev_limits {
+	uint64_t max_local;    /* largest local size the kernels may use */
+	uint64_t local;        /* preferred local size */
+	/* Local size of the kernels that only move bytes (codec none,
+	 * gather); 0: `local`.  A CPU device streams best with one
+	 * work-item per group copying contiguously, a GPU with many items
+	 * on adjacent words. */
+	uint64_t copy_local;
+	/* Consecutive scatter runs per work-item (>= 1); 1 gives a GPU
+	 * the most parallelism, more saves a CPU divisions. */
+	uint64_t runs_per_item;
+	uint64_t max_groups;   /* groups worth launching at once */
+	int async;             /* operations overlap the host: two buffer sets */
+	int one_item_groups;   /* each group runs with one work-item */
+};
+
+struct kdrv;
+
+/*
+ * Take over dev (closed by kdrv_close, or here on failure) and allocate the
+ * pools for plan.  SHARDPIPE_KERNEL_LOCAL_SIZE, when set, overrides the
+ * local size (tests run every kernel at several); SHARDPIPE_KERNEL_SYNC=1
+ * makes every stage complete before it returns, so that per-stage timings
+ * measure the stage (bench).  Refuses codecs that no
+ * kernel implements yet, before allocating anything large.
+ */
+SP_DRIVER_API int kdrv_open(const struct kdev_ops *ops, void *dev,
+			    const struct kdev_limits *lim,
+			    const struct plan *plan, struct kdrv **out,
+			    struct sp_err *err);
+SP_DRIVER_API int kdrv_scatter(struct kdrv *k, const void *batch,
+			       struct sp_err *err);
+SP_DRIVER_API int kdrv_compress(struct kdrv *k, struct sp_err *err);
+SP_DRIVER_API int kdrv_aggregate(struct kdrv *k, struct sp_err *err);
+SP_DRIVER_API int kdrv_fetch(struct kdrv *k, struct batch_result *out,
+			     struct sp_err *err);
+SP_DRIVER_API void kdrv_close(struct kdrv *k);
+
+/*
+ * The same entry points with the signatures of struct backend_ops, so a
+ * kernel backend's table is filled with these and its own probe/open.
+ */
+SP_DRIVER_API int kdrv_op_scatter(void *ctx, const void *batch,
+				  struct sp_err *err);
+SP_DRIVER_API int kdrv_op_compress(void *ctx, struct sp_err *err);
+SP_DRIVER_API int kdrv_op_aggregate(void *ctx, struct sp_err *err);
+SP_DRIVER_API int kdrv_op_fetch(void *ctx, struct batch_result *out,
+				struct sp_err *err);
+SP_DRIVER_API void kdrv_op_close(void *ctx);
+
+/* Block until every stage issued so far has completed (for timing). */
+SP_DRIVER_API int kdrv_finish(struct kdrv *k, struct sp_err *err);
+
+/* The local size the driver launches with (after the override). */
+SP_DRIVER_API uint64_t kdrv_local_size(const struct kdrv *k);
+
+/*
+ * For tests: read back the current batch's chunk pool (K * M * chunk_bytes
+ * bytes, after scatter), and replace the current batch's compressed slots
+ * and sizes (K * M entries of at most slot_capacity bytes, slot j at
+ * j * slot_capacity of `slots`), so that aggregate can be checked with
+ * sizes no codec produces yet.
+ */
+SP_DRIVER_API int kdrv_debug_read_pool(struct kdrv *k, void *dst,
+				       struct sp_err *err);
+SP_DRIVER_API int kdrv_debug_set_slots(struct kdrv *k, const void *slots,
+				       const uint64_t *sizes,
+				       struct sp_err *err);
+
+#endif

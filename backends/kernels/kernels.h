@@ -1,0 +1,12 @@
+/*
+ * kernels.h - every kernel of the pipeline, in the dialect of whichever
+ * prelude was included first.  The OpenCL plugin embeds this file with its
+ * includes expanded (embed.awk); the reference executor and the CUDA
+ * plugin include it.
+ */
+#include "geometry.h"
+#include "collectives.h"
+#include "copy.h"
+#include "scatter.h"
+#include "codec_none.h"
+#include "aggregate.h"

@@ -1,0 +1,26 @@
+# The portable kernel source (DESIGN.md "One kernel source, three
+# compilers"), the kernel driver shared by every kernel backend, and the
+# `reference` backend: the kernels compiled as C, linked into the library.
+KERNEL_INCLUDES = \
+	backends/kernels/geometry.h \
+	backends/kernels/collectives.h \
+	backends/kernels/copy.h \
+	backends/kernels/scatter.h \
+	backends/kernels/codec_none.h \
+	backends/kernels/aggregate.h \
+	backends/kernels/kernels.h
+
+libshardpipe_core_la_SOURCES += \
+	backends/kernels/driver.c backends/kernels/driver.h \
+	backends/kernels/reference.c \
+	backends/kernels/reference-kernels.c \
+	backends/kernels/reference-kernels.h \
+	backends/kernels/prelude-c.h $(KERNEL_INCLUDES)
+
+# The other dialects' preludes and the OpenCL program's top file travel in
+# the tarball whether or not this build uses them.
+EXTRA_DIST += \
+	backends/kernels/prelude-opencl.h \
+	backends/kernels/prelude-cuda.h \
+	backends/kernels/kernels-opencl.cl \
+	backends/kernels/embed.awk

@@ -1,0 +1,39 @@
+/*
+ * prelude-cuda.h - the kernel dialect mapped onto CUDA C++ (nvcc).
+ *
+ * Kernels are extern "C" so that the driver finds them by their plain name
+ * (cuModuleGetFunction), as it does with clCreateKernel.
+ */
+#ifndef SP_PRELUDE_H
+#define SP_PRELUDE_H
+
+#define SP_TARGET_CUDA 1
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef int i32;
+typedef long long i64;
+/* Word types for copies that reinterpret byte buffers. */
+typedef unsigned short w16;
+typedef unsigned int w32;
+typedef unsigned long long w64;
+
+#define KERNEL extern "C" __global__ void
+#define DEVICE_FN static __device__ __forceinline__
+#define GLOBAL
+#define LOCAL
+#define CONSTANT_DATA __constant__
+#define LOCAL_ARRAY(type, name, n) __shared__ type name[n]
+
+#define LOCAL_ID() ((u64)threadIdx.x)
+#define LOCAL_SIZE() ((u64)blockDim.x)
+#define GROUP_ID() ((u64)blockIdx.x)
+#define NUM_GROUPS() ((u64)gridDim.x)
+#define GLOBAL_ID() (GROUP_ID() * LOCAL_SIZE() + LOCAL_ID())
+#define GLOBAL_SIZE() (NUM_GROUPS() * LOCAL_SIZE())
+
+#define BARRIER() __syncthreads()
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * prelude-opencl.h - the kernel dialect mapped onto OpenCL C 1.2.
+ *
+ * Kernel bodies under backends/kernels/ are written against these names
+ * only; prelude-cuda.h and prelude-c.h give the same names for the other
+ * two compilers.  Only 1-dimensional NDRanges are used.
+ */
+#ifndef SP_PRELUDE_H
+#define SP_PRELUDE_H
+
+#define SP_TARGET_OPENCL 1
+
+typedef uchar u8;
+typedef ushort u16;
+typedef uint u32;
+typedef ulong u64;
+typedef int i32;
+typedef long i64;
+/* Word types for copies that reinterpret byte buffers. */
+typedef ushort w16;
+typedef uint w32;
+typedef ulong w64;
+
+#define KERNEL __kernel void
+#define DEVICE_FN static inline
+#define GLOBAL __global
+#define LOCAL __local
+#define CONSTANT_DATA __constant
+/* Local memory must be declared at kernel scope (OpenCL C 6.5.2). */
+#define LOCAL_ARRAY(type, name, n) __local type name[n]
+
+#define GLOBAL_ID() ((u64)get_global_id(0))
+#define GLOBAL_SIZE() ((u64)get_global_size(0))
+#define LOCAL_ID() ((u64)get_local_id(0))
+#define LOCAL_SIZE() ((u64)get_local_size(0))
+#define GROUP_ID() ((u64)get_group_id(0))
+#define NUM_GROUPS() ((u64)get_num_groups(0))
+
+/* Every barrier fences both address spaces: phases of a work-group hand
+ * data over through either. */
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+
+#endif

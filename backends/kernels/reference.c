@@ -1,0 +1,127 @@
+/*
+ * reference.c - the `reference` backend: the kernel driver over a device
+ * adapter whose memory is host memory and whose kernels are the C build of
+ * backends/kernels/ (reference-kernels.c).  Everything completes before the
+ * call that issued it returns, so there are no events and one buffer set.
+ * Slow by design; it is what the other kernel backends are checked against.
+ */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "driver.h"
+#include "geometry.h"
+#include "reference-kernels.h"
+
+static int ref_alloc(void *dev, uint64_t bytes, kdev_buf *out,
+		     struct sp_err *err)
+{
+	/* Kernels copy in words of up to 8 bytes; 64 keeps whole cache
+	 * lines, as a device allocator would. */
+	uint64_t rounded = (bytes + 63) & ~(uint64_t)63;
+
+	SP_RETURN_IF(rounded < bytes || rounded > SIZE_MAX, err,
+		     SHARDPIPE_ERR_NOMEM, "%llu bytes do not fit this host",
+		     (unsigned long long)bytes);
+	*out = aligned_alloc(64, (size_t)rounded);
+	SP_RETURN_IF(*out == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %llu bytes", (unsigned long long)bytes);
+	return SHARDPIPE_OK;
+}
+
+static void ref_free(void *dev, kdev_buf buf)
+{
+	free(buf);
+}
+
+static int ref_upload(void *dev, kdev_buf buf, uint64_t off, const void *src,
+		      uint64_t n, kdev_event *done, struct sp_err *err)
+{
+	memcpy((uint8_t *)buf + off, src, n);
+	if (done != NULL)
+		*done = NULL;
+	return SHARDPIPE_OK;
+}
+
+static int ref_download(void *dev, void *dst, kdev_buf buf, uint64_t off,
+			uint64_t n, kdev_event *done, struct sp_err *err)
+{
+	memcpy(dst, (const uint8_t *)buf + off, n);
+	if (done != NULL)
+		*done = NULL;
+	return SHARDPIPE_OK;
+}
+
+static int ref_launch(void *dev, const char *name, const struct kdev_arg *args,
+		      unsigned nargs, uint64_t global, uint64_t local,
+		      struct sp_err *err)
+{
+	SP_RETURN_IF(local == 0 || global % local != 0, err,
+		     SHARDPIPE_ERR_DEVICE,
+		     "reference: %s launched with global %llu, local %llu",
+		     name, (unsigned long long)global,
+		     (unsigned long long)local);
+	return ref_kernel_run(name, args, nargs, global / local, err);
+}
+
+static int ref_wait(void *dev, kdev_event ev, struct sp_err *err)
+{
+	return SHARDPIPE_OK;
+}
+
+static int ref_finish(void *dev, struct sp_err *err)
+{
+	return SHARDPIPE_OK;
+}
+
+static void ref_close(void *dev)
+{
+}
+
+static const struct kdev_ops ref_device = {
+	.alloc = ref_alloc,
+	.free = ref_free,
+	.upload = ref_upload,
+	.download = ref_download,
+	.launch = ref_launch,
+	.wait = ref_wait,
+	.finish = ref_finish,
+	.close = ref_close,
+};
+
+static const struct kdev_limits ref_limits = {
+	/* The local size only decides how many groups a launch has; each
+	 * still runs with one work-item. */
+	.max_local = SP_WG_MAX,
+	.local = 1,
+	.max_groups = 4096,
+	/* The CUDA plugin's choice, so that its path is the one checked. */
+	.runs_per_item = 1,
+	.async = 0,
+	.one_item_groups = 1,
+};
+
+static int ref_probe(shardpipe_backend_info *info)
+{
+	info->usable = 1;
+	info->gpu = 0;
+	snprintf(info->detail, sizeof(info->detail),
+		 "kernel reference executor (C, one work-item per group)");
+	return SHARDPIPE_OK;
+}
+
+static int ref_open(const struct plan *plan, void **ctx, struct sp_err *err)
+{
+	return kdrv_open(&ref_device, NULL, &ref_limits, plan,
+			 (struct kdrv **)ctx, err);
+}
+
+const struct backend_ops sp_backend_reference = {
+	.name = "reference",
+	.probe = ref_probe,
+	.open = ref_open,
+	.scatter = kdrv_op_scatter,
+	.compress = kdrv_op_compress,
+	.aggregate = kdrv_op_aggregate,
+	.fetch = kdrv_op_fetch,
+	.close = kdrv_op_close,
+};

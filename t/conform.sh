@@ -1,0 +1,60 @@
+#!/bin/sh
+# conform.sh - shardpipe conform: every usable backend agrees on synthetic
+# and file input (L1 decode, L2 byte equality with codec none); a codec no
+# kernel encoder has yet leaves the kernel backends out by default and
+# fails when they are asked for; bad command lines exit 2.
+. "${top_srcdir:-.}/t/lib.sh"
+SP=${SHARDPIPE:-./shardpipe}
+[ -x "$SP" ] || skip_all "shardpipe program not built"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-conform-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+test_seed
+plan 12
+
+"$SP" conform > "$tmp/out" 2> "$tmp/err"
+ok $? "conform on synthetic input passes with every usable backend"
+grep -q '^cpu ~ reference *identical' "$tmp/out" ||
+	grep -q '^reference ~ cpu *identical' "$tmp/out"
+ok $? "cpu and reference stores are byte-identical"
+sed 's/^/# /' "$tmp/out"
+
+# 2-d uint8 from a file, odd extents, index at start.
+random_bytes $((11 * 37)) "$tmp/in.raw"
+"$SP" conform --backends cpu,reference --shape 0,37 --chunk 3,8 \
+	--shard 2,3 --index-location start --input "$tmp/in.raw" \
+	> "$tmp/out" 2>&1
+ok $? "conform on file input, index at start"
+grep -q '11 rows' "$tmp/out"
+ok $? "the rows come from the file"
+
+if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
+	"$SP" conform --backends opencl,reference,cpu --shape 0,19,23 \
+		--chunk 4,5,7 --shard 2,3,2 --dtype float32 --rows 17 \
+		> "$tmp/out" 2>&1
+	ok $? "opencl, reference and cpu agree on a 3-d float32 array"
+	grep -q '^opencl ~ reference *identical' "$tmp/out"
+	ok $? "opencl and reference stores are byte-identical"
+else
+	tap_n=$((tap_n + 2))
+	echo "ok $((tap_n - 1)) # SKIP no usable opencl backend"
+	echo "ok $tap_n # SKIP no usable opencl backend"
+fi
+
+"$SP" conform --codec zstd:3 > "$tmp/out" 2> "$tmp/err"
+ok $? "zstd by default leaves out the backends without a zstd kernel"
+grep -q 'leaving out reference' "$tmp/err"
+ok $? "and says which"
+
+"$SP" conform --codec zstd:3 --backends cpu,reference > "$tmp/out" 2>&1
+is $? 1 "zstd on reference, asked for, fails"
+grep -q 'codec zstd has no kernel encoder' "$tmp/out"
+ok $? "naming the codec"
+
+"$SP" conform --backends cpu,nosuch > /dev/null 2>&1
+is $? 2 "an unknown backend exits 2"
+printf 'abc' > "$tmp/short.raw"
+"$SP" conform --backends cpu --shape 0,4 --chunk 2,2 \
+	--input "$tmp/short.raw" > /dev/null 2>&1
+is $? 2 "input of partial rows exits 2"
+done_testing

@@ -1,0 +1,298 @@
+/*
+ * kernels-stages.c - stage-level checks of the kernel backends, batch by
+ * batch on the same plan: the scatter output (the chunk pool) equals an
+ * element-by-element model and the cpu backend's pool; the aggregate
+ * output (offsets and bytes) equals the cpu backend's; aggregate over
+ * compressed sizes no codec produces yet (0, odd, full) equals a plain
+ * gather.  Built twice: t/kernels-stages runs `reference`, t/opencl-stages
+ * (SP_TEST_OPENCL) runs `opencl` at several local sizes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "driver.h"
+#include "kernels-configs.h"
+#include "plan.h"
+#include "tap.h"
+#include "testutil.h"
+
+#define BATCHES 2
+
+#ifdef SP_TEST_OPENCL
+const struct backend_plugin *shardpipe_backend_plugin(void);
+static const unsigned local_sizes[] = { 1, 7, 64, 256 };
+#else
+static const unsigned local_sizes[] = { 0 };
+#endif
+#define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
+/* The chunk pool of one batch, cell by cell from the plan's definition. */
+static void model_pool(const struct plan *p, const uint8_t *batch,
+		       uint8_t *pool)
+{
+	uint64_t origin[SHARDPIPE_MAX_RANK], extent[SHARDPIPE_MAX_RANK];
+
+	for (uint64_t e = 0; e < p->K; e++)
+		for (uint64_t i = 0; i < p->M; i++) {
+			uint8_t *chunk = pool + (e * p->M + i) * p->chunk_bytes;
+
+			plan_chunk_box(p, i, origin, extent);
+			for (uint64_t c = 0; c < p->chunk_elems; c++) {
+				uint64_t rest = c, src = e * p->epoch_bytes;
+				int inside = 1;
+
+				for (int d = p->rank - 1; d >= 0; d--) {
+					uint64_t n = rest % p->chunk[d];
+
+					rest /= p->chunk[d];
+					inside &= n < extent[d];
+					src += (origin[d] + n) * p->in_stride[d] *
+					       p->esize;
+				}
+				if (inside)
+					memcpy(chunk + c * p->esize, batch + src,
+					       p->esize);
+				else
+					memset(chunk + c * p->esize, 0, p->esize);
+			}
+		}
+}
+
+/* Aggregate of slots (each `cap` apart) with the given sizes. */
+static void model_aggregate(const struct plan *p, const uint8_t *slots,
+			    uint64_t cap, const uint64_t *sizes, uint8_t *out,
+			    uint64_t *offsets)
+{
+	uint64_t n = p->K * p->M;
+	uint64_t *by_pos = xmalloc(n * sizeof(*by_pos));
+
+	for (uint64_t j = 0; j < n; j++)
+		by_pos[(j / p->M) * p->M + p->perm[j % p->M]] = j;
+	offsets[0] = 0;
+	for (uint64_t q = 0; q < n; q++) {
+		uint64_t j = by_pos[q];
+
+		memcpy(out + offsets[q], slots + j * cap, sizes[j]);
+		offsets[q + 1] = offsets[q] + sizes[j];
+	}
+	free(by_pos);
+}
+
+/* A batch of random rows; rows past a bounded array's end are zero. */
+static void make_batch(const struct plan *p, uint64_t b, uint8_t *batch,
+		       uint64_t *rng)
+{
+	uint64_t first_row = b * p->K * p->chunk[0];
+
+	test_fill(batch, p->batch_bytes, 0, rng);
+	for (uint64_t r = 0; r < p->K * p->chunk[0]; r++)
+		if (p->size[0] != 0 && first_row + r >= p->size[0])
+			memset(batch + r * p->row_bytes, 0, p->row_bytes);
+}
+
+struct cpu_out {
+	uint8_t *pool;     /* the cpu's pool, recovered from its aggregate */
+	uint8_t *data;
+	uint64_t *offsets;
+	uint64_t bytes;
+};
+
+static void run_cpu(const struct plan *p, const uint8_t *batch,
+		    struct cpu_out *o)
+{
+	struct sp_err err;
+	struct batch_result res;
+	void *ctx;
+	uint64_t n = p->K * p->M;
+
+	sp_err_clear(&err);
+	if (sp_backend_cpu.open(p, &ctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.scatter(ctx, batch, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.compress(ctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.aggregate(ctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.fetch(ctx, &res, &err) != SHARDPIPE_OK)
+		bail("cpu backend: %s", err.msg);
+	o->bytes = res.offsets[n];
+	o->data = xmalloc(o->bytes);
+	o->offsets = xmalloc((n + 1) * sizeof(*o->offsets));
+	o->pool = xmalloc(n * p->chunk_bytes);
+	memcpy(o->data, res.data, o->bytes);
+	memcpy(o->offsets, res.offsets, (n + 1) * sizeof(*o->offsets));
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t q = (j / p->M) * p->M + p->perm[j % p->M];
+
+		memcpy(o->pool + j * p->chunk_bytes, o->data + o->offsets[q],
+		       p->chunk_bytes);
+	}
+	sp_backend_cpu.close(ctx);
+}
+
+static void free_cpu(struct cpu_out *o)
+{
+	free(o->pool);
+	free(o->data);
+	free(o->offsets);
+}
+
+/* Aggregate over random sizes, compared with the plain gather. */
+static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
+				   const struct plan *p, const char *label,
+				   uint64_t *rng)
+{
+	uint64_t n = p->K * p->M, cap = p->slot_capacity;
+	uint8_t *slots = xmalloc(n * cap), *want = xmalloc(n * cap);
+	uint64_t *sizes = xmalloc(n * sizeof(*sizes));
+	uint64_t *want_off = xmalloc((n + 1) * sizeof(*want_off));
+	struct batch_result res;
+	struct sp_err err;
+
+	sp_err_clear(&err);
+	test_fill(slots, n * cap, 0, rng);
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t r = test_rand(rng) % 4;
+
+		sizes[j] = r == 0 ? 0 : r == 1 ? cap : test_rand(rng) % (cap + 1);
+	}
+	model_aggregate(p, slots, cap, sizes, want, want_off);
+	if (!ok(kdrv_debug_set_slots(ctx, slots, sizes, &err) == SHARDPIPE_OK &&
+		ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
+		ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+		"%s: aggregate of ragged sizes runs", label)) {
+		diag("%s", err.msg);
+	} else {
+		is_blob(res.offsets, want_off, (n + 1) * sizeof(*want_off),
+			"%s: ragged offsets", label);
+		is_blob(res.data, want, want_off[n], "%s: ragged bytes", label);
+	}
+	free(slots);
+	free(want);
+	free(sizes);
+	free(want_off);
+}
+
+static void run_config(const struct backend_ops *ops, const struct kcfg *c,
+		       unsigned local, uint64_t seed)
+{
+	shardpipe_desc desc;
+	struct plan p;
+	struct sp_err err;
+	void *ctx = NULL;
+	char label[160];
+	uint64_t rng = seed, n;
+	uint8_t *batch, *pool, *got_pool;
+
+	if (local != 0)
+		snprintf(label, sizeof(label), "%s local %u: %s", ops->name,
+			 local, c->what);
+	else
+		snprintf(label, sizeof(label), "%s: %s", ops->name, c->what);
+	kcfg_desc(c, &desc);
+	sp_err_clear(&err);
+	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
+		bail("plan for %s: %s", c->what, err.msg);
+	/* A few epochs per batch keep the model cheap and still cross
+	 * epoch boundaries inside a batch. */
+	p.K = 3;
+	p.batch_bytes = p.K * p.epoch_bytes;
+	n = p.K * p.M;
+	batch = xmalloc(p.batch_bytes);
+	pool = xmalloc(n * p.chunk_bytes);
+	got_pool = xmalloc(n * p.chunk_bytes);
+
+	if (ops->open(&p, &ctx, &err) != SHARDPIPE_OK) {
+		/* A device whose work-groups are smaller than the size
+		 * asked for cannot run it; that is no fault of the kernels. */
+		if (local != 0 && strstr(err.msg, "SHARDPIPE_KERNEL_LOCAL_SIZE"))
+			skip(1, "%s: %s", label, err.msg);
+		else if (!ok(0, "%s: open", label))
+			diag("%s", err.msg);
+		goto out;
+	}
+	for (uint64_t b = 0; b < BATCHES; b++) {
+		struct cpu_out cpu;
+		struct batch_result res;
+
+		make_batch(&p, b, batch, &rng);
+		model_pool(&p, batch, pool);
+		run_cpu(&p, batch, &cpu);
+		is_blob(cpu.pool, pool, n * p.chunk_bytes,
+			"cpu: %s: batch %llu pool equals the model", c->what,
+			(unsigned long long)b);
+		if (!ok(ops->scatter(ctx, batch, &err) == SHARDPIPE_OK &&
+			kdrv_debug_read_pool(ctx, got_pool, &err) ==
+				SHARDPIPE_OK,
+			"%s: batch %llu scatter", label, (unsigned long long)b)) {
+			diag("%s", err.msg);
+			free_cpu(&cpu);
+			break;
+		}
+		is_blob(got_pool, cpu.pool, n * p.chunk_bytes,
+			"%s: batch %llu pool equals cpu's", label,
+			(unsigned long long)b);
+		if (!ok(ops->compress(ctx, &err) == SHARDPIPE_OK &&
+			ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
+			ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+			"%s: batch %llu compress, aggregate, fetch", label,
+			(unsigned long long)b)) {
+			diag("%s", err.msg);
+			free_cpu(&cpu);
+			break;
+		}
+		is_blob(res.offsets, cpu.offsets, (n + 1) * sizeof(uint64_t),
+			"%s: batch %llu offsets equal cpu's", label,
+			(unsigned long long)b);
+		is_blob(res.data, cpu.data, cpu.bytes,
+			"%s: batch %llu aggregate equals cpu's", label,
+			(unsigned long long)b);
+		free_cpu(&cpu);
+	}
+	check_ragged_aggregate(ops, ctx, &p, label, &rng);
+out:
+	if (ctx != NULL)
+		ops->close(ctx);
+	free(batch);
+	free(pool);
+	free(got_pool);
+	plan_free(&p);
+}
+
+int main(void)
+{
+	const struct backend_ops *ops;
+	uint64_t seed = test_seed();
+
+#ifdef SP_TEST_OPENCL
+	shardpipe_backend_info info;
+
+	ops = shardpipe_backend_plugin()->ops;
+	memset(&info, 0, sizeof(info));
+	ops->probe(&info);
+	if (!info.usable)
+		skip_all("%s", info.detail);
+	diag("device: %s", info.detail);
+#else
+	ops = &sp_backend_reference;
+#endif
+	plan_lazy();
+	for (size_t l = 0; l < N_LOCAL; l++) {
+		char buf[16];
+
+		if (local_sizes[l] != 0) {
+			snprintf(buf, sizeof(buf), "%u", local_sizes[l]);
+			setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", buf, 1);
+		}
+		for (size_t i = 0; i < N_KCFGS; i++)
+			run_config(ops, &kcfgs[i], local_sizes[l], seed + i);
+	}
+	return done_testing();
+}

@@ -1,0 +1,312 @@
+/*
+ * kernels-stores.c - whole stores through the public API, codec none: for
+ * every configuration of kernels-configs.h and both index locations, the
+ * kernel backends write stores byte-identical to the cpu backend's, file
+ * by file (DESIGN.md "Conformance levels", L2), and every store reads back
+ * as the input (L1).  Built twice: t/kernels-stores checks `reference`;
+ * t/opencl-stores (SP_TEST_OPENCL) checks `opencl` at three local sizes.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernels-configs.h"
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+struct variant {
+	const char *backend;
+	const char *local;   /* SHARDPIPE_KERNEL_LOCAL_SIZE, NULL: default */
+};
+
+#ifdef SP_TEST_OPENCL
+static const struct variant variants[] = {
+	{ "opencl", "1" }, { "opencl", "64" }, { "opencl", "256" },
+};
+#else
+static const struct variant variants[] = { { "reference", NULL } };
+#endif
+#define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+/* Epochs of 2 MiB: the plan batches 8 of them, so 18 epochs make three
+ * batches, the last one partial, and both buffer sets of an asynchronous
+ * device are used. */
+static const struct kcfg big = {
+	"rank 3 uint8, three batches", 3, SHARDPIPE_DTYPE_UINT8,
+	{ 0, 512, 1000 }, { 4, 64, 128 }, { 2, 4, 2 }, 70
+};
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
+static int write_store(const char *dir, const struct kcfg *c,
+		       shardpipe_index_location loc, const char *backend,
+		       const uint8_t *data, size_t n, uint64_t seed)
+{
+	shardpipe_desc desc;
+	shardpipe_stream *s;
+	uint64_t rng = seed;
+	size_t at = 0;
+	int rc;
+
+	kcfg_desc(c, &desc);
+	desc.index_location = loc;
+	desc.backend = backend;
+	desc.overwrite = 1;
+	rc = shardpipe_stream_open(&s, dir, &desc);
+	if (rc != SHARDPIPE_OK) {
+		diag("open %s: %s", backend, shardpipe_last_error_message());
+		return rc;
+	}
+	/* Spans of random sizes, so batches never line up with appends. */
+	while (at < n && rc == SHARDPIPE_OK) {
+		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
+
+		if (span > n - at)
+			span = n - at;
+		rc = shardpipe_stream_append(s, data + at, span);
+		at += span;
+	}
+	if (rc != SHARDPIPE_OK)
+		diag("append %s: %s", backend, shardpipe_stream_message(s));
+	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
+		rc = SHARDPIPE_ERR_IO;
+	return rc;
+}
+
+/* Relative paths of the regular files under root, sorted. */
+struct listing {
+	char **names;
+	size_t n, cap;
+};
+
+static void list_files(const char *root, const char *rel, struct listing *l)
+{
+	char *path;
+	DIR *dir;
+	struct dirent *de;
+
+	if (asprintf(&path, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
+		bail("out of memory");
+	dir = opendir(path);
+	free(path);
+	if (dir == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		char *sub, *full;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (asprintf(&sub, "%s%s%s", rel, *rel ? "/" : "",
+			     de->d_name) < 0 ||
+		    asprintf(&full, "%s/%s", root, sub) < 0)
+			bail("out of memory");
+		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+			list_files(root, sub, l);
+			free(sub);
+		} else {
+			if (l->n == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 16;
+				l->names = realloc(l->names,
+						   l->cap * sizeof(*l->names));
+				if (l->names == NULL)
+					bail("out of memory");
+			}
+			l->names[l->n++] = sub;
+		}
+		free(full);
+	}
+	closedir(dir);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_listing(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+}
+
+/* 1 when both trees hold the same files with the same bytes; otherwise
+ * the first difference goes to diag. */
+static int same_trees(const char *a, const char *b)
+{
+	struct listing la = { 0 }, lb = { 0 };
+	int same = 1;
+
+	list_files(a, "", &la);
+	list_files(b, "", &lb);
+	qsort(la.names, la.n, sizeof(*la.names), cmp_names);
+	qsort(lb.names, lb.n, sizeof(*lb.names), cmp_names);
+	if (la.n != lb.n) {
+		diag("%zu files against %zu", la.n, lb.n);
+		same = 0;
+	}
+	for (size_t i = 0; same && i < la.n; i++) {
+		char *pa, *pb;
+		void *da, *db;
+		size_t na = 0, nb = 0;
+
+		if (strcmp(la.names[i], lb.names[i]) != 0) {
+			diag("file %s against %s", la.names[i], lb.names[i]);
+			same = 0;
+			break;
+		}
+		if (asprintf(&pa, "%s/%s", a, la.names[i]) < 0 ||
+		    asprintf(&pb, "%s/%s", b, lb.names[i]) < 0)
+			bail("out of memory");
+		da = test_slurp(pa, &na);
+		db = test_slurp(pb, &nb);
+		if (da == NULL || db == NULL || na != nb ||
+		    memcmp(da, db, na) != 0) {
+			size_t k = 0;
+
+			while (da && db && k < na && k < nb &&
+			       ((uint8_t *)da)[k] == ((uint8_t *)db)[k])
+				k++;
+			diag("%s differs: %zu against %zu bytes, first "
+			     "difference at byte %zu", la.names[i], na, nb, k);
+			same = 0;
+		}
+		free(da);
+		free(db);
+		free(pa);
+		free(pb);
+	}
+	free_listing(&la);
+	free_listing(&lb);
+	return same;
+}
+
+/* The whole array read back by the library's reader equals the input. */
+static int reads_back(const char *dir, const struct kcfg *c,
+		      const uint8_t *data, size_t n)
+{
+	shardpipe_reader *r;
+	shardpipe_array_info info;
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
+	uint8_t *got;
+	int same;
+
+	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK) {
+		diag("reader: %s", shardpipe_last_error_message());
+		return 0;
+	}
+	got = xmalloc(n);
+	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
+	       info.shape[0] == kcfg_rows(c) &&
+	       shardpipe_reader_read(r, start, info.shape, got) ==
+		       SHARDPIPE_OK;
+	if (!same)
+		diag("reader: %s", shardpipe_reader_message(r));
+	else if (memcmp(got, data, n) != 0) {
+		size_t k = 0;
+
+		while (got[k] == data[k])
+			k++;
+		diag("decoded byte %zu is 0x%02x, input 0x%02x", k, got[k],
+		     data[k]);
+		same = 0;
+	}
+	free(got);
+	shardpipe_reader_close(r);
+	return same;
+}
+
+int main(void)
+{
+	uint64_t seed = test_seed();
+	char *root = test_tmpdir("kernels-stores");
+
+#ifdef SP_TEST_OPENCL
+	for (int i = 0; i < shardpipe_backend_count(); i++) {
+		shardpipe_backend_info info;
+
+		shardpipe_backend_probe(i, &info);
+		if (strcmp(info.name, "opencl") != 0 || info.usable)
+			continue;
+		test_rmtree(root);
+		if (strncmp(info.detail, "no OpenCL platform", 18) == 0)
+			skip_all("%s", info.detail);
+		skip_all("no OpenCL platform (%s)", info.detail);
+	}
+#endif
+	plan_lazy();
+	for (size_t i = 0; i <= N_KCFGS; i++) {
+		const struct kcfg *c = i < N_KCFGS ? &kcfgs[i] : &big;
+		shardpipe_desc desc;
+		size_t n;
+		uint8_t *data;
+		uint64_t rng = seed + i;
+
+		kcfg_desc(c, &desc);
+		n = shardpipe_dtype_size(c->dtype) * kcfg_rows(c);
+		for (int d = 1; d < c->rank; d++)
+			n *= c->size[d];
+		data = xmalloc(n);
+		test_fill(data, n, (int)(i % 4), &rng);
+		for (int loc = 0; loc < 2; loc++) {
+			char *want, *got;
+			const char *where = loc ? "index at start" : "index at end";
+
+			if (asprintf(&want, "%s/cpu-%zu-%d", root, i, loc) < 0)
+				bail("out of memory");
+			if (!ok(write_store(want, c, loc, "cpu", data, n, rng) ==
+					SHARDPIPE_OK,
+				"cpu writes %s, %s", c->what, where)) {
+				free(want);
+				continue;
+			}
+			for (size_t v = 0; v < N_VARIANTS; v++) {
+				const struct variant *va = &variants[v];
+
+				if (va->local != NULL)
+					setenv("SHARDPIPE_KERNEL_LOCAL_SIZE",
+					       va->local, 1);
+				if (asprintf(&got, "%s/%s-%zu-%d-%zu", root,
+					     va->backend, i, loc, v) < 0)
+					bail("out of memory");
+				if (ok(write_store(got, c, loc, va->backend,
+						   data, n, rng) == SHARDPIPE_OK,
+				       "%s (local %s) writes %s, %s",
+				       va->backend, va->local ? va->local : "-",
+				       c->what, where)) {
+					ok(same_trees(got, want),
+					   "%s (local %s) store equals cpu's "
+					   "byte for byte: %s, %s",
+					   va->backend,
+					   va->local ? va->local : "-",
+					   c->what, where);
+					ok(reads_back(got, c, data, n),
+					   "%s (local %s) store reads back: "
+					   "%s, %s", va->backend,
+					   va->local ? va->local : "-",
+					   c->what, where);
+				}
+				unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+				free(got);
+			}
+			ok(reads_back(want, c, data, n),
+			   "cpu store reads back: %s, %s", c->what, where);
+			free(want);
+		}
+		free(data);
+	}
+	test_rmtree(root);
+	return done_testing();
+}
