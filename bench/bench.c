@@ -406,8 +406,13 @@ int cli_bench(int argc, char **argv)
 	r.output = output;
 	r.threads = r.desc.threads > 0 ? r.desc.threads
 				       : (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (frames == 0)
+	/* Micro is the realistic fill: never let a chunk see a frame twice
+	 * (a stack's 64-row chunks would otherwise compress as repeats). */
+	if (frames == 0) {
 		frames = bench_fill_frames((enum bench_fill)fill);
+		if (fill == FILL_MICRO && frames < r.desc.dims[0].chunk)
+			frames = r.desc.dims[0].chunk;
+	}
 
 	if (!json)
 		fprintf(stderr, "generating %llu distinct rows of fill %s...\n",
@@ -477,7 +482,7 @@ int cli_bench(int argc, char **argv)
 	if (bound) {
 		if (!json)
 			fprintf(stderr, "measuring the compress-only bound...\n");
-		if (bench_bound_run(&pat, &r.desc, r.threads, r.bytes_in,
+		if (bench_bound_run(&pat, &r.desc, rows, r.threads, r.bytes_in,
 				    512u << 20, &r.bound) != 0) {
 			bench_pattern_free(&pat);
 			return CLI_EXIT_FAIL;

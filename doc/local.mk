@@ -1,1 +1,5 @@
-# (filled in by its issue)
+# Man pages: man(7) sources kept in the repository and installed as they
+# are (no generator at build time).  t/man-render.sh checks that they render
+# without warnings, t/man-help.sh that shardpipe.1 follows every --help,
+# t/man-example.sh that the example of shardpipe.3 builds and runs.
+dist_man_MANS = doc/shardpipe.1 doc/shardpipe.3

@@ -49,8 +49,8 @@ static int try_load(struct entry *e, const char *dir)
 		 * directories are searched; one that is there but fails to
 		 * load (a missing libOpenCL.so.1) is reported with dlerror. */
 		if (access(path, F_OK) == 0)
-			snprintf(e->why, sizeof(e->why), "%.250s",
-				 msg ? msg : path);
+			snprintf(e->why, sizeof(e->why), "%.120s: %.130s",
+				 path, msg ? msg : "cannot be loaded");
 		return 0;
 	}
 	fn = (backend_plugin_fn)(uintptr_t)dlsym(h, SHARDPIPE_PLUGIN_ENTRY);
@@ -73,6 +73,11 @@ static int try_load(struct entry *e, const char *dir)
 	return 1;
 }
 
+/*
+ * SHARDPIPE_PLUGIN_PATH, when set, replaces the installed directory, so
+ * that a build tree's tests never load an installed copy; an empty entry
+ * ("dir:") stands for the installed directory.
+ */
 static void load_plugin(struct entry *e)
 {
 	const char *env = getenv("SHARDPIPE_PLUGIN_PATH");
@@ -80,23 +85,30 @@ static void load_plugin(struct entry *e)
 	if (e->tried)
 		return;
 	e->tried = 1;
-	if (env != NULL && *env != '\0') {
-		char *copy = strdup(env), *save = NULL;
+	if (env == NULL || *env == '\0') {
+		try_load(e, SHARDPIPE_PLUGIN_DIR);
+	} else {
+		const char *p = env;
 
-		for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL;
-		     dir != NULL; dir = strtok_r(NULL, ":", &save))
-			if (try_load(e, dir))
+		for (;;) {
+			size_t len = strcspn(p, ":");
+			char dir[4096];
+
+			if (len == 0)
+				snprintf(dir, sizeof(dir), "%s",
+					 SHARDPIPE_PLUGIN_DIR);
+			else
+				snprintf(dir, sizeof(dir), "%.*s", (int)len, p);
+			if (try_load(e, dir) || p[len] == '\0')
 				break;
-		free(copy);
-		if (e->ops != NULL)
-			return;
+			p += len + 1;
+		}
 	}
-	try_load(e, SHARDPIPE_PLUGIN_DIR);
 	if (e->ops == NULL && e->why[0] == '\0')
 		snprintf(e->why, sizeof(e->why),
-			 "plugin backend-%s.so not found (searched "
-			 "SHARDPIPE_PLUGIN_PATH and %.150s)",
-			 e->name, SHARDPIPE_PLUGIN_DIR);
+			 "plugin backend-%s.so not found in %.150s", e->name,
+			 env && *env ? "SHARDPIPE_PLUGIN_PATH"
+				     : SHARDPIPE_PLUGIN_DIR);
 }
 
 static int probe_entry(struct entry *e, shardpipe_backend_info *info)

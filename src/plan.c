@@ -13,6 +13,9 @@
 /* A batch is grown to about this many input bytes, so that small epochs
  * still give every thread several chunks and amortise per-batch costs. */
 #define BATCH_TARGET_BYTES (16u << 20)
+/* ... but not beyond this many chunks: a batch is always processed whole,
+ * so a stream that closes early pays for every slot of its last batch. */
+#define BATCH_MAX_CHUNKS 1024u
 
 /* perm and pos_slot are 32-bit: an epoch of more chunks than this would
  * need pools far beyond any device's memory anyway. */
@@ -141,8 +144,8 @@ static int compute_sizes(struct plan *p, struct sp_err *err)
 		p->K = BATCH_TARGET_BYTES / p->epoch_bytes;
 	if (p->chunk_count[0] != 0 && p->K > p->chunk_count[0])
 		p->K = p->chunk_count[0];
-	while (p->K > 1 && p->K * p->M > MAX_EPOCH_CHUNKS)
-		p->K /= 2;
+	if (p->K > 1 && p->K * p->M > BATCH_MAX_CHUNKS)
+		p->K = p->M >= BATCH_MAX_CHUNKS ? 1 : BATCH_MAX_CHUNKS / p->M;
 	MUL(p->epoch_bytes, p->K, &p->batch_bytes, "bytes per batch");
 	MUL(p->K * p->M, p->slot_capacity, &v, "compressed pool size");
 	SP_RETURN_IF(v > SIZE_MAX || p->batch_bytes > SIZE_MAX, err,

@@ -9,7 +9,7 @@ EXTRA_DIST += t/kernels-configs.h
 t_kernels_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
 t_kernels_stages_LDADD = $(TEST_LDADD)
 t_kernels_stages_LDFLAGS = $(TEST_LDFLAGS)
-t_kernels_stores_LDADD = $(TEST_LDADD) -lm
+t_kernels_stores_LDADD = $(TEST_LDADD)
 t_kernels_stores_LDFLAGS = $(TEST_LDFLAGS)
 
 if HAVE_OPENCL
@@ -25,7 +25,7 @@ t_opencl_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 t_opencl_stages_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)
 t_opencl_stages_LDFLAGS = $(TEST_LDFLAGS)
 # The stores test goes through the public API and the dlopen'ed plugin.
-t_opencl_stores_LDADD = $(TEST_LDADD) -lm
+t_opencl_stores_LDADD = $(TEST_LDADD)
 t_opencl_stores_LDFLAGS = $(TEST_LDFLAGS)
 endif
 EXTRA_DIST += t/kernels-stages.c t/kernels-stores.c

@@ -49,6 +49,13 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
+static int big_endian(void)
+{
+	const uint16_t one = 1;
+
+	return *(const uint8_t *)&one == 0;
+}
+
 static uint64_t cdiv(uint64_t a, uint64_t b)
 {
 	return (a + b - 1) / b;
@@ -73,10 +80,11 @@ static void expected_chunk(const struct config *c, const uint64_t *shape,
 			inside &= g < shape[d];
 			off = off * shape[d] + g;
 		}
-		if (inside)
-			memcpy(out + e * es, input + off * es, es);
-		else
-			memset(out + e * es, 0, es);
+		/* The store holds elements little-endian on every host. */
+		for (size_t b = 0; b < es; b++)
+			out[e * es + b] = !inside ? 0 :
+					  big_endian() ? input[off * es + es - 1 - b]
+						       : input[off * es + b];
 		for (int d = c->rank - 1; d >= 0; d--) {
 			if (++idx[d] < c->chunk[d])
 				break;

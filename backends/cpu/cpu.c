@@ -12,6 +12,26 @@
 
 #include "backend.h"
 
+/*
+ * Scatter geometry, simplified once at open.  Adjacent dims merge when the
+ * chunk spans the inner one whole (chunk == size: one chunk along it, no
+ * padding), so runs get as long as the layout allows; dim 0 spans the
+ * epoch, so a chunk that spans every other dim is one memcpy.  The chunk
+ * index over the view's dims equals the plan's, since every dim merged away
+ * has one chunk.
+ */
+struct view {
+	int rank;
+	uint64_t size[SHARDPIPE_MAX_RANK];   /* view dim 0: chunk[0] rows */
+	uint64_t chunk[SHARDPIPE_MAX_RANK];
+	uint64_t count[SHARDPIPE_MAX_RANK];  /* chunks along each dim */
+	uint64_t in_stride[SHARDPIPE_MAX_RANK];
+	/* A work item gathers A x G chunks: G along the last dim (1 or all
+	 * of them) and A along the second-last (1, or all when G is all). */
+	uint64_t A, G;
+	uint64_t items;      /* work items per epoch */
+};
+
 struct cpu_ctx {
 	const struct plan *plan;
 	uint64_t nchunks;       /* K * M */
@@ -23,7 +43,61 @@ struct cpu_ctx {
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
 	int failed_chunk;       /* first chunk a compressor failed on */
+	struct view view;
 };
+
+/*
+ * Work items.  Gathering chunk by chunk reads each input row in pieces of
+ * one chunk's run: when runs are short (the cube workload's 1-element
+ * channel dim) every cache line is fetched once per chunk, and even 128-byte
+ * runs touch a new page per line (the stack workload's 64^3 chunks).  So an
+ * item takes every chunk along the last dim, dealing each input row out in
+ * one pass, and, when those rows are short, every chunk along the
+ * second-last dim too, so that consecutive lines are consecutive in memory.
+ * Grouping stops where it would leave fewer than ITEMS_PER_THREAD items per
+ * thread in a batch.
+ */
+#define SHORT_RUN_BYTES 256
+#define SHORT_ROW_BYTES 2048
+#define ITEMS_PER_THREAD 4
+
+static void view_init(struct view *v, const struct plan *p)
+{
+	uint64_t s = 1, want = ITEMS_PER_THREAD * (uint64_t)p->threads;
+	int r = 0, last;
+
+	memset(v, 0, sizeof(*v));
+	v->size[0] = v->chunk[0] = p->chunk[0];
+	for (int d = 1; d < p->rank; d++) {
+		if (p->chunk[d] == p->size[d]) {
+			v->size[r] *= p->size[d];
+			v->chunk[r] *= p->chunk[d];
+		} else {
+			r++;
+			v->size[r] = p->size[d];
+			v->chunk[r] = p->chunk[d];
+		}
+	}
+	v->rank = r + 1;
+	for (int d = v->rank - 1; d >= 0; d--) {
+		v->count[d] = sp_ceil_div(v->size[d], v->chunk[d]);
+		v->in_stride[d] = s;
+		s *= v->size[d];
+	}
+	v->A = v->G = 1;
+	last = v->rank - 1;
+	if (v->rank > 1) {
+		uint64_t per_last = p->K * p->M / v->count[last];
+
+		if (v->chunk[last] * p->esize < SHORT_RUN_BYTES ||
+		    per_last >= want)
+			v->G = v->count[last];
+		if (v->G > 1 && v->size[last] * p->esize < SHORT_ROW_BYTES &&
+		    per_last / v->count[last - 1] >= want)
+			v->A = v->count[last - 1];
+	}
+	v->items = p->M / (v->A * v->G);
+}
 
 static int thread_id(void)
 {
@@ -82,6 +156,7 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 
 	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	c->plan = p;
+	view_init(&c->view, p);
 	c->nchunks = p->K * p->M;
 	c->chunks = malloc(c->nchunks * p->chunk_bytes);
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
@@ -125,43 +200,142 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/*
- * Gather chunk ci of the batch into its slot: contiguous runs of the
- * innermost dimension are copied whole, padding cells are zeroed.
- */
-static void gather_chunk(const struct plan *p, const uint8_t *batch,
-			 uint8_t *dst, uint64_t ci)
+/* Copy n elements of es bytes from src, `stride` elements apart, to dst. */
+static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
+				uint64_t stride, size_t es)
 {
-	uint64_t origin[SHARDPIPE_MAX_RANK], extent[SHARDPIPE_MAX_RANK];
-	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
-	uint64_t e = ci / p->M, i = ci % p->M;
-	const int last = p->rank - 1;
+	switch (es) {
+	case 1:
+		for (uint64_t j = 0; j < n; j++)
+			dst[j] = src[j * stride];
+		break;
+	case 2:
+		for (uint64_t j = 0; j < n; j++)
+			memcpy(dst + 2 * j, src + 2 * j * stride, 2);
+		break;
+	case 4:
+		for (uint64_t j = 0; j < n; j++)
+			memcpy(dst + 4 * j, src + 4 * j * stride, 4);
+		break;
+	default:
+		for (uint64_t j = 0; j < n; j++)
+			memcpy(dst + 8 * j, src + 8 * j * stride, 8);
+		break;
+	}
+}
+
+/*
+ * Deal n rows of NG interleaved elements out to NG chunks, row j's element
+ * g to chunk g's element j (a chunk extent of 1 along a dim of NG elements,
+ * like colour channels).  With NG a constant the compiler turns this into
+ * vector loads and shuffles instead of one strided load per element.
+ */
+#define DEAL_FN(name, T, NG)                                                  	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         			 uint64_t n)                                          	{                                                                     		const T *s = (const T *)(const void *)src;                    		T *d[NG];                                                     		for (int g = 0; g < NG; g++)                                  			d[g] = (T *)(void *)(dst + g * cb);                   		_Pragma("omp simd")                                           		for (uint64_t j = 0; j < n; j++)                              			for (int g = 0; g < NG; g++)                          				d[g][j] = s[j * NG + g];                      	}
+DEAL_FN(deal_2x2, uint16_t, 2)
+DEAL_FN(deal_2x3, uint16_t, 3)
+DEAL_FN(deal_2x4, uint16_t, 4)
+DEAL_FN(deal_1x3, uint8_t, 3)
+DEAL_FN(deal_1x4, uint8_t, 4)
+DEAL_FN(deal_4x3, uint32_t, 3)
+DEAL_FN(deal_4x4, uint32_t, 4)
+
+typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
+
+/* The specialised dealer for es-byte elements in rows of ng, or NULL. */
+static deal_fn deal_pick(size_t es, uint64_t ng)
+{
+	if (es == 2)
+		return ng == 2 ? deal_2x2 : ng == 3 ? deal_2x3 :
+		       ng == 4 ? deal_2x4 : NULL;
+	if (es == 1)
+		return ng == 3 ? deal_1x3 : ng == 4 ? deal_1x4 : NULL;
+	if (es == 4)
+		return ng == 3 ? deal_4x3 : ng == 4 ? deal_4x4 : NULL;
+	return NULL;
+}
+
+/*
+ * Gather work item `item` of an epoch into the pool.  Lines run over view
+ * dims 0..R-3 inside the chunks; each line of a chunk is a tile of
+ * chunk[R-2] x chunk[R-1] elements, read from consecutive input rows.
+ * Padding cells are zeroed.
+ */
+static void gather_item(const struct plan *p, const struct view *v,
+			const uint8_t *epoch, uint8_t *pool, uint64_t item)
+{
+	const int R = v->rank, last = R - 1, sec = R - 2;
 	const size_t es = p->esize;
-	const uint8_t *src = batch + e * p->epoch_bytes;
+	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
+	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t first = item * v->A * v->G, rest = first, lines = 1;
+	const uint64_t cl = v->chunk[last], C1 = v->chunk[sec];
+	const uint64_t row = v->in_stride[sec];
+	const size_t tile = (size_t)(C1 * cl) * es;
+	/* Rows that hold exactly the item's chunks, one element each. */
+	deal_fn deal = cl == 1 && v->G == row ? deal_pick(es, v->G) : NULL;
 
-	plan_chunk_box(p, i, origin, extent);
-	size_t run_bytes = (size_t)extent[last] * es;
-	size_t row_bytes = (size_t)p->chunk[last] * es;
-	uint64_t rows = p->chunk_elems / p->chunk[last];
+	for (int d = last; d >= 0; d--) {
+		uint64_t t = rest % v->count[d];
 
-	for (uint64_t r = 0; r < rows; r++) {
-		uint8_t *out = dst + r * row_bytes;
-		int inside = 1;
+		rest /= v->count[d];
+		origin[d] = t * v->chunk[d];
+		ext[d] = v->size[d] - origin[d];
+		if (ext[d] > v->chunk[d])
+			ext[d] = v->chunk[d];
+	}
+	for (int d = 0; d < sec; d++)
+		lines *= v->chunk[d];
+
+	for (uint64_t l = 0; l < lines; l++) {
 		uint64_t off = origin[last];
+		int inside = 1;
 
-		for (int d = 0; d < last; d++) {
-			inside &= n[d] < extent[d];
-			off += (origin[d] + n[d]) * p->in_stride[d];
+		for (int d = 0; d < sec; d++) {
+			inside &= n[d] < ext[d];
+			off += (origin[d] + n[d]) * v->in_stride[d];
 		}
-		if (inside) {
-			memcpy(out, src + off * es, run_bytes);
-			memset(out + run_bytes, 0, row_bytes - run_bytes);
-		} else {
-			memset(out, 0, row_bytes);
+		for (uint64_t a = 0; a < v->A; a++) {
+			uint64_t os = origin[sec] + a * C1;
+			uint64_t rows = v->size[sec] - os;
+			const uint8_t *src = epoch + (off + os * row) * es;
+			uint8_t *dst = pool + (first + a * v->count[last]) *
+						      p->chunk_bytes + l * tile;
+
+			if (rows > C1)
+				rows = C1;
+			if (!inside)
+				rows = 0;
+			if (deal != NULL)
+				deal(dst, (size_t)p->chunk_bytes, src, rows);
+			for (uint64_t g = 0; g < v->G && cl == 1 && !deal; g++)
+				/* One element per input row and chunk:
+				 * typed loads down the rows. */
+				copy_strided(dst + g * p->chunk_bytes,
+					     src + g * es, rows, row, es);
+			for (uint64_t j = 0; j < rows && cl > 1; j++) {
+				/* Each input row once, dealt out. */
+				const uint8_t *in = src + j * row * es;
+
+				for (uint64_t g = 0; g < v->G; g++) {
+					uint64_t gl = origin[last] + g * cl;
+					uint64_t e = v->size[last] - gl;
+					uint8_t *o = dst + g * p->chunk_bytes +
+						     j * cl * es;
+
+					if (e > cl)
+						e = cl;
+					memcpy(o, in + g * cl * es,
+					       (size_t)(e * es));
+					memset(o + e * es, 0,
+					       (size_t)((cl - e) * es));
+				}
+			}
+			for (uint64_t g = 0; g < v->G; g++)
+				memset(dst + g * p->chunk_bytes + rows * cl * es,
+				       0, (size_t)((C1 - rows) * cl) * es);
 		}
-		/* Next row: odometer over dims 0..last-1 of the chunk. */
-		for (int d = last - 1; d >= 0; d--) {
-			if (++n[d] < p->chunk[d])
+		for (int d = sec - 1; d >= 0; d--) {
+			if (++n[d] < v->chunk[d])
 				break;
 			n[d] = 0;
 		}
@@ -172,12 +346,23 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 	const struct plan *p = c->plan;
-	int64_t nc = (int64_t)c->nchunks;
+	const struct view *v = &c->view;
+	const uint8_t *in = batch;
+	int64_t n = (int64_t)(p->K * v->items);
 
+	(void)err;
+	if (v->rank == 1) {
+		/* Every dim merged: each epoch is one contiguous chunk. */
+		memcpy(c->chunks, batch, (size_t)(p->K * p->chunk_bytes));
+		return SHARDPIPE_OK;
+	}
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic)
-	for (int64_t ci = 0; ci < nc; ci++)
-		gather_chunk(p, batch, c->chunks + (uint64_t)ci * p->chunk_bytes,
-			     (uint64_t)ci);
+	for (int64_t k = 0; k < n; k++) {
+		uint64_t e = (uint64_t)k / v->items, it = (uint64_t)k % v->items;
+
+		gather_item(p, v, in + e * p->epoch_bytes,
+			    c->chunks + e * p->M * p->chunk_bytes, it);
+	}
 	return SHARDPIPE_OK;
 }
 

@@ -15,7 +15,8 @@ enum {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_FAIL = 1,     /* the operation failed (I/O, corrupt store) */
 	CLI_EXIT_USAGE = 2,    /* bad command line or array description */
-	CLI_EXIT_MISMATCH = 3  /* verify/conform found a difference */
+	CLI_EXIT_MISMATCH = 3, /* verify/conform found a difference */
+	CLI_EXIT_UNSUPPORTED = 4 /* a valid store uses a feature we lack */
 };
 
 /* Options that describe an array, shared by write, demo, bench, conform. */

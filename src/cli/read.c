@@ -26,7 +26,7 @@ static int read_slabs(shardpipe_reader *r, const char *what,
 	/* Keep a slab within 1 GiB when shards are very tall. */
 	while (slab > 1 && row_bytes && slab * row_bytes > (1ull << 30))
 		slab /= 2;
-	buf = malloc(row_bytes * slab ? row_bytes * slab : 1);
+	buf = malloc(row_bytes * slab != 0 ? row_bytes * slab : 1);
 	if (buf == NULL) {
 		cli_error("%s: out of memory for %llu rows", what,
 			  (unsigned long long)slab);
@@ -63,7 +63,8 @@ static int open_store(const char *what, const char *path,
 	if (rc != SHARDPIPE_OK) {
 		cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
 			  shardpipe_last_error_message());
-		return CLI_EXIT_FAIL;
+		return rc == SHARDPIPE_ERR_UNSUPPORTED ? CLI_EXIT_UNSUPPORTED
+						       : CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
 }
@@ -126,7 +127,8 @@ int cli_verify(int argc, char **argv)
 			       "and decodes every chunk;\nwith --against, "
 			       "compares the decoded array to a raw file.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
-			       "3 differs from RAW.\n");
+			       "3 differs from RAW,\n4 uses a codec or feature "
+			       "shardpipe does not support.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc) {
 			raw = argv[++i];
@@ -207,7 +209,7 @@ int cli_cat(int argc, char **argv)
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe cat STORE [-o FILE]\n\n"
 			       "Writes the decoded array as raw row-major bytes "
-			       "(little-endian elements)\nto stdout or FILE.\n");
+			       "(elements in the host's byte order)\nto stdout or FILE.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			outpath = argv[++i];

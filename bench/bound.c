@@ -1,0 +1,220 @@
+/*
+ * bound.c - the compress-only bound of `shardpipe bench --bound`: the same
+ * chunks the stream compresses, with the same codec, level and thread
+ * count, and nothing else (no staging, scatter, aggregation or writes).
+ * The pipeline's throughput over this figure is what the benchmark quotes,
+ * because a shared machine's absolute numbers drift from run to run while
+ * both figures drift together.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libdeflate.h>
+#include <zstd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bench.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Cut chunk (epoch e, chunk i of the epoch) from the repeated pattern,
+ * padding with zeros beyond the array. */
+static void cut_chunk(const struct bench_pattern *pat, const shardpipe_desc *desc,
+		      uint64_t rows, uint64_t e, uint64_t i, uint8_t *out)
+{
+	const int rank = desc->rank, last = rank - 1;
+	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
+	uint64_t stride[SHARDPIPE_MAX_RANK], n[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t lines = 1, s = 1;
+	const size_t es = pat->esize;
+	const uint64_t size0 = rows;
+
+	for (int d = rank - 1; d >= 1; d--) {
+		uint64_t cnt = (pat->size[d] + desc->dims[d].chunk - 1) /
+			       desc->dims[d].chunk;
+
+		origin[d] = (i % cnt) * desc->dims[d].chunk;
+		i /= cnt;
+		ext[d] = pat->size[d] - origin[d];
+		if (ext[d] > desc->dims[d].chunk)
+			ext[d] = desc->dims[d].chunk;
+		stride[d] = s;
+		s *= pat->size[d];
+	}
+	origin[0] = e * desc->dims[0].chunk;
+	ext[0] = desc->dims[0].chunk;
+	if (origin[0] + ext[0] > size0)
+		ext[0] = size0 > origin[0] ? size0 - origin[0] : 0;
+	for (int d = 0; d < last; d++)
+		lines *= desc->dims[d].chunk;
+
+	/* Rank >= 2 (bench refuses rank 1): lines run along the last dim. */
+	size_t run = (size_t)ext[last] * es;
+	size_t line_bytes = (size_t)desc->dims[last].chunk * es;
+	for (uint64_t l = 0; l < lines; l++) {
+		uint8_t *dst = out + l * line_bytes;
+		int inside = 1;
+		uint64_t off = origin[last];
+
+		for (int d = 0; d < last; d++)
+			inside &= n[d] < ext[d];
+		if (inside) {
+			uint64_t row = origin[0] + n[0];
+			const uint8_t *src = pat->data +
+					     (row % pat->frames) * pat->row_bytes;
+
+			for (int d = 1; d < last; d++)
+				off += (origin[d] + n[d]) * stride[d];
+			memcpy(dst, src + off * es, run);
+			memset(dst + run, 0, line_bytes - run);
+		} else {
+			memset(dst, 0, line_bytes);
+		}
+		for (int d = last - 1; d >= 0; d--) {
+			if (++n[d] < desc->dims[d].chunk)
+				break;
+			n[d] = 0;
+		}
+	}
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
+		    uint64_t rows, int threads, uint64_t work,
+		    uint64_t max_sample_bytes, struct bench_bound *out)
+{
+	uint64_t chunk_bytes = pat->esize, M = 1, chunk0 = desc->dims[0].chunk;
+	uint64_t period, nchunks, passes, packed = 0;
+	uint8_t *sample;
+	size_t *sizes;
+	int failed = 0;
+	double t0 = 0, t1 = 0;
+
+	for (int d = 0; d < desc->rank; d++) {
+		chunk_bytes *= desc->dims[d].chunk;
+		if (d > 0)
+			M *= (pat->size[d] + desc->dims[d].chunk - 1) /
+			     desc->dims[d].chunk;
+	}
+	/* The array repeats every lcm(frames, chunk0) rows, that is every
+	 * frames / gcd(frames, chunk0) epochs. */
+	period = pat->frames / gcd(pat->frames, chunk0) * M;
+	if (period > (rows + chunk0 - 1) / chunk0 * M)
+		period = (rows + chunk0 - 1) / chunk0 * M;
+	nchunks = max_sample_bytes / chunk_bytes;
+	if (nchunks < 1)
+		nchunks = 1;
+	if (nchunks > period)
+		nchunks = period;
+	sample = malloc(nchunks * chunk_bytes);
+	sizes = calloc(nchunks, sizeof(*sizes));
+	if (sample == NULL || sizes == NULL) {
+		free(sample);
+		free(sizes);
+		fprintf(stderr, "shardpipe: bench: out of memory for a bound "
+				"sample of %llu chunks\n",
+			(unsigned long long)nchunks);
+		return -1;
+	}
+	for (uint64_t c = 0; c < nchunks; c++)
+		cut_chunk(pat, desc, rows, c / M, c % M, sample + c * chunk_bytes);
+	passes = (work + nchunks * chunk_bytes - 1) / (nchunks * chunk_bytes);
+	if (passes < 1)
+		passes = 1;
+
+#pragma omp parallel num_threads(threads) reduction(|| : failed)
+	{
+		size_t cap = desc->codec == SHARDPIPE_CODEC_ZSTD ?
+				     ZSTD_compressBound(chunk_bytes) :
+				     chunk_bytes + chunk_bytes / 8 + 1024;
+		uint8_t *dst = malloc(cap);
+		ZSTD_CCtx *z = desc->codec == SHARDPIPE_CODEC_ZSTD ?
+				       ZSTD_createCCtx() : NULL;
+		struct libdeflate_compressor *g =
+			desc->codec == SHARDPIPE_CODEC_GZIP ?
+				libdeflate_alloc_compressor(desc->level) : NULL;
+		int64_t total = (int64_t)(passes * nchunks);
+
+		if (g != NULL)
+			cap = libdeflate_gzip_compress_bound(g, chunk_bytes);
+		if (g != NULL) {
+			free(dst);
+			dst = malloc(cap);
+		}
+		if (dst == NULL)
+			failed = 1;
+#pragma omp barrier
+#pragma omp single
+		t0 = now();
+#pragma omp for schedule(dynamic)
+		for (int64_t k = 0; k < total; k++) {
+			uint64_t c = (uint64_t)k % nchunks;
+			const uint8_t *src = sample + c * chunk_bytes;
+			size_t r = 0;
+
+			if (dst == NULL)
+				continue;
+			switch (desc->codec) {
+			case SHARDPIPE_CODEC_ZSTD:
+				r = ZSTD_compressCCtx(z, dst, cap, src,
+						      chunk_bytes, desc->level);
+				if (ZSTD_isError(r))
+					r = 0;
+				break;
+			case SHARDPIPE_CODEC_GZIP:
+				r = libdeflate_gzip_compress(g, src, chunk_bytes,
+							     dst, cap);
+				break;
+			default:
+				memcpy(dst, src, chunk_bytes);
+				r = chunk_bytes;
+				break;
+			}
+			if (r == 0)
+				failed = 1;
+			if ((uint64_t)k < nchunks)
+				sizes[c] = r;
+		}
+#pragma omp single
+		t1 = now();
+		ZSTD_freeCCtx(z);
+		if (g != NULL)
+			libdeflate_free_compressor(g);
+		free(dst);
+	}
+	for (uint64_t c = 0; c < nchunks; c++)
+		packed += sizes[c];
+	free(sample);
+	free(sizes);
+	if (failed) {
+		fprintf(stderr, "shardpipe: bench: the bound's compressor "
+				"failed\n");
+		return -1;
+	}
+	out->sample_bytes = nchunks * chunk_bytes;
+	out->sample_packed = packed;
+	out->bytes = passes * nchunks * chunk_bytes;
+	out->seconds = t1 - t0;
+	out->threads = threads;
+	return 0;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# abi-symbols.sh - libshardpipe.so exports the public API and nothing else:
+# every defined dynamic symbol starts with shardpipe_, and every function
+# declared SHARDPIPE_API in include/shardpipe.h is among them.
+. "${top_srcdir:-.}/t/lib.sh"
+mk_var() { sed -n "s/^$1 = //p" "${top_builddir:-.}/Makefile"; }
+lib="${top_builddir:-.}/.libs/libshardpipe.so"
+[ -f "$lib" ] || skip_all "no shared library built (.libs/libshardpipe.so)"
+# libtool's NM (a cross nm for a cross build), else nm.
+NM=$(mk_var NM)
+NM=${NM:-nm}
+$NM -D --defined-only "$lib" > /dev/null 2>&1 ||
+	skip_all "$NM cannot read the dynamic symbol table"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-abi-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+plan 4
+
+# "ADDRESS TYPE NAME"; symbol versions (NAME@@VER) are not expected.
+$NM -D --defined-only "$lib" | awk 'NF >= 3 { print $2, $3 }' |
+	sort -u > "$tmp/defined"
+awk '{ print $2 }' "$tmp/defined" | grep -v '^shardpipe_' > "$tmp/foreign"
+# Linkers may define these in every shared object.
+grep -v -x -e _init -e _fini -e __bss_start -e _edata -e _end \
+	"$tmp/foreign" > "$tmp/stray"
+if [ -s "$tmp/stray" ]; then
+	ok 1 "only shardpipe_* symbols are exported"
+	diag "exported without the shardpipe_ prefix:"
+	sed 's/^/#   /' "$tmp/stray"
+else
+	ok 0 "only shardpipe_* symbols are exported"
+fi
+
+# Exported objects (D, B, R) would tie the ABI to their layout.
+awk '$1 !~ /^[Ti]$/ && $2 ~ /^shardpipe_/' "$tmp/defined" > "$tmp/objects"
+if [ -s "$tmp/objects" ]; then
+	ok 1 "only functions are exported"
+	sed 's/^/#   /' "$tmp/objects"
+else
+	ok 0 "only functions are exported"
+fi
+
+# The header's SHARDPIPE_API functions: the name before the first '('.
+sed -n '/^SHARDPIPE_API/,/;/p' "${top_srcdir:-.}/include/shardpipe.h" |
+	tr '\n' ' ' | tr ';' '\n' |
+	sed -n 's/.*[ *]\(shardpipe_[a-z0-9_]*\)[ ]*(.*/\1/p' |
+	sort -u > "$tmp/declared"
+count=$(wc -l < "$tmp/declared")
+[ "$count" -ge 20 ]
+ok $? "the header declares the API ($count functions)"
+awk '{ print $2 }' "$tmp/defined" | sort -u > "$tmp/names"
+comm -23 "$tmp/declared" "$tmp/names" > "$tmp/missing"
+if [ -s "$tmp/missing" ]; then
+	ok 1 "every declared function is exported"
+	sed 's/^/#   missing: /' "$tmp/missing"
+else
+	ok 0 "every declared function is exported"
+fi
+done_testing

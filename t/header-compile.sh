@@ -1,0 +1,76 @@
+#!/bin/sh
+# header-compile.sh - the installed header compiles on its own, cleanly,
+# as C99, C11 and C++ (its extern "C" block), with every warning an error;
+# and a C++ program can call the library through it.
+. "${top_srcdir:-.}/t/lib.sh"
+mk_var() { sed -n "s/^$1 = //p" "${top_builddir:-.}/Makefile"; }
+CC=$(mk_var CC)
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+header="${top_srcdir:-.}/include/shardpipe.h"
+[ -f "$header" ] || skip_all "include/shardpipe.h not found"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-header-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+plan 8
+
+# A translation unit that includes only the header and uses each type.
+cat > "$tmp/use.c" <<'SRC'
+#include <shardpipe.h>
+int use_header(void);
+int use_header(void)
+{
+	shardpipe_desc d;
+	shardpipe_sink k = { 0, 0, 0 };
+	shardpipe_stats st;
+	shardpipe_array_info ai;
+	shardpipe_backend_info bi;
+
+	shardpipe_desc_init(&d);
+	(void)k; (void)st; (void)ai; (void)bi;
+	return d.rank + SHARDPIPE_MAX_RANK + SHARDPIPE_ERR_ABI +
+	       (int)sizeof(shardpipe_dim);
+}
+SRC
+cp "$tmp/use.c" "$tmp/use.cc"
+strict="-Wall -Wextra -pedantic -Werror -Wstrict-prototypes \
+-Wmissing-prototypes -Wshadow -Wundef"
+
+for std in c99 c11 c17; do
+	$CC -std=$std $strict -I"${top_srcdir:-.}/include" -c "$tmp/use.c" \
+		-o "$tmp/use-$std.o" 2> "$tmp/err"
+	st=$?
+	ok $st "the header compiles as $std with -Wall -Wextra -pedantic -Werror"
+	[ $st -eq 0 ] || sed 's/^/# /' "$tmp/err"
+done
+$CC -std=c99 -Wall -Wextra -pedantic -Werror -I"${top_srcdir:-.}/include" \
+	-DSHARDPIPE_BUILDING_LIBRARY -c "$tmp/use.c" -o "$tmp/use-lib.o" \
+	2> "$tmp/err"
+ok $? "and as the library sees it (SHARDPIPE_BUILDING_LIBRARY)"
+
+# Included twice: the guard holds.
+printf '#include <shardpipe.h>\n#include <shardpipe.h>\nint x_(void);\n' \
+	> "$tmp/twice.c"
+$CC -std=c99 $strict -I"${top_srcdir:-.}/include" -c "$tmp/twice.c" \
+	-o "$tmp/twice.o" 2> "$tmp/err"
+ok $? "including it twice is harmless"
+
+if command -v "$CXX" > /dev/null 2>&1; then
+	for std in c++11 c++17; do
+		$CXX -std=$std -Wall -Wextra -pedantic -Werror \
+			-I"${top_srcdir:-.}/include" -c "$tmp/use.cc" \
+			-o "$tmp/use-$std.o" 2> "$tmp/err"
+		st=$?
+		ok $st "the header compiles as $std with -Wall -Wextra -pedantic -Werror"
+		[ $st -eq 0 ] || sed 's/^/# /' "$tmp/err"
+	done
+	# C linkage: the mangled C++ name would not match the library's.
+	nm "$tmp/use-c++11.o" 2> /dev/null | grep -q ' U shardpipe_desc_init$'
+	ok $? "C++ sees the functions with C linkage (extern \"C\")"
+else
+	tap_n=$((tap_n + 3))
+	echo "ok 6 # SKIP no C++ compiler ($CXX)"
+	echo "ok 7 # SKIP no C++ compiler ($CXX)"
+	echo "ok 8 # SKIP no C++ compiler ($CXX)"
+fi
+done_testing
