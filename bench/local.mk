@@ -5,3 +5,10 @@ shardpipe_SOURCES += bench/bench.h bench/fill.c bench/bound.c
 shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS)
 shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS)
 shardpipe_LDFLAGS = $(OPENMP_CFLAGS)
+
+# The threaded pipeline: the same bytes for any thread count, span size and
+# flush pattern; flush/close semantics and failures through a sink.
+check_PROGRAMS += t/pipeline-threads
+TESTS += t/pipeline-threads
+t_pipeline_threads_LDADD = $(TEST_LDADD)
+t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)

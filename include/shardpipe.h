@@ -92,8 +92,34 @@ typedef enum shardpipe_codec {
 	SHARDPIPE_CODEC_NONE = 0,
 	SHARDPIPE_CODEC_ZSTD = 1, /* levels 1..22, as libzstd's */
 	SHARDPIPE_CODEC_GZIP = 2, /* levels 0..9, as zlib's (0 stores) */
+	/* Levels 0..9, Blosc's clevel (0 stores).  Each chunk is one blosc1
+	 * container (c-blosc 1.x format) with the internal compressor,
+	 * shuffle and block size of the description's blosc_ fields; the
+	 * shuffle works on elements of the dtype's size.  Needs c-blosc at
+	 * build time (SHARDPIPE_ERR_CODEC otherwise) and the cpu backend. */
+	SHARDPIPE_CODEC_BLOSC = 3,
 	SHARDPIPE_CODEC_COUNT_
 } shardpipe_codec;
+
+/* Blosc's internal compressor, Zarr's blosc "cname".  Which ones a build
+ * has depends on c-blosc's; one it lacks is refused at open with
+ * SHARDPIPE_ERR_CODEC. */
+typedef enum shardpipe_blosc_cname {
+	SHARDPIPE_BLOSC_ZSTD = 0,
+	SHARDPIPE_BLOSC_LZ4 = 1,
+	SHARDPIPE_BLOSC_LZ4HC = 2,
+	SHARDPIPE_BLOSC_BLOSCLZ = 3,
+	SHARDPIPE_BLOSC_ZLIB = 4,
+	SHARDPIPE_BLOSC_CNAME_COUNT_
+} shardpipe_blosc_cname;
+
+/* Blosc's filter before compression, Zarr's blosc "shuffle". */
+typedef enum shardpipe_blosc_shuffle {
+	SHARDPIPE_BLOSC_NOSHUFFLE = 0,
+	SHARDPIPE_BLOSC_SHUFFLE = 1,     /* byte k of every element together */
+	SHARDPIPE_BLOSC_BITSHUFFLE = 2,  /* bit k of every element together */
+	SHARDPIPE_BLOSC_SHUFFLE_COUNT_
+} shardpipe_blosc_shuffle;
 
 /* Where each shard keeps its chunk index. */
 typedef enum shardpipe_index_location {
@@ -135,13 +161,35 @@ typedef struct shardpipe_desc {
 	const char *backend;
 	int threads;              /* worker threads; 0 = every core */
 	int overwrite;            /* nonzero: replace a store already at path */
+	/* Read only with SHARDPIPE_CODEC_BLOSC.  A caller built before these
+	 * fields existed (a smaller struct_size) gets their defaults. */
+	shardpipe_blosc_cname blosc_cname;     /* default ZSTD */
+	shardpipe_blosc_shuffle blosc_shuffle; /* default SHUFFLE */
+	/* Bytes per blosc block, 0 (default) = c-blosc's automatic choice;
+	 * otherwise 128 .. 2^31 - 1, recorded in zarr.json as asked.  c-blosc
+	 * rounds it down to whole elements, caps it at the chunk, and raises
+	 * it to 64 KiB or more for the compressors it splits into byte
+	 * streams (all but zstd); each chunk's header holds the size used. */
+	uint32_t blosc_blocksize;
 } shardpipe_desc;
 
 /*
  * Fill *desc with defaults: rank 0 (the caller must set it), dtype uint8,
- * codec zstd level 1, index at end, backend "auto", all cores, no overwrite.
+ * codec zstd level 1, index at end, backend "auto", all cores, no overwrite;
+ * for blosc: compressor zstd, byte shuffle, automatic block size.
  */
 SHARDPIPE_API void shardpipe_desc_init(shardpipe_desc *desc);
+
+/*
+ * What shardpipe_desc_init() compiles to: fills only the first `size`
+ * bytes, so that a program built against an older, smaller description
+ * stays safe with a newer library.  Call it directly only from bindings
+ * that lay the struct out themselves (pass their struct's size).
+ */
+SHARDPIPE_API void shardpipe_desc_init_sized(shardpipe_desc *desc,
+					     size_t size);
+#define shardpipe_desc_init(desc) \
+	shardpipe_desc_init_sized((desc), sizeof(*(desc)))
 
 /*
  * A sink receives finished shards instead of the filesystem store.
@@ -155,7 +203,9 @@ SHARDPIPE_API void shardpipe_desc_init(shardpipe_desc *desc);
  * receives the current zarr.json text each time it changes.  The pointers
  * are valid only during the call.  A callback returns 0 on success; any
  * other value makes the stream fail with SHARDPIPE_ERR_SINK, and that error
- * is sticky.
+ * is sticky.  Callbacks run on the stream's writer thread (or on the
+ * caller's thread inside flush and close), one at a time, never two at
+ * once for one stream.
  */
 typedef struct shardpipe_sink {
 	void *user;
@@ -193,8 +243,10 @@ SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
  * Spans may have any size and alignment; the bytes are copied before the
  * call returns.  Appending beyond a bounded dim 0 writes what fits, then
  * returns SHARDPIPE_ERR_BEYOND_END (everything before stays valid and the
- * stream can still be closed).  Any other failure is sticky: every later
- * call returns the same code.
+ * stream can still be closed).  data == NULL with nbytes > 0 is refused
+ * with SHARDPIPE_ERR_INVALID_ARGUMENT and consumes nothing, without
+ * failing the stream.  Any other failure is sticky: every later call
+ * returns the same code.
  */
 SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
 					  const void *data, size_t nbytes);
@@ -272,7 +324,8 @@ SHARDPIPE_API int shardpipe_backend_probe(int i, shardpipe_backend_info *out);
 /*
  * Reading.  A reader opens any Zarr v3 array whose chunks use the codecs
  * shardpipe knows (bytes, optionally inside sharding_indexed, with zstd,
- * gzip or crc32c), treating every byte of the store as untrusted input.
+ * gzip, blosc (when built with c-blosc) or crc32c), treating every byte of
+ * the store as untrusted input.
  */
 typedef struct shardpipe_reader shardpipe_reader;
 

@@ -1,7 +1,67 @@
+#include "config.h"
 #include "codec.h"
 
 #include <libdeflate.h>
 #include <zstd.h>
+#ifdef HAVE_BLOSC
+#include <blosc.h>
+#endif
+
+/* The blosc1 header (c-blosc's README_CHUNK_FORMAT): version, versionlz,
+ * flags, typesize, then little-endian uint32 nbytes, blocksize, cbytes. */
+#define BLOSC_HEADER_BYTES 16
+#define BLOSC_FLAG_MEMCPYED 0x02
+
+static const char *const blosc_cnames[SHARDPIPE_BLOSC_CNAME_COUNT_] = {
+	"zstd", "lz4", "lz4hc", "blosclz", "zlib",
+};
+
+static const char *const blosc_shuffles[SHARDPIPE_BLOSC_SHUFFLE_COUNT_] = {
+	"noshuffle", "shuffle", "bitshuffle",
+};
+
+const char *codec_blosc_cname(shardpipe_blosc_cname c)
+{
+	return (unsigned)c < SHARDPIPE_BLOSC_CNAME_COUNT_ ? blosc_cnames[c]
+							   : NULL;
+}
+
+const char *codec_blosc_shuffle(shardpipe_blosc_shuffle s)
+{
+	return (unsigned)s < SHARDPIPE_BLOSC_SHUFFLE_COUNT_ ? blosc_shuffles[s]
+							     : NULL;
+}
+
+int codec_check_blosc(shardpipe_blosc_cname cname,
+		      shardpipe_blosc_shuffle shuffle, uint32_t blocksize,
+		      struct sp_err *err)
+{
+	SP_RETURN_IF(codec_blosc_cname(cname) == NULL, err, SHARDPIPE_ERR_CODEC,
+		     "unknown blosc compressor %d", (int)cname);
+	SP_RETURN_IF(codec_blosc_shuffle(shuffle) == NULL, err,
+		     SHARDPIPE_ERR_CODEC, "unknown blosc shuffle %d",
+		     (int)shuffle);
+	/* c-blosc silently raises a smaller forced block to 128 bytes; the
+	 * metadata would then record a size that was not used. */
+	SP_RETURN_IF(blocksize != 0 && (blocksize < 128 ||
+					blocksize > (uint32_t)INT32_MAX),
+		     err, SHARDPIPE_ERR_CODEC,
+		     "blosc block size %u is outside 128..%d (0 = automatic)",
+		     blocksize, INT32_MAX);
+#ifdef HAVE_BLOSC
+	SP_RETURN_IF(blosc_compname_to_compcode(blosc_cnames[cname]) < 0, err,
+		     SHARDPIPE_ERR_CODEC,
+		     "blosc compressor \"%s\" is not in this c-blosc %s "
+		     "(it has %s)", blosc_cnames[cname],
+		     BLOSC_VERSION_STRING, blosc_list_compressors());
+	return SHARDPIPE_OK;
+#else
+	return sp_err_set(err, SHARDPIPE_ERR_CODEC,
+			  "the blosc codec is unavailable: this libshardpipe "
+			  "was built without c-blosc (install libblosc-dev "
+			  "and run configure again)");
+#endif
+}
 
 int codec_check_level(shardpipe_codec c, int level, struct sp_err *err)
 {
@@ -19,6 +79,11 @@ int codec_check_level(shardpipe_codec c, int level, struct sp_err *err)
 		/* The Zarr gzip codec allows 0..9, zlib's range. */
 		SP_RETURN_IF(level < 0 || level > 9, err, SHARDPIPE_ERR_LEVEL,
 			     "gzip level %d is outside 0..9", level);
+		return SHARDPIPE_OK;
+	case SHARDPIPE_CODEC_BLOSC:
+		/* The Zarr blosc codec's clevel; 0 stores each block. */
+		SP_RETURN_IF(level < 0 || level > 9, err, SHARDPIPE_ERR_LEVEL,
+			     "blosc level %d is outside 0..9", level);
 		return SHARDPIPE_OK;
 	default:
 		return sp_err_set(err, SHARDPIPE_ERR_CODEC, "unknown codec %d",
@@ -40,9 +105,77 @@ uint64_t codec_bound(shardpipe_codec c, uint64_t n)
 		 * expand; 18 bytes of gzip header and trailer, and slack for
 		 * the last partial byte and encoder padding. */
 		return n + 5 * (n / 4096 + 1) + 18 + 16;
+	case SHARDPIPE_CODEC_BLOSC:
+		/* c-blosc falls back to a stored copy of the whole chunk
+		 * behind the header when compression would not pay, and
+		 * never writes more than BLOSC_MAX_OVERHEAD beyond n. */
+		return n + BLOSC_HEADER_BYTES;
 	default:
 		return n;
 	}
+}
+
+/*
+ * A blosc1 container from an untrusted store.  c-blosc 1.x's decoder takes
+ * no source length: it believes the header's cbytes.  So the header is
+ * checked against what the store holds before c-blosc sees a byte: cbytes
+ * must be the chunk's stored size, nbytes its decoded size, and the block
+ * offsets (or the stored copy) must fit inside cbytes.
+ */
+static int decode_blosc(const uint8_t *src, size_t n, void *dst, size_t cap,
+			struct sp_err *err)
+{
+	uint32_t nbytes, blocksize, cbytes;
+	uint64_t nblocks;
+
+	SP_RETURN_IF(n < BLOSC_HEADER_BYTES, err, SHARDPIPE_ERR_CORRUPT,
+		     "blosc chunk of %zu bytes is shorter than its %d-byte "
+		     "header", n, BLOSC_HEADER_BYTES);
+	nbytes = sp_get_le32(src + 4);
+	blocksize = sp_get_le32(src + 8);
+	cbytes = sp_get_le32(src + 12);
+	SP_RETURN_IF(nbytes != cap, err, SHARDPIPE_ERR_CORRUPT,
+		     "blosc chunk decodes to %u bytes, expected %zu", nbytes,
+		     cap);
+	SP_RETURN_IF(cbytes != n, err, SHARDPIPE_ERR_CORRUPT,
+		     "blosc header says %u bytes, the chunk holds %zu", cbytes,
+		     n);
+	SP_RETURN_IF(cap > CODEC_BLOSC_MAX_BYTES, err, SHARDPIPE_ERR_CORRUPT,
+		     "blosc chunk of %zu bytes exceeds the format's limit", cap);
+	if (src[2] & BLOSC_FLAG_MEMCPYED) {
+		SP_RETURN_IF((uint64_t)cbytes != (uint64_t)nbytes +
+						 BLOSC_HEADER_BYTES,
+			     err, SHARDPIPE_ERR_CORRUPT,
+			     "stored blosc chunk holds %u bytes, expected %llu",
+			     cbytes,
+			     (unsigned long long)nbytes + BLOSC_HEADER_BYTES);
+	} else if (nbytes > 0) {
+		SP_RETURN_IF(blocksize == 0, err, SHARDPIPE_ERR_CORRUPT,
+			     "blosc chunk has a block size of 0");
+		nblocks = nbytes / blocksize + (nbytes % blocksize != 0);
+		SP_RETURN_IF(BLOSC_HEADER_BYTES + 4 * nblocks > cbytes, err,
+			     SHARDPIPE_ERR_CORRUPT,
+			     "blosc chunk of %u bytes cannot hold the starts of "
+			     "its %llu blocks", cbytes,
+			     (unsigned long long)nblocks);
+	}
+#ifdef HAVE_BLOSC
+	{
+		int r = blosc_decompress_ctx(src, dst, cap, 1);
+
+		SP_RETURN_IF(r < 0 || (size_t)r != cap, err,
+			     SHARDPIPE_ERR_CORRUPT,
+			     "blosc chunk (format version %u, flags 0x%02x) does "
+			     "not decode: c-blosc returned %d", src[0], src[2],
+			     r);
+		return SHARDPIPE_OK;
+	}
+#else
+	(void)dst;
+	return sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+			  "blosc chunks cannot be decoded: this libshardpipe "
+			  "was built without c-blosc");
+#endif
 }
 
 int codec_decode(shardpipe_codec c, const void *src, size_t n, void *dst,
@@ -88,6 +221,8 @@ int codec_decode(shardpipe_codec c, const void *src, size_t n, void *dst,
 			     n - in_used);
 		return SHARDPIPE_OK;
 	}
+	case SHARDPIPE_CODEC_BLOSC:
+		return decode_blosc(src, n, dst, cap, err);
 	default:
 		return sp_err_set(err, SHARDPIPE_ERR_CODEC, "unknown codec %d",
 				  (int)c);

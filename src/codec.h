@@ -1,7 +1,7 @@
 /*
  * codec.h - what the host layer knows of each chunk codec: its Zarr name,
- * its level range, its worst-case output size, and decoding for readers.
- * Encoding belongs to the backends.
+ * its level range and settings, its worst-case output size, and decoding
+ * for readers.  Encoding belongs to the backends.
  */
 #ifndef SHARDPIPE_CODEC_H
 #define SHARDPIPE_CODEC_H
@@ -17,6 +17,25 @@ SP_INTERNAL int codec_check_level(shardpipe_codec c, int level,
 
 /* Worst-case encoded size of n bytes (the slot capacity). */
 SP_INTERNAL uint64_t codec_bound(shardpipe_codec c, uint64_t n);
+
+/*
+ * Blosc settings: SHARDPIPE_OK when cname, shuffle and blocksize are valid
+ * and this build's c-blosc can encode with cname; otherwise
+ * SHARDPIPE_ERR_CODEC with a message that names the value (or says that
+ * the library was built without c-blosc).
+ */
+SP_INTERNAL int codec_check_blosc(shardpipe_blosc_cname cname,
+				  shardpipe_blosc_shuffle shuffle,
+				  uint32_t blocksize, struct sp_err *err);
+
+/* Zarr's and c-blosc's names: "zstd", "lz4", ...; "noshuffle", "shuffle",
+ * "bitshuffle".  NULL for a value out of range. */
+SP_INTERNAL const char *codec_blosc_cname(shardpipe_blosc_cname c);
+SP_INTERNAL const char *codec_blosc_shuffle(shardpipe_blosc_shuffle s);
+
+/* Largest chunk a blosc1 container holds (c-blosc's BLOSC_MAX_BUFFERSIZE:
+ * its sizes are signed 32-bit, less the 16-byte header). */
+#define CODEC_BLOSC_MAX_BYTES ((uint64_t)INT32_MAX - 16)
 
 /*
  * Decode one encoded chunk of n bytes into dst, which must receive exactly

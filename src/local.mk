@@ -5,8 +5,8 @@ noinst_LTLIBRARIES += libshardpipe_core.la
 libshardpipe_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DSHARDPIPE_BUILDING_LIBRARY \
 	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"'
 libshardpipe_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(OPENMP_CFLAGS) \
-	$(ZSTD_CFLAGS) $(DEFLATE_CFLAGS)
-libshardpipe_core_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) -lm
+	$(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
+libshardpipe_core_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS) -lm
 libshardpipe_core_la_SOURCES = \
 	src/common.h \
 	src/plan.c src/plan.h \

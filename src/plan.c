@@ -47,6 +47,23 @@ static int check_name(const char *name, int d, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* The blosc fields, or their defaults when the caller's struct predates
+ * them (struct_size too small to hold them). */
+static void blosc_settings(const shardpipe_desc *desc,
+			   shardpipe_blosc_cname *cname,
+			   shardpipe_blosc_shuffle *shuffle, uint32_t *blocksize)
+{
+	*cname = SHARDPIPE_BLOSC_ZSTD;
+	*shuffle = SHARDPIPE_BLOSC_SHUFFLE;
+	*blocksize = 0;
+	if (desc->struct_size < offsetof(shardpipe_desc, blosc_blocksize) +
+				sizeof(desc->blosc_blocksize))
+		return;
+	*cname = desc->blosc_cname;
+	*shuffle = desc->blosc_shuffle;
+	*blocksize = desc->blosc_blocksize;
+}
+
 static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 {
 	char label[96];
@@ -78,6 +95,14 @@ static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 	SP_RETURN_IF((unsigned)desc->codec >= SHARDPIPE_CODEC_COUNT_, err,
 		     SHARDPIPE_ERR_CODEC, "unknown codec %d", (int)desc->codec);
 	SP_FORWARD(codec_check_level(desc->codec, desc->level, err));
+	if (desc->codec == SHARDPIPE_CODEC_BLOSC) {
+		shardpipe_blosc_cname cname;
+		shardpipe_blosc_shuffle shuffle;
+		uint32_t blocksize;
+
+		blosc_settings(desc, &cname, &shuffle, &blocksize);
+		SP_FORWARD(codec_check_blosc(cname, shuffle, blocksize, err));
+	}
 	SP_RETURN_IF(desc->index_location != SHARDPIPE_INDEX_END &&
 		     desc->index_location != SHARDPIPE_INDEX_START,
 		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
@@ -133,6 +158,13 @@ static int compute_sizes(struct plan *p, struct sp_err *err)
 		     SHARDPIPE_ERR_OVERFLOW, "shard index size overflows");
 	p->index_bytes = 16 * p->chunks_per_shard + 4;
 
+	SP_RETURN_IF(p->codec == SHARDPIPE_CODEC_BLOSC &&
+		     p->chunk_bytes > CODEC_BLOSC_MAX_BYTES, err,
+		     SHARDPIPE_ERR_OVERFLOW,
+		     "a chunk of %llu bytes exceeds the blosc format's "
+		     "limit of %llu",
+		     (unsigned long long)p->chunk_bytes,
+		     (unsigned long long)CODEC_BLOSC_MAX_BYTES);
 	p->slot_capacity = codec_bound(p->codec, p->chunk_bytes);
 	SP_RETURN_IF(p->slot_capacity < p->chunk_bytes, err,
 		     SHARDPIPE_ERR_OVERFLOW, "chunk bound overflows");
@@ -247,6 +279,9 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 	p->codec = desc->codec;
 	p->level = desc->codec == SHARDPIPE_CODEC_NONE ? 0 : desc->level;
 	p->index_location = desc->index_location;
+	if (desc->codec == SHARDPIPE_CODEC_BLOSC)
+		blosc_settings(desc, &p->blosc_cname, &p->blosc_shuffle,
+			       &p->blosc_blocksize);
 	p->threads = resolve_threads(desc->threads);
 	p->esize = (unsigned)shardpipe_dtype_size(desc->dtype);
 	for (int d = 0; d < p->rank; d++) {

@@ -73,6 +73,14 @@ struct plan {
 	uint32_t *perm;
 	uint32_t *pos_slot;
 	uint64_t *shard_first;
+
+	/* Codec blosc only (zero otherwise): the compressor, the shuffle
+	 * (over elements of esize bytes) and the forced block size in bytes
+	 * (0 = c-blosc's choice).  Appended last, so a plugin built before
+	 * them reads every field above unchanged. */
+	shardpipe_blosc_cname blosc_cname;
+	shardpipe_blosc_shuffle blosc_shuffle;
+	uint32_t blosc_blocksize;
 };
 
 /*

@@ -11,11 +11,13 @@
  *
  * Supported: chunk grid "regular"; chunk keys "default" or "v2" with
  * either separator; codecs "bytes" (little or big endian) followed by any
- * of "zstd", "gzip" (at most one of them) and "crc32c", either as the
+ * of "zstd", "gzip", "blosc" (at most one of them; blosc when built with
+ * c-blosc) and "crc32c", either as the
  * array's codecs or inside one level of "sharding_indexed" whose index
  * codecs are "bytes" and an optional "crc32c".
  */
 #define _GNU_SOURCE
+#include "config.h"
 #include "common.h"
 #include "codec.h"
 #include "crc32c.h"
@@ -28,6 +30,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef HAVE_BLOSC
+#include <blosc.h>
+#endif
 
 /* A zarr.json is a few KiB; the cap only stops a hostile one. */
 #define META_MAX_BYTES (16u << 20)
@@ -47,7 +52,7 @@
 #define EMPTY_ENTRY UINT64_MAX
 #define MAX_B2B 8
 
-enum b2b_kind { B2B_ZSTD, B2B_GZIP, B2B_CRC32C };
+enum b2b_kind { B2B_ZSTD, B2B_GZIP, B2B_BLOSC, B2B_CRC32C };
 
 /* What one chunk's bytes went through after `bytes`, in encoding order. */
 struct chain {
@@ -243,6 +248,77 @@ static int parse_bytes_codec(struct shardpipe_reader *r,
 }
 
 /*
+ * "blosc" (blosc codec spec v1.0): cname, clevel and shuffle are required,
+ * typesize too unless the shuffle is "noshuffle"; blocksize may be left
+ * out.  Decoding needs none of them (the blosc1 header of each chunk says
+ * it all), but a configuration the spec forbids is a malformed store, and
+ * a compressor this c-blosc lacks is better refused here than as one
+ * corrupt chunk after another.
+ */
+static int parse_blosc_conf(struct shardpipe_reader *r,
+			    const struct json_value *conf, const char *where)
+{
+	static const char *const cnames[] = {
+		"lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib",
+	};
+	const struct json_value *cn, *lv, *sh, *ts, *bs;
+	int known = 0, noshuffle;
+
+	if (conf == NULL)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" in %s has no configuration",
+				 r->path, where);
+	cn = json_get(conf, "cname");
+	lv = json_get(conf, "clevel");
+	sh = json_get(conf, "shuffle");
+	ts = json_get(conf, "typesize");
+	bs = json_get(conf, "blocksize");
+	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++)
+		known |= json_is_str(cn, cnames[i]);
+	if (!known)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" cname in %s is missing or not one "
+				 "of lz4, lz4hc, blosclz, zstd, snappy, zlib",
+				 r->path, where);
+	if (lv == NULL || lv->type != JSON_NUMBER ||
+	    !(lv->num_flags & JSON_INT_I64) || lv->i < 0 || lv->i > 9)
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" clevel in %s is missing or not an "
+				 "integer in 0..9", r->path, where);
+	noshuffle = json_is_str(sh, "noshuffle");
+	if (!noshuffle && !json_is_str(sh, "shuffle") &&
+	    !json_is_str(sh, "bitshuffle"))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" shuffle in %s is missing or not "
+				 "\"noshuffle\", \"shuffle\" or \"bitshuffle\"",
+				 r->path, where);
+	if ((ts != NULL || !noshuffle) &&
+	    (ts == NULL || ts->type != JSON_NUMBER ||
+	     !(ts->num_flags & JSON_INT_U64) || ts->u == 0))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" typesize in %s is missing or not a "
+				 "positive integer", r->path, where);
+	if (bs != NULL && (bs->type != JSON_NUMBER ||
+			   !(bs->num_flags & JSON_INT_U64)))
+		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
+				 "\"blosc\" blocksize in %s is not an integer "
+				 ">= 0", r->path, where);
+#ifdef HAVE_BLOSC
+	if (blosc_compname_to_compcode(cn->str) < 0)
+		return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+				 "codec \"blosc\" in %s uses compressor \"%s\", "
+				 "which this c-blosc lacks (it has %s)", r->path,
+				 where, cn->str, blosc_list_compressors());
+	return SHARDPIPE_OK;
+#else
+	return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
+			 "codec \"blosc\" in %s is not supported: this "
+			 "libshardpipe was built without c-blosc", r->path,
+			 where);
+#endif
+}
+
+/*
  * The bytes-to-bytes codecs after "bytes", entries first..end of `list`.
  * Only one compressor is allowed: a second one would need the size of an
  * intermediate encoding, which nothing records.
@@ -267,6 +343,9 @@ static int parse_b2b(struct shardpipe_reader *r, const struct json_value *c,
 			k = B2B_ZSTD;
 		} else if (strcmp(name, "gzip") == 0) {
 			k = B2B_GZIP;
+		} else if (strcmp(name, "blosc") == 0) {
+			k = B2B_BLOSC;
+			SP_FORWARD(parse_blosc_conf(r, conf, where));
 		} else if (strcmp(name, "bytes") == 0 ||
 			   strcmp(name, "sharding_indexed") == 0 ||
 			   strcmp(name, "transpose") == 0) {
@@ -284,7 +363,7 @@ static int parse_b2b(struct shardpipe_reader *r, const struct json_value *c,
 				     SHARDPIPE_ERR_UNSUPPORTED,
 				     "%s/zarr.json: two compressors in %s",
 				     r->path, where);
-			lv = json_get(conf, "level");
+			lv = k == B2B_BLOSC ? NULL : json_get(conf, "level");
 			if (lv != NULL && (lv->type != JSON_NUMBER ||
 					   !(lv->num_flags & JSON_INT_I64)))
 				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
@@ -292,7 +371,8 @@ static int parse_b2b(struct shardpipe_reader *r, const struct json_value *c,
 						 "integer", r->path, name,
 						 where);
 			ch->comp = k == B2B_ZSTD ? SHARDPIPE_CODEC_ZSTD
-						 : SHARDPIPE_CODEC_GZIP;
+				 : k == B2B_GZIP ? SHARDPIPE_CODEC_GZIP
+						 : SHARDPIPE_CODEC_BLOSC;
 			ch->comp_out = size;
 			size = codec_bound(ch->comp, size) + CODEC_SLACK;
 		} else {
@@ -322,7 +402,7 @@ static int refuse_a2b(struct shardpipe_reader *r, const char *name,
 				 "nested sharding in %s is not supported",
 				 r->path, where);
 	if (strcmp(name, "zstd") == 0 || strcmp(name, "gzip") == 0 ||
-	    strcmp(name, "crc32c") == 0)
+	    strcmp(name, "blosc") == 0 || strcmp(name, "crc32c") == 0)
 		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 				 "%s does not start with an array-to-bytes "
 				 "codec (found \"%s\")", r->path, where, name);
@@ -407,7 +487,8 @@ static int parse_sharding(struct shardpipe_reader *r,
 		if (strcmp(name, "crc32c") == 0 && !r->index_crc) {
 			r->index_crc = 1;
 		} else if (strcmp(name, "zstd") == 0 ||
-			   strcmp(name, "gzip") == 0) {
+			   strcmp(name, "gzip") == 0 ||
+			   strcmp(name, "blosc") == 0) {
 			/* Sharding spec: index codecs must have a fixed
 			 * encoded size. */
 			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,

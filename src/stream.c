@@ -3,6 +3,7 @@
  * the calls to the backend's stages, shard emission and zarr.json updates.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -12,21 +13,84 @@
 #include "store_fs.h"
 #include "zarr_meta.h"
 
+/*
+ * Threads (DESIGN.md "Host layer").  The caller's thread stages appended
+ * bytes into one of NSTAGE batch buffers and queues each full batch.  The
+ * pipeline thread runs the backend's stages on each batch in turn and adds
+ * its epochs to the shard set being filled; a finished shard epoch goes to
+ * the writer thread, which serializes and stores its shards and then
+ * zarr.json.  A staging buffer is free again once scattered, a shard set
+ * once written: NSTAGE buffers and NSETS sets bound the memory, and waiting
+ * for one is the back-pressure that append feels.
+ *
+ * One mutex guards the hand-over state below and the stats; one condition
+ * variable is broadcast on every change (a few times per batch), and each
+ * waiter rechecks its own predicate.  A failure on either thread is kept in
+ * async_rc/async_err; the thread then drains its queue without working, so
+ * nobody waits forever, and the caller reports it on its next call.
+ */
+/* One staging buffer keeps the backend fed: it is free again once its
+ * batch is scattered, and the caller refills it while that batch
+ * compresses.  A second would only absorb a caller's jitter, at the cost
+ * of a batch of memory (512 MiB for the stack workload). */
+#define NSTAGE 1
+#define NSETS 2
+#define QCAP (NSTAGE + 1)
+
+struct batch_job {
+	const uint8_t *data;     /* a staging buffer or the caller's span */
+	int buf;                 /* staging index, -1 for the caller's span */
+	uint64_t epochs;         /* complete epochs (the rest is fill) */
+	uint64_t rows_in;        /* rows appended when it was queued */
+};
+
+struct set_job {
+	int set;
+	uint64_t shard_epoch;
+	uint64_t rows;           /* rows zarr.json may advertise after it */
+};
+
 struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
 	void *bctx;
-	struct shard_set shards;
 	struct store_fs *fs;     /* NULL when writing to a sink */
 	shardpipe_sink sink;
 
-	uint8_t *staging;        /* plan.batch_bytes */
+	/* Caller's thread. */
+	uint8_t *staging[NSTAGE]; /* plan.batch_bytes each */
+	int cur;                 /* staging buffer being filled, or -1 */
 	size_t staged;           /* bytes of the current batch received */
-	uint64_t epochs_done;    /* epochs through the backend */
-	uint64_t shard_epochs;   /* shard epochs emitted */
-
 	int sticky;              /* first failure, returned ever after */
 	struct sp_err err;
+
+	/* Pipeline thread. */
+	struct shard_set sets[NSETS];
+	int fill_set;            /* set receiving epochs */
+	uint64_t epochs_done;    /* epochs through the backend */
+	uint64_t shard_epochs;   /* shard epochs handed to the writer */
+	struct sp_err perr;
+
+	/* Writer thread. */
+	struct sp_err werr;
+
+	/* Shared, under mu. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t pipe_thread, writer_thread;
+	int threads_started;
+	int stage_free[NSTAGE];
+	struct batch_job q[QCAP];
+	unsigned q_head, q_len;
+	uint64_t queued, scattered, processed; /* batch counters */
+	int set_free[NSETS];
+	struct set_job wq[NSETS];
+	unsigned wq_head, wq_len;
+	uint64_t sets_queued, sets_written;
+	int stop;                /* no more batches will come */
+	int pipe_done;           /* the pipeline has handed over its last set */
+	int async_rc;
+	struct sp_err async_err;
 	shardpipe_stats stats;
 };
 
@@ -50,17 +114,29 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void shardpipe_desc_init(shardpipe_desc *desc)
+void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 {
+	shardpipe_desc d;
+
 	if (desc == NULL)
 		return;
-	memset(desc, 0, sizeof(*desc));
-	desc->struct_size = sizeof(*desc);
-	desc->dtype = SHARDPIPE_DTYPE_UINT8;
-	desc->codec = SHARDPIPE_CODEC_ZSTD;
-	desc->level = 1;
-	desc->index_location = SHARDPIPE_INDEX_END;
-	desc->backend = "auto";
+	memset(&d, 0, sizeof(d));
+	d.dtype = SHARDPIPE_DTYPE_UINT8;
+	d.codec = SHARDPIPE_CODEC_ZSTD;
+	d.level = 1;
+	d.index_location = SHARDPIPE_INDEX_END;
+	d.backend = "auto";
+	d.blosc_cname = SHARDPIPE_BLOSC_ZSTD;
+	d.blosc_shuffle = SHARDPIPE_BLOSC_SHUFFLE;
+	/* A caller built against an older header owns fewer bytes. */
+	d.struct_size = size < sizeof(d) ? size : sizeof(d);
+	memcpy(desc, &d, d.struct_size);
+}
+
+/* The symbol behind the macro, for callers that bind it by name. */
+void (shardpipe_desc_init)(shardpipe_desc *desc)
+{
+	shardpipe_desc_init_sized(desc, sizeof(*desc));
 }
 
 /* Rows of dim 0 that the data appended so far reaches into. */
@@ -69,18 +145,21 @@ static uint64_t rows_appended(const struct shardpipe_stream *s)
 	return sp_ceil_div(s->stats.bytes_in, s->plan.row_bytes);
 }
 
-static int publish_meta(struct shardpipe_stream *s, uint64_t rows)
+/* Called by the writer thread, or by the caller's while the writer is idle
+ * or gone: never by both at once. */
+static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
+			struct sp_err *err)
 {
 	char *json;
 	size_t len;
 	int rc;
 
-	SP_FORWARD(zarr_meta_render(&s->plan, rows, &json, &len, &s->err));
+	SP_FORWARD(zarr_meta_render(&s->plan, rows, &json, &len, err));
 	if (s->fs != NULL)
-		rc = store_fs_write_meta(s->fs, json, len, &s->err);
+		rc = store_fs_write_meta(s->fs, json, len, err);
 	else if (s->sink.metadata != NULL &&
 		 s->sink.metadata(s->sink.user, json, len) != 0)
-		rc = sp_err_set(&s->err, SHARDPIPE_ERR_SINK,
+		rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
 				"the sink refused zarr.json");
 	else
 		rc = SHARDPIPE_OK;
@@ -88,16 +167,18 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows)
 	return rc;
 }
 
-/* Write the shards of the current shard epoch and advertise their rows. */
-static int emit_shards(struct shardpipe_stream *s)
+/* Write the shards of shard epoch `se` held by `set`, then advertise rows
+ * in zarr.json: the shards are all written before the rows are. */
+static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
+		       uint64_t se, uint64_t rows, struct sp_err *err)
 {
 	const struct plan *p = &s->plan;
-	uint64_t coords[SHARDPIPE_MAX_RANK], rows;
+	uint64_t coords[SHARDPIPE_MAX_RANK];
 	double t0 = now();
 
 	for (uint64_t k = 0; k < p->S; k++) {
-		const struct shard_buf *b = &s->shards.shards[k];
-		const uint8_t *idx = shard_set_index(&s->shards, k);
+		const struct shard_buf *b = &set->shards[k];
+		const uint8_t *idx = shard_set_index(set, k);
 		const void *first = b->data, *second = idx;
 		size_t first_len = b->len, second_len = p->index_bytes;
 		int rc = SHARDPIPE_OK;
@@ -108,11 +189,11 @@ static int emit_shards(struct shardpipe_stream *s)
 			second = b->data;
 			second_len = b->len;
 		}
-		plan_shard_coords(p, s->shard_epochs, k, coords);
+		plan_shard_coords(p, se, k, coords);
 		if (s->fs != NULL) {
 			rc = store_fs_write_shard(s->fs, coords, p->rank, first,
 						  first_len, second, second_len,
-						  &s->err);
+						  err);
 		} else if (s->sink.shard(s->sink.user, coords, p->rank,
 					 b->data, b->len, idx,
 					 p->index_bytes) != 0) {
@@ -123,57 +204,211 @@ static int emit_shards(struct shardpipe_stream *s)
 				n += (size_t)snprintf(key + n, sizeof(key) - n,
 						      "/%llu",
 						      (unsigned long long)coords[d]);
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_SINK,
+			rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
 					"the sink refused shard c%s", key);
 		}
 		SP_FORWARD(rc);
+		pthread_mutex_lock(&s->mu);
 		s->stats.shards_written++;
 		s->stats.bytes_out += b->len + p->index_bytes;
+		pthread_mutex_unlock(&s->mu);
 	}
-	s->stats.chunks_written += s->shards.epochs * p->M;
-	s->shard_epochs++;
-	shard_set_reset(&s->shards);
-
-	rows = s->shard_epochs * p->cps[0] * p->chunk[0];
-	if (rows > rows_appended(s))
-		rows = rows_appended(s);
+	pthread_mutex_lock(&s->mu);
+	s->stats.chunks_written += set->epochs * p->M;
 	s->stats.rows_written = rows;
-	SP_FORWARD(publish_meta(s, rows));
+	pthread_mutex_unlock(&s->mu);
+	shard_set_reset(set);
+	SP_FORWARD(publish_meta(s, rows, err));
+	pthread_mutex_lock(&s->mu);
 	s->stats.seconds_write += now() - t0;
+	pthread_mutex_unlock(&s->mu);
 	return SHARDPIPE_OK;
 }
 
-/* The batch in staging holds n complete epochs (n <= K; what follows them
- * is fill): run it through the backend and hand its epochs to the shards. */
-static int run_batch(struct shardpipe_stream *s, uint64_t n)
+/* Keep the first failure of any thread for the caller (under mu). */
+static void async_fail_locked(struct shardpipe_stream *s, int rc,
+			      const struct sp_err *err)
+{
+	if (rc != SHARDPIPE_OK && s->async_rc == SHARDPIPE_OK) {
+		s->async_rc = rc;
+		s->async_err = *err;
+	}
+}
+
+/*
+ * Pipeline thread: hand the fill set to the writer as shard epoch
+ * s->shard_epochs and take a free one, waiting for the writer if both are
+ * in use.
+ */
+static void hand_over_set(struct shardpipe_stream *s, uint64_t rows_in)
+{
+	const struct plan *p = &s->plan;
+	uint64_t rows = (s->shard_epochs + 1) * p->cps[0] * p->chunk[0];
+	struct set_job *j;
+
+	if (rows > rows_in)
+		rows = rows_in;
+	pthread_mutex_lock(&s->mu);
+	j = &s->wq[(s->wq_head + s->wq_len) % NSETS];
+	j->set = s->fill_set;
+	j->shard_epoch = s->shard_epochs++;
+	j->rows = rows;
+	s->wq_len++;
+	s->sets_queued++;
+	s->set_free[s->fill_set] = 0;
+	pthread_cond_broadcast(&s->cv);
+	for (;;) {
+		int k;
+
+		for (k = 0; k < NSETS && !s->set_free[k]; k++)
+			;
+		if (k < NSETS) {
+			s->fill_set = k;
+			s->set_free[k] = 0;
+			break;
+		}
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Pipeline thread: one batch through the backend, its epochs into sets. */
+static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 {
 	const struct plan *p = &s->plan;
 	struct batch_result r;
-	double t0 = now(), t1, t2, t3;
+	double t0 = now(), t1, t2, t3, tw = 0;
+	int rc = s->be->scatter(s->bctx, job->data, &s->perr);
 
-	SP_FORWARD(s->be->scatter(s->bctx, s->staging, &s->err));
+	/* The input is consumed: its buffer (or the caller) is free. */
+	pthread_mutex_lock(&s->mu);
+	if (job->buf >= 0)
+		s->stage_free[job->buf] = 1;
+	s->scattered++;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	SP_FORWARD(rc);
 	t1 = now();
-	SP_FORWARD(s->be->compress(s->bctx, &s->err));
+	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
 	t2 = now();
-	SP_FORWARD(s->be->aggregate(s->bctx, &s->err));
-	SP_FORWARD(s->be->fetch(s->bctx, &r, &s->err));
+	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
+	SP_FORWARD(s->be->fetch(s->bctx, &r, &s->perr));
 	t3 = now();
+
+	for (uint64_t e = 0; e < job->epochs; e++) {
+		struct shard_set *set = &s->sets[s->fill_set];
+		double te = now();
+
+		SP_FORWARD(shard_set_add_epoch(set, r.data,
+					       r.offsets + e * p->M, &s->perr));
+		tw += now() - te;
+		s->epochs_done++;
+		if (set->epochs == p->cps[0] ||
+		    s->epochs_done == p->chunk_count[0])
+			hand_over_set(s, job->rows_in);
+	}
+	pthread_mutex_lock(&s->mu);
 	s->stats.seconds_scatter += t1 - t0;
 	s->stats.seconds_compress += t2 - t1;
 	s->stats.seconds_aggregate += t3 - t2;
-
-	for (uint64_t e = 0; e < n; e++) {
-		double tw = now();
-
-		SP_FORWARD(shard_set_add_epoch(&s->shards, r.data,
-					       r.offsets + e * p->M, &s->err));
-		s->stats.seconds_write += now() - tw;
-		s->epochs_done++;
-		if (s->shards.epochs == p->cps[0] ||
-		    s->epochs_done == p->chunk_count[0])
-			SP_FORWARD(emit_shards(s));
-	}
+	s->stats.seconds_write += tw;
+	pthread_mutex_unlock(&s->mu);
 	return SHARDPIPE_OK;
+}
+
+static void *pipeline_main(void *arg)
+{
+	struct shardpipe_stream *s = arg;
+	int failed = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct batch_job job;
+		int rc = SHARDPIPE_OK;
+
+		while (s->q_len == 0 && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->q_len == 0)
+			break;
+		job = s->q[s->q_head];
+		s->q_head = (s->q_head + 1) % QCAP;
+		s->q_len--;
+		failed = s->async_rc != SHARDPIPE_OK;
+		pthread_mutex_unlock(&s->mu);
+		if (!failed) {
+			rc = run_batch(s, &job);
+		} else {
+			pthread_mutex_lock(&s->mu);
+			if (job.buf >= 0)
+				s->stage_free[job.buf] = 1;
+			s->scattered++;
+			pthread_mutex_unlock(&s->mu);
+		}
+		pthread_mutex_lock(&s->mu);
+		if (rc != SHARDPIPE_OK) {
+			/* A failed scatter has already released its input;
+			 * any other failure happened after it. */
+			async_fail_locked(s, rc, &s->perr);
+		}
+		s->processed++;
+		pthread_cond_broadcast(&s->cv);
+	}
+	s->pipe_done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void *writer_main(void *arg)
+{
+	struct shardpipe_stream *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct set_job job;
+		int rc = SHARDPIPE_OK;
+
+		while (s->wq_len == 0 && !s->pipe_done)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->wq_len == 0)
+			break;
+		job = s->wq[s->wq_head];
+		s->wq_head = (s->wq_head + 1) % NSETS;
+		s->wq_len--;
+		if (s->async_rc == SHARDPIPE_OK) {
+			pthread_mutex_unlock(&s->mu);
+			rc = emit_shards(s, &s->sets[job.set], job.shard_epoch,
+					 job.rows, &s->werr);
+			pthread_mutex_lock(&s->mu);
+		}
+		if (rc != SHARDPIPE_OK)
+			async_fail_locked(s, rc, &s->werr);
+		/* A set a failure left unwritten is emptied for reuse. */
+		if (s->sets[job.set].epochs > 0)
+			shard_set_reset(&s->sets[job.set]);
+		s->set_free[job.set] = 1;
+		s->sets_written++;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* Caller's thread: adopt a failure of the other threads as the stream's
+ * sticky error, with its message. */
+static int check_async(struct shardpipe_stream *s)
+{
+	int rc;
+
+	if (s->sticky != SHARDPIPE_OK)
+		return s->sticky;
+	pthread_mutex_lock(&s->mu);
+	rc = s->async_rc;
+	if (rc != SHARDPIPE_OK)
+		s->err = s->async_err;
+	pthread_mutex_unlock(&s->mu);
+	s->sticky = rc;
+	return rc;
 }
 
 static int fail(struct shardpipe_stream *s, int rc)
@@ -183,15 +418,142 @@ static int fail(struct shardpipe_stream *s, int rc)
 	return rc;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG_ENDIAN 1
+#else
+#define HOST_BIG_ENDIAN 0
+#endif
+
+/*
+ * Elements are little-endian in the store on every host (DESIGN.md
+ * "Endianness").  On a big-endian host the staged elements are swapped in
+ * place before the backend sees them, so that no backend knows the host's
+ * byte order; spans are then always staged, never scattered from the
+ * caller's (read-only) memory.
+ */
+static void to_little_endian(uint8_t *p, uint64_t nbytes, unsigned esize)
+{
+	if (!HOST_BIG_ENDIAN || esize == 1)
+		return;
+	for (uint64_t i = 0; i + esize <= nbytes; i += esize)
+		for (unsigned a = 0, b = esize - 1; a < b; a++, b--) {
+			uint8_t t = p[i + a];
+
+			p[i + a] = p[i + b];
+			p[i + b] = t;
+		}
+}
+
+/* Caller's thread: queue a batch of `epochs` complete epochs; returns its
+ * ticket (the value of `scattered` once its input is consumed). */
+static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
+		       int buf, uint64_t epochs)
+{
+	struct batch_job *j;
+	uint64_t ticket;
+
+	if (buf >= 0)
+		to_little_endian(s->staging[buf], epochs * s->plan.epoch_bytes,
+				 s->plan.esize);
+
+	pthread_mutex_lock(&s->mu);
+	while (s->q_len == QCAP)
+		pthread_cond_wait(&s->cv, &s->mu);
+	j = &s->q[(s->q_head + s->q_len) % QCAP];
+	j->data = data;
+	j->buf = buf;
+	j->epochs = epochs;
+	j->rows_in = rows_appended(s);
+	s->q_len++;
+	ticket = ++s->queued;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return ticket;
+}
+
+/* Caller's thread: a free staging buffer, waiting for one if `wait`;
+ * -1 when none is free and not waiting. */
+static int take_buffer(struct shardpipe_stream *s, int wait)
+{
+	int k = -1;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		for (k = 0; k < NSTAGE && !s->stage_free[k]; k++)
+			;
+		if (k < NSTAGE) {
+			s->stage_free[k] = 0;
+			break;
+		}
+		k = -1;
+		if (!wait)
+			break;
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return k;
+}
+
+/* Caller's thread: wait until every queued batch is through the pipeline
+ * and every shard set handed over is written. */
+static void wait_idle(struct shardpipe_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->processed != s->queued || s->sets_written != s->sets_queued)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void stop_threads(struct shardpipe_stream *s)
+{
+	if (!s->threads_started)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->pipe_thread, NULL);
+	pthread_join(s->writer_thread, NULL);
+	s->threads_started = 0;
+}
+
 static void stream_free(struct shardpipe_stream *s)
 {
+	stop_threads(s);
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
-	shard_set_free(&s->shards);
+	for (int k = 0; k < NSETS; k++)
+		if (s->sets[k].plan != NULL)
+			shard_set_free(&s->sets[k]);
 	store_fs_free(s->fs);
-	free(s->staging);
+	for (int k = 0; k < NSTAGE; k++)
+		free(s->staging[k]);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
 	free(s);
+}
+
+static int start_threads(struct shardpipe_stream *s)
+{
+	int e = pthread_create(&s->pipe_thread, NULL, pipeline_main, s);
+
+	SP_RETURN_IF(e != 0, &s->err, SHARDPIPE_ERR_NOMEM,
+		     "cannot start the pipeline thread (%s)", strerror(e));
+	e = pthread_create(&s->writer_thread, NULL, writer_main, s);
+	if (e != 0) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		s->pipe_done = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->pipe_thread, NULL);
+		return sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+				  "cannot start the writer thread (%s)",
+				  strerror(e));
+	}
+	s->threads_started = 1;
+	return SHARDPIPE_OK;
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
@@ -213,6 +575,9 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("out of memory");
 		return SHARDPIPE_ERR_NOMEM;
 	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->cur = -1;
 	backend = getenv("SHARDPIPE_BACKEND");
 	if (backend == NULL || *backend == '\0')
 		backend = desc->backend;
@@ -225,11 +590,14 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = backend_find(backend, &s->be, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = s->be->open(&s->plan, &s->bctx, &s->err);
-	if (rc == SHARDPIPE_OK)
-		rc = shard_set_init(&s->shards, &s->plan, &s->err);
-	if (rc == SHARDPIPE_OK) {
-		s->staging = malloc(s->plan.batch_bytes);
-		if (s->staging == NULL)
+	for (int k = 0; k < NSETS && rc == SHARDPIPE_OK; k++) {
+		rc = shard_set_init(&s->sets[k], &s->plan, &s->err);
+		s->set_free[k] = k > 0;
+	}
+	for (int k = 0; k < NSTAGE && rc == SHARDPIPE_OK; k++) {
+		s->staging[k] = malloc(s->plan.batch_bytes);
+		s->stage_free[k] = 1;
+		if (s->staging[k] == NULL)
 			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
@@ -239,16 +607,22 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = *sink;
 	if (rc == SHARDPIPE_OK)
-		rc = publish_meta(s, 0);
+		rc = publish_meta(s, 0, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = start_threads(s);
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(s->err.msg);
 		stream_free(s);
 		return rc;
 	}
-	s->stats.pool_bytes = s->plan.batch_bytes +
-			      s->plan.K * s->plan.M *
-				      (s->plan.chunk_bytes +
-				       2 * s->plan.slot_capacity);
+	/* Staging buffers, the backend's pools (chunks, compressed slots,
+	 * aggregated), and the shard sets at their worst case: every chunk
+	 * of a shard epoch at slot capacity. */
+	s->stats.pool_bytes =
+		NSTAGE * s->plan.batch_bytes +
+		s->plan.K * s->plan.M *
+			(s->plan.chunk_bytes + 2 * s->plan.slot_capacity) +
+		NSETS * s->plan.cps[0] * s->plan.M * s->plan.slot_capacity;
 	*out = s;
 	return SHARDPIPE_OK;
 }
@@ -278,6 +652,42 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 	return stream_open(out, NULL, sink, desc);
 }
 
+/* Caller's thread: whether a batch is queued or in the backend. */
+static int pipeline_busy(struct shardpipe_stream *s)
+{
+	int busy;
+
+	pthread_mutex_lock(&s->mu);
+	busy = s->processed != s->queued;
+	pthread_mutex_unlock(&s->mu);
+	return busy;
+}
+
+/*
+ * A span that holds a whole batch, arriving while the pipeline is busy, is
+ * scattered straight from the caller's memory instead of being copied: the
+ * batch could not start before the one in the backend ends anyway, so the
+ * caller waits about as long as back-pressure would make it (never more
+ * than one batch) and the copy, a tenth of the work of a fast codec on a
+ * machine of few cores, is saved.  When the pipeline is idle the span is
+ * copied and append returns at once.  The span is not used once this
+ * returns.
+ */
+static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
+{
+	uint64_t ticket;
+
+	pthread_mutex_lock(&s->mu);
+	s->stats.bytes_in += s->plan.batch_bytes;
+	pthread_mutex_unlock(&s->mu);
+	ticket = submit(s, src, -1, s->plan.K);
+	pthread_mutex_lock(&s->mu);
+	while (s->scattered < ticket)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	return check_async(s);
+}
+
 int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 			    size_t nbytes)
 {
@@ -288,7 +698,7 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 
 	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	if (s->sticky != SHARDPIPE_OK)
+	if (check_async(s) != SHARDPIPE_OK)
 		return s->sticky;
 	if (n == 0)
 		return SHARDPIPE_OK;
@@ -306,22 +716,37 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 	}
 	while (n > 0) {
 		size_t take = (size_t)p->batch_bytes - s->staged;
-		double t0 = now();
+		double t0;
 
+		if (!HOST_BIG_ENDIAN && s->cur < 0 && s->staged == 0 &&
+		    n >= p->batch_bytes && pipeline_busy(s)) {
+			int rc = append_direct(s, src);
+
+			src += p->batch_bytes;
+			n -= (size_t)p->batch_bytes;
+			if (rc != SHARDPIPE_OK)
+				return rc;
+			continue;
+		}
+		if (s->cur < 0)
+			s->cur = take_buffer(s, 1);
+		t0 = now();
 		if (take > n)
 			take = n;
-		memcpy(s->staging + s->staged, src, take);
+		memcpy(s->staging[s->cur] + s->staged, src, take);
 		s->staged += take;
-		s->stats.bytes_in += take;
 		src += take;
 		n -= take;
+		pthread_mutex_lock(&s->mu);
+		s->stats.bytes_in += take;
 		s->stats.seconds_stage += now() - t0;
+		pthread_mutex_unlock(&s->mu);
 		if (s->staged == p->batch_bytes) {
-			int rc = run_batch(s, p->K);
-
-			if (rc != SHARDPIPE_OK)
-				return fail(s, rc);
+			submit(s, s->staging[s->cur], s->cur, p->K);
+			s->cur = -1;
 			s->staged = 0;
+			if (check_async(s) != SHARDPIPE_OK)
+				return s->sticky;
 		}
 	}
 	if (beyond)
@@ -334,9 +759,9 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 }
 
 /*
- * Run the complete epochs in staging (and, when pad_last, the partial one
- * after them, padded with fill).  The bytes of a partial epoch that is not
- * run are kept for later appends.
+ * Queue the complete epochs in staging (and, when pad_last, the partial
+ * one after them, padded with fill).  The bytes of a partial epoch that is
+ * not queued are set aside and put back once the buffer is free again.
  */
 static int drain(struct shardpipe_stream *s, int pad_last)
 {
@@ -344,9 +769,8 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	uint64_t full = s->staged / p->epoch_bytes;
 	size_t tail_at = (size_t)(full * p->epoch_bytes);
 	size_t tail = s->staged - tail_at;
-	uint8_t *keep = NULL;
 	uint64_t n = full;
-	int rc;
+	uint8_t *buf, *keep = NULL;
 
 	if (pad_last && tail > 0) {
 		n++;
@@ -355,32 +779,48 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	}
 	if (n == 0)
 		return SHARDPIPE_OK;
+	buf = s->staging[s->cur];
 	if (tail > 0) {
 		keep = malloc(tail);
 		SP_RETURN_IF(keep == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
-			     "out of memory");
-		memcpy(keep, s->staging + tail_at, tail);
+			     "out of memory for %zu bytes of a partial epoch",
+			     tail);
+		memcpy(keep, buf + tail_at, tail);
 	}
-	memset(s->staging + tail_at, 0, (size_t)p->batch_bytes - tail_at);
-	rc = run_batch(s, n);
-	s->staged = tail;
+	memset(buf + tail_at, 0, (size_t)p->batch_bytes - tail_at);
+	submit(s, buf, s->cur, n);
+	s->cur = -1;
+	s->staged = 0;
 	if (keep != NULL) {
-		memcpy(s->staging, keep, tail);
+		s->cur = take_buffer(s, 1);
+		memcpy(s->staging[s->cur], keep, tail);
+		s->staged = tail;
 		free(keep);
 	}
-	return rc;
+	return SHARDPIPE_OK;
 }
 
 int shardpipe_stream_flush(shardpipe_stream *s)
 {
+	uint64_t rows;
+	int rc;
+
 	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	if (s->sticky != SHARDPIPE_OK)
+	if (check_async(s) != SHARDPIPE_OK)
 		return s->sticky;
-	int rc = drain(s, 0);
-	if (rc == SHARDPIPE_OK)
-		rc = publish_meta(s, s->stats.rows_written);
-	return fail(s, rc);
+	rc = drain(s, 0);
+	if (rc != SHARDPIPE_OK)
+		return fail(s, rc);
+	wait_idle(s);
+	rc = check_async(s);
+	if (rc != SHARDPIPE_OK)
+		return rc;
+	/* The writer is idle: zarr.json can be written from here. */
+	pthread_mutex_lock(&s->mu);
+	rows = s->stats.rows_written;
+	pthread_mutex_unlock(&s->mu);
+	return fail(s, publish_meta(s, rows, &s->err));
 }
 
 int shardpipe_stream_close(shardpipe_stream *s)
@@ -389,11 +829,16 @@ int shardpipe_stream_close(shardpipe_stream *s)
 
 	if (s == NULL)
 		return SHARDPIPE_OK;
-	rc = s->sticky;
+	rc = check_async(s);
+	if (rc == SHARDPIPE_OK && s->staged > 0)
+		rc = fail(s, drain(s, 1));
+	stop_threads(s);
 	if (rc == SHARDPIPE_OK)
-		rc = drain(s, 1);
-	if (rc == SHARDPIPE_OK && s->shards.epochs > 0)
-		rc = emit_shards(s);
+		rc = check_async(s);
+	/* The threads are gone: what they owned is the caller's now. */
+	if (rc == SHARDPIPE_OK && s->sets[s->fill_set].epochs > 0)
+		rc = emit_shards(s, &s->sets[s->fill_set], s->shard_epochs,
+				 rows_appended(s), &s->err);
 	if (rc == SHARDPIPE_OK) {
 		/* A bounded array keeps its declared shape; rows never
 		 * appended read as the fill value. */
@@ -401,7 +846,7 @@ int shardpipe_stream_close(shardpipe_stream *s)
 						: rows_appended(s);
 
 		s->stats.rows_written = rows;
-		rc = publish_meta(s, rows);
+		rc = publish_meta(s, rows, &s->err);
 	}
 	if (rc != SHARDPIPE_OK)
 		sp_last_error_set(s->err.msg);
@@ -411,9 +856,13 @@ int shardpipe_stream_close(shardpipe_stream *s)
 
 int shardpipe_stream_stats(const shardpipe_stream *s, shardpipe_stats *out)
 {
+	struct shardpipe_stream *m = (struct shardpipe_stream *)s;
+
 	if (s == NULL || out == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&m->mu);
 	*out = s->stats;
+	pthread_mutex_unlock(&m->mu);
 	return SHARDPIPE_OK;
 }
 

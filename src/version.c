@@ -77,7 +77,7 @@ size_t shardpipe_dtype_size(shardpipe_dtype t)
 const char *shardpipe_codec_name(shardpipe_codec c)
 {
 	static const char *const names[SHARDPIPE_CODEC_COUNT_] = {
-		"none", "zstd", "gzip",
+		"none", "zstd", "gzip", "blosc",
 	};
 
 	return (unsigned)c < SHARDPIPE_CODEC_COUNT_ ? names[c] : NULL;

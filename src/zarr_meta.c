@@ -1,5 +1,7 @@
 #include "zarr_meta.h"
 
+#include "codec.h"
+
 #include <stdlib.h>
 
 struct sbuf {
@@ -116,6 +118,16 @@ int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
 	else if (p->codec == SHARDPIPE_CODEC_GZIP)
 		put(&b, ", {\"name\": \"gzip\", \"configuration\": "
 			"{\"level\": %d}}", p->level);
+	else if (p->codec == SHARDPIPE_CODEC_BLOSC)
+		/* Blosc codec spec v1.0: typesize is required unless the
+		 * shuffle is "noshuffle"; it is written always, as the
+		 * dtype's size, which is what the shuffle used. */
+		put(&b, ", {\"name\": \"blosc\", \"configuration\": "
+			"{\"cname\": \"%s\", \"clevel\": %d, \"shuffle\": "
+			"\"%s\", \"typesize\": %u, \"blocksize\": %u}}",
+		    codec_blosc_cname(p->blosc_cname), p->level,
+		    codec_blosc_shuffle(p->blosc_shuffle), p->esize,
+		    p->blosc_blocksize);
 	put(&b, "],\n    \"index_codecs\": [{\"name\": \"bytes\", "
 		"\"configuration\": {\"endian\": \"little\"}}, "
 		"{\"name\": \"crc32c\"}],\n");

@@ -308,5 +308,6 @@ int main(void)
 		free(data);
 	}
 	test_rmtree(root);
+	free(root);
 	return done_testing();
 }

@@ -10,6 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	SHARDPIPE='$(abs_top_builddir)/shardpipe'; export SHARDPIPE; \
 	SHARDPIPE_PLUGIN_PATH='$(abs_top_builddir)/.libs'; export SHARDPIPE_PLUGIN_PATH; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/pocl-cache}"; export POCL_CACHE_DIR; \
+	OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; \
 	unset SHARDPIPE_BACKEND;
 EXTRA_DIST += build-aux/tap-driver.sh t/lib.sh
 

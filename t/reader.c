@@ -7,6 +7,7 @@
  * library's own writer.  Random geometries come from test_seed().
  */
 #define _GNU_SOURCE
+#include "config.h"
 #include "shardpipe.h"
 #include "tap.h"
 #include "testutil.h"
@@ -830,6 +831,17 @@ static void test_fill_values(void)
 	index ",\"index_location\":" loc "}}]"
 #define BYTES_LE "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}"
 #define IDX_OK "[" BYTES_LE ",{\"name\":\"crc32c\"}]"
+/* A blosc codec entry; a store that uses one opens when shardpipe has
+ * c-blosc, and is refused as unsupported when it has not. */
+#define BLOSC_CONF(cname, clevel, shuffle, typesize)                          \
+	"{\"name\":\"blosc\",\"configuration\":{\"cname\":" cname             \
+	",\"clevel\":" clevel ",\"shuffle\":" shuffle ",\"typesize\":"          \
+	typesize ",\"blocksize\":0}}"
+#ifdef HAVE_BLOSC
+#define BLOSC_OK SHARDPIPE_OK
+#else
+#define BLOSC_OK SHARDPIPE_ERR_UNSUPPORTED
+#endif
 
 static const char *const meta_keys[] = {
 	"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
@@ -958,8 +970,41 @@ static void test_metadata(void)
 		{ "codecs", "[{\"name\":\"bytes\"}]", SHARDPIPE_ERR_FORMAT },
 		{ "codecs", "[" BYTES_LE ",{\"name\":\"zstd\"},{\"name\":\"gzip\"}]",
 		  SHARDPIPE_ERR_UNSUPPORTED },
+		/* blosc (codec spec v1.0): configuration checked before
+		 * anything else, so these hold with or without c-blosc. */
 		{ "codecs", "[" BYTES_LE ",{\"name\":\"blosc\"}]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"zstd\"", "10",
+							"\"shuffle\"", "2") "]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"zstd\"", "1",
+							"1", "2") "]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"brotli\"", "1",
+							"\"shuffle\"", "2") "]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"zstd\"", "1",
+							"\"shuffle\"", "0") "]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE ",{\"name\":\"blosc\",\"configuration\":"
+			    "{\"cname\":\"lz4\",\"clevel\":5,\"shuffle\":"
+			    "\"shuffle\"}}]",
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", "[" BYTES_LE ",{\"name\":\"blosc\",\"configuration\":"
+			    "{\"cname\":\"lz4\",\"clevel\":5,\"shuffle\":"
+			    "\"noshuffle\"}}]",
+		  BLOSC_OK },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"zstd\"", "1",
+							"\"bitshuffle\"", "2")
+			    ",{\"name\":\"crc32c\"}]",
+		  BLOSC_OK },
+		{ "codecs", "[" BYTES_LE "," BLOSC_CONF("\"zstd\"", "1",
+							"\"shuffle\"", "2")
+			    ",{\"name\":\"zstd\"}]",
 		  SHARDPIPE_ERR_UNSUPPORTED },
+		{ "codecs", "[" BLOSC_CONF("\"zstd\"", "1", "\"shuffle\"", "2")
+			    "]",
+		  SHARDPIPE_ERR_FORMAT },
 		{ "codecs", "[" BYTES_LE "," BYTES_LE "]", SHARDPIPE_ERR_FORMAT },
 		{ "codecs", "[" BYTES_LE ",{\"name\":\"crc32c\",\"configuration\":"
 			    "{\"a\":1}}]",
@@ -989,7 +1034,12 @@ static void test_metadata(void)
 		{ "codecs", SHARD_WITH("[" BYTES_LE "]",
 				       "[" BYTES_LE ",{\"name\":\"blosc\"}]",
 				       "\"end\""),
-		  SHARDPIPE_ERR_UNSUPPORTED },
+		  SHARDPIPE_ERR_FORMAT },
+		{ "codecs", SHARD_WITH("[" BYTES_LE "," BLOSC_CONF("\"lz4\"",
+							"9", "\"shuffle\"",
+							"2") "]",
+				       IDX_OK, "\"start\""),
+		  BLOSC_OK },
 		{ "codecs", SHARD_WITH("[" BYTES_LE "]", "[]", "\"end\""),
 		  SHARDPIPE_ERR_FORMAT },
 		{ "codecs", SHARD_WITH("[]", IDX_OK, "\"end\""),

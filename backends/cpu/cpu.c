@@ -11,6 +11,7 @@
 #endif
 
 #include "backend.h"
+#include "cpu_blosc.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -188,6 +189,14 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 			return sp_err_set(err, SHARDPIPE_ERR_CODEC,
 					  "libdeflate's bound exceeds the "
 					  "planned slot capacity");
+		}
+	}
+	if (ok && p->codec == SHARDPIPE_CODEC_BLOSC) {
+		int rc = cpu_blosc_open(p, err);
+
+		if (rc != SHARDPIPE_OK) {
+			cpu_close(c);
+			return rc;
 		}
 	}
 	if (!ok) {
@@ -390,6 +399,8 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 					      p->chunk_bytes, p->level);
 			if (ZSTD_isError(r))
 				r = 0;
+		} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {
+			r = cpu_blosc_compress(p, src, dst);
 		} else {
 			r = libdeflate_gzip_compress(c->dctx[thread_id()], src,
 						     p->chunk_bytes, dst,
@@ -404,8 +415,7 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 	}
 	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
 		     "%s failed on chunk %d of the batch",
-		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" : "gzip",
-		     failed);
+		     shardpipe_codec_name(p->codec), failed);
 	return SHARDPIPE_OK;
 }
 

@@ -1,1 +1,4 @@
 libshardpipe_core_la_SOURCES += backends/cpu/cpu.c
+# The blosc codec (c-blosc 1.x when configure found it, a refusal
+# otherwise).
+libshardpipe_core_la_SOURCES += backends/cpu/blosc.c backends/cpu/cpu_blosc.h

@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 
+#include "deflate-layout.h"
 #include "geometry.h"
 
 enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
@@ -35,6 +36,10 @@ struct kdrv {
 	uint64_t n;            /* chunks per batch: K * M */
 	uint64_t nruns;        /* scatter runs per batch */
 	kdev_buf geo, perm;
+	/* gzip: the encoder's per-group scratch (deflate-layout.h), one for
+	 * both buffer sets since launches run in issue order. */
+	kdev_buf gz_scratch;
+	uint64_t gz_groups;
 	struct kset set[2];
 	int nsets, cur;
 	int sync;              /* finish every stage before returning */
@@ -187,6 +192,33 @@ static void close_set(struct kdrv *k, struct kset *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Scratch the gzip encoder may use in all, which bounds the groups
+ * launched (they stride over the chunks). */
+#define GZIP_SCRATCH_BUDGET ((uint64_t)256 << 20)
+
+static int open_gzip(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t per = SP_DEFL_SCRATCH_BYTES(p->chunk_bytes);
+
+	SP_RETURN_IF(p->chunk_bytes >= SP_DEFL_MAX_CHUNK, err,
+		     SHARDPIPE_ERR_CODEC,
+		     "gzip kernels take chunks below %llu bytes, not %llu",
+		     (unsigned long long)SP_DEFL_MAX_CHUNK,
+		     (unsigned long long)p->chunk_bytes);
+	SP_RETURN_IF(p->slot_capacity < SP_DEFL_BOUND(p->chunk_bytes), err,
+		     SHARDPIPE_ERR_CODEC,
+		     "gzip slot capacity %llu is below the encoder's bound %llu",
+		     (unsigned long long)p->slot_capacity,
+		     (unsigned long long)SP_DEFL_BOUND(p->chunk_bytes));
+	k->gz_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
+			       GZIP_SCRATCH_BUDGET / per);
+	if (k->gz_groups == 0)
+		k->gz_groups = 1;
+	return alloc_buf(k, k->gz_groups * per, &k->gz_scratch,
+			 "the gzip encoder's scratch", err);
+}
+
 static int open_pools(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -195,10 +227,13 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 
 	/* No call into the public library here: the driver is also linked
 	 * into plugins, which see none of it. */
-	SP_RETURN_IF(p->codec != SHARDPIPE_CODEC_NONE, err, SHARDPIPE_ERR_CODEC,
+	SP_RETURN_IF(p->codec != SHARDPIPE_CODEC_NONE &&
+		     p->codec != SHARDPIPE_CODEC_GZIP, err, SHARDPIPE_ERR_CODEC,
 		     "codec %s has no kernel encoder yet: use codec none or "
 		     "the cpu backend",
-		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" : "gzip");
+		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" :
+		     p->codec == SHARDPIPE_CODEC_GZIP ? "gzip" :
+		     p->codec == SHARDPIPE_CODEC_BLOSC ? "blosc" : "(unknown)");
 	SP_RETURN_IF(p->rank < 1 || p->rank > SP_GEO_MAX_RANK, err,
 		     SHARDPIPE_ERR_RANK, "rank %d", p->rank);
 	SP_FORWARD(pick_local(k, err));
@@ -224,6 +259,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	k->nsets = k->lim.async ? 2 : 1;
 	for (int i = 0; i < k->nsets; i++)
 		SP_FORWARD(open_set(k, &k->set[i], err));
+	if (p->codec == SHARDPIPE_CODEC_GZIP)
+		SP_FORWARD(open_gzip(k, err));
 	return SHARDPIPE_OK;
 }
 
@@ -268,6 +305,8 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->geo);
 	if (k->perm != NULL)
 		k->ops->free(k->dev, k->perm);
+	if (k->gz_scratch != NULL)
+		k->ops->free(k->dev, k->gz_scratch);
 	k->ops->close(k->dev);
 	free(k);
 }
@@ -329,8 +368,22 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 	args[3] = ARG_U64(k->n);
 	args[4] = ARG_U64(p->chunk_bytes);
 	args[5] = ARG_U64(p->slot_capacity);
-	SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,
-				 k->copy_local, err));
+	if (p->codec == SHARDPIPE_CODEC_GZIP) {
+		struct kdev_arg gz[8] = {
+			args[0], args[1], args[2], ARG_BUF(k->gz_scratch),
+			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
+		};
+
+		/* copy_local: a CPU device runs best with one work-item
+		 * per group, the groups giving the parallelism, as for the
+		 * copies; a GPU gets the full local size. */
+		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_gzip", gz, 8,
+					  k->gz_groups * k->copy_local,
+					  k->copy_local, err));
+	} else {
+		SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,
+					 k->copy_local, err));
+	}
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
 	k->state = KS_COMPRESSED;

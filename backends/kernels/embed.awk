@@ -17,7 +17,8 @@ function emit(file,    line, inc, dir) {
 		}
 		if (line ~ /^#include </)
 			continue
-		gsub(/\\/, "\\\\", line)
+		# "&&" doubles each backslash in every awk; "\\\\" does not.
+		gsub(/\\/, "&&", line)
 		gsub(/"/, "\\\"", line)
 		print "\t\"" line "\\n\""
 	}

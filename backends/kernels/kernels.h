@@ -9,4 +9,5 @@
 #include "copy.h"
 #include "scatter.h"
 #include "codec_none.h"
+#include "deflate.h"
 #include "aggregate.h"

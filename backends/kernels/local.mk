@@ -7,6 +7,9 @@ KERNEL_INCLUDES = \
 	backends/kernels/copy.h \
 	backends/kernels/scatter.h \
 	backends/kernels/codec_none.h \
+	backends/kernels/crc32.h \
+	backends/kernels/deflate-layout.h \
+	backends/kernels/deflate.h \
 	backends/kernels/aggregate.h \
 	backends/kernels/kernels.h
 

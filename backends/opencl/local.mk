@@ -9,6 +9,9 @@ OPENCL_KERNEL_INPUTS = \
 	$(top_srcdir)/backends/kernels/copy.h \
 	$(top_srcdir)/backends/kernels/scatter.h \
 	$(top_srcdir)/backends/kernels/codec_none.h \
+	$(top_srcdir)/backends/kernels/crc32.h \
+	$(top_srcdir)/backends/kernels/deflate-layout.h \
+	$(top_srcdir)/backends/kernels/deflate.h \
 	$(top_srcdir)/backends/kernels/aggregate.h \
 	$(top_srcdir)/backends/kernels/kernels.h
 

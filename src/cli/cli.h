@@ -42,8 +42,19 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 /* Parse "a,b,c" into at most SHARDPIPE_MAX_RANK numbers; returns the count
  * or -1. */
 int cli_parse_list(const char *s, uint64_t *out);
-/* Parse "zstd:3", "gzip", "none"; returns 0 or -1. */
-int cli_parse_codec(const char *s, shardpipe_codec *c, int *level);
+/*
+ * Parse a --codec value into desc's codec, level and blosc fields: "none",
+ * "zstd[:LEVEL]", "gzip[:LEVEL]" or
+ * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (defaults zstd, 1,
+ * shuffle, 0 = automatic).  Returns 0, or -1 when s does not parse; level
+ * ranges and what this build's c-blosc has are the library's to check.
+ */
+int cli_parse_codec(const char *s, shardpipe_desc *desc);
+/* The accepted forms, for messages. */
+#define CLI_CODEC_SYNTAX                                                      \
+	"none, zstd[:LEVEL], gzip[:LEVEL] or "                                \
+	"blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] (CNAME zstd, lz4, "      \
+	"lz4hc, blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle)"
 
 /* Print "shardpipe: " and the message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

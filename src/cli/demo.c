@@ -134,8 +134,9 @@ int cli_demo(int argc, char **argv)
 	desc.backend = backend;
 	desc.threads = threads;
 	desc.overwrite = 1;
-	if (cli_parse_codec(codec, &desc.codec, &desc.level) != 0) {
-		cli_error("demo: bad --codec \"%s\"", codec);
+	if (cli_parse_codec(codec, &desc) != 0) {
+		cli_error("demo: --codec: \"%s\" is not %s", codec,
+			  CLI_CODEC_SYNTAX);
 		return CLI_EXIT_USAGE;
 	}
 	const char *names[3] = { "t", "y", "x" };

@@ -50,29 +50,103 @@ int cli_parse_list(const char *s, uint64_t *out)
 	}
 }
 
-int cli_parse_codec(const char *s, shardpipe_codec *c, int *level)
+/* A signed decimal integer filling all of s (a level or a block size). */
+static int parse_int(const char *s, size_t len, long lo, long hi, long *out)
 {
-	const char *colon = strchr(s, ':');
-	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+	char buf[24], *end;
+	long v;
 
-	if (len == 4 && strncmp(s, "none", 4) == 0)
-		*c = SHARDPIPE_CODEC_NONE;
-	else if (len == 4 && strncmp(s, "zstd", 4) == 0)
-		*c = SHARDPIPE_CODEC_ZSTD;
-	else if (len == 4 && strncmp(s, "gzip", 4) == 0)
-		*c = SHARDPIPE_CODEC_GZIP;
-	else
+	if (len == 0 || len >= sizeof(buf))
 		return -1;
-	*level = 1;
-	if (colon != NULL) {
-		char *end;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
 
-		errno = 0;
-		long v = strtol(colon + 1, &end, 10);
-		if (errno != 0 || end == colon + 1 || *end != '\0' ||
-		    v < -1000 || v > 1000)
+/* Index of the len-byte word s in names[0..n-1], or -1. */
+static int pick(const char *s, size_t len, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0)
+			return i;
+	return -1;
+}
+
+int cli_parse_codec(const char *s, shardpipe_desc *desc)
+{
+	/* In the order of shardpipe_codec, shardpipe_blosc_cname and
+	 * shardpipe_blosc_shuffle. */
+	static const char *const codecs[] = { "none", "zstd", "gzip", "blosc" };
+	static const char *const cnames[] = {
+		"zstd", "lz4", "lz4hc", "blosclz", "zlib",
+	};
+	static const char *const shuffles[] = {
+		"noshuffle", "shuffle", "bitshuffle",
+	};
+	const char *field[6];
+	size_t len[6];
+	int n = 0, k;
+	long v;
+
+	/* Split at ':' into at most 5 fields. */
+	for (const char *p = s;; p++) {
+		const char *colon = strchr(p, ':');
+
+		if (n == 5)
 			return -1;
-		*level = (int)v;
+		field[n] = p;
+		len[n++] = colon ? (size_t)(colon - p) : strlen(p);
+		if (colon == NULL)
+			break;
+		p = colon;
+	}
+	k = pick(field[0], len[0], codecs, 4);
+	if (k < 0)
+		return -1;
+	desc->codec = (shardpipe_codec)k;
+	desc->level = 1;
+	if (desc->codec != SHARDPIPE_CODEC_BLOSC) {
+		/* none, zstd[:LEVEL], gzip[:LEVEL]; ranges are the
+		 * library's to check, with its message. */
+		if (n > 2)
+			return -1;
+		if (n == 2) {
+			if (parse_int(field[1], len[1], -1000, 1000, &v) != 0)
+				return -1;
+			desc->level = (int)v;
+		}
+		return 0;
+	}
+	/* blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] */
+	desc->blosc_cname = SHARDPIPE_BLOSC_ZSTD;
+	desc->blosc_shuffle = SHARDPIPE_BLOSC_SHUFFLE;
+	desc->blosc_blocksize = 0;
+	if (n > 1) {
+		k = pick(field[1], len[1], cnames, 5);
+		if (k < 0)
+			return -1;
+		desc->blosc_cname = (shardpipe_blosc_cname)k;
+	}
+	if (n > 2) {
+		if (parse_int(field[2], len[2], -1000, 1000, &v) != 0)
+			return -1;
+		desc->level = (int)v;
+	}
+	if (n > 3) {
+		k = pick(field[3], len[3], shuffles, 3);
+		if (k < 0)
+			return -1;
+		desc->blosc_shuffle = (shardpipe_blosc_shuffle)k;
+	}
+	if (n > 4) {
+		if (parse_int(field[4], len[4], 0, 0x7fffffffL, &v) != 0)
+			return -1;
+		desc->blosc_blocksize = (uint32_t)v;
 	}
 	return 0;
 }
@@ -194,10 +268,9 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 			  "uint8..uint64, float16, float32, float64)", o->dtype);
 		return CLI_EXIT_USAGE;
 	}
-	if (o->codec != NULL &&
-	    cli_parse_codec(o->codec, &desc->codec, &desc->level) != 0) {
-		cli_error("--codec: \"%s\" is not none, zstd[:LEVEL] or "
-			  "gzip[:LEVEL]", o->codec);
+	if (o->codec != NULL && cli_parse_codec(o->codec, desc) != 0) {
+		cli_error("--codec: \"%s\" is not %s", o->codec,
+			  CLI_CODEC_SYNTAX);
 		return CLI_EXIT_USAGE;
 	}
 	if (o->index_location != NULL) {

@@ -15,6 +15,12 @@ Coverage, by section:
   one-chunk   one chunk per shard
   chunk-1     a dimension whose chunk size is 1
   big-shard   shards of 4096 chunks (full, and cut by the array's edge)
+  blosc       the blosc codec (cpu backend): one dtype of each element size
+              with each shuffle mode, in chunks below one blosc block and of
+              many blocks (automatic and forced 4096-byte blocks), every
+              compressor, levels 0..9; then every other dtype, a chunk below
+              c-blosc's 128-byte minimum (stored) and an unbounded stack
+              from stdin
 """
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -23,6 +29,26 @@ DTYPE_SIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2,
               "float16": 2, "int32": 4, "uint32": 4, "float32": 4,
               "int64": 8, "uint64": 8, "float64": 8}
 CODECS = ["none", "zstd:1", "zstd:3", "gzip:1", "gzip:6"]
+BLOSC_SHUFFLES = ["noshuffle", "shuffle", "bitshuffle"]
+# The blosc section's codecs: BLOSC_SMALL by shuffle for chunks below one
+# block; BLOSC_BIG[element size index][shuffle] for chunks of many blocks.
+BLOSC_SMALL = ["blosc:zstd:1:" + sh for sh in BLOSC_SHUFFLES]
+BLOSC_BIG = [
+    ["blosc:lz4:5:noshuffle", "blosc:zstd:1:shuffle:4096",
+     "blosc:zstd:5:bitshuffle"],
+    ["blosc:blosclz:3:noshuffle", "blosc:zstd:1:shuffle",
+     "blosc:lz4hc:9:bitshuffle"],
+    ["blosc:zstd:0:noshuffle", "blosc:zlib:6:shuffle",
+     "blosc:zstd:1:bitshuffle:4096"],
+    ["blosc:zstd:3:noshuffle:4096", "blosc:lz4:1:shuffle",
+     "blosc:zstd:7:bitshuffle"],
+]
+BLOSC_CODECS = BLOSC_SMALL + [c for row in BLOSC_BIG for c in row
+                              if c not in BLOSC_SMALL] + ["blosc:lz4:1:shuffle"]
+BLOSC_CODECS = list(dict.fromkeys(BLOSC_CODECS))
+# Every codec some configuration uses (readers_write probes each backend
+# for each).
+ALL_CODECS = CODECS + BLOSC_CODECS
 KINDS = ["random", "constant", "sparse", "incompressible"]
 
 
@@ -168,6 +194,35 @@ def build():
     add(Config("big-shard", "float32", (4 * 4096 + 3,), (4,), (4096,),
                codec="none", unbounded=True))
 
+    # blosc: one dtype per element size, each shuffle mode, a chunk below
+    # one blosc block (512 elements) and one of many (64 Ki elements: 2..16
+    # automatic blocks at zstd level 1, 16..128 forced 4096-byte ones).
+    for i, dt in enumerate(["uint8", "int16", "float32", "float64"]):
+        for j, sh in enumerate(BLOSC_SHUFFLES):
+            n = 3 * i + j
+            add(Config("blosc", dt, (13, 21, 34), (4, 8, 16), (2, 2, 2),
+                       codec=BLOSC_SMALL[j], index=("end", "start")[n % 2],
+                       names=("t", "y", "x") if n % 3 else None,
+                       kind=KINDS[n % 4]))
+            add(Config("blosc", dt, (70, 1500), (64, 1024), (1, 2),
+                       codec=BLOSC_BIG[i][j], index=("start", "end")[n % 2],
+                       kind=KINDS[(n + 1) % 4], unbounded=n % 4 == 3))
+    # The other dtypes, byte shuffle (bit shuffle for the 1-byte ones).
+    for i, dt in enumerate(["bool", "int8", "int32", "int64", "uint16",
+                            "uint32", "uint64", "float16"]):
+        add(Config("blosc", dt, (20, 33), (4, 8), (2, 2),
+                   codec=BLOSC_SMALL[2 if DTYPE_SIZE[dt] == 1 else 1],
+                   index=("end", "start")[i % 2], kind=KINDS[i % 4]))
+    # 30-byte chunks: below c-blosc's minimum, stored behind the header.
+    add(Config("blosc", "uint16", (9, 10), (3, 5), (2, 2),
+               codec="blosc:lz4:1:shuffle", kind="random"))
+    # A microscopy-like unbounded stack through a pipe.
+    add(Config("blosc", "uint16", (11, 64, 64), (2, 32, 32), (4, 2, 2),
+               codec="blosc:zstd:1:shuffle", names=("t", "y", "x"),
+               unbounded=True, stdin=True))
+
+    for c in m:
+        assert c.codec in ALL_CODECS, c.codec
     for i, c in enumerate(m):
         c.number = i + 1
     return m

@@ -93,6 +93,33 @@ def bytes_problems(c, dtype, where):
     return out
 
 
+def blosc_problems(conf, dtype, w):
+    """The blosc codec spec (v1.0): cname, clevel 0..9, shuffle as a
+    string; typesize (required unless noshuffle) and blocksize integers.
+    shardpipe writes all five, typesize the dtype's size."""
+    out = []
+    keys = {"cname", "clevel", "shuffle", "typesize", "blocksize"}
+    if set(conf) != keys:
+        return ["%s: configuration keys %s, wanted %s" %
+                (w, sorted(conf), sorted(keys))]
+    if conf["cname"] not in ("lz4", "lz4hc", "blosclz", "zstd", "snappy",
+                             "zlib"):
+        out.append("%s: cname %r" % (w, conf["cname"]))
+    if not is_int(conf["clevel"]) or not 0 <= conf["clevel"] <= 9:
+        out.append("%s: clevel %r, wanted 0..9" % (w, conf["clevel"]))
+    if conf["shuffle"] not in ("noshuffle", "shuffle", "bitshuffle"):
+        out.append("%s: shuffle %r, wanted noshuffle, shuffle or "
+                   "bitshuffle" % (w, conf["shuffle"]))
+    if not is_int(conf["typesize"]) or conf["typesize"] < 1:
+        out.append("%s: typesize %r" % (w, conf["typesize"]))
+    elif dtype in matrix.DTYPE_SIZE and \
+            conf["typesize"] != matrix.DTYPE_SIZE[dtype]:
+        out.append("%s: typesize %r for %s" % (w, conf["typesize"], dtype))
+    if not is_int(conf["blocksize"]) or conf["blocksize"] < 0:
+        out.append("%s: blocksize %r" % (w, conf["blocksize"]))
+    return out
+
+
 def inner_chain_problems(chain, dtype, where):
     out = []
     if not isinstance(chain, list) or not chain:
@@ -121,6 +148,8 @@ def inner_chain_problems(chain, dtype, where):
                     not 0 <= conf["level"] <= 9:
                 out.append("%s: configuration %r, wanted a level 0..9" %
                            (w, conf))
+        elif c["name"] == "blosc":
+            out += blosc_problems(conf, dtype, w)
         elif c["name"] == "crc32c":
             if conf:
                 out.append("%s: configuration %r" % (w, conf))
@@ -261,7 +290,14 @@ def describes(m, cfg):
     codec, _, level = cfg.codec.partition(":")
     want("inner codecs", chain, ["bytes"] + ([] if codec == "none"
                                              else [codec]))
-    if codec != "none" and len(sc["codecs"]) == 2:
+    if codec == "blosc" and len(sc["codecs"]) == 2:
+        # blosc:CNAME:LEVEL:SHUFFLE[:BLOCKSIZE]
+        part = cfg.codec.split(":")
+        want("blosc configuration", sc["codecs"][1]["configuration"],
+             {"cname": part[1], "clevel": int(part[2]), "shuffle": part[3],
+              "typesize": matrix.DTYPE_SIZE[cfg.dtype],
+              "blocksize": int(part[4]) if len(part) > 4 else 0})
+    elif codec != "none" and len(sc["codecs"]) == 2:
         want("%s level" % codec, sc["codecs"][1]["configuration"]["level"],
              int(level))
     if matrix.DTYPE_SIZE[cfg.dtype] > 1:
@@ -320,7 +356,29 @@ def broken_documents(good):
         ("unknown top-level key", mutate(lambda m: m.update(extra=1))),
         ("two codecs in the array's chain", mutate(
             lambda m: m["codecs"].append({"name": "crc32c"}))),
+        ("blosc with shuffle as a number (a pre-v1.0 draft)", mutate(
+            lambda m: sc(m)["codecs"].__setitem__(1, dict(
+                BLOSC_GOOD, configuration=dict(
+                    BLOSC_GOOD["configuration"], shuffle=1))))),
+        ("blosc without typesize", mutate(
+            lambda m: sc(m)["codecs"].__setitem__(1, dict(
+                BLOSC_GOOD, configuration={
+                    k: v for k, v in BLOSC_GOOD["configuration"].items()
+                    if k != "typesize"})))),
+        ("blosc typesize 4 for uint16", mutate(
+            lambda m: sc(m)["codecs"].__setitem__(1, dict(
+                BLOSC_GOOD, configuration=dict(
+                    BLOSC_GOOD["configuration"], typesize=4))))),
+        ("blosc clevel 10", mutate(
+            lambda m: sc(m)["codecs"].__setitem__(1, dict(
+                BLOSC_GOOD, configuration=dict(
+                    BLOSC_GOOD["configuration"], clevel=10))))),
     ]
+
+
+BLOSC_GOOD = {"name": "blosc", "configuration": {
+    "cname": "zstd", "clevel": 1, "shuffle": "shuffle", "typesize": 2,
+    "blocksize": 0}}
 
 
 def main():
@@ -370,8 +428,13 @@ def main():
         doc = {}
 
         def do_write(cfg=cfg, store=store, doc=doc):
+            # blosc has no kernel encoder yet: where "auto" would pick
+            # a GPU, its configurations are written on cpu.
+            env = dict(os.environ)
+            if cfg.codec.startswith("blosc"):
+                env["SHARDPIPE_BACKEND"] = "cpu"
             r = run([sp, "write"] + cfg.write_args() + [store],
-                    stdin=bytes(cfg.nbytes))
+                    stdin=bytes(cfg.nbytes), env=env)
             expect(r.returncode == 0, r.describe())
             with open(os.path.join(store, "zarr.json"), "rb") as f:
                 text = f.read()

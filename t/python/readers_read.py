@@ -1,17 +1,19 @@
 """readers_read - stores written by zarr-python 3 and by TensorStore pass
 `shardpipe verify`, and `shardpipe cat` returns the values they were given.
 
-Each writer makes sharded arrays (zstd, gzip and no compression, the index
-at the start and at the end, crc32c on the chunks, the index with and
-without its crc32c) and unsharded ones (big-endian bytes, "v2" chunk
-keys, a nonzero or NaN fill value with chunks and shards never written),
-over several dtypes.  For each store:
+Each writer makes sharded arrays (zstd, gzip, blosc and no compression,
+the index at the start and at the end, crc32c on the chunks, the index
+with and without its crc32c) and unsharded ones (big-endian bytes, "v2"
+chunk keys, a nonzero or NaN fill value with chunks and shards never
+written), over several dtypes.  blosc comes with each shuffle mode and
+several compressors and block sizes (read through c-blosc; issue 11).
+For each store:
   1  shardpipe verify STORE exits 0
   2  shardpipe cat STORE prints the array's little-endian bytes
   3  shardpipe verify STORE --against RAW exits 0
-A store using a codec shardpipe lacks (blosc, transpose) must be refused
-by verify and by cat, naming the codec, with an exit status that is
-neither success nor "corrupt" (a TODO check until the CLI has one).  One line per writer counts the stores
+A store using a codec shardpipe lacks (transpose) must be refused by
+verify and by cat, naming the codec, with an exit status of its own (4),
+neither success nor "corrupt".  One line per writer counts the stores
 shardpipe read right.
 
 SHARDPIPE_TEST_SEED fixes the values; SHARDPIPE_KEEP_TMP keeps the stores.
@@ -80,7 +82,12 @@ def zarr_compressors(case):
     elif case.codec == "gzip":
         out.append(zc.GzipCodec(level=case.level))
     elif case.codec == "blosc":
-        out.append(zc.BloscCodec())
+        # typesize comes from the dtype.
+        out.append(zc.BloscCodec(cname=case.extra.get("cname", "zstd"),
+                                 clevel=case.level,
+                                 shuffle=case.extra.get("shuffle",
+                                                        "shuffle"),
+                                 blocksize=case.extra.get("blocksize", 0)))
     if case.extra.get("crc32c"):
         out.append(zc.Crc32cCodec())
     return out or None
@@ -144,8 +151,18 @@ ZARR_CASES = [
          region=(slice(0, 10), slice(5, 25))),
     Case("unsharded uint8 v2 chunk keys", "uint8", (20, 20), (6, 6),
          key_separator="."),
-    Case("sharded uint16 blosc", "uint16", (16, 16), (4, 4), (8, 8),
-         codec="blosc", refuse="blosc"),
+    Case("sharded uint16 blosc zstd:5 shuffle", "uint16", (16, 16), (4, 4),
+         (8, 8), codec="blosc", level=5),
+    Case("sharded float32 blosc lz4:1 bitshuffle, 1 KiB blocks, crc32c per "
+         "chunk, index start", "float32", (40, 50), (16, 32), (32, 64),
+         codec="blosc", cname="lz4", shuffle="bitshuffle", blocksize=1024,
+         crc32c=True, index="start"),
+    Case("sharded uint8 blosc zlib:9 noshuffle, fill 3, chunks unwritten",
+         "uint8", (64, 48), (16, 16), (32, 48), codec="blosc", cname="zlib",
+         level=9, shuffle="noshuffle", fill=3,
+         region=(slice(0, 20), slice(5, 40))),
+    Case("unsharded int64 blosc blosclz:3 shuffle", "int64", (30, 20),
+         (8, 8), codec="blosc", cname="blosclz", level=3),
     Case("unsharded int32 transpose", "int32", (8, 6), (4, 3),
          transpose=(1, 0), refuse="transpose"),
 ]
@@ -166,12 +183,17 @@ def ts_chain(case):
         chain.append({"name": "gzip", "configuration": {"level": case.level}})
     elif case.codec == "blosc":
         chain.append({"name": "blosc",
-                      "configuration": {"cname": "lz4", "clevel": 5,
-                                        "shuffle": "shuffle",
-                                        "typesize": le_dtype(case.dtype).itemsize,
-                                        "blocksize": 0}})
+                      "configuration": {
+                          "cname": case.extra.get("cname", "lz4"),
+                          "clevel": case.level,
+                          "shuffle": case.extra.get("shuffle", "shuffle"),
+                          "typesize": le_dtype(case.dtype).itemsize,
+                          "blocksize": case.extra.get("blocksize", 0)}})
     if case.extra.get("crc32c"):
         chain.append({"name": "crc32c"})
+    if "transpose" in case.extra:
+        chain.insert(0, {"name": "transpose", "configuration": {
+            "order": list(case.extra["transpose"])}})
     return chain
 
 
@@ -231,8 +253,19 @@ TS_CASES = [
          codec="none"),
     Case("unsharded uint32 big-endian", "uint32", (30, 20), (7, 8),
          endian="big"),
-    Case("sharded uint16 blosc", "uint16", (16, 16), (4, 4), (8, 8),
-         codec="blosc", refuse="blosc"),
+    Case("sharded uint16 blosc lz4:5 shuffle", "uint16", (16, 16), (4, 4),
+         (8, 8), codec="blosc", level=5),
+    Case("sharded float64 blosc zstd:1 bitshuffle, index start", "float64",
+         (33, 40), (8, 16), (16, 32), codec="blosc", cname="zstd",
+         shuffle="bitshuffle", index="start"),
+    Case("sharded int16 blosc zstd:1 shuffle, 4 KiB blocks, big chunks",
+         "int16", (100, 300), (64, 256), (64, 512), codec="blosc",
+         cname="zstd", blocksize=4096),
+    Case("unsharded uint32 blosc lz4hc:9 noshuffle with crc32c", "uint32",
+         (25, 26), (8, 8), codec="blosc", cname="lz4hc", level=9,
+         shuffle="noshuffle", crc32c=True),
+    Case("unsharded uint16 transpose", "uint16", (6, 8), (3, 4),
+         transpose=(1, 0), refuse="transpose"),
 ]
 
 

@@ -38,7 +38,7 @@ MAX_RANK = 16
 ERR_BEYOND_END = 17
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "float16", "float32", "float64"]
-CODECS = {"none": 0, "zstd": 1, "gzip": 2}
+CODECS = {"none": 0, "zstd": 1, "gzip": 2, "blosc": 3}
 
 
 class Dim(ctypes.Structure):
@@ -53,7 +53,11 @@ class Desc(ctypes.Structure):
                 ("codec", ctypes.c_int), ("level", ctypes.c_int),
                 ("index_location", ctypes.c_int),
                 ("backend", ctypes.c_char_p), ("threads", ctypes.c_int),
-                ("overwrite", ctypes.c_int)]
+                ("overwrite", ctypes.c_int),
+                # shardpipe_desc_init() fills the whole struct of the
+                # library's header: this mirror must keep up with it.
+                ("blosc_cname", ctypes.c_int), ("blosc_shuffle", ctypes.c_int),
+                ("blosc_blocksize", ctypes.c_uint32)]
 
 
 class Stats(ctypes.Structure):

@@ -251,7 +251,7 @@ def main():
     readers = [ZarrPython(), TensorStore()]
     # Codecs a backend does not have yet: one skip line each, with why.
     unavailable = {(b, c): codec_unavailable(sp, b, c, workdir)
-                   for b in backends for c in matrix.CODECS}
+                   for b in backends for c in matrix.ALL_CODECS}
     unavailable = {k: v for k, v in unavailable.items() if v}
     runs = [(b, [c for c in configs if (b, c.codec) not in unavailable])
             for b in backends]
@@ -259,7 +259,7 @@ def main():
              + len(unavailable))
 
     for backend, todo in runs:
-        for codec in matrix.CODECS:
+        for codec in matrix.ALL_CODECS:
             why = unavailable.get((backend, codec))
             if why:
                 n = sum(c.codec == codec for c in configs)

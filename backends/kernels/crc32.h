@@ -1,0 +1,78 @@
+/*
+ * crc32.h - CRC-32 of RFC 1952 (the gzip trailer's), in the kernel
+ * dialect: a byte-at-a-time table in local memory for the segments one
+ * work-item checks, and the polynomial arithmetic that joins the CRCs of
+ * consecutive segments into the CRC of the whole chunk.
+ *
+ * Polynomials are kept in the reflected order the gzip CRC uses: bit 31
+ * holds the coefficient of x^0, bit 0 that of x^31.
+ */
+#ifndef SP_KERNEL_CRC32_H
+#define SP_KERNEL_CRC32_H
+
+#define SP_CRC32_POLY 0xEDB88320u /* x^32 + x^26 + ... + 1, reflected */
+
+/* Every work-item of the group calls it; table has 256 entries. */
+DEVICE_FN void crc32_table_build(LOCAL u32 *table)
+{
+	for (u64 i = LOCAL_ID(); i < 256; i += LOCAL_SIZE()) {
+		u32 c = (u32)i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ SP_CRC32_POLY : c >> 1;
+		table[i] = c;
+	}
+	BARRIER();
+}
+
+/* The CRC-32 of src[0..n), one work-item. */
+DEVICE_FN u32 crc32_bytes(LOCAL const u32 *table, GLOBAL const u8 *src,
+			  u64 n)
+{
+	u32 c = 0xFFFFFFFFu;
+
+	for (u64 i = 0; i < n; i++)
+		c = table[(c ^ src[i]) & 0xFF] ^ (c >> 8);
+	return ~c;
+}
+
+/* a * b modulo the CRC polynomial. */
+DEVICE_FN u32 crc32_mulmod(u32 a, u32 b)
+{
+	u32 p = 0;
+
+	/* Walk a's coefficients from x^0 up while b runs through b * x^i. */
+	for (u32 bit = 0x80000000u; bit != 0; bit >>= 1) {
+		if (a & bit)
+			p ^= b;
+		b = (b & 1) ? (b >> 1) ^ SP_CRC32_POLY : b >> 1;
+	}
+	return p;
+}
+
+/* x^(8 n) modulo the polynomial: the shift that n more bytes apply. */
+DEVICE_FN u32 crc32_shift_bytes(u64 n)
+{
+	u32 r = 0x80000000u, sq = 0x40000000u; /* x^0, x^1 */
+	u64 e = n * 8;
+
+	while (e != 0) {
+		if (e & 1)
+			r = crc32_mulmod(r, sq);
+		sq = crc32_mulmod(sq, sq);
+		e >>= 1;
+	}
+	return r;
+}
+
+/*
+ * CRC of A followed by B from crc(A), crc(B) and the shift for |B|
+ * (crc32_shift_bytes): the register is linear in the message, and the
+ * initial and final inversions cancel between the two terms.
+ */
+DEVICE_FN u32 crc32_join(u32 crc_a, u32 crc_b, u32 shift_b)
+{
+	return crc32_mulmod(crc_a, shift_b) ^ crc_b;
+}
+
+#endif

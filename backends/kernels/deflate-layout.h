@@ -1,0 +1,72 @@
+/*
+ * deflate-layout.h - the partition of a chunk for the gzip encoder
+ * (deflate.h) and the layout of the global scratch one work-group uses
+ * while it encodes one chunk.  Read by the kernels in all three dialects
+ * and by the host driver (which allocates the scratch), so it holds only
+ * macros of the chunk size n in bytes.
+ *
+ * The partition is a fixed function of n (DESIGN.md "Determinism"):
+ * segments of SP_DEFL_SEG bytes are parsed independently (one work-item
+ * each); SP_DEFL_BLK_SEGS consecutive segments form one deflate block
+ * with its own Huffman codes.  Neither depends on the level or on the
+ * work-group size.
+ */
+#ifndef SP_KERNEL_DEFLATE_LAYOUT_H
+#define SP_KERNEL_DEFLATE_LAYOUT_H
+
+#define SP_DEFL_SEG 4096          /* bytes per segment (parse unit) */
+#define SP_DEFL_BLK_SEGS 8        /* segments per deflate block: 32 KiB */
+#define SP_DEFL_WIN 4096          /* positions sorted at once (local) */
+#define SP_DEFL_HASH_BITS 15      /* largest hash; smaller chunks use less */
+#define SP_DEFL_NSYM 320          /* histogram: 288 litlen, then 32 dist */
+#define SP_DEFL_DIST0 288
+#define SP_DEFL_CLEN0 320         /* per-block lengths: then 19 clen */
+#define SP_DEFL_BSYM 352          /* per-block length and code entries */
+/* Staging words of one segment: at most 15 bits per input byte (a
+ * dynamic code's longest literal; a match costs less per byte), the end
+ * of block code, and up to 31 bits of alignment. */
+#define SP_DEFL_SEG_WORDS (SP_DEFL_SEG / 2 + 4)
+/* Staging words of one block header: at most 3 + 14 + 19 * 3 bits and
+ * 316 code-length codes of at most 7 + 7 bits, plus alignment. */
+#define SP_DEFL_HDR_WORDS 160
+#define SP_DEFL_WORK 1536         /* u32 of Huffman work per block */
+#define SP_DEFL_INFO 64           /* u64 of bookkeeping per block */
+/* Chunk sizes the encoder takes: positions are 32-bit. */
+#define SP_DEFL_MAX_CHUNK 2147483648u
+
+/* No line continuations below: embed.awk keeps a backslash single. */
+#define SP_DEFL_R8(x) (((x) + 7) / 8 * 8)
+#define SP_DEFL_NSEG(n) (((n) + SP_DEFL_SEG - 1) / SP_DEFL_SEG)
+#define SP_DEFL_NBLK(n) ((SP_DEFL_NSEG(n) + SP_DEFL_BLK_SEGS - 1) / SP_DEFL_BLK_SEGS)
+
+/* Byte offsets inside one group's scratch, each a multiple of 8: what
+ * the previous part starts at plus its size. */
+#define SP_DEFL_O_HEAD(n) 0 /* u32 per hash value */
+#define SP_DEFL_O_PREV(n) (4 << SP_DEFL_HASH_BITS) /* u16 per position */
+#define SP_DEFL_O_SYMS(n) (SP_DEFL_O_PREV(n) + SP_DEFL_R8(2 * (n)))
+#define SP_DEFL_O_SHIST(n) (SP_DEFL_O_SYMS(n) + SP_DEFL_R8(4 * (n)))
+#define SP_DEFL_O_SEGV(n) (SP_DEFL_O_SHIST(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NSEG(n))
+#define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 4 * SP_DEFL_NSEG(n))
+#define SP_DEFL_O_STAGE(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
+#define SP_DEFL_O_BHIST(n) (SP_DEFL_O_STAGE(n) + 4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
+#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_BCODE(n) (SP_DEFL_O_BLEN(n) + SP_DEFL_BSYM * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_BRLE(n) (SP_DEFL_O_BCODE(n) + 2 * SP_DEFL_BSYM * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_BINFO(n) (SP_DEFL_O_BRLE(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_HSTAGE(n) (SP_DEFL_O_BINFO(n) + 8 * SP_DEFL_INFO * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_WORK(n) (SP_DEFL_O_HSTAGE(n) + 4 * SP_DEFL_HDR_WORDS * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NBLK(n))
+
+/* Scratch bytes one work-group needs for chunks of n bytes: about 8.6 n
+ * plus 128 KiB. */
+#define SP_DEFL_SCRATCH_BYTES(n) (SP_DEFL_O_PIECE(n) + 8 * (SP_DEFL_NBLK(n) + SP_DEFL_NSEG(n) + 1))
+
+/*
+ * Worst-case gzip member for n input bytes: 10 bytes of header, 8 of
+ * trailer, and each block at most its stored size (3 bits, up to 7 of
+ * padding, 32 of LEN/NLEN, then the bytes), rounded up to a byte.  It
+ * stays below codec_bound() in src/codec.c, the slot capacity.
+ */
+#define SP_DEFL_BOUND(n) (18 + ((n) == 0 ? 2 : (n) + (42 * SP_DEFL_NBLK(n) + 7) / 8))
+
+#endif

@@ -1,0 +1,1075 @@
+/*
+ * deflate.h - stage 3 for codec "gzip": each chunk becomes one gzip member
+ * (RFC 1952: 10-byte header without optional fields, a deflate stream per
+ * RFC 1951, CRC-32 and ISIZE).  One work-group per chunk (groups stride
+ * over the chunks); every phase below spreads its work over the group
+ * with a stride of the local size and ends at a barrier, so a group of one
+ * work-item (the reference executor) runs it unchanged.
+ *
+ * The output is a pure function of the chunk and the level (DESIGN.md
+ * "Determinism"):
+ *
+ *  1. chains: prev[p] is the distance to the latest earlier position q
+ *     with hash(q) == hash(p) (4 bytes hashed), 0 when there is none
+ *     within 32 KiB.  Windows of positions are sorted by (hash, position)
+ *     in local memory and a head table carries the latest position of
+ *     each hash from one window to the next, so the result is the one a
+ *     serial insertion would give, whatever the local size.
+ *  2. parse: the chunk is cut into segments of SP_DEFL_SEG bytes
+ *     (deflate-layout.h), each parsed by one work-item, greedy or lazy,
+ *     following prev[] up to the level's depth; matches reach back into
+ *     earlier segments of the chunk, up to 32 KiB, but end inside their
+ *     own segment.  The work-item counts its segment's symbols and
+ *     computes its segment's CRC-32.
+ *  3. blocks: SP_DEFL_BLK_SEGS segments (32 KiB) form a deflate block.
+ *     Its histogram is the sum of its segments'; dynamic Huffman code
+ *     lengths, limited to 15 bits (7 for the code-length code), are built
+ *     from it, and the block is coded stored, fixed or dynamic, whichever
+ *     is shortest by exact bit count (ties: fixed over dynamic, stored
+ *     only when strictly shorter).
+ *  4. packing: every segment's bit length follows from its histogram and
+ *     its block's code; a work-group scan of those lengths places every
+ *     segment and block header in the stream; each segment packs its
+ *     bits into a staging area aligned like its place in the output, and
+ *     each 32-bit output word is then assembled by one work-item from the
+ *     pieces that overlap it.
+ *  5. the CRC-32 of the chunk joins the segments' CRCs.
+ *
+ * Levels (effort of the match finder; the block choice is the same at
+ * every level but 0):
+ *   0  stored blocks only
+ *   1  greedy, 2 candidates, stop at 16 bytes
+ *   2  greedy, 4 candidates, stop at 24 bytes
+ *   3  greedy, 8 candidates, stop at 32 bytes
+ *   4  lazy, 8 candidates, stop at 32 bytes
+ *   5  lazy, 16 candidates, stop at 64 bytes
+ *   6  lazy, 32 candidates, stop at 128 bytes
+ *   7  lazy, 64 candidates, stop at 192 bytes
+ *   8  lazy, 128 candidates, stop at 258 bytes
+ *   9  lazy, 256 candidates, stop at 258 bytes
+ *
+ * Output never exceeds SP_DEFL_BOUND(n) bytes: every block costs at most
+ * its stored form.  Scratch: one region of SP_DEFL_SCRATCH_BYTES(n) per
+ * work-group, at GROUP_ID() times that size.
+ */
+#ifndef SP_KERNEL_DEFLATE_H
+#define SP_KERNEL_DEFLATE_H
+
+#include "collectives.h"
+#include "crc32.h"
+#include "deflate-layout.h"
+
+/* Per-block bookkeeping words (SP_DEFL_INFO per block). */
+#define DEFL_I_TYPE 0   /* 0 stored, 1 fixed, 2 dynamic (BTYPE) */
+#define DEFL_I_START 1  /* first bit of the block in the deflate stream */
+#define DEFL_I_HDR 2    /* header bits: BFINAL, BTYPE and what follows */
+#define DEFL_I_FIXED 3  /* whole block, fixed codes */
+#define DEFL_I_DYN 4    /* whole block, dynamic codes */
+#define DEFL_I_DYNHDR 5
+#define DEFL_I_HLIT 6
+#define DEFL_I_HDIST 7
+#define DEFL_I_HCLEN 8
+#define DEFL_I_NRLE 9
+#define DEFL_I_TOTAL 10 /* block 0 only: bits of the deflate stream */
+#define DEFL_I_CRC 11   /* block 0 only: CRC-32 of the chunk */
+
+/* RFC 1951 3.2.7: the order code-length code lengths are sent in. */
+CONSTANT_DATA u8 defl_clen_order[19] = {
+	16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15
+};
+
+struct defl_effort {
+	u32 depth; /* candidates tried per position */
+	u32 nice;  /* a match this long ends the search */
+	u32 lazy;  /* try the next position before taking a match */
+};
+
+DEVICE_FN struct defl_effort defl_effort_of(u64 level)
+{
+	struct defl_effort e;
+
+	e.lazy = level >= 4;
+	switch (level) {
+	case 1: e.depth = 2; e.nice = 16; break;
+	case 2: e.depth = 4; e.nice = 24; break;
+	case 3: e.depth = 8; e.nice = 32; break;
+	case 4: e.depth = 8; e.nice = 32; break;
+	case 5: e.depth = 16; e.nice = 64; break;
+	case 6: e.depth = 32; e.nice = 128; break;
+	case 7: e.depth = 64; e.nice = 192; break;
+	case 8: e.depth = 128; e.nice = 258; break;
+	default: e.depth = 256; e.nice = 258; break;
+	}
+	return e;
+}
+
+/* Length symbol 257 + i (RFC 1951 3.2.5): length - 3 of its first
+ * length, and its extra bits. */
+DEVICE_FN u32 defl_len_base(u32 i)
+{
+	if (i < 8)
+		return i;
+	if (i >= 28)
+		return 255;
+	return (4 + (i & 3)) << (i / 4 - 1);
+}
+
+DEVICE_FN u32 defl_len_extra(u32 i)
+{
+	return (i < 8 || i >= 28) ? 0 : i / 4 - 1;
+}
+
+/* Distance code c: distance - 1 of its first distance, its extra bits. */
+DEVICE_FN u32 defl_dist_base(u32 c)
+{
+	return c < 4 ? c : (2 + (c & 1)) << (c / 2 - 1);
+}
+
+DEVICE_FN u32 defl_dist_extra(u32 c)
+{
+	return c < 4 ? 0 : c / 2 - 1;
+}
+
+/* Fixed code lengths (RFC 1951 3.2.6), litlen then distance. */
+DEVICE_FN u32 defl_fixed_len(u32 s)
+{
+	if (s >= SP_DEFL_DIST0)
+		return 5;
+	return s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+}
+
+/*
+ * Local lookup tables: len_code[length - 3] = length symbol - 257;
+ * distance code of d - 1 = dist_lo[d - 1] below 256, else
+ * dist_hi[(d - 1) >> 7] (codes from 16 on start at multiples of 128).
+ */
+DEVICE_FN void defl_tables_build(LOCAL u8 *len_code, LOCAL u8 *dist_lo,
+				 LOCAL u8 *dist_hi)
+{
+	for (u64 x = LOCAL_ID(); x < 256; x += LOCAL_SIZE()) {
+		u32 i = 0, c = 0, h = 0;
+
+		while (i < 28 && defl_len_base(i + 1) <= x)
+			i++;
+		while (c < 29 && defl_dist_base(c + 1) <= x)
+			c++;
+		while (h < 29 && defl_dist_base(h + 1) <= (u32)(x << 7))
+			h++;
+		len_code[x] = (u8)i;
+		dist_lo[x] = (u8)c;
+		dist_hi[x] = (u8)h;
+	}
+	BARRIER();
+}
+
+DEVICE_FN u32 defl_dist_code(LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi,
+			     u32 d1)
+{
+	return d1 < 256 ? dist_lo[d1] : dist_hi[d1 >> 7];
+}
+
+/* ------------------------------------------------------------ chains */
+
+DEVICE_FN u32 defl_hash_bits(u64 n)
+{
+	u32 b = 8;
+
+	while (b < SP_DEFL_HASH_BITS && ((u64)1 << b) < n)
+		b++;
+	return b;
+}
+
+DEVICE_FN u32 defl_hash(GLOBAL const u8 *p, u32 bits)
+{
+	u32 v = (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) |
+		((u32)p[3] << 24);
+
+	return (v * 0x9E3779B1u) >> (32 - bits);
+}
+
+/* Ascending bitonic sort of keys[0..w), w a power of two. */
+DEVICE_FN void defl_sort_keys(LOCAL u32 *keys, u32 w)
+{
+	for (u32 k = 2; k <= w; k <<= 1)
+		for (u32 j = k >> 1; j > 0; j >>= 1) {
+			for (u64 t = LOCAL_ID(); t < w / 2; t += LOCAL_SIZE()) {
+				u32 i = (((u32)t & ~(j - 1)) << 1) |
+					((u32)t & (j - 1));
+				u32 l = i | j, a = keys[i], b = keys[l];
+
+				if ((a > b) == ((i & k) == 0)) {
+					keys[i] = b;
+					keys[l] = a;
+				}
+			}
+			BARRIER();
+		}
+}
+
+/* prev[p] for every position of src[0..n) (phase 1), by a group of any
+ * size: windows sorted by (hash, position). */
+DEVICE_FN void defl_chains_sorted(GLOBAL const u8 *src, u64 n,
+				  GLOBAL u32 *head, GLOBAL u16 *prev,
+				  LOCAL u32 *keys)
+{
+	const u32 bits = defl_hash_bits(n), none = (u32)1 << bits;
+	u32 w = SP_DEFL_WIN;
+
+	while (w > 2 && w / 2 >= n)
+		w >>= 1;
+	for (u64 i = LOCAL_ID(); i < none; i += LOCAL_SIZE())
+		head[i] = 0xFFFFFFFFu;
+	BARRIER();
+	for (u64 w0 = 0; w0 < n; w0 += w) {
+		for (u64 i = LOCAL_ID(); i < w; i += LOCAL_SIZE()) {
+			u64 p = w0 + i;
+			u32 h = p + 4 <= n ? defl_hash(src + p, bits) : none;
+
+			keys[i] = (h << 12) | (u32)i;
+		}
+		BARRIER();
+		defl_sort_keys(keys, w);
+		/* Equal hashes are now adjacent and in position order. */
+		for (u64 i = LOCAL_ID(); i < w; i += LOCAL_SIZE()) {
+			u32 k = keys[i], h = k >> 12;
+			u64 p = w0 + (k & 4095), q;
+
+			if (p >= n)
+				continue;
+			if (h == none) {
+				prev[p] = 0;
+				continue;
+			}
+			if (i > 0 && (keys[i - 1] >> 12) == h)
+				q = w0 + (keys[i - 1] & 4095);
+			else if (head[h] != 0xFFFFFFFFu)
+				q = head[h];
+			else
+				q = p;
+			prev[p] = (u16)(p - q <= 32768 ? p - q : 0);
+		}
+		BARRIER();
+		for (u64 i = LOCAL_ID(); i < w; i += LOCAL_SIZE()) {
+			u32 k = keys[i], h = k >> 12;
+
+			if (h != none &&
+			    (i + 1 == w || (keys[i + 1] >> 12) != h))
+				head[h] = (u32)(w0 + (k & 4095));
+		}
+		BARRIER();
+	}
+}
+
+/* The same prev[] by one work-item: serial insertion, position order. */
+DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 n,
+				  GLOBAL u32 *head, GLOBAL u16 *prev)
+{
+	const u32 bits = defl_hash_bits(n), none = (u32)1 << bits;
+
+	for (u32 i = 0; i < none; i++)
+		head[i] = 0xFFFFFFFFu;
+	for (u64 p = 0; p < n; p++) {
+		u32 h, q;
+
+		if (p + 4 > n) {
+			prev[p] = 0;
+			continue;
+		}
+		h = defl_hash(src + p, bits);
+		q = head[h];
+		prev[p] = (u16)(q != 0xFFFFFFFFu && p - q <= 32768 ? p - q : 0);
+		head[h] = (u32)p;
+	}
+}
+
+/*
+ * Phase 1.  Both ways compute the same function, the latest earlier
+ * position of the same hash; a group of one work-item (the reference
+ * executor) takes the serial one, which costs a fraction of the sort
+ * there.  t/gzip-encode checks that they agree.
+ */
+DEVICE_FN void defl_chains(GLOBAL const u8 *src, u64 n, GLOBAL u32 *head,
+			   GLOBAL u16 *prev, LOCAL u32 *keys)
+{
+	if (LOCAL_SIZE() == 1)
+		defl_chains_serial(src, n, head, prev);
+	else
+		defl_chains_sorted(src, n, head, prev, keys);
+}
+
+/* ------------------------------------------------------------- parse */
+
+/* Longest match for src[p..p+maxlen) along p's chain; 0 if none. */
+DEVICE_FN u32 defl_longest(GLOBAL const u8 *src, u64 n, u64 p, u32 maxlen,
+			   GLOBAL const u16 *prev, struct defl_effort ef,
+			   u32 *dist)
+{
+	GLOBAL const u8 *s = src + p;
+	u32 best = 0, tries = ef.depth;
+	u64 c = p;
+
+	*dist = 0;
+	if (p + 4 > n || maxlen < 3)
+		return 0;
+	while (tries-- > 0) {
+		u32 d = prev[c], l = 0;
+		GLOBAL const u8 *t;
+
+		if (d == 0)
+			break;
+		c -= d;
+		if (p - c > 32768)
+			break;
+		t = src + c;
+		if (t[best] != s[best])
+			continue;
+		while (l < maxlen && t[l] == s[l])
+			l++;
+		if (l > best) {
+			best = l;
+			*dist = (u32)(p - c);
+			if (l >= ef.nice || l == maxlen)
+				break;
+		}
+	}
+	/* A 3-byte match only pays when its distance is short. */
+	if (best < 3 || (best == 3 && *dist > 4096))
+		return 0;
+	return best;
+}
+
+DEVICE_FN u32 defl_min_u32(u64 a, u64 b)
+{
+	return (u32)(a < b ? a : b);
+}
+
+/* Phase 2 for segment [a, e): symbols, histogram; returns the count. */
+DEVICE_FN u64 defl_parse(GLOBAL const u8 *src, u64 n, u64 a, u64 e,
+			 GLOBAL const u16 *prev, struct defl_effort ef,
+			 GLOBAL u32 *syms, GLOBAL u16 *hist,
+			 LOCAL const u8 *len_code, LOCAL const u8 *dist_lo,
+			 LOCAL const u8 *dist_hi)
+{
+	u64 p = a, k = 0;
+
+	for (u32 s = 0; s < SP_DEFL_NSYM; s++)
+		hist[s] = 0;
+	while (p < e) {
+		u32 d = 0, len = defl_longest(src, n, p, defl_min_u32(258, e - p),
+					      prev, ef, &d);
+
+		if (len != 0 && ef.lazy) {
+			while (len < ef.nice && p + 1 < e) {
+				u32 d2 = 0, l2 = defl_longest(
+					src, n, p + 1,
+					defl_min_u32(258, e - p - 1), prev, ef,
+					&d2);
+
+				if (l2 <= len)
+					break;
+				syms[k++] = src[p];
+				hist[src[p]]++;
+				p++;
+				len = l2;
+				d = d2;
+			}
+		}
+		if (len != 0) {
+			syms[k++] = (len << 16) | d;
+			hist[257 + len_code[len - 3]]++;
+			hist[SP_DEFL_DIST0 +
+			     defl_dist_code(dist_lo, dist_hi, d - 1)]++;
+			p += len;
+		} else {
+			syms[k++] = src[p];
+			hist[src[p]]++;
+			p++;
+		}
+	}
+	return k;
+}
+
+/* ----------------------------------------------------------- Huffman */
+
+DEVICE_FN void defl_sift(GLOBAL u32 *a, u32 root, u32 n)
+{
+	u32 v = a[root];
+
+	for (;;) {
+		u32 child = 2 * root + 1;
+
+		if (child >= n)
+			break;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[child] <= v)
+			break;
+		a[root] = a[child];
+		root = child;
+	}
+	a[root] = v;
+}
+
+DEVICE_FN void defl_heapsort(GLOBAL u32 *a, u32 n)
+{
+	if (n < 2)
+		return;
+	for (u32 i = n / 2; i-- > 0;)
+		defl_sift(a, i, n);
+	for (u32 end = n - 1; end > 0; end--) {
+		u32 t = a[0];
+
+		a[0] = a[end];
+		a[end] = t;
+		defl_sift(a, 0, end);
+	}
+}
+
+/*
+ * Lengths of a complete prefix code of at most `limit` bits for
+ * freq[0..nsym) (each < 2^23), 0 for unused symbols; at least two
+ * symbols get a code, as decoders expect.  Huffman's construction over
+ * the symbols sorted by (frequency, symbol), then lengths beyond the
+ * limit are cut and the Kraft sum restored by lengthening the rarest
+ * codes that are still short enough, and any slack given back to the
+ * most frequent symbols.  work holds 4 * nsym entries.
+ */
+DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
+				 GLOBAL u8 *len, GLOBAL u32 *work)
+{
+	GLOBAL u32 *key = work, *lpar = work + nsym;
+	GLOBAL u32 *node = work + 2 * nsym, *npar = work + 3 * nsym;
+	const u32 cap = (u32)1 << limit;
+	u32 m = 0, li = 0, ni = 0, kraft = 0;
+
+	for (u32 s = 0; s < nsym; s++) {
+		len[s] = 0;
+		if (freq[s] != 0)
+			key[m++] = (freq[s] << 9) | s;
+	}
+	if (m < 2) {
+		u32 s = m != 0 ? key[0] & 511 : 0;
+
+		len[s] = 1;
+		len[s == 0 ? 1 : 0] = 1;
+		return;
+	}
+	defl_heapsort(key, m);
+	/* Two queues: leaves in key order, internal nodes in creation
+	 * order (their weights never decrease). */
+	for (u32 t = 0; t + 1 < m; t++) {
+		u32 w = 0;
+
+		for (int pick = 0; pick < 2; pick++) {
+			if (li < m && (ni >= t || (key[li] >> 9) <= node[ni])) {
+				w += key[li] >> 9;
+				lpar[li++] = t;
+			} else {
+				w += node[ni];
+				npar[ni++] = t;
+			}
+		}
+		node[t] = w;
+	}
+	/* Depths, root (the last node made) first. */
+	node[m - 2] = 0;
+	for (u32 t = m - 2; t-- > 0;)
+		node[t] = node[npar[t]] + 1;
+	for (u32 i = 0; i < m; i++) {
+		u32 d = node[lpar[i]] + 1;
+
+		lpar[i] = d < limit ? d : limit;
+		kraft += cap >> lpar[i];
+	}
+	while (kraft > cap) {
+		u32 bi = 0, bl = 0;
+
+		for (u32 i = 0; i < m; i++)
+			if (lpar[i] < limit && lpar[i] > bl) {
+				bl = lpar[i];
+				bi = i;
+			}
+		lpar[bi]++;
+		kraft -= cap >> (bl + 1);
+	}
+	while (kraft < cap) {
+		u32 bi = m;
+
+		for (u32 i = m; i-- > 0;)
+			if (lpar[i] > 1 && (cap >> lpar[i]) <= cap - kraft) {
+				bi = i;
+				break;
+			}
+		if (bi == m)
+			break;
+		kraft += cap >> lpar[bi];
+		lpar[bi]--;
+	}
+	for (u32 i = 0; i < m; i++)
+		len[key[i] & 511] = (u8)lpar[i];
+}
+
+DEVICE_FN u32 defl_reverse(u32 v, u32 nb)
+{
+	u32 r = 0;
+
+	for (u32 i = 0; i < nb; i++) {
+		r = (r << 1) | (v & 1);
+		v >>= 1;
+	}
+	return r;
+}
+
+/* Canonical codes (RFC 1951 3.2.2), bit-reversed for LSB-first output. */
+DEVICE_FN void defl_codes(GLOBAL const u8 *len, u32 nsym, GLOBAL u16 *code)
+{
+	u32 count[16], next[16], c = 0;
+
+	for (u32 b = 0; b < 16; b++)
+		count[b] = 0;
+	for (u32 s = 0; s < nsym; s++)
+		count[len[s]]++;
+	count[0] = 0;
+	next[0] = 0;
+	for (u32 b = 1; b < 16; b++) {
+		c = (c + count[b - 1]) << 1;
+		next[b] = c;
+	}
+	for (u32 s = 0; s < nsym; s++) {
+		u32 l = len[s];
+
+		code[s] = (u16)(l != 0 ? defl_reverse(next[l]++, l) : 0);
+	}
+}
+
+DEVICE_FN u32 defl_cl_at(GLOBAL const u8 *blen, u32 hlit, u32 i)
+{
+	return i < hlit ? blen[i] : blen[SP_DEFL_DIST0 + i - hlit];
+}
+
+/* The code-length sequence of a dynamic header, run-length coded with
+ * symbols 16/17/18 (RFC 1951 3.2.7); entries are symbol | extra << 5. */
+DEVICE_FN u32 defl_rle(GLOBAL const u8 *blen, u32 hlit, u32 hdist,
+		       GLOBAL u16 *rle)
+{
+	u32 total = hlit + hdist, i = 0, k = 0;
+
+	while (i < total) {
+		u32 v = defl_cl_at(blen, hlit, i), run = 1;
+
+		while (i + run < total && defl_cl_at(blen, hlit, i + run) == v)
+			run++;
+		if (v == 0) {
+			while (run >= 11) {
+				u32 r = run < 138 ? run : 138;
+
+				rle[k++] = (u16)(18 | ((r - 11) << 5));
+				i += r;
+				run -= r;
+			}
+			if (run >= 3) {
+				rle[k++] = (u16)(17 | ((run - 3) << 5));
+				i += run;
+				run = 0;
+			}
+		} else {
+			rle[k++] = (u16)v;
+			i++;
+			run--;
+			while (run >= 3) {
+				u32 r = run < 6 ? run : 6;
+
+				rle[k++] = (u16)(16 | ((r - 3) << 5));
+				i += r;
+				run -= r;
+			}
+		}
+		for (; run > 0; run--, i++)
+			rle[k++] = (u16)v;
+	}
+	return k;
+}
+
+DEVICE_FN u32 defl_clen_extra(u32 sym)
+{
+	return sym == 16 ? 2 : sym == 17 ? 3 : sym == 18 ? 7 : 0;
+}
+
+/* Bits of the symbols counted in hist (litlen, then distance at
+ * SP_DEFL_DIST0) under lengths len, extra bits included. */
+DEVICE_FN u64 defl_hist_bits(GLOBAL const u32 *hist32,
+			     GLOBAL const u16 *hist16, GLOBAL const u8 *len,
+			     int fixed)
+{
+	u64 bits = 0;
+
+	for (u32 s = 0; s < 286; s++) {
+		u64 f = hist32 ? hist32[s] : hist16[s];
+		u32 l = fixed ? defl_fixed_len(s) : len[s];
+
+		if (f != 0)
+			bits += f * (l + (s > 256 ? defl_len_extra(s - 257) : 0));
+	}
+	for (u32 c = 0; c < 30; c++) {
+		u32 s = SP_DEFL_DIST0 + c;
+		u64 f = hist32 ? hist32[s] : hist16[s];
+		u32 l = fixed ? 5 : len[s];
+
+		if (f != 0)
+			bits += f * (l + defl_dist_extra(c));
+	}
+	return bits;
+}
+
+/* ----------------------------------------------------------- packing */
+
+struct defl_bits {
+	GLOBAL u32 *out;
+	u64 acc;
+	u32 n;
+};
+
+DEVICE_FN void defl_put(struct defl_bits *w, u32 v, u32 nb)
+{
+	w->acc |= (u64)v << w->n;
+	w->n += nb;
+	if (w->n >= 32) {
+		*w->out++ = (u32)w->acc;
+		w->acc >>= 32;
+		w->n -= 32;
+	}
+}
+
+DEVICE_FN void defl_flush(struct defl_bits *w)
+{
+	if (w->n > 0)
+		*w->out++ = (u32)w->acc;
+}
+
+/* Pointers into one group's scratch for a chunk of n bytes. */
+struct defl_ws {
+	GLOBAL u32 *head;
+	GLOBAL u16 *prev;
+	GLOBAL u32 *syms;
+	GLOBAL u16 *shist;
+	GLOBAL u64 *scount, *scrc, *sbits, *scan;
+	GLOBAL u32 *stage;
+	GLOBAL u32 *bhist;
+	GLOBAL u8 *blen;
+	GLOBAL u16 *bcode;
+	GLOBAL u16 *brle;
+	GLOBAL u64 *binfo;
+	GLOBAL u32 *hstage;
+	GLOBAL u32 *work;
+	GLOBAL u64 *piece;
+	u64 nseg, nblk;
+};
+
+DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
+{
+	struct defl_ws ws;
+
+	ws.nseg = SP_DEFL_NSEG(n);
+	ws.nblk = SP_DEFL_NBLK(n);
+	ws.head = (GLOBAL u32 *)(base + SP_DEFL_O_HEAD(n));
+	ws.prev = (GLOBAL u16 *)(base + SP_DEFL_O_PREV(n));
+	ws.syms = (GLOBAL u32 *)(base + SP_DEFL_O_SYMS(n));
+	ws.shist = (GLOBAL u16 *)(base + SP_DEFL_O_SHIST(n));
+	ws.scount = (GLOBAL u64 *)(base + SP_DEFL_O_SEGV(n));
+	ws.scrc = ws.scount + ws.nseg;
+	ws.sbits = ws.scrc + ws.nseg;
+	ws.scan = (GLOBAL u64 *)(base + SP_DEFL_O_SCAN(n));
+	ws.stage = (GLOBAL u32 *)(base + SP_DEFL_O_STAGE(n));
+	ws.bhist = (GLOBAL u32 *)(base + SP_DEFL_O_BHIST(n));
+	ws.blen = base + SP_DEFL_O_BLEN(n);
+	ws.bcode = (GLOBAL u16 *)(base + SP_DEFL_O_BCODE(n));
+	ws.brle = (GLOBAL u16 *)(base + SP_DEFL_O_BRLE(n));
+	ws.binfo = (GLOBAL u64 *)(base + SP_DEFL_O_BINFO(n));
+	ws.hstage = (GLOBAL u32 *)(base + SP_DEFL_O_HSTAGE(n));
+	ws.work = (GLOBAL u32 *)(base + SP_DEFL_O_WORK(n));
+	ws.piece = (GLOBAL u64 *)(base + SP_DEFL_O_PIECE(n));
+	return ws;
+}
+
+/* Phase 3, one block: dynamic code lengths, header, both costs. */
+DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
+{
+	GLOBAL const u32 *hist = ws->bhist + b * SP_DEFL_NSYM;
+	GLOBAL u8 *blen = ws->blen + b * SP_DEFL_BSYM;
+	GLOBAL u16 *rle = ws->brle + b * SP_DEFL_NSYM;
+	GLOBAL u64 *info = ws->binfo + b * SP_DEFL_INFO;
+	GLOBAL u32 *work = ws->work + b * SP_DEFL_WORK;
+	GLOBAL u32 *cfreq = work + 1200;
+	u32 hlit = 286, hdist = 30, hclen = 19, nrle;
+	u64 hdr;
+
+	defl_huff_lengths(hist, 286, 15, blen, work);
+	defl_huff_lengths(hist + SP_DEFL_DIST0, 30, 15, blen + SP_DEFL_DIST0,
+			  work);
+	blen[286] = blen[287] = 0;
+	blen[SP_DEFL_DIST0 + 30] = blen[SP_DEFL_DIST0 + 31] = 0;
+	while (hlit > 257 && blen[hlit - 1] == 0)
+		hlit--;
+	while (hdist > 1 && blen[SP_DEFL_DIST0 + hdist - 1] == 0)
+		hdist--;
+	nrle = defl_rle(blen, hlit, hdist, rle);
+	for (u32 s = 0; s < 19; s++)
+		cfreq[s] = 0;
+	for (u32 i = 0; i < nrle; i++)
+		cfreq[rle[i] & 31]++;
+	defl_huff_lengths(cfreq, 19, 7, blen + SP_DEFL_CLEN0, work);
+	while (hclen > 4 && blen[SP_DEFL_CLEN0 + defl_clen_order[hclen - 1]] == 0)
+		hclen--;
+	hdr = 3 + 5 + 5 + 4 + 3 * (u64)hclen;
+	for (u32 i = 0; i < nrle; i++) {
+		u32 s = rle[i] & 31;
+
+		hdr += blen[SP_DEFL_CLEN0 + s] + defl_clen_extra(s);
+	}
+	info[DEFL_I_DYNHDR] = hdr;
+	info[DEFL_I_DYN] = hdr + defl_hist_bits(hist, 0, blen, 0);
+	info[DEFL_I_FIXED] = 3 + defl_hist_bits(hist, 0, blen, 1);
+	info[DEFL_I_HLIT] = hlit;
+	info[DEFL_I_HDIST] = hdist;
+	info[DEFL_I_HCLEN] = hclen;
+	info[DEFL_I_NRLE] = nrle;
+}
+
+/* Phase 4, one block: the chosen code, and its header packed. */
+DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
+{
+	GLOBAL u8 *blen = ws->blen + b * SP_DEFL_BSYM;
+	GLOBAL u16 *code = ws->bcode + b * SP_DEFL_BSYM;
+	GLOBAL const u16 *rle = ws->brle + b * SP_DEFL_NSYM;
+	GLOBAL const u64 *info = ws->binfo + b * SP_DEFL_INFO;
+	u64 start = info[DEFL_I_START], type = info[DEFL_I_TYPE];
+	u64 bytes = n - b * SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
+	struct defl_bits w;
+
+	if (bytes > SP_DEFL_SEG * SP_DEFL_BLK_SEGS)
+		bytes = SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
+	if (type == 1)
+		for (u32 s = 0; s < SP_DEFL_CLEN0; s++)
+			blen[s] = (u8)defl_fixed_len(s);
+	if (type != 0) {
+		defl_codes(blen, SP_DEFL_DIST0, code);
+		defl_codes(blen + SP_DEFL_DIST0, 32, code + SP_DEFL_DIST0);
+	}
+	w.out = ws->hstage + b * SP_DEFL_HDR_WORDS;
+	w.acc = 0;
+	w.n = (u32)(start & 31);
+	defl_put(&w, (b + 1 == ws->nblk ? 1u : 0u) | ((u32)type << 1), 3);
+	if (type == 0) {
+		defl_put(&w, 0, (u32)((8 - (start + 3) % 8) % 8));
+		defl_put(&w, (u32)bytes, 16);
+		defl_put(&w, (u32)bytes ^ 0xFFFFu, 16);
+	} else if (type == 2) {
+		u32 hclen = (u32)info[DEFL_I_HCLEN];
+		u32 nrle = (u32)info[DEFL_I_NRLE];
+
+		defl_codes(blen + SP_DEFL_CLEN0, 19, code + SP_DEFL_CLEN0);
+		defl_put(&w, (u32)info[DEFL_I_HLIT] - 257, 5);
+		defl_put(&w, (u32)info[DEFL_I_HDIST] - 1, 5);
+		defl_put(&w, hclen - 4, 4);
+		for (u32 i = 0; i < hclen; i++)
+			defl_put(&w, blen[SP_DEFL_CLEN0 + defl_clen_order[i]],
+				 3);
+		for (u32 i = 0; i < nrle; i++) {
+			u32 s = rle[i] & 31;
+
+			defl_put(&w, code[SP_DEFL_CLEN0 + s],
+				 blen[SP_DEFL_CLEN0 + s]);
+			defl_put(&w, (u32)rle[i] >> 5, defl_clen_extra(s));
+		}
+	}
+	defl_flush(&w);
+}
+
+/* Phase 5, one segment: its symbols (or bytes) at its place. */
+DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
+				 GLOBAL const u8 *src, u64 n,
+				 LOCAL const u8 *len_code,
+				 LOCAL const u8 *dist_lo,
+				 LOCAL const u8 *dist_hi)
+{
+	u64 b = s / SP_DEFL_BLK_SEGS;
+	GLOBAL const u8 *len = ws->blen + b * SP_DEFL_BSYM;
+	GLOBAL const u16 *code = ws->bcode + b * SP_DEFL_BSYM;
+	GLOBAL const u32 *syms = ws->syms + s * SP_DEFL_SEG;
+	u64 type = ws->binfo[b * SP_DEFL_INFO + DEFL_I_TYPE];
+	u64 a = s * SP_DEFL_SEG, e = a + SP_DEFL_SEG;
+	u64 start = ws->piece[s + b + 1];
+	struct defl_bits w;
+
+	if (e > n)
+		e = n;
+	w.out = ws->stage + s * SP_DEFL_SEG_WORDS;
+	w.acc = 0;
+	w.n = (u32)(start & 31);
+	if (type == 0) {
+		for (u64 p = a; p < e; p++)
+			defl_put(&w, src[p], 8);
+		defl_flush(&w);
+		return;
+	}
+	for (u64 k = 0, cnt = ws->scount[s]; k < cnt; k++) {
+		u32 sym = syms[k];
+
+		if (sym < 256) {
+			defl_put(&w, code[sym], len[sym]);
+		} else {
+			u32 l = (sym >> 16) - 3, d = (sym & 0xFFFF) - 1;
+			u32 i = len_code[l], c = defl_dist_code(dist_lo, dist_hi, d);
+
+			defl_put(&w, code[257 + i], len[257 + i]);
+			defl_put(&w, l - defl_len_base(i), defl_len_extra(i));
+			defl_put(&w, code[SP_DEFL_DIST0 + c],
+				 len[SP_DEFL_DIST0 + c]);
+			defl_put(&w, d - defl_dist_base(c), defl_dist_extra(c));
+		}
+	}
+	if (s + 1 == ws->nseg || (s + 1) % SP_DEFL_BLK_SEGS == 0)
+		defl_put(&w, code[256], len[256]);
+	defl_flush(&w);
+}
+
+/* Piece k of the stream: block k / 9's header when k % 9 == 0, else
+ * one of its segments; its staging words. */
+DEVICE_FN GLOBAL const u32 *defl_piece_words(const struct defl_ws *ws, u64 k)
+{
+	u64 b = k / (SP_DEFL_BLK_SEGS + 1), r = k % (SP_DEFL_BLK_SEGS + 1);
+
+	if (r == 0)
+		return ws->hstage + b * SP_DEFL_HDR_WORDS;
+	return ws->stage + (b * SP_DEFL_BLK_SEGS + r - 1) * SP_DEFL_SEG_WORDS;
+}
+
+/* ------------------------------------------------------------- chunk */
+
+DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
+			  GLOBAL u64 *size, GLOBAL u8 *scratch, u64 level,
+			  LOCAL u32 *keys, LOCAL const u32 *crc_tab,
+			  LOCAL const u8 *len_code, LOCAL const u8 *dist_lo,
+			  LOCAL const u8 *dist_hi, LOCAL u64 *red)
+{
+	const u64 lid = LOCAL_ID(), ls = LOCAL_SIZE();
+	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_effort ef = defl_effort_of(level);
+	const u64 npieces = ws.nblk + ws.nseg;
+	const u64 blk_bytes = (u64)SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
+	u64 total, nbytes, nwords;
+
+	if (lid == 0) {
+		/* RFC 1952 2.3: no flags, no time stamp, OS unknown. */
+		const u8 hdr[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255 };
+
+		for (int i = 0; i < 10; i++)
+			out[i] = hdr[i];
+	}
+	if (n == 0) {
+		/* One final fixed block holding only its end code; the CRC
+		 * and length of nothing are 0. */
+		if (lid == 0) {
+			out[10] = 0x03;
+			for (int i = 11; i < 20; i++)
+				out[i] = 0;
+			*size = 20;
+		}
+		BARRIER();
+		return;
+	}
+
+	if (level != 0)
+		defl_chains(src, n, ws.head, ws.prev, keys);
+
+	/* Phase 2: parse and CRC, one segment per work-item. */
+	for (u64 s = lid; s < ws.nseg; s += ls) {
+		u64 a = s * SP_DEFL_SEG, e = a + SP_DEFL_SEG;
+
+		if (e > n)
+			e = n;
+		if (level != 0)
+			ws.scount[s] = defl_parse(src, n, a, e, ws.prev, ef,
+						  ws.syms + a,
+						  ws.shist + s * SP_DEFL_NSYM,
+						  len_code, dist_lo, dist_hi);
+		ws.scrc[s] = crc32_bytes(crc_tab, src + a, e - a);
+	}
+	BARRIER();
+
+	/* Phase 3: block histograms, then each block's dynamic code. */
+	if (level != 0) {
+		for (u64 x = lid; x < ws.nblk * SP_DEFL_NSYM; x += ls) {
+			u64 b = x / SP_DEFL_NSYM, sym = x % SP_DEFL_NSYM;
+			u64 s0 = b * SP_DEFL_BLK_SEGS, s1 = s0 + SP_DEFL_BLK_SEGS;
+			u32 f = sym == 256;
+
+			if (s1 > ws.nseg)
+				s1 = ws.nseg;
+			for (u64 s = s0; s < s1; s++)
+				f += ws.shist[s * SP_DEFL_NSYM + sym];
+			ws.bhist[x] = f;
+		}
+		BARRIER();
+		for (u64 b = lid; b < ws.nblk; b += ls)
+			defl_block_codes(&ws, b);
+		BARRIER();
+	}
+
+	/* Block types and places: each block's stored cost depends on
+	 * where it starts, so this walk is serial, over blocks only.  The
+	 * chunk's CRC joins the segments' meanwhile. */
+	if (lid == 0) {
+		u64 bit = 0;
+		u32 crc = 0, full = crc32_shift_bytes(SP_DEFL_SEG);
+
+		for (u64 b = 0; b < ws.nblk; b++) {
+			GLOBAL u64 *info = ws.binfo + b * SP_DEFL_INFO;
+			u64 bytes = n - b * blk_bytes;
+			u64 pad = (8 - (bit + 3) % 8) % 8, type = 0, cost, hdr;
+
+			if (bytes > blk_bytes)
+				bytes = blk_bytes;
+			cost = 3 + pad + 32 + 8 * bytes;
+			hdr = 3 + pad + 32;
+			if (level != 0) {
+				u64 best = info[DEFL_I_DYN], bt = 2;
+				u64 bh = info[DEFL_I_DYNHDR];
+
+				if (info[DEFL_I_FIXED] <= best) {
+					best = info[DEFL_I_FIXED];
+					bt = 1;
+					bh = 3;
+				}
+				if (best <= cost) {
+					cost = best;
+					type = bt;
+					hdr = bh;
+				}
+			}
+			info[DEFL_I_TYPE] = type;
+			info[DEFL_I_START] = bit;
+			info[DEFL_I_HDR] = hdr;
+			bit += cost;
+		}
+		ws.binfo[DEFL_I_TOTAL] = bit;
+		for (u64 s = 0; s < ws.nseg; s++) {
+			u64 len = n - s * SP_DEFL_SEG;
+
+			if (len >= SP_DEFL_SEG)
+				crc = crc32_join(crc, (u32)ws.scrc[s], full);
+			else
+				crc = crc32_join(crc, (u32)ws.scrc[s],
+						 crc32_shift_bytes(len));
+		}
+		ws.binfo[DEFL_I_CRC] = crc;
+	}
+	BARRIER();
+
+	/* Phase 4: codes and headers per block; bits per segment. */
+	for (u64 b = lid; b < ws.nblk; b += ls)
+		defl_block_header(&ws, b, n);
+	BARRIER();
+	for (u64 s = lid; s < ws.nseg; s += ls) {
+		u64 b = s / SP_DEFL_BLK_SEGS, bits;
+		u64 type = ws.binfo[b * SP_DEFL_INFO + DEFL_I_TYPE];
+		u64 len = n - s * SP_DEFL_SEG;
+
+		if (len > SP_DEFL_SEG)
+			len = SP_DEFL_SEG;
+		if (type == 0) {
+			bits = 8 * len;
+		} else {
+			GLOBAL const u8 *bl = ws.blen + b * SP_DEFL_BSYM;
+
+			bits = defl_hist_bits(0, ws.shist + s * SP_DEFL_NSYM, bl,
+					      0);
+			if (s + 1 == ws.nseg || (s + 1) % SP_DEFL_BLK_SEGS == 0)
+				bits += bl[256];
+		}
+		ws.sbits[s] = bits;
+	}
+	BARRIER();
+	wg_scan_array_u64(ws.sbits, ws.scan, ws.nseg, red);
+	BARRIER();
+	for (u64 k = lid; k < npieces; k += ls) {
+		u64 b = k / (SP_DEFL_BLK_SEGS + 1), r = k % (SP_DEFL_BLK_SEGS + 1);
+		GLOBAL const u64 *info = ws.binfo + b * SP_DEFL_INFO;
+		u64 at = info[DEFL_I_START];
+
+		if (r != 0) {
+			u64 s = b * SP_DEFL_BLK_SEGS + r - 1;
+
+			at += info[DEFL_I_HDR] + ws.scan[s] -
+			      ws.scan[b * SP_DEFL_BLK_SEGS];
+		}
+		ws.piece[k] = at;
+	}
+	if (lid == 0)
+		ws.piece[npieces] = ws.binfo[DEFL_I_TOTAL];
+	BARRIER();
+
+	/* Phase 5: pack, then gather every output word. */
+	for (u64 s = lid; s < ws.nseg; s += ls)
+		defl_pack_segment(&ws, s, src, n, len_code, dist_lo, dist_hi);
+	BARRIER();
+	total = ws.binfo[DEFL_I_TOTAL];
+	nbytes = (total + 7) / 8;
+	nwords = (total + 31) / 32;
+	for (u64 wi = lid; wi < nwords; wi += ls) {
+		u64 lo = 0, hi = npieces, bit = wi * 32;
+		u32 word = 0;
+
+		while (hi - lo > 1) {
+			u64 mid = (lo + hi) / 2;
+
+			if (ws.piece[mid] <= bit)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		for (u64 k = lo; k < npieces && ws.piece[k] < bit + 32; k++)
+			word |= defl_piece_words(&ws, k)[wi - ws.piece[k] / 32];
+		for (u64 i = 0; i < 4 && wi * 4 + i < nbytes; i++)
+			out[10 + wi * 4 + i] = (u8)(word >> (8 * i));
+	}
+	if (lid == 0) {
+		u32 crc = (u32)ws.binfo[DEFL_I_CRC], isize = (u32)n;
+
+		for (int i = 0; i < 4; i++) {
+			out[10 + nbytes + i] = (u8)(crc >> (8 * i));
+			out[14 + nbytes + i] = (u8)(isize >> (8 * i));
+		}
+		*size = 18 + nbytes;
+	}
+	BARRIER();
+}
+
+/*
+ * The gzip codec over n chunks of chunk_bytes in `pool`: chunk j's member
+ * goes to slots + j * capacity (capacity >= SP_DEFL_BOUND(chunk_bytes)),
+ * its length to sizes[j].  scratch holds SP_DEFL_SCRATCH_BYTES(chunk_bytes)
+ * per work-group launched.  chunk_bytes < SP_DEFL_MAX_CHUNK.
+ */
+KERNEL sp_codec_gzip(GLOBAL const u8 *pool, GLOBAL u8 *slots,
+		     GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
+		     u64 chunk_bytes, u64 capacity, u64 level)
+{
+	LOCAL_ARRAY(u32, keys, SP_DEFL_WIN);
+	LOCAL_ARRAY(u32, crc_tab, 256);
+	LOCAL_ARRAY(u8, len_code, 256);
+	LOCAL_ARRAY(u8, dist_lo, 256);
+	LOCAL_ARRAY(u8, dist_hi, 256);
+	LOCAL_ARRAY(u64, red, SP_WG_MAX);
+	GLOBAL u8 *mine = scratch + GROUP_ID() *
+				    (u64)SP_DEFL_SCRATCH_BYTES(chunk_bytes);
+
+	crc32_table_build(crc_tab);
+	defl_tables_build(len_code, dist_lo, dist_hi);
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
+		defl_chunk(pool + j * chunk_bytes, chunk_bytes,
+			   slots + j * capacity, sizes + j, mine, level, keys,
+			   crc_tab, len_code, dist_lo, dist_hi, red);
+}
+
+#endif

@@ -1,0 +1,91 @@
+#!/bin/sh
+# blosc-cli.sh - `--codec blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]`
+# end to end: write with each shuffle mode and compressor, zarr.json says
+# what was asked, cat and verify --against return the input; the defaults
+# of a bare "blosc"; malformed values exit 2 naming the accepted forms,
+# out-of-range ones exit 2 with the library's message, and a kernel
+# backend refuses blosc as an unavailable codec.  Nothing is left behind by
+# a refused write.
+. "${top_srcdir:-.}/t/lib.sh"
+SP=${SHARDPIPE:-./shardpipe}
+[ -x "$SP" ] || skip_all "shardpipe program not built"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-blosc-cli-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+if ! "$SP" write --shape 4 --chunk 2 --codec blosc "$tmp/probe.zarr" \
+	< /dev/null 2> "$tmp/err"; then
+	grep -q "without c-blosc" "$tmp/err" &&
+		skip_all "shardpipe was built without c-blosc"
+fi
+test_seed
+plan 30
+
+# 9 frames of 40 x 56 uint16: a ramp with noise in the low bits.
+perl -e 'srand($ARGV[0]); my $s = "";
+	 for my $t (0..8) { for my $y (0..39) { for my $x (0..55) {
+		$s .= pack("v", ($t * 7 + $y * 3 + $x) * 11 + int(rand(16))) } } }
+	 print $s' "$seed" > "$tmp/in.raw"
+geo="--shape 9,40,56 --chunk 4,16,16 --shard 2,2,2 --dtype uint16"
+
+n=0
+for codec in blosc:zstd:1:shuffle blosc:lz4:5:bitshuffle \
+	blosc:zstd:3:noshuffle:1024 blosc:blosclz:9:shuffle:4096; do
+	n=$((n + 1))
+	"$SP" write $geo --codec $codec --input "$tmp/in.raw" "$tmp/$n.zarr"
+	ok $? "write --codec $codec"
+	cname=$(echo $codec | cut -d: -f2)
+	level=$(echo $codec | cut -d: -f3)
+	shuffle=$(echo $codec | cut -d: -f4)
+	block=$(echo $codec | cut -d: -f5)
+	grep -q "\"name\": \"blosc\", \"configuration\": {\"cname\": \"$cname\", \"clevel\": $level, \"shuffle\": \"$shuffle\", \"typesize\": 2, \"blocksize\": ${block:-0}}" \
+		"$tmp/$n.zarr/zarr.json"
+	ok $? "  zarr.json records $codec"
+	"$SP" cat "$tmp/$n.zarr" | cmp -s - "$tmp/in.raw"
+	ok $? "  cat returns the input"
+	"$SP" verify "$tmp/$n.zarr" --against "$tmp/in.raw" > /dev/null
+	ok $? "  verify --against the input"
+done
+
+# A bare "blosc": zstd, level 1, byte shuffle, automatic blocks.  int64
+# from stdin, unbounded.
+perl -e 'srand($ARGV[0]); print pack("q<*", map { int(rand(1000)) } 1..(7*30))' \
+	"$seed" > "$tmp/q.raw"
+"$SP" write --shape 0,30 --chunk 3,8 --shard 2,2 --dtype int64 \
+	--codec blosc "$tmp/q.zarr" < "$tmp/q.raw"
+ok $? "write --codec blosc (defaults) from stdin"
+grep -q '"cname": "zstd", "clevel": 1, "shuffle": "shuffle", "typesize": 8, "blocksize": 0' \
+	"$tmp/q.zarr/zarr.json"
+ok $? "  defaults zstd, level 1, shuffle, typesize 8, automatic blocks"
+"$SP" cat "$tmp/q.zarr" | cmp -s - "$tmp/q.raw"
+ok $? "  cat returns the input"
+
+# Malformed values: exit 2, the accepted forms in the message.
+for bad in blosc:snappy blosc:zstd:x blosc:zstd:1:byteshuffle blosc::1 \
+	blosc:zstd:1:shuffle:0:9 blosc:zstd:1:shuffle:-5 bloscx; do
+	"$SP" write --shape 4 --chunk 2 --codec "$bad" "$tmp/bad.zarr" \
+		< /dev/null 2> "$tmp/err"
+	rc=$?
+	grep -q 'blosc\[:CNAME\[:LEVEL\[:SHUFFLE\[:BLOCKSIZE\]\]\]\]' "$tmp/err" &&
+		[ "$rc" -eq 2 ] && test ! -e "$tmp/bad.zarr"
+	ok $? "--codec $bad exits 2 with the accepted forms ($(head -c 60 "$tmp/err")...)"
+done
+
+# In range for the parser, not for the library.
+"$SP" write --shape 4 --chunk 2 --codec blosc:zstd:12 "$tmp/bad.zarr" \
+	< /dev/null 2> "$tmp/err"
+is $? 2 "--codec blosc:zstd:12 exits 2"
+grep -q "blosc level 12 is outside 0..9" "$tmp/err"
+ok $? "  saying the level is outside 0..9"
+"$SP" write --shape 4 --chunk 2 --codec blosc:zstd:1:shuffle:64 \
+	"$tmp/bad.zarr" < /dev/null 2> "$tmp/err"
+rc=$?
+grep -q "block size 64" "$tmp/err" && [ "$rc" -eq 2 ]
+ok $? "--codec blosc:zstd:1:shuffle:64 exits 2 naming the block size"
+SHARDPIPE_BACKEND=reference "$SP" write --shape 4 --chunk 2 --codec blosc \
+	"$tmp/bad.zarr" < /dev/null 2> "$tmp/err"
+rc=$?
+grep -q "unavailable codec" "$tmp/err" && grep -q "blosc" "$tmp/err" &&
+	[ "$rc" -eq 2 ] && test ! -e "$tmp/bad.zarr"
+ok $? "the reference backend refuses blosc: $(cat "$tmp/err")"
+done_testing

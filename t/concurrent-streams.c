@@ -1,0 +1,199 @@
+/*
+ * concurrent-streams.c - streams are independent: several streams written
+ * at once from different threads, to different stores, write the same
+ * bytes (every shard and zarr.json) as the same streams written one at a
+ * time, and every store holds its input.
+ *
+ * Each stream has its own random geometry, dtype, codec, index location,
+ * span sizes and flushes.  This is also the program the ThreadSanitizer
+ * build runs (scripts/run-sanitizers).
+ */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fault-check.h"
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+#define STREAMS 4
+#define ROUNDS 2
+
+struct job {
+	shardpipe_desc desc;
+	struct fc_geom g;
+	uint8_t *input;
+	size_t bytes, row_bytes;
+	uint64_t rows;
+	uint64_t plan_seed;   /* span sizes and flushes */
+	char path[1100];
+	int rc;
+};
+
+static const uint8_t *job_row(void *user, uint64_t r)
+{
+	const struct job *j = user;
+
+	return r < j->rows ? j->input + r * j->row_bytes : NULL;
+}
+
+static void job_init(struct job *j, uint64_t *rng)
+{
+	static const shardpipe_dtype types[] = {
+		SHARDPIPE_DTYPE_UINT8, SHARDPIPE_DTYPE_INT16,
+		SHARDPIPE_DTYPE_FLOAT32, SHARDPIPE_DTYPE_UINT64
+	};
+	shardpipe_desc *d = &j->desc;
+
+	shardpipe_desc_init(d);
+	d->rank = 2 + (int)(test_rand(rng) % 2);
+	d->dtype = types[test_rand(rng) % 4];
+	d->codec = (shardpipe_codec)(test_rand(rng) % 3);
+	d->level = 1 + (int)(test_rand(rng) % 3);
+	d->index_location = (shardpipe_index_location)(test_rand(rng) % 2);
+	d->backend = "cpu";
+	d->threads = 2;
+	for (int k = 0; k < d->rank; k++) {
+		d->dims[k].size = k == 0 ? 0 : 5 + test_rand(rng) % 60;
+		d->dims[k].chunk = 1 + test_rand(rng) % 16;
+		d->dims[k].chunks_per_shard = 1 + test_rand(rng) % 3;
+	}
+	fc_geom_from_desc(&j->g, d);
+	j->row_bytes = (size_t)fc_row_bytes(&j->g);
+	j->rows = 20 + test_rand(rng) % 80;
+	j->bytes = (size_t)j->rows * j->row_bytes;
+	j->input = malloc(j->bytes);
+	if (j->input == NULL)
+		bail("out of memory");
+	test_fill(j->input, j->bytes, (int)(test_rand(rng) % 4), rng);
+	j->plan_seed = test_rand(rng);
+}
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	uint64_t rng = j->plan_seed;
+	shardpipe_stream *s;
+	size_t at = 0;
+	int rc = shardpipe_stream_open(&s, j->path, &j->desc);
+
+	while (rc == SHARDPIPE_OK && at < j->bytes) {
+		size_t n = 1 + (size_t)(test_rand(&rng) % (3 * j->row_bytes));
+
+		if (n > j->bytes - at)
+			n = j->bytes - at;
+		rc = shardpipe_stream_append(s, j->input + at, n);
+		at += n;
+		if (rc == SHARDPIPE_OK && test_rand(&rng) % 4 == 0)
+			rc = shardpipe_stream_flush(s);
+	}
+	if (s != NULL) {
+		int c = shardpipe_stream_close(s);
+
+		if (rc == SHARDPIPE_OK)
+			rc = c;
+	}
+	j->rc = rc;
+	return NULL;
+}
+
+static const char *cmp_other;
+static size_t cmp_skip;
+static int cmp_bad, cmp_files;
+
+static int cmp_one(const char *p, const struct stat *sb, int flag,
+		   struct FTW *ftw)
+{
+	char other[4096];
+	size_t na, nb;
+	void *a, *b;
+
+	(void)sb;
+	(void)ftw;
+	if (flag != FTW_F)
+		return 0;
+	cmp_files++;
+	snprintf(other, sizeof(other), "%s%s", cmp_other, p + cmp_skip);
+	a = test_slurp(p, &na);
+	b = test_slurp(other, &nb);
+	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
+		if (cmp_bad++ < 3)
+			diag("%s differs from %s", p, other);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
+static int same_store(const char *a, const char *b)
+{
+	cmp_bad = 0;
+	cmp_files = 0;
+	cmp_other = b;
+	cmp_skip = strlen(a);
+	nftw(a, cmp_one, 16, FTW_PHYS);
+	cmp_other = a;
+	cmp_skip = strlen(b);
+	nftw(b, cmp_one, 16, FTW_PHYS);
+	return cmp_bad == 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t rng;
+	char *tmp;
+
+	(void)argc;
+	fc_passive_omp(argv);
+	alarm(fc_timeout(300));
+	rng = test_seed();
+	tmp = test_tmpdir("concurrent");
+	plan(2 * ROUNDS);
+	for (int round = 0; round < ROUNDS; round++) {
+		struct job seq[STREAMS], par[STREAMS];
+		pthread_t th[STREAMS];
+		int bad = 0, same = 0, files = 0;
+
+		for (int i = 0; i < STREAMS; i++) {
+			job_init(&seq[i], &rng);
+			par[i] = seq[i];
+			snprintf(seq[i].path, sizeof(seq[i].path),
+				 "%s/r%d-seq%d.zarr", tmp, round, i);
+			snprintf(par[i].path, sizeof(par[i].path),
+				 "%s/r%d-par%d.zarr", tmp, round, i);
+			job_run(&seq[i]);
+		}
+		for (int i = 0; i < STREAMS; i++)
+			if (pthread_create(&th[i], NULL, job_run, &par[i]) != 0)
+				bail("pthread_create failed");
+		for (int i = 0; i < STREAMS; i++)
+			pthread_join(th[i], NULL);
+		for (int i = 0; i < STREAMS; i++) {
+			struct fc_report rep;
+
+			if (seq[i].rc != SHARDPIPE_OK || par[i].rc != SHARDPIPE_OK ||
+			    fc_check_store(par[i].path, &par[i].g, job_row,
+					   &par[i], 0, &rep) != 0 ||
+			    rep.shape0 != par[i].rows) {
+				bad++;
+				diag("stream %d: rc %d / %d: %s", i, seq[i].rc,
+				     par[i].rc, rep.why);
+			}
+			same += same_store(seq[i].path, par[i].path);
+			files += cmp_files / 2;
+			free(seq[i].input);
+		}
+		ok(bad == 0, "round %d: %d streams written at once from %d "
+		   "threads all hold their input", round, STREAMS, STREAMS);
+		ok(same == STREAMS, "round %d: their %d files equal, byte for "
+		   "byte, those written one stream at a time", round, files);
+	}
+	test_rmtree(tmp);
+	free(tmp);
+	return done_testing();
+}

@@ -1,0 +1,221 @@
+/*
+ * gzip-encode.c - the gzip kernel (backends/kernels/deflate.h) compiled as
+ * C and run as the reference executor runs it: every member decodes with
+ * zlib and libdeflate to its input, stays within the slot capacity, and
+ * carries the right CRC-32; edge cases of the partition (empty, tiny,
+ * 32 KiB and 64 KiB +-1, runs crossing segment and block boundaries, the
+ * largest chunk tested) at every level; the same chunks encoded in one
+ * launch over several groups equal the chunks encoded one by one.
+ */
+#include <stdio.h>
+
+#include "gzip-kernel.h"
+#include "testutil.h"
+
+static uint64_t rng;
+
+/* Check src[0..n) at `level`; returns the member's size. */
+static uint64_t check(const char *what, const uint8_t *src, uint64_t n,
+		      int level)
+{
+	uint64_t cap = gz_codec_bound(n);
+	uint8_t *enc = gz_xmalloc(cap);
+	uint64_t size;
+	char label[160];
+
+	/* Bytes past the bound must stay untouched: a canary. */
+	memset(enc, 0xA5, cap);
+	size = gz_encode(src, n, level, enc, cap);
+	snprintf(label, sizeof(label), "%s, level %d", what, level);
+	gz_check_member(label, src, n, enc, size);
+	for (uint64_t i = size; i < cap; i++)
+		if (enc[i] != 0xA5) {
+			ok(0, "%s: byte %llu past the member's end written",
+			   label, (unsigned long long)i);
+			break;
+		}
+	free(enc);
+	return size;
+}
+
+static void fill_runs(uint8_t *b, uint64_t n)
+{
+	/* Runs of 1..20000 equal bytes: many cross 4 KiB segments and
+	 * 32 KiB blocks, some start right at a boundary. */
+	uint64_t i = 0;
+
+	while (i < n) {
+		uint64_t len = 1 + test_rand(&rng) % 20000;
+		uint8_t v = (uint8_t)test_rand(&rng);
+
+		if (test_rand(&rng) % 4 == 0)
+			len = SP_DEFL_SEG - i % SP_DEFL_SEG + 7;
+		for (uint64_t k = 0; k < len && i < n; k++)
+			b[i++] = v;
+	}
+}
+
+/* Text-like: words from a small vocabulary, so matches of every length
+ * and distance. */
+static void fill_words(uint8_t *b, uint64_t n)
+{
+	static const char *const words[] = {
+		"shard", "chunk", "zarr ", "array", "deflate ", "gzip", "\n",
+		"the ", "of ", "index ", "epoch", "0123456789", " ", ", ",
+	};
+	uint64_t i = 0;
+
+	while (i < n) {
+		const char *w = words[test_rand(&rng) % 14];
+
+		for (; *w && i < n; w++)
+			b[i++] = (uint8_t)*w;
+	}
+}
+
+/* The two ways of phase 1 (sorted windows, serial insertion) agree. */
+static void check_chains(const char *what, const uint8_t *src, uint64_t n)
+{
+	uint32_t *head = gz_xmalloc(4u << SP_DEFL_HASH_BITS);
+	uint32_t *keys = gz_xmalloc(4 * SP_DEFL_WIN);
+	uint16_t *a = gz_xmalloc(2 * n), *b = gz_xmalloc(2 * n);
+
+	sp_ref_item.group = 0;
+	sp_ref_item.groups = 1;
+	defl_chains_sorted(src, n, head, a, keys);
+	defl_chains_serial(src, n, head, b);
+	is_blob(a, b, 2 * n, "%s: %llu bytes: sorted and serial chains agree",
+		what, (unsigned long long)n);
+	free(head);
+	free(keys);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	static const uint64_t sizes[] = {
+		0, 1, 2, 3, 4, 5, 17, 258, 259, 4095, 4096, 4097,
+		32767, 32768, 32769, 65535, 65536, 65537, 100000,
+	};
+	const uint64_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	const uint64_t big = 3 * 65536 + 12345;
+	uint8_t *buf = gz_xmalloc(big), *buf2 = gz_xmalloc(big);
+	char what[120];
+
+	plan_lazy();
+	rng = test_seed();
+
+	/* Every size of the list, four patterns, every level. */
+	for (uint64_t k = 0; k < nsizes; k++)
+		for (int pat = 0; pat < 4; pat++) {
+			uint64_t n = sizes[k];
+
+			test_fill(buf, n, pat, &rng);
+			snprintf(what, sizeof(what), "%llu bytes, pattern %d",
+				 (unsigned long long)n, pat);
+			for (int level = 0; level <= 9; level++)
+				if (n <= 4097 || pat != 0 || level % 3 == 0)
+					check(what, buf, n, level);
+		}
+
+	/* All-equal bytes; every byte value; incompressible. */
+	memset(buf, 'x', big);
+	for (int level = 0; level <= 9; level++) {
+		uint64_t s = check("all-equal bytes", buf, big, level);
+
+		if (level != 0)
+			ok(s < big / 100, "all-equal: level %d: %llu bytes "
+			   "is under 1%%", level, (unsigned long long)s);
+	}
+	for (uint64_t i = 0; i < 256; i++)
+		buf[i] = (uint8_t)i;
+	for (int level = 0; level <= 9; level++)
+		check("every byte value once", buf, 256, level);
+	for (uint64_t i = 0; i < big; i++)
+		buf[i] = (uint8_t)(i * 167 + (i >> 8));
+	for (int level = 0; level <= 9; level += 3)
+		check("every byte value, shuffled", buf, big, level);
+	test_fill(buf, big, 0, &rng);
+	for (int level = 0; level <= 9; level++) {
+		uint64_t s = check("random bytes", buf, big, level);
+
+		ok(s <= big + 5 * SP_DEFL_NBLK(big) + 19,
+		   "random: level %d falls back to stored blocks (%llu bytes)",
+		   level, (unsigned long long)s);
+	}
+
+	/* Runs across segment and block boundaries; text-like data. */
+	fill_runs(buf, big);
+	for (int level = 0; level <= 9; level++)
+		check("runs across boundaries", buf, big, level);
+	fill_words(buf, big);
+	for (int level = 0; level <= 9; level++)
+		check("text-like", buf, big, level);
+	/* Matches reaching back exactly 32 KiB and just beyond. */
+	test_fill(buf, 40000, 0, &rng);
+	memcpy(buf + 32768, buf, 4000);
+	memcpy(buf2, buf, 40000);
+	buf2[0] ^= 1;
+	for (int level = 1; level <= 9; level += 4) {
+		check("a copy 32768 bytes back", buf, 36768, level);
+		check("a copy 32768 bytes back, first byte differs", buf2,
+		      36768, level);
+	}
+
+	/* The largest chunk tested: 16 MiB of mixed content. */
+	{
+		const uint64_t n = 16u << 20;
+		uint8_t *huge = gz_xmalloc(n);
+
+		for (uint64_t off = 0; off < n; off += big) {
+			uint64_t len = n - off < big ? n - off : big;
+
+			switch ((off / big) % 3) {
+			case 0: fill_words(huge + off, len); break;
+			case 1: fill_runs(huge + off, len); break;
+			default: test_fill(huge + off, len, 3, &rng); break;
+			}
+		}
+		check("16 MiB mixed", huge, n, 1);
+		check("16 MiB mixed", huge, n, 6);
+		free(huge);
+	}
+
+	/* Phase 1 both ways, on windows whole and partial. */
+	for (int pat = 0; pat < 4; pat++) {
+		test_fill(buf, big, pat, &rng);
+		check_chains("pattern", buf, pat == 0 ? 5 : big - pat);
+	}
+	fill_runs(buf, big);
+	check_chains("runs", buf, big);
+	fill_words(buf, 70000);
+	check_chains("text-like", buf, 70000);
+	check_chains("text-like", buf, 1000);
+
+	/* Several chunks in one launch, groups striding over them, equal
+	 * the chunks encoded alone. */
+	{
+		const uint64_t n = 70001, count = 5, cap = gz_codec_bound(n);
+		uint8_t *in = gz_xmalloc(n * count), *many = gz_xmalloc(cap * count);
+		uint8_t *one = gz_xmalloc(cap);
+		uint64_t sz[5], alone;
+		int same = 1;
+
+		for (uint64_t j = 0; j < count; j++)
+			test_fill(in + j * n, n, (int)(j % 4), &rng);
+		gz_encode_chunks(in, n, count, 6, 2, many, cap, sz);
+		for (uint64_t j = 0; j < count; j++) {
+			alone = gz_encode(in + j * n, n, 6, one, cap);
+			if (alone != sz[j] || memcmp(one, many + j * cap, alone))
+				same = 0;
+		}
+		ok(same, "5 chunks over 2 groups equal the chunks alone");
+		free(in);
+		free(many);
+		free(one);
+	}
+	free(buf);
+	free(buf2);
+	return done_testing();
+}

@@ -1,0 +1,143 @@
+/*
+ * gzip-kernel.h - what the gzip tests share: the deflate kernel compiled
+ * as C (the kernel reference executor's dialect) and called directly, one
+ * work-group of one work-item per chunk, and the checks of one member
+ * against the independent decoders.
+ */
+#ifndef SHARDPIPE_T_GZIP_KERNEL_H
+#define SHARDPIPE_T_GZIP_KERNEL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libdeflate.h>
+#include <zlib.h>
+
+#include "prelude-c.h"
+#include "geometry.h"
+#include "deflate.h"
+
+#include "tap.h"
+
+/* The project's slot capacity for gzip (src/codec.c, codec_bound). */
+static inline uint64_t gz_codec_bound(uint64_t n)
+{
+	return n + 5 * (n / 4096 + 1) + 18 + 16;
+}
+
+static inline void *gz_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
+/*
+ * Encode `count` chunks of n bytes from src with the kernel as the
+ * reference executor runs it, over `groups` work-groups; member j goes to
+ * out + j * cap, its size to sizes[j].
+ */
+static inline void gz_encode_chunks(const uint8_t *src, uint64_t n,
+				    uint64_t count, int level, uint64_t groups,
+				    uint8_t *out, uint64_t cap, uint64_t *sizes)
+{
+	uint64_t per = SP_DEFL_SCRATCH_BYTES(n);
+	uint8_t *scratch = gz_xmalloc(per * groups);
+
+	for (uint64_t g = 0; g < groups; g++) {
+		sp_ref_item.group = g;
+		sp_ref_item.groups = groups;
+		sp_codec_gzip(src, out, sizes, scratch, count, n, cap,
+			      (u64)level);
+	}
+	free(scratch);
+}
+
+/* One chunk; returns the member's size. */
+static inline uint64_t gz_encode(const uint8_t *src, uint64_t n, int level,
+				 uint8_t *out, uint64_t cap)
+{
+	uint64_t size = 0;
+
+	gz_encode_chunks(src, n, 1, level, 1, out, cap, &size);
+	return size;
+}
+
+/* zlib's inflate of one gzip member; (size_t)-1 on any error or when
+ * bytes follow the member. */
+static inline size_t gz_zlib_decode(const uint8_t *src, size_t n,
+				    uint8_t *dst, size_t cap)
+{
+	z_stream z;
+	int rc;
+	size_t out;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return (size_t)-1;
+	z.next_in = (Bytef *)src;
+	z.avail_in = (uInt)n;
+	z.next_out = dst;
+	z.avail_out = (uInt)cap;
+	rc = inflate(&z, Z_FINISH);
+	out = cap - z.avail_out;
+	if (rc != Z_STREAM_END || z.avail_in != 0)
+		out = (size_t)-1;
+	inflateEnd(&z);
+	return out;
+}
+
+/*
+ * The member in enc[0..size) against its input: within both bounds, a
+ * plain RFC 1952 header, decoded equal by zlib and by libdeflate with no
+ * byte left over, and its trailer's CRC-32 equal to zlib's.  One TAP test.
+ */
+static inline int gz_check_member(const char *label, const uint8_t *in,
+				  uint64_t n, const uint8_t *enc,
+				  uint64_t size)
+{
+	static const uint8_t head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255 };
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	uint8_t *back = gz_xmalloc(n + 1);
+	size_t in_used = 0, got = 0;
+	enum libdeflate_result r;
+	const char *why = NULL;
+	uint32_t crc;
+
+	if (d == NULL)
+		bail("out of memory for a libdeflate decompressor");
+	if (size > SP_DEFL_BOUND(n))
+		why = "larger than SP_DEFL_BOUND";
+	else if (size > gz_codec_bound(n))
+		why = "larger than codec_bound";
+	else if (size < 20 || memcmp(enc, head, 10) != 0)
+		why = "bad gzip header";
+	if (why == NULL && gz_zlib_decode(enc, size, back, n + 1) != n)
+		why = "zlib: does not decode to the input's length";
+	if (why == NULL && memcmp(back, in, n) != 0)
+		why = "zlib: decodes to other bytes";
+	if (why == NULL) {
+		memset(back, 0, n);
+		r = libdeflate_gzip_decompress_ex(d, enc, size, back, n,
+						  &in_used, &got);
+		if (r != LIBDEFLATE_SUCCESS || got != n || in_used != size)
+			why = "libdeflate: does not decode";
+		else if (memcmp(back, in, n) != 0)
+			why = "libdeflate: decodes to other bytes";
+	}
+	crc = (uint32_t)crc32(0L, in, (uInt)n);
+	if (why == NULL &&
+	    (enc[size - 8] | enc[size - 7] << 8 | enc[size - 6] << 16 |
+	     (uint32_t)enc[size - 5] << 24) != crc)
+		why = "trailer CRC-32 differs from zlib's";
+	libdeflate_free_decompressor(d);
+	free(back);
+	if (!ok(why == NULL, "%s: %llu -> %llu bytes decode", label,
+		(unsigned long long)n, (unsigned long long)size))
+		diag("%s", why);
+	return why == NULL;
+}
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * gzip-ratio.c - compression ratio of the gzip kernel at every level next
+ * to libdeflate's levels 1 and 6, on the data sets of `shardpipe bench`
+ * (bench/fill.c): the `frames` workload's chunks (512 x 576 uint16) of the
+ * microscopy-like fill and of uniform 12-bit noise.  Reported as TAP
+ * comments, not asserted: the tests check that every member decodes; the
+ * targets of issue 5 (level 1 at least 0.97 of libdeflate level 1, level 6
+ * at least libdeflate level 1) are printed with the table.  Also reports
+ * the kernel's speed as the reference executor runs it (one thread).
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "../bench/bench.h"
+#include "gzip-kernel.h"
+
+#define CH_Y 512
+#define CH_X 576
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Cut one frame (c, y, x) of the pattern into chunks 1 x CH_Y x CH_X. */
+static uint64_t cut_chunks(const struct bench_pattern *pat, uint8_t *pool)
+{
+	uint64_t c = pat->size[1], y = pat->size[2], x = pat->size[3], k = 0;
+
+	for (uint64_t ci = 0; ci < c; ci++)
+		for (uint64_t y0 = 0; y0 < y; y0 += CH_Y)
+			for (uint64_t x0 = 0; x0 < x; x0 += CH_X, k++)
+				for (uint64_t r = 0; r < CH_Y; r++)
+					memcpy(pool + (k * CH_Y + r) * CH_X * 2,
+					       pat->data + ((ci * y + y0 + r) * x +
+							    x0) * 2,
+					       CH_X * 2);
+	return k;
+}
+
+int main(void)
+{
+	static const char *const fills[] = { "micro", "noise12" };
+	const uint64_t chunk = (uint64_t)CH_Y * CH_X * 2;
+	const uint64_t cap = gz_codec_bound(chunk);
+	struct libdeflate_compressor *ld[2];
+	uint8_t *enc = gz_xmalloc(cap);
+	int failures = 0;
+
+	plan_lazy();
+	ld[0] = libdeflate_alloc_compressor(1);
+	ld[1] = libdeflate_alloc_compressor(6);
+	if (ld[0] == NULL || ld[1] == NULL)
+		bail("out of memory for libdeflate compressors");
+	for (int f = 0; f < 2; f++) {
+		shardpipe_desc desc;
+		struct bench_pattern pat;
+		uint64_t nchunks, total, lib[2] = { 0, 0 };
+		uint8_t *pool;
+		double ratio[10];
+
+		shardpipe_desc_init(&desc);
+		desc.rank = 4;
+		desc.dtype = SHARDPIPE_DTYPE_UINT16;
+		desc.dims[0].size = 1;
+		desc.dims[1].size = 2;
+		desc.dims[2].size = 2048;
+		desc.dims[3].size = 2304;
+		if (bench_pattern_make(&pat, (enum bench_fill)
+				       bench_fill_from_name(fills[f]), &desc,
+				       1) != 0)
+			bail("out of memory for the %s pattern", fills[f]);
+		pool = gz_xmalloc(pat.row_bytes);
+		nchunks = cut_chunks(&pat, pool);
+		total = nchunks * chunk;
+		for (uint64_t j = 0; j < nchunks; j++)
+			for (int l = 0; l < 2; l++)
+				lib[l] += libdeflate_gzip_compress(
+					ld[l], pool + j * chunk, chunk, enc, cap);
+		diag("%s: %llu chunks of %llu bytes; libdeflate level 1 "
+		     "ratio %.4f, level 6 %.4f", fills[f],
+		     (unsigned long long)nchunks, (unsigned long long)chunk,
+		     (double)total / (double)lib[0],
+		     (double)total / (double)lib[1]);
+		diag("%-7s level  ratio   /ld1    /ld6   MB/s (reference, "
+		     "1 thread)", fills[f]);
+		for (int level = 0; level <= 9; level++) {
+			uint64_t packed = 0;
+			int good = 1;
+			double t0 = now(), t;
+
+			for (uint64_t j = 0; j < nchunks; j++) {
+				uint64_t s = gz_encode(pool + j * chunk, chunk,
+						       level, enc, cap);
+				uint8_t *back = gz_xmalloc(chunk);
+
+				packed += s;
+				if (gz_zlib_decode(enc, s, back, chunk) != chunk ||
+				    memcmp(back, pool + j * chunk, chunk) != 0)
+					good = 0;
+				free(back);
+			}
+			t = now() - t0;
+			ratio[level] = (double)total / (double)packed;
+			diag("%-7s %5d %7.4f %7.4f %7.4f %6.1f", fills[f], level,
+			     ratio[level], ratio[level] * (double)lib[0] / total,
+			     ratio[level] * (double)lib[1] / total,
+			     (double)total / t / 1e6);
+			if (!ok(good, "%s level %d: every chunk decodes",
+				fills[f], level))
+				failures++;
+		}
+		diag("%s targets: level 1 / libdeflate 1 = %.4f (>= 0.97), "
+		     "level 6 / libdeflate 1 = %.4f (>= 1)", fills[f],
+		     ratio[1] * (double)lib[0] / total,
+		     ratio[6] * (double)lib[0] / total);
+		free(pool);
+		bench_pattern_free(&pat);
+	}
+	libdeflate_free_compressor(ld[0]);
+	libdeflate_free_compressor(ld[1]);
+	free(enc);
+	return done_testing();
+}
