@@ -65,7 +65,7 @@ if command -v "$CXX" > /dev/null 2>&1; then
 		[ $st -eq 0 ] || sed 's/^/# /' "$tmp/err"
 	done
 	# C linkage: the mangled C++ name would not match the library's.
-	nm "$tmp/use-c++11.o" 2> /dev/null | grep -q ' U shardpipe_desc_init$'
+	nm "$tmp/use-c++11.o" 2> /dev/null | grep -q ' U shardpipe_desc_init_sized$'
 	ok $? "C++ sees the functions with C linkage (extern \"C\")"
 else
 	tap_n=$((tap_n + 3))

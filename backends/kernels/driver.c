@@ -16,6 +16,7 @@
 
 #include "deflate-layout.h"
 #include "geometry.h"
+#include "zstd_layout.h"
 
 enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
 
@@ -40,6 +41,9 @@ struct kdrv {
 	 * both buffer sets since launches run in issue order. */
 	kdev_buf gz_scratch;
 	uint64_t gz_groups;
+	/* zstd: the encoder's per-group scratch (zstd_layout.h). */
+	kdev_buf zs_scratch;
+	uint64_t zs_groups;
 	struct kset set[2];
 	int nsets, cur;
 	int sync;              /* finish every stage before returning */
@@ -219,6 +223,30 @@ static int open_gzip(struct kdrv *k, struct sp_err *err)
 			 "the gzip encoder's scratch", err);
 }
 
+/* Scratch the zstd encoder may use in all (1 to 2.7 MiB a group by
+ * level), which bounds the groups launched (they stride over the
+ * chunks).  Groups of one work-item run one after the other, so one
+ * suffices there. */
+#define ZSTD_SCRATCH_BUDGET ((uint64_t)256 << 20)
+
+static int open_zstd(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t per = SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level));
+
+	SP_RETURN_IF(p->slot_capacity < SPZ_WORST_CASE(p->chunk_bytes), err,
+		     SHARDPIPE_ERR_CODEC,
+		     "zstd slot capacity %llu is below the encoder's bound %llu",
+		     (unsigned long long)p->slot_capacity,
+		     (unsigned long long)SPZ_WORST_CASE(p->chunk_bytes));
+	k->zs_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
+			       ZSTD_SCRATCH_BUDGET / per);
+	if (k->zs_groups == 0 || k->lim.one_item_groups)
+		k->zs_groups = 1;
+	return alloc_buf(k, k->zs_groups * per, &k->zs_scratch,
+			 "the zstd encoder's scratch", err);
+}
+
 static int open_pools(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -228,7 +256,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	/* No call into the public library here: the driver is also linked
 	 * into plugins, which see none of it. */
 	SP_RETURN_IF(p->codec != SHARDPIPE_CODEC_NONE &&
-		     p->codec != SHARDPIPE_CODEC_GZIP, err, SHARDPIPE_ERR_CODEC,
+		     p->codec != SHARDPIPE_CODEC_GZIP &&
+		     p->codec != SHARDPIPE_CODEC_ZSTD, err, SHARDPIPE_ERR_CODEC,
 		     "codec %s has no kernel encoder yet: use codec none or "
 		     "the cpu backend",
 		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" :
@@ -261,6 +290,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 		SP_FORWARD(open_set(k, &k->set[i], err));
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(open_gzip(k, err));
+	if (p->codec == SHARDPIPE_CODEC_ZSTD)
+		SP_FORWARD(open_zstd(k, err));
 	return SHARDPIPE_OK;
 }
 
@@ -307,6 +338,8 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->perm);
 	if (k->gz_scratch != NULL)
 		k->ops->free(k->dev, k->gz_scratch);
+	if (k->zs_scratch != NULL)
+		k->ops->free(k->dev, k->zs_scratch);
 	k->ops->close(k->dev);
 	free(k);
 }
@@ -379,6 +412,16 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 		 * copies; a GPU gets the full local size. */
 		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_gzip", gz, 8,
 					  k->gz_groups * k->copy_local,
+					  k->copy_local, err));
+	} else if (p->codec == SHARDPIPE_CODEC_ZSTD) {
+		struct kdev_arg zs[8] = {
+			args[0], args[1], args[2], ARG_BUF(k->zs_scratch),
+			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
+		};
+
+		/* As gzip: a CPU device runs groups of one item best. */
+		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_zstd", zs, 8,
+					  k->zs_groups * k->copy_local,
 					  k->copy_local, err));
 	} else {
 		SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,

@@ -10,4 +10,5 @@
 #include "scatter.h"
 #include "codec_none.h"
 #include "deflate.h"
+#include "zstd_encode.h"
 #include "aggregate.h"

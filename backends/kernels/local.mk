@@ -11,6 +11,11 @@ KERNEL_INCLUDES = \
 	backends/kernels/deflate-layout.h \
 	backends/kernels/deflate.h \
 	backends/kernels/aggregate.h \
+	backends/kernels/zstd_layout.h \
+	backends/kernels/zstd_bits.h \
+	backends/kernels/zstd_huf.h \
+	backends/kernels/zstd_match.h \
+	backends/kernels/zstd_encode.h \
 	backends/kernels/kernels.h
 
 libshardpipe_core_la_SOURCES += \

@@ -13,6 +13,11 @@ OPENCL_KERNEL_INPUTS = \
 	$(top_srcdir)/backends/kernels/deflate-layout.h \
 	$(top_srcdir)/backends/kernels/deflate.h \
 	$(top_srcdir)/backends/kernels/aggregate.h \
+	$(top_srcdir)/backends/kernels/zstd_layout.h \
+	$(top_srcdir)/backends/kernels/zstd_bits.h \
+	$(top_srcdir)/backends/kernels/zstd_huf.h \
+	$(top_srcdir)/backends/kernels/zstd_match.h \
+	$(top_srcdir)/backends/kernels/zstd_encode.h \
 	$(top_srcdir)/backends/kernels/kernels.h
 
 backends/opencl/opencl-kernels.c: $(OPENCL_KERNEL_INPUTS) \

@@ -1,0 +1,314 @@
+/*
+ * zstd_huf.h - Huffman coding of a block's literals (RFC 8878 4.2): code
+ * lengths limited to 11 bits, the zstd canonical code, the tree
+ * description (weights direct, or FSE-compressed when a symbol above 128
+ * is present or that is smaller), and one backward Huffman stream.
+ *
+ * Construction is one work-item's serial work on at most 256 symbols; the
+ * streams are independent and may be encoded by different items.
+ */
+#ifndef SP_KERNEL_ZSTD_HUF_H
+#define SP_KERNEL_ZSTD_HUF_H
+
+#define SPZ_HUF_MAXBITS 11u
+
+/*
+ * Code lengths for freq[0..256) into len (0 for absent symbols) and the
+ * canonical codes into code.  Needs at least two present symbols.  tmp:
+ * SPZ_HUF_TMP_WORDS words of global scratch.  Returns the longest length.
+ */
+DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
+			    LOCAL u16 *code, GLOBAL u32 *tmp)
+{
+	GLOBAL u32 *order = tmp;          /* present symbols, rarest first */
+	GLOBAL u32 *wt = tmp + 256;       /* node weights, then depths */
+	GLOBAL u32 *parent = tmp + 768;
+	u32 m = 0, li = 0, ni, nn, maxbits = 0;
+	u32 cnt[SPZ_HUF_MAXBITS + 2], next;
+	i32 kraft = 0;
+	const i32 full = 1 << SPZ_HUF_MAXBITS;
+
+	/* Insertion sort by (frequency, symbol): the order is total, so
+	 * the tree does not depend on anything but the counts. */
+	for (u32 s = 0; s < 256; s++) {
+		u32 k;
+
+		len[s] = 0;
+		if (freq[s] == 0)
+			continue;
+		k = m++;
+		while (k > 0 && freq[order[k - 1]] > freq[s]) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = s;
+	}
+	/* Two queues: leaves in order, internal nodes in creation order
+	 * (their weights never decrease).  A leaf wins ties. */
+	for (u32 i = 0; i < m; i++)
+		wt[i] = freq[order[i]];
+	ni = nn = m;
+	while (nn < 2 * m - 1) {
+		u32 pick[2];
+
+		for (u32 k = 0; k < 2; k++) {
+			if (li < m && (ni >= nn || wt[li] <= wt[ni]))
+				pick[k] = li++;
+			else
+				pick[k] = ni++;
+		}
+		wt[nn] = wt[pick[0]] + wt[pick[1]];
+		parent[pick[0]] = parent[pick[1]] = nn;
+		nn++;
+	}
+	/* Depths from the root down; a parent's index exceeds its
+	 * children's. */
+	wt[2 * m - 2] = 0;
+	for (u32 i = 2 * m - 2; i-- > 0;)
+		wt[i] = wt[parent[i]] + 1;
+	for (u32 i = 0; i < m; i++) {
+		u32 d = wt[i];
+
+		if (d > SPZ_HUF_MAXBITS)
+			d = SPZ_HUF_MAXBITS;
+		len[order[i]] = (u8)d;
+		kraft += full >> d;
+	}
+	/* Clamping made the code over-full: lengthen the longest codes
+	 * still below the limit, rarest first, until it fits. */
+	while (kraft > full) {
+		u32 best = m, bl = 0;
+
+		for (u32 i = 0; i < m; i++) {
+			u32 l = len[order[i]];
+
+			if (l < SPZ_HUF_MAXBITS && l > bl) {
+				bl = l;
+				best = i;
+			}
+		}
+		len[order[best]]++;
+		kraft -= full >> (bl + 1);
+	}
+	/* Under-full: shorten the most frequent codes whose gain fits,
+	 * until the code is complete (weights must sum to a power of 2). */
+	while (kraft < full) {
+		for (u32 i = m; i-- > 0;) {
+			u32 l = len[order[i]];
+
+			if (l > 1 && (full >> (l - 1)) - (full >> l) <=
+					     full - kraft) {
+				len[order[i]]--;
+				kraft += (full >> (l - 1)) - (full >> l);
+				break;
+			}
+		}
+	}
+	for (u32 l = 0; l <= SPZ_HUF_MAXBITS + 1; l++)
+		cnt[l] = 0;
+	for (u32 s = 0; s < 256; s++) {
+		cnt[len[s]]++;
+		if (len[s] > maxbits)
+			maxbits = len[s];
+	}
+	/* Canonical order of section 4.2.1.4: longest codes first, numbered
+	 * from 0; symbols of one length in increasing value. */
+	next = 0;
+	for (u32 l = maxbits; l >= 1; l--) {
+		u32 c = next;
+
+		next = (next + cnt[l]) >> 1;
+		cnt[l] = c;
+	}
+	for (u32 s = 0; s < 256; s++)
+		if (len[s] != 0)
+			code[s] = (u16)cnt[len[s]]++;
+	return maxbits;
+}
+
+/*
+ * The tree description of section 4.2.1 into desc (global, at least
+ * SPZ_DESC_CAP bytes): weights of symbols 0..maxsym-1, directly when
+ * maxsym <= 128, FSE-compressed when that is possible and smaller.
+ * ft: the local FSE table slot to use.  Returns its size, 0 when neither
+ * form can describe this tree.
+ */
+DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
+			       GLOBAL u8 *desc, LOCAL u8 *ft)
+{
+	u32 direct = 0, fse = 0, nw = maxsym;
+	u32 wcount[SPZ_HUF_MAXBITS + 1], distinct = 0;
+
+	if (nw <= 128)
+		direct = 1 + (nw + 1) / 2;
+	for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
+		wcount[w] = 0;
+	for (u32 s = 0; s < nw; s++)
+		wcount[len[s] ? maxbits + 1 - len[s] : 0]++;
+	for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
+		distinct += wcount[w] != 0;
+	/* FSE needs two distinct weights: the decoder learns how many
+	 * weights there are only by running out of bits when it leaves the
+	 * next-to-last one's state, and with one symbol no state reads any
+	 * bit.  And three weights or more (RFC 8878 4.2.1.2). */
+	if (distinct >= 2 && nw >= 3) {
+		i32 norm[SPZ_HUF_MAXBITS + 1], sum = 0;
+		u32 nsym = 0, top = 0;
+		u8 cells[64];
+		struct spz_bw b;
+		u32 st1, st2;
+
+		for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++) {
+			norm[w] = 0;
+			if (wcount[w] != 0) {
+				norm[w] = (i32)(wcount[w] * 64 / nw);
+				if (norm[w] < 1)
+					norm[w] = 1;
+				nsym = w + 1;
+				if (wcount[w] > wcount[top])
+					top = w;
+			}
+			sum += norm[w];
+		}
+		while (sum > 64) {
+			u32 big = top;
+
+			for (u32 w = 0; w < nsym; w++)
+				if (norm[w] > norm[big])
+					big = w;
+			norm[big]--;
+			sum--;
+		}
+		norm[top] += 64 - sum;
+		spz_ft_build(ft, norm, nsym, 6, cells);
+		spz_bw_init(&b, 1, SPZ_DESC_CAP < 128 ? SPZ_DESC_CAP : 128);
+		spz_ncount_write(&b, desc, norm, nsym, 6);
+		/*
+		 * State 1 decodes the even weights, state 2 the odd ones,
+		 * alternately; decoding stops when the update after the
+		 * next-to-last weight runs out of bits, so the last two
+		 * weights are starting states and every other weight is
+		 * encoded from the last down.
+		 */
+		{
+			u32 last = nw - 1;
+			u32 *sa = (last & 1) ? &st2 : &st1;
+			u32 *sb = (last & 1) ? &st1 : &st2;
+			u32 wl = len[last] ? maxbits + 1 - len[last] : 0;
+			u32 wp = len[last - 1] ? maxbits + 1 - len[last - 1]
+					       : 0;
+
+			*sa = spz_ft_first(ft, wl);
+			*sb = spz_ft_first(ft, wp);
+		}
+		for (u32 i = nw - 2; i-- > 0;) {
+			u32 w = len[i] ? maxbits + 1 - len[i] : 0;
+
+			if (i & 1)
+				st2 = spz_ft_encode(ft, &b, desc, st2, w);
+			else
+				st1 = spz_ft_encode(ft, &b, desc, st1, w);
+		}
+		spz_bw_add(&b, desc, st2, 6);
+		spz_bw_add(&b, desc, st1, 6);
+		fse = (u32)spz_bw_close(&b, desc);
+		if (b.over || fse > 128)
+			fse = 0;
+	}
+	if (fse != 0 && (direct == 0 || fse < direct)) {
+		desc[0] = (u8)(fse - 1);
+		return fse;
+	}
+	if (direct == 0)
+		return 0;
+	desc[0] = (u8)(127 + nw);
+	for (u32 i = 0; i < nw; i += 2) {
+		u32 a = len[i] ? maxbits + 1 - len[i] : 0;
+		u32 c = 0;
+
+		if (i + 1 < nw && len[i + 1])
+			c = maxbits + 1 - len[i + 1];
+		desc[1 + i / 2] = (u8)(a << 4 | c);
+	}
+	return direct;
+}
+
+/*
+ * Parallel bit packing of one Huffman stream, lits[a..b): the stream
+ * holds the codes of lits[b-1], lits[b-2], ... lits[a] (a backward
+ * reader meets lits[a] first), then the 1-bit end mark and zero padding.
+ * In that encoding order the stream is cut into fixed parts of
+ * SPZ_HUF_PART literals; a part's bit count (spz_huf_part_bits), an
+ * exclusive scan of the counts, and each part writes the bytes that
+ * start inside its bits (spz_huf_part_write), reading on into the next
+ * parts' codes to complete its last byte.  No byte has two writers, and
+ * the bytes do not depend on how parts are spread over work-items.
+ */
+#define SPZ_HUF_PART 1024u
+
+DEVICE_FN u32 spz_huf_part_bits(GLOBAL const u8 *lits, u32 a, u32 b, u32 j,
+				LOCAL const u8 *len)
+{
+	u32 t0 = j * SPZ_HUF_PART, n = b - a, bits = 0;
+
+	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++)
+		bits += len[lits[b - 1 - t]];
+	return bits;
+}
+
+/*
+ * Part j, whose bits start at o and end at e (the end mark counted in the
+ * last part), into out (the stream's first byte).
+ */
+DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
+				  u32 j, u64 o, u64 e, LOCAL const u8 *len,
+				  LOCAL const u16 *code, GLOBAL u8 *out)
+{
+	u32 n = b - a, t = j * SPZ_HUF_PART;
+	u64 byte = (o + 7) / 8, end = (e + 7) / 8, at = o;
+	u64 acc = 0;
+	u32 nacc = 0;
+
+	if (byte * 8 >= e)
+		return;
+	if (t > n)
+		t = n; /* an empty trailing part holds only the end mark */
+	/* Bits below the first owned byte belong to the previous part. */
+	while (byte < end) {
+		u32 c = 0, l;
+
+		if (t < n) {
+			u32 s = lits[b - 1 - t];
+
+			c = code[s];
+			l = len[s];
+		} else if (t == n) {
+			c = 1;
+			l = 1;
+		} else {
+			l = 8; /* zero padding after the end mark */
+		}
+		t++;
+		if (at + l <= byte * 8) {
+			at += l;
+			continue;
+		}
+		if (at < byte * 8) {
+			u32 drop = (u32)(byte * 8 - at);
+
+			c >>= drop;
+			l -= drop;
+			at += drop;
+		}
+		acc |= (u64)c << nacc;
+		nacc += l;
+		at += l;
+		while (nacc >= 8 && byte < end) {
+			out[byte++] = (u8)acc;
+			acc >>= 8;
+			nacc -= 8;
+		}
+	}
+}
+
+#endif
