@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 
+#include "blosc_layout.h"
 #include "deflate-layout.h"
 #include "geometry.h"
 #include "zstd_layout.h"
@@ -44,6 +45,10 @@ struct kdrv {
 	/* zstd: the encoder's per-group scratch (zstd_layout.h). */
 	kdev_buf zs_scratch;
 	uint64_t zs_groups;
+	/* blosc: the zstd scratch, the shuffled block and one frame per
+	 * group (blosc_layout.h); the block size chosen at open. */
+	kdev_buf bl_scratch;
+	uint64_t bl_groups, bl_blocksize;
 	struct kset set[2];
 	int nsets, cur;
 	int sync;              /* finish every stage before returning */
@@ -247,6 +252,46 @@ static int open_zstd(struct kdrv *k, struct sp_err *err)
 			 "the zstd encoder's scratch", err);
 }
 
+/* As zstd: the scratch of all groups is bounded, which bounds the groups
+ * launched; one group suffices for groups of one work-item. */
+#define BLOSC_SCRATCH_BUDGET ((uint64_t)256 << 20)
+
+static int open_blosc(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t bs, per;
+
+	SP_RETURN_IF(p->blosc_cname != SHARDPIPE_BLOSC_ZSTD, err,
+		     SHARDPIPE_ERR_CODEC,
+		     "the blosc kernels compress with zstd only: use "
+		     "blosc:zstd or the cpu backend");
+	SP_RETURN_IF((unsigned)p->blosc_shuffle > SPB_BITSHUFFLE, err,
+		     SHARDPIPE_ERR_CODEC, "unknown blosc shuffle %d",
+		     (int)p->blosc_shuffle);
+	SP_RETURN_IF(p->level < 0 || p->level > 9, err, SHARDPIPE_ERR_LEVEL,
+		     "blosc level %d is outside 0..9", p->level);
+	SP_RETURN_IF(p->chunk_bytes > (uint64_t)INT32_MAX - SPB_HEADER, err,
+		     SHARDPIPE_ERR_OVERFLOW,
+		     "a chunk of %llu bytes exceeds blosc's limit",
+		     (unsigned long long)p->chunk_bytes);
+	SP_RETURN_IF(p->slot_capacity < SPB_BOUND(p->chunk_bytes), err,
+		     SHARDPIPE_ERR_CODEC,
+		     "blosc slot capacity %llu is below the encoder's bound %llu",
+		     (unsigned long long)p->slot_capacity,
+		     (unsigned long long)SPB_BOUND(p->chunk_bytes));
+	bs = SPB_BLOCKSIZE(p->chunk_bytes, (uint64_t)p->esize,
+			   (uint64_t)p->blosc_blocksize);
+	per = SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(
+			p->level == 0 ? 1u : (unsigned)p->level)), bs);
+	k->bl_blocksize = bs;
+	k->bl_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
+			       BLOSC_SCRATCH_BUDGET / per);
+	if (k->bl_groups == 0 || k->lim.one_item_groups)
+		k->bl_groups = 1;
+	return alloc_buf(k, k->bl_groups * per, &k->bl_scratch,
+			 "the blosc encoder's scratch", err);
+}
+
 static int open_pools(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -257,7 +302,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	 * into plugins, which see none of it. */
 	SP_RETURN_IF(p->codec != SHARDPIPE_CODEC_NONE &&
 		     p->codec != SHARDPIPE_CODEC_GZIP &&
-		     p->codec != SHARDPIPE_CODEC_ZSTD, err, SHARDPIPE_ERR_CODEC,
+		     p->codec != SHARDPIPE_CODEC_ZSTD &&
+		     p->codec != SHARDPIPE_CODEC_BLOSC, err, SHARDPIPE_ERR_CODEC,
 		     "codec %s has no kernel encoder yet: use codec none or "
 		     "the cpu backend",
 		     p->codec == SHARDPIPE_CODEC_ZSTD ? "zstd" :
@@ -292,6 +338,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 		SP_FORWARD(open_gzip(k, err));
 	if (p->codec == SHARDPIPE_CODEC_ZSTD)
 		SP_FORWARD(open_zstd(k, err));
+	if (p->codec == SHARDPIPE_CODEC_BLOSC)
+		SP_FORWARD(open_blosc(k, err));
 	return SHARDPIPE_OK;
 }
 
@@ -340,6 +388,8 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->gz_scratch);
 	if (k->zs_scratch != NULL)
 		k->ops->free(k->dev, k->zs_scratch);
+	if (k->bl_scratch != NULL)
+		k->ops->free(k->dev, k->bl_scratch);
 	k->ops->close(k->dev);
 	free(k);
 }
@@ -422,6 +472,17 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 		/* As gzip: a CPU device runs groups of one item best. */
 		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_zstd", zs, 8,
 					  k->zs_groups * k->copy_local,
+					  k->copy_local, err));
+	} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {
+		struct kdev_arg bl[11] = {
+			args[0], args[1], args[2], ARG_BUF(k->bl_scratch),
+			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
+			ARG_U64(p->esize), ARG_U64((uint64_t)p->blosc_shuffle),
+			ARG_U64(k->bl_blocksize),
+		};
+
+		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_blosc", bl, 11,
+					  k->bl_groups * k->copy_local,
 					  k->copy_local, err));
 	} else {
 		SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,

@@ -11,4 +11,5 @@
 #include "codec_none.h"
 #include "deflate.h"
 #include "zstd_encode.h"
+#include "blosc.h"
 #include "aggregate.h"

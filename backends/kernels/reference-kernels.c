@@ -39,6 +39,12 @@ static void call_codec_zstd(const struct kdev_arg *a)
 	sp_codec_zstd(B(0), B(1), B(2), B(3), V(4), V(5), V(6), V(7));
 }
 
+static void call_codec_blosc(const struct kdev_arg *a)
+{
+	sp_codec_blosc(B(0), B(1), B(2), B(3), V(4), V(5), V(6), V(7), V(8),
+		       V(9), V(10));
+}
+
 static void call_agg_permute(const struct kdev_arg *a)
 {
 	sp_agg_permute(B(0), B(1), B(2), V(3), V(4));
@@ -59,6 +65,7 @@ static const struct ref_kernel kernels[] = {
 	{ "sp_codec_none", "bbbuuu", call_codec_none },
 	{ "sp_codec_gzip", "bbbbuuuu", call_codec_gzip },
 	{ "sp_codec_zstd", "bbbbuuuu", call_codec_zstd },
+	{ "sp_codec_blosc", "bbbbuuuuuuu", call_codec_blosc },
 	{ "sp_agg_permute", "bbbuu", call_agg_permute },
 	{ "sp_agg_scan", "bbu", call_agg_scan },
 	{ "sp_agg_gather", "bbbbbuuu", call_agg_gather },

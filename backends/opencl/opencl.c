@@ -28,7 +28,7 @@ extern const char sp_opencl_kernel_source[];
 
 static const char *const kernel_names[] = {
 	"sp_scatter", "sp_codec_none", "sp_agg_permute", "sp_agg_scan",
-	"sp_agg_gather", "sp_codec_gzip", "sp_codec_zstd",
+	"sp_agg_gather", "sp_codec_gzip", "sp_codec_zstd", "sp_codec_blosc",
 };
 #define NKERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
 
