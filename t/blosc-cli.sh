@@ -3,8 +3,9 @@
 # end to end: write with each shuffle mode and compressor, zarr.json says
 # what was asked, cat and verify --against return the input; the defaults
 # of a bare "blosc"; malformed values exit 2 naming the accepted forms,
-# out-of-range ones exit 2 with the library's message, and a kernel
-# backend refuses blosc as an unavailable codec.  Nothing is left behind by
+# out-of-range ones exit 2 with the library's message; the kernel
+# backends write blosc with zstd (opencl's files equal reference's) and
+# refuse the other compressors as an unavailable codec.  Nothing is left behind by
 # a refused write.
 . "${top_srcdir:-.}/t/lib.sh"
 SP=${SHARDPIPE:-./shardpipe}
@@ -19,7 +20,7 @@ if ! "$SP" write --shape 4 --chunk 2 --codec blosc "$tmp/probe.zarr" \
 		skip_all "shardpipe was built without c-blosc"
 fi
 test_seed
-plan 30
+plan 36
 
 # 9 frames of 40 x 56 uint16: a ramp with noise in the low bits.
 perl -e 'srand($ARGV[0]); my $s = "";
@@ -82,10 +83,31 @@ ok $? "  saying the level is outside 0..9"
 rc=$?
 grep -q "block size 64" "$tmp/err" && [ "$rc" -eq 2 ]
 ok $? "--codec blosc:zstd:1:shuffle:64 exits 2 naming the block size"
-SHARDPIPE_BACKEND=reference "$SP" write --shape 4 --chunk 2 --codec blosc \
-	"$tmp/bad.zarr" < /dev/null 2> "$tmp/err"
+# The kernel backends encode blosc with zstd (backends/kernels/
+# blosc_encode.h): stores that cat and verify return, and opencl's files
+# equal reference's byte for byte.  Other compressors are the cpu
+# backend's only: refused as an unavailable codec, nothing written.
+for codec in blosc:zstd:1:shuffle blosc:zstd:3:bitshuffle:4096; do
+	SHARDPIPE_BACKEND=reference "$SP" write $geo --codec $codec \
+		--input "$tmp/in.raw" --overwrite "$tmp/ref.zarr"
+	ok $? "reference: write --codec $codec"
+	"$SP" cat "$tmp/ref.zarr" | cmp -s - "$tmp/in.raw" &&
+		"$SP" verify "$tmp/ref.zarr" --against "$tmp/in.raw" > /dev/null
+	ok $? "  reference: cat and verify return the input"
+	if "$SP" backends | grep -q '^opencl: [^u]'; then
+		SHARDPIPE_BACKEND=opencl "$SP" write $geo --codec $codec \
+			--input "$tmp/in.raw" --overwrite "$tmp/ocl.zarr" &&
+			diff -r "$tmp/ref.zarr" "$tmp/ocl.zarr" > /dev/null
+		ok $? "  opencl: the same files as reference"
+	else
+		tap_n=$((tap_n + 1))
+		echo "ok $tap_n # SKIP $("$SP" backends | grep '^opencl:')"
+	fi
+done
+SHARDPIPE_BACKEND=reference "$SP" write --shape 4 --chunk 2 \
+	--codec blosc:lz4:1 "$tmp/bad.zarr" < /dev/null 2> "$tmp/err"
 rc=$?
-grep -q "unavailable codec" "$tmp/err" && grep -q "blosc" "$tmp/err" &&
+grep -q "unavailable codec" "$tmp/err" && grep -q "zstd only" "$tmp/err" &&
 	[ "$rc" -eq 2 ] && test ! -e "$tmp/bad.zarr"
-ok $? "the reference backend refuses blosc: $(cat "$tmp/err")"
+ok $? "the reference backend refuses blosc:lz4: $(cat "$tmp/err")"
 done_testing

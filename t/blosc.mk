@@ -17,3 +17,25 @@ t_blosc_decode_LDADD = $(TEST_LDADD) $(BLOSC_LIBS)
 t_blosc_decode_LDFLAGS = $(TEST_LDFLAGS)
 t_blosc_refusals_LDADD = $(TEST_LDADD)
 t_blosc_refusals_LDFLAGS = $(TEST_LDFLAGS)
+
+# The kernel encoder (backends/kernels/blosc_encode.h) through the kernel driver:
+# reference always, opencl (bytes equal to reference's at several local
+# sizes) where an OpenCL platform is usable; every chunk decoded by c-blosc.
+check_PROGRAMS += t/blosc-stages
+TESTS += t/blosc-stages
+BLOSC_KERNEL_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
+	$(BLOSC_CFLAGS)
+t_blosc_stages_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
+t_blosc_stages_LDADD = $(TEST_LDADD) $(BLOSC_LIBS)
+t_blosc_stages_LDFLAGS = $(TEST_LDFLAGS)
+
+if HAVE_OPENCL
+check_PROGRAMS += t/blosc-opencl
+TESTS += t/blosc-opencl
+t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c
+nodist_t_blosc_opencl_SOURCES = backends/opencl/opencl-kernels.c
+t_blosc_opencl_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS) $(OPENCL_CFLAGS)
+t_blosc_opencl_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) $(OPENCL_LIBS)
+t_blosc_opencl_LDFLAGS = $(TEST_LDFLAGS)
+endif
+EXTRA_DIST += t/blosc-stages.c

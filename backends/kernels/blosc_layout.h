@@ -1,6 +1,6 @@
 /*
  * blosc_layout.h - the blosc1 encoder's fixed choices and its global
- * scratch, shared by the kernel (blosc.h) and the host driver, so it holds
+ * scratch, shared by the kernel (blosc_encode.h) and the host driver, so it holds
  * only macros.  No line continuations: embed.awk does not keep them.
  *
  * The blosc1 container (c-blosc 1.x, README_CHUNK_FORMAT): a 16-byte

@@ -11,5 +11,5 @@
 #include "codec_none.h"
 #include "deflate.h"
 #include "zstd_encode.h"
-#include "blosc.h"
+#include "blosc_encode.h"
 #include "aggregate.h"

@@ -17,7 +17,7 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_match.h \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
-	backends/kernels/blosc.h \
+	backends/kernels/blosc_encode.h \
 	backends/kernels/kernels.h
 
 libshardpipe_core_la_SOURCES += \

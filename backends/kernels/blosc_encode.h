@@ -1,5 +1,5 @@
 /*
- * blosc.h - stage 3 for codec "blosc": each chunk becomes one blosc1
+ * blosc_encode.h - stage 3 for codec "blosc": each chunk becomes one blosc1
  * container (the format c-blosc 1.x reads) in its slot, with zstd as the
  * internal compressor; sizes[i] its length.  The choices the format
  * leaves open (block size, streams, fallbacks, level mapping) are in
@@ -19,8 +19,8 @@
  * SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(level)), blocksize)
  * bytes per launched group; capacity is at least SPB_BOUND(chunk_bytes).
  */
-#ifndef SP_KERNEL_BLOSC_H
-#define SP_KERNEL_BLOSC_H
+#ifndef SP_KERNEL_BLOSC_ENCODE_H
+#define SP_KERNEL_BLOSC_ENCODE_H
 
 #include "blosc_layout.h"
 #include "zstd_encode.h"
