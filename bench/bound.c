@@ -6,6 +6,8 @@
  * because a shared machine's absolute numbers drift from run to run while
  * both figures drift together.
  */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,9 @@
 #include <zstd.h>
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#ifdef HAVE_BLOSC
+#include <blosc.h>
 #endif
 
 #include "bench.h"
@@ -87,6 +92,30 @@ static void cut_chunk(const struct bench_pattern *pat, const shardpipe_desc *des
 		}
 	}
 }
+
+#ifdef HAVE_BLOSC
+/* The blosc call of the cpu backend (backends/cpu/blosc.c), settings and
+ * automatic block size included: c-blosc's context API, one internal
+ * thread.  0 on failure. */
+static size_t bound_blosc(const shardpipe_desc *desc, size_t esize,
+			  const uint8_t *src, size_t n, uint8_t *dst,
+			  size_t cap)
+{
+	static const char *const cnames[] = { "zstd", "lz4", "lz4hc",
+					      "blosclz", "zlib" };
+	static const int shuffles[] = { BLOSC_NOSHUFFLE, BLOSC_SHUFFLE,
+					BLOSC_BITSHUFFLE };
+	size_t block = desc->blosc_blocksize;
+	int r;
+
+	if (block == 0 && desc->blosc_cname == SHARDPIPE_BLOSC_ZSTD)
+		block = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
+	r = blosc_compress_ctx(desc->level, shuffles[desc->blosc_shuffle],
+			       esize, n, src, dst, cap,
+			       cnames[desc->blosc_cname], block, 1);
+	return r > 0 ? (size_t)r : 0;
+}
+#endif
 
 static uint64_t gcd(uint64_t a, uint64_t b)
 {
@@ -185,6 +214,12 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 				r = libdeflate_gzip_compress(g, src, chunk_bytes,
 							     dst, cap);
 				break;
+#ifdef HAVE_BLOSC
+			case SHARDPIPE_CODEC_BLOSC:
+				r = bound_blosc(desc, pat->esize, src,
+						chunk_bytes, dst, cap);
+				break;
+#endif
 			default:
 				memcpy(dst, src, chunk_bytes);
 				r = chunk_bytes;

@@ -1,9 +1,10 @@
 # shardpipe bench: the command's parts beyond bench/bench.c (listed with the
 # program in src/local.mk).  The --bound measurement compresses with libzstd
-# and libdeflate directly, on OpenMP threads like the cpu backend.
+# libdeflate and c-blosc directly, on OpenMP threads like the cpu backend.
 shardpipe_SOURCES += bench/bench.h bench/fill.c bench/bound.c
-shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS)
-shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS)
+shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) \
+	$(BLOSC_CFLAGS)
+shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
 shardpipe_LDFLAGS = $(OPENMP_CFLAGS)
 
 # The threaded pipeline: the same bytes for any thread count, span size and

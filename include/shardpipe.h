@@ -165,7 +165,9 @@ typedef struct shardpipe_desc {
 	 * fields existed (a smaller struct_size) gets their defaults. */
 	shardpipe_blosc_cname blosc_cname;     /* default ZSTD */
 	shardpipe_blosc_shuffle blosc_shuffle; /* default SHUFFLE */
-	/* Bytes per blosc block, 0 (default) = c-blosc's automatic choice;
+	/* Bytes per blosc block, 0 (default) = automatic: for zstd the whole
+	 * chunk up to 1 MiB on cpu, 256 KiB on the kernel backends; c-blosc's
+	 * choice for the other compressors;
 	 * otherwise 128 .. 2^31 - 1, recorded in zarr.json as asked.  c-blosc
 	 * rounds it down to whole elements, caps it at the chunk, and raises
 	 * it to 64 KiB or more for the compressors it splits into byte

@@ -2,8 +2,9 @@
  * blosc-refusals.c - blosc settings the library cannot honour are refused
  * at open, with a message naming the value and nothing written: levels
  * outside 0..9, unknown compressors and shuffles, forced blocks below
- * c-blosc's 128 bytes, chunks beyond the blosc1 format's 2 GiB, and every
- * kernel backend (no kernel blosc encoder yet).  A caller built before
+ * c-blosc's 128 bytes, chunks beyond the blosc1 format's 2 GiB, and on
+ * every kernel backend the compressors other than zstd (the kernels
+ * encode blosc with zstd only).  A caller built before
  * the blosc fields existed (smaller struct_size) gets their defaults, not
  * whatever lies past its struct.  Without c-blosc, the codec is refused
  * as unavailable.
@@ -69,7 +70,8 @@ static void refused(const char *tmp, const shardpipe_desc *d, int code,
 	free(path);
 }
 
-/* Every kernel backend usable here refuses blosc by name at open. */
+/* Every kernel backend usable here refuses blosc by name at open: with
+ * c-blosc, blosc:lz4 (naming the zstd-only kernels); without, any blosc. */
 static void kernel_backends(const char *tmp)
 {
 	for (int i = 0; i < shardpipe_backend_count(); i++) {
@@ -88,9 +90,16 @@ static void kernel_backends(const char *tmp)
 		}
 		blosc_desc(&d);
 		d.backend = info.name;
+#ifdef HAVE_BLOSC
+		d.blosc_cname = SHARDPIPE_BLOSC_LZ4;
+		snprintf(what, sizeof(what), "backend %s with blosc:lz4",
+			 info.name);
+		refused(tmp, &d, SHARDPIPE_ERR_CODEC, "zstd only", what);
+#else
 		snprintf(what, sizeof(what), "backend %s with blosc",
 			 info.name);
 		refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc", what);
+#endif
 	}
 }
 

@@ -203,6 +203,16 @@ static const char *check_header(const struct run *r, const uint8_t *h,
 			 "chunk", bs, chunk_bytes);
 		return why;
 	}
+	/* zstd's automatic block is the whole chunk up to 1 MiB
+	 * (backends/cpu/blosc.c), not c-blosc's 32 KiB. */
+	if (r->g->blocksize == 0 && r->cname == SHARDPIPE_BLOSC_ZSTD &&
+	    !memcpyed &&
+	    bs != (chunk_bytes < (1u << 20) ? chunk_bytes : (1u << 20)) /
+			  es * es) {
+		snprintf(why, sizeof(why), "automatic zstd block size %u for "
+			 "a %zu-byte chunk", bs, chunk_bytes);
+		return why;
+	}
 	/* A forced block is used as asked (rounded down to whole
 	 * elements) by zstd; the codecs c-blosc splits into byte streams
 	 * (lz4, lz4hc, blosclz, zlib) get larger blocks at levels > 0. */

@@ -10,16 +10,20 @@
  * threads are not used (numinternalthreads = 1); the parallelism is over
  * chunks, as for zstd and gzip.
  *
- * Choices the format leaves to the encoder (the block size when the
- * description asks for the automatic one, whether blocks are split into
- * byte streams) are c-blosc's.  Readers need no knowledge of them: every
- * blosc1 header records its block size and its split flag.  c-blosc's
- * automatic block for zstd at clevel 1 is 32 KiB, and it pays for that:
- * on 576 KiB chunks of uint16 frames (bench's micro fill, one thread),
- * one block per chunk compressed 1.6 to 2 times faster than 32 KiB
- * blocks at the same ratio (2.11 against 2.10).  The automatic choice
- * stays the default, as in zarr-python; a block size in the description
- * overrides it.
+ * Choices the format leaves to the encoder: whether blocks are split into
+ * byte streams is c-blosc's (it splits for blosclz and lz4, not zstd), and
+ * so is the block size, except for zstd with the automatic size (a
+ * description's blosc_blocksize of 0, recorded as 0 in zarr.json).  There
+ * c-blosc picks 32 KiB at clevel 1, and every block is a separate zstd
+ * frame started from cold tables: on 576 KiB chunks of uint16 frames
+ * (bench's micro fill, one thread, compression only) byte shuffle with
+ * 32 KiB blocks ran at 0.58-0.73 GB/s, with 256 KiB blocks 1.12-1.15,
+ * with 512 KiB or the whole chunk 1.19-1.21, all at the same ratio (1.99
+ * to 2.01) -- against 0.56 GB/s for plain zstd level 1.  So for zstd the
+ * automatic block is the whole chunk up to CPU_BLOSC_AUTO_BLOCK (1 MiB),
+ * which keeps a reader's temporaries and the unit of its threads small
+ * for large chunks.  Readers need no knowledge of this: every blosc1
+ * header records its block size and its split flag.
  */
 #include "config.h"
 #include "cpu_blosc.h"
@@ -28,6 +32,18 @@
 
 #ifdef HAVE_BLOSC
 #include <blosc.h>
+
+#define CPU_BLOSC_AUTO_BLOCK ((uint64_t)1 << 20)
+
+/* The block size handed to c-blosc; 0 leaves the choice to it. */
+static size_t blosc_block(const struct plan *p)
+{
+	if (p->blosc_blocksize != 0 || p->blosc_cname != SHARDPIPE_BLOSC_ZSTD)
+		return (size_t)p->blosc_blocksize;
+	return (size_t)(p->chunk_bytes < CPU_BLOSC_AUTO_BLOCK
+				? p->chunk_bytes
+				: CPU_BLOSC_AUTO_BLOCK);
+}
 
 /* shardpipe_blosc_shuffle -> c-blosc's doshuffle argument. */
 static int blosc_doshuffle(shardpipe_blosc_shuffle s)
@@ -70,7 +86,7 @@ size_t cpu_blosc_compress(const struct plan *p, const void *src, void *dst)
 				   p->esize, (size_t)p->chunk_bytes, src, dst,
 				   (size_t)p->slot_capacity,
 				   codec_blosc_cname(p->blosc_cname),
-				   (size_t)p->blosc_blocksize, 1);
+				   blosc_block(p), 1);
 
 	return r > 0 ? (size_t)r : 0;
 }

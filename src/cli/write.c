@@ -26,7 +26,7 @@ static void write_usage(FILE *f)
 		"  --codec C         none, zstd[:LEVEL] (1..22), gzip[:LEVEL] "
 		"(0..9); default zstd:1\n"
 		"                    or blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]"
-		" (cpu backend):\n"
+		" (kernel backends: zstd):\n"
 		"                    CNAME zstd (default), lz4, lz4hc, blosclz, "
 		"zlib; LEVEL 0..9\n"
 		"                    (default 1); SHUFFLE noshuffle, shuffle "

@@ -428,10 +428,11 @@ def main():
         doc = {}
 
         def do_write(cfg=cfg, store=store, doc=doc):
-            # blosc has no kernel encoder yet: where "auto" would pick
-            # a GPU, its configurations are written on cpu.
+            # The kernels encode blosc with zstd only: where "auto"
+            # would pick a GPU, the other compressors are written on cpu.
             env = dict(os.environ)
-            if cfg.codec.startswith("blosc"):
+            if (cfg.codec.startswith("blosc")
+                    and not cfg.codec.startswith("blosc:zstd")):
                 env["SHARDPIPE_BACKEND"] = "cpu"
             r = run([sp, "write"] + cfg.write_args() + [store],
                     stdin=bytes(cfg.nbytes), env=env)
