@@ -39,3 +39,12 @@ t_blosc_opencl_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) $(OPENCL_LIBS)
 t_blosc_opencl_LDFLAGS = $(TEST_LDFLAGS)
 endif
 EXTRA_DIST += t/blosc-stages.c
+
+# The kernel's ratio next to c-blosc's on bench's data (reported, not
+# asserted; every kernel chunk must decode with c-blosc).
+check_PROGRAMS += t/blosc-ratio
+TESTS += t/blosc-ratio
+t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/bench.h
+t_blosc_ratio_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
+t_blosc_ratio_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) -lm
+t_blosc_ratio_LDFLAGS = $(TEST_LDFLAGS)
