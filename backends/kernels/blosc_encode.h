@@ -26,14 +26,14 @@
 #include "zstd_encode.h"
 
 /* Byte o of block src (bl bytes of ts-byte elements) after the shuffle. */
-DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 shuffle,
+DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 mode,
 			  u64 o)
 {
 	u64 q = bl / ts;
 
-	if (o >= q * ts || shuffle == SPB_NOSHUFFLE)
+	if (o >= q * ts || mode == SPB_NOSHUFFLE)
 		return src[o];
-	if (shuffle == SPB_SHUFFLE)
+	if (mode == SPB_SHUFFLE)
 		return src[(o % q) * ts + o / q];
 	/* Bitshuffle, c-blosc 1.x: only blocks of a multiple of 8 elements.
 	 * Rows of q/8 bytes, byte j of the element major, bit k minor; bit
@@ -59,7 +59,7 @@ DEVICE_FN void spb_put32(GLOBAL u8 *p, u64 v)
 
 /* The container of one chunk of n bytes; all items of the group. */
 DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
-			 GLOBAL u8 *ws, u64 ts, u32 shuffle, u64 bsz,
+			 GLOBAL u8 *ws, u64 ts, u32 mode, u64 bsz,
 			 u64 level, struct spz_params prm, LOCAL u64 *red,
 			 LOCAL u64 *sh, LOCAL u32 *freq, LOCAL u16 *lcost,
 			 LOCAL u8 *hlen, LOCAL u16 *hcode, LOCAL u8 *ft,
@@ -84,7 +84,7 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 		u64 neb = bl / nsplit;
 
 		for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE())
-			shuf[i] = spb_shuffled(src + bs, bl, ts, shuffle, i);
+			shuf[i] = spb_shuffled(src + bs, bl, ts, mode, i);
 		if (LOCAL_ID() == 0)
 			spb_put32(dst + SPB_HEADER + 4 * b, out);
 		BARRIER();
@@ -117,9 +117,9 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 		out = limit;
 		flags |= SPB_FLAG_MEMCPYED;
 	}
-	if (shuffle == SPB_SHUFFLE)
+	if (mode == SPB_SHUFFLE)
 		flags |= SPB_FLAG_SHUFFLE;
-	if (shuffle == SPB_BITSHUFFLE)
+	if (mode == SPB_BITSHUFFLE)
 		flags |= SPB_FLAG_BITSHUFFLE;
 	if (LOCAL_ID() == 0) {
 		dst[0] = (u8)SPB_VERSION;
@@ -137,7 +137,7 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		      GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
 		      u64 chunk_bytes, u64 capacity, u64 level, u64 typesize,
-		      u64 shuffle, u64 blocksize)
+		      u64 mode, u64 blocksize)
 {
 	LOCAL_ARRAY(u64, red, SP_WG_MAX);
 	LOCAL_ARRAY(u64, sh, SPZ_SH_WORDS);
@@ -156,7 +156,7 @@ KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 	BARRIER();
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
 		spb_chunk(pool + j * chunk_bytes, chunk_bytes,
-			  slots + j * capacity, ws, typesize, (u32)shuffle,
+			  slots + j * capacity, ws, typesize, (u32)mode,
 			  blocksize, level, prm, red, sh, freq, lcost, hlen,
 			  hcode, ft, sizes + j);
 }
