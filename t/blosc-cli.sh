@@ -20,7 +20,7 @@ if ! "$SP" write --shape 4 --chunk 2 --codec blosc "$tmp/probe.zarr" \
 		skip_all "shardpipe was built without c-blosc"
 fi
 test_seed
-plan 36
+plan 39
 
 # 9 frames of 40 x 56 uint16: a ramp with noise in the low bits.
 perl -e 'srand($ARGV[0]); my $s = "";
@@ -87,7 +87,8 @@ ok $? "--codec blosc:zstd:1:shuffle:64 exits 2 naming the block size"
 # blosc_encode.h): stores that cat and verify return, and opencl's files
 # equal reference's byte for byte.  Other compressors are the cpu
 # backend's only: refused as an unavailable codec, nothing written.
-for codec in blosc:zstd:1:shuffle blosc:zstd:3:bitshuffle:4096; do
+for codec in blosc:zstd:1:shuffle blosc:zstd:3:bitshuffle:4096 \
+	blosc:zstd:5:noshuffle:1000; do
 	SHARDPIPE_BACKEND=reference "$SP" write $geo --codec $codec \
 		--input "$tmp/in.raw" --overwrite "$tmp/ref.zarr"
 	ok $? "reference: write --codec $codec"
