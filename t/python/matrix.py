@@ -15,12 +15,14 @@ Coverage, by section:
   one-chunk   one chunk per shard
   chunk-1     a dimension whose chunk size is 1
   big-shard   shards of 4096 chunks (full, and cut by the array's edge)
-  blosc       the blosc codec (cpu backend): one dtype of each element size
-              with each shuffle mode, in chunks below one blosc block and of
-              many blocks (automatic and forced 4096-byte blocks), every
-              compressor, levels 0..9; then every other dtype, a chunk below
-              c-blosc's 128-byte minimum (stored) and an unbounded stack
-              from stdin
+  blosc       the blosc codec (every backend; the kernel backends take
+              zstd only): one dtype of each element size with each shuffle
+              mode, in chunks below one blosc block and of many blocks
+              (automatic and forced 4096-byte blocks), every compressor,
+              levels 0..9; then every other dtype, a chunk below c-blosc's
+              128-byte minimum (stored) and an unbounded stack from stdin;
+              for the kernel encoder, a stored zstd chunk and chunks of two
+              kernel blocks
 """
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -220,6 +222,17 @@ def build():
     add(Config("blosc", "uint16", (11, 64, 64), (2, 32, 32), (4, 2, 2),
                codec="blosc:zstd:1:shuffle", names=("t", "y", "x"),
                unbounded=True, stdin=True))
+    # For the kernel encoder (the kernel backends write blosc:zstd): a
+    # zstd chunk below 128 bytes (stored), and 320000-byte chunks of two
+    # 256 KiB kernel blocks (the last partial, one stream), compressible
+    # and incompressible.
+    add(Config("blosc", "uint16", (9, 10), (3, 5), (2, 2),
+               codec="blosc:zstd:1:bitshuffle", kind="random"))
+    add(Config("blosc", "float64", (6, 40000), (2, 20000), (2, 1),
+               codec="blosc:zstd:1:shuffle", kind="sparse"))
+    add(Config("blosc", "float64", (4, 40000), (2, 20000), (1, 2),
+               codec="blosc:zstd:1:bitshuffle", index="start",
+               kind="incompressible"))
 
     for c in m:
         assert c.codec in ALL_CODECS, c.codec
