@@ -23,7 +23,9 @@
  *     byte plane) whenever the format lets a decoder split (typesize <=
  *     16, at least 128 elements in the block, not the chunk's last
  *     partial block), so the split flag (0x10) is never set.  This is the
- *     "byte planes compressed separately" that the issue measured.
+ *     "byte planes compressed separately" that the issue measured, and
+ *     the one layout every c-blosc 1.x reads: decoders before the flag
+ *     existed split by exactly this rule.
  *   - a stream is stored (length = its size) when its zstd frame would not
  *     be smaller;
  *   - the whole chunk is stored behind the header (flag MEMCPYED, cbytes =
