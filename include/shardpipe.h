@@ -173,6 +173,11 @@ typedef struct shardpipe_desc {
 	 * it to 64 KiB or more for the compressors it splits into byte
 	 * streams (all but zstd); each chunk's header holds the size used. */
 	uint32_t blosc_blocksize;
+	/* Read only with SHARDPIPE_CODEC_ZSTD: nonzero ends every chunk's
+	 * frame with a content checksum (the low 32 bits of XXH64, RFC 8878),
+	 * Zarr's zstd "checksum": true.  Default 0.  Every backend honours it;
+	 * the kernel backends compute the checksum on the device. */
+	int zstd_checksum;
 } shardpipe_desc;
 
 /*

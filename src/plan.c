@@ -282,6 +282,11 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 	if (desc->codec == SHARDPIPE_CODEC_BLOSC)
 		blosc_settings(desc, &p->blosc_cname, &p->blosc_shuffle,
 			       &p->blosc_blocksize);
+	/* A caller whose struct predates the field gets no checksum. */
+	if (desc->codec == SHARDPIPE_CODEC_ZSTD &&
+	    desc->struct_size >= offsetof(shardpipe_desc, zstd_checksum) +
+					 sizeof(desc->zstd_checksum))
+		p->zstd_checksum = desc->zstd_checksum != 0;
 	p->threads = resolve_threads(desc->threads);
 	p->esize = (unsigned)shardpipe_dtype_size(desc->dtype);
 	for (int d = 0; d < p->rank; d++) {

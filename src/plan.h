@@ -81,6 +81,9 @@ struct plan {
 	shardpipe_blosc_cname blosc_cname;
 	shardpipe_blosc_shuffle blosc_shuffle;
 	uint32_t blosc_blocksize;
+	/* Codec zstd only: a content checksum ends every frame.  After the
+	 * blosc fields for the same reason. */
+	int zstd_checksum;
 };
 
 /*

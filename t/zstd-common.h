@@ -37,14 +37,23 @@ static inline void *zt_malloc(size_t n)
 
 static uint8_t *zt_scratch;
 
+/* The kernel's codec word: the level, and the checksum bit. */
+static inline uint64_t zt_word(int level, int checksum)
+{
+	return (uint64_t)(uint32_t)level |
+	       (uint64_t)(checksum != 0) << SPZ_ARG_CHECKSUM_BIT;
+}
+
 /*
  * Encode n bytes as the reference executor does (one group, one item),
  * into a slot of bound(n) bytes followed by a guard zone that must stay
- * untouched.  Returns the frame size; *guard_ok tells the guard's fate.
+ * untouched.  word: zt_word().  Returns the frame size; *guard_ok tells
+ * the guard's fate.
  */
 #define ZT_GUARD 4096
-static inline uint64_t zt_encode(const uint8_t *src, uint64_t n,
-				 uint8_t *slot, int level, int *guard_ok)
+static inline uint64_t zt_encode_word(const uint8_t *src, uint64_t n,
+				      uint8_t *slot, uint64_t word,
+				      int *guard_ok)
 {
 	uint64_t size = 0, cap = zt_bound(n);
 
@@ -58,13 +67,19 @@ static inline uint64_t zt_encode(const uint8_t *src, uint64_t n,
 	memset(slot + cap, 0xA5, ZT_GUARD);
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
-	sp_codec_zstd(chunk, slot, &size, zt_scratch, 1, n, cap, (u64)level);
+	sp_codec_zstd(chunk, slot, &size, zt_scratch, 1, n, cap, (u64)word);
 	free(chunk);
 	*guard_ok = 1;
 	for (size_t i = 0; i < ZT_GUARD; i++)
 		if (slot[cap + i] != 0xA5)
 			*guard_ok = 0;
 	return size;
+}
+
+static inline uint64_t zt_encode(const uint8_t *src, uint64_t n,
+				 uint8_t *slot, int level, int *guard_ok)
+{
+	return zt_encode_word(src, n, slot, zt_word(level, 0), guard_ok);
 }
 
 /* Decode with libzstd and compare; 1 when the frame is exact. */

@@ -1,9 +1,11 @@
 #!/bin/sh
 # zstd-conform.sh - shardpipe conform with codec zstd through the kernel
 # driver: at levels 1, 3 and 9 the reference backend's stores decode to the
-# input, as the cpu backend's do (L1, every chunk through libzstd); where
-# opencl is usable, its stores at three local sizes are byte-identical to
-# reference's (L2), else a skip with the reason.
+# input, as the cpu backend's do (L1, every chunk through libzstd), and
+# with the content checksum at level 5; where opencl is usable, its stores
+# at three local sizes (a fourth with the checksum) are byte-identical to
+# reference's (L2), else a skip with the reason; stores `shardpipe write`
+# makes with each kernel backend come back through `shardpipe cat`.
 . "${top_srcdir:-.}/t/lib.sh"
 SP=${SHARDPIPE:-./shardpipe}
 [ -x "$SP" ] || skip_all "shardpipe program not built"
@@ -11,7 +13,7 @@ SP=${SHARDPIPE:-./shardpipe}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-zstd-conform-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 test_seed
-plan 23
+plan 36
 
 for lv in 1 3 9; do
 	"$SP" conform --codec "zstd:$lv" --backends cpu,reference \
@@ -28,8 +30,43 @@ for shape in "0,512:64,512" "0,640:256,640"; do
 		> "$tmp/out" 2>&1
 	ok $? "zstd:1 uint16 shape $dims chunk $chunk: reference decodes"
 done
+# The content checksum: libzstd verifies it on every chunk it decodes.
+"$SP" conform --codec zstd:5:checksum --backends cpu,reference \
+	> "$tmp/out" 2>&1
+ok $? "zstd:5:checksum: reference and cpu stores decode to the input"
+
+# shardpipe write with a kernel backend, shardpipe cat back: a byte stream
+# of short runs and copies from up to 60 KB back, 400 rows of 1000 bytes
+# in chunks of 150 rows (two zstd blocks each, the last chunk partial).
+perl -e 'srand($ARGV[0]); my $s = "";
+	while (length($s) < $ARGV[1]) {
+		if (rand() < 0.5 && length($s) > 100) {
+			my $m = length($s) < 60000 ? length($s) : 60000;
+			$s .= substr($s, -(1 + int(rand($m))), 1 + int(rand(200)));
+		} else {
+			$s .= pack("C", 65 + int(rand(12))) x (1 + int(rand(3)));
+		}
+	}
+	print substr($s, 0, $ARGV[1])' "$seed" 400000 > "$tmp/in"
+write_cat() {
+	# write_cat BACKEND: 5 tests
+	for codec in zstd:1 zstd:5:checksum; do
+		rm -rf "$tmp/w.zarr"
+		"$SP" write --shape 0,1000 --chunk 150,1000 --shard 2,1 \
+			--codec "$codec" --backend "$1" --input "$tmp/in" \
+			"$tmp/w.zarr" > "$tmp/out" 2>&1
+		ok $? "$1 writes with $codec"
+		"$SP" cat "$tmp/w.zarr" > "$tmp/back" 2> "$tmp/out" &&
+			cmp -s "$tmp/back" "$tmp/in"
+		ok $? "$1, $codec: shardpipe cat returns the input"
+	done
+	grep -q '"checksum": true' "$tmp/w.zarr/zarr.json"
+	ok $? "$1, zstd:5:checksum: zarr.json records the checksum"
+}
+write_cat reference
 
 if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
+	write_cat opencl
 	for lv in 1 3 9; do
 		for ls in 1 64 256; do
 			SHARDPIPE_KERNEL_LOCAL_SIZE=$ls "$SP" conform \
@@ -40,9 +77,15 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 			ok $? "zstd:$lv, local $ls: opencl = reference bytes"
 		done
 	done
+	SHARDPIPE_KERNEL_LOCAL_SIZE=7 "$SP" conform \
+		--codec zstd:5:checksum --backends opencl,reference \
+		> "$tmp/out" 2>&1
+	ok $? "zstd:5:checksum, opencl local size 7: conform passes"
+	grep -q '^opencl ~ reference *identical' "$tmp/out"
+	ok $? "zstd:5:checksum, local 7: opencl = reference bytes"
 else
 	why=$("$SP" backends | grep '^opencl:' || echo "opencl: not built")
-	for i in $(seq 1 18); do
+	for i in $(seq 1 25); do
 		echo "ok $((tap_n + i)) # SKIP $why"
 	done
 fi

@@ -5,13 +5,14 @@
  * slot capacity (ZSTD_COMPRESSBOUND); the edge cases of issue 6; the
  * literals-section forms chosen at the single/four-stream threshold and
  * for alphabets that need FSE-compressed Huffman weights; a randomized
- * run over several distributions; and `zstd -d` on the command line over
- * the edge-case frames.
+ * run over several distributions; frames with the content checksum; and
+ * `zstd -d` on the command line over the edge-case frames.
  */
 #define _GNU_SOURCE
 #include "zstd-common.h"
 
 #include <unistd.h>
+#include <zstd_errors.h>
 
 static const int levels[] = { 1, 3, 5 };
 #define NLEVELS (int)(sizeof(levels) / sizeof(levels[0]))
@@ -39,13 +40,15 @@ static void cli_add(const uint8_t *frame, size_t fn, const uint8_t *src,
 	cli_ndata += n;
 }
 
-/* One chunk at one level: decodes, fits, guard intact.  One test. */
-static int check_one(const char *what, const uint8_t *src, uint64_t n,
-		     int level, int to_cli, struct zt_lits *lits)
+/* One chunk at one level (and with the checksum when cs): decodes, fits,
+ * guard intact.  One test. */
+static int check_one_cs(const char *what, const uint8_t *src, uint64_t n,
+			int level, int cs, int to_cli, struct zt_lits *lits)
 {
 	uint8_t *slot = zt_malloc(zt_bound(n) + ZT_GUARD);
 	int guard, good;
-	uint64_t size = zt_encode(src, n, slot, level, &guard);
+	uint64_t size = zt_encode_word(src, n, slot, zt_word(level, cs),
+				       &guard);
 
 	good = size <= zt_bound(n) && guard &&
 	       zt_check(what, src, n, slot, size);
@@ -57,10 +60,17 @@ static int check_one(const char *what, const uint8_t *src, uint64_t n,
 		cli_add(slot, size, src, n);
 	if (lits != NULL)
 		*lits = zt_inspect(slot);
-	ok(good, "%s, level %d: %llu -> %llu bytes", what, level,
-	   (unsigned long long)n, (unsigned long long)size);
+	ok(good, "%s, level %d%s: %llu -> %llu bytes", what, level,
+	   cs ? ", checksum" : "", (unsigned long long)n,
+	   (unsigned long long)size);
 	free(slot);
 	return good;
+}
+
+static int check_one(const char *what, const uint8_t *src, uint64_t n,
+		     int level, int to_cli, struct zt_lits *lits)
+{
+	return check_one_cs(what, src, n, level, 0, to_cli, lits);
 }
 
 static void edge_cases(uint64_t *rng)
@@ -204,6 +214,65 @@ static void weight_forms(uint64_t *rng)
 	free(buf);
 }
 
+/*
+ * The content checksum (Zarr's zstd "checksum": true): the frame carries
+ * the descriptor's checksum flag and 4 more bytes, and is otherwise the
+ * frame without it; libzstd verifies the checksum when it decodes, and
+ * refuses the frame once the checksum's last byte is flipped.  Sizes
+ * around XXH64's 32-byte stripes, its 8- and 4-byte tails, and blocks.
+ */
+static void checksums(uint64_t *rng)
+{
+	static const uint64_t sizes[] = {
+		0, 1, 3, 4, 7, 8, 12, 31, 32, 33, 39, 63, 64, 100, 1000,
+		131073, 4 * 131072 + 1,
+	};
+	static const int lv[] = { 1, 5, 9 };
+	const size_t big = 4 * 131072 + 1;
+	uint8_t *buf = zt_malloc(big);
+	uint8_t *a = zt_malloc(zt_bound(big) + ZT_GUARD);
+	uint8_t *b = zt_malloc(zt_bound(big) + ZT_GUARD);
+	char what[96];
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint64_t n = sizes[k];
+		int level = lv[k % 3], ga, gb, good;
+		uint64_t sa, sb;
+
+		zt_fill(buf, n, (int)(k % ZT_DISTS), rng);
+		sa = zt_encode_word(buf, n, a, zt_word(level, 1), &ga);
+		sb = zt_encode_word(buf, n, b, zt_word(level, 0), &gb);
+		snprintf(what, sizeof(what), "checksum, %llu bytes, level %d",
+			 (unsigned long long)n, level);
+		good = ga && sa <= zt_bound(n) && zt_check(what, buf, n, a, sa);
+		ok(good, "%s: decodes, checksum verified by libzstd (%llu "
+		   "bytes)", what, (unsigned long long)sa);
+		if (good)
+			cli_add(a, sa, buf, n);
+		ok(sa == sb + 4 && (a[4] & 0x04) && !(b[4] & 0x04) &&
+			   a[4] == (b[4] | 0x04) && memcmp(a, b, 4) == 0 &&
+			   memcmp(a + 5, b + 5, sb - 5) == 0,
+		   "%s: the frame without checksum plus the flag and 4 bytes "
+		   "(%llu vs %llu)", what, (unsigned long long)sa,
+		   (unsigned long long)sb);
+		a[sa - 1] ^= 0x01;
+		{
+			uint8_t *back = zt_malloc(n + 1);
+			size_t r = ZSTD_decompress(back, n + 1, a, sa);
+
+			ok(ZSTD_isError(r) &&
+				   ZSTD_getErrorCode(r) ==
+					   ZSTD_error_checksum_wrong,
+			   "%s: a flipped checksum bit is refused (%s)", what,
+			   ZSTD_isError(r) ? ZSTD_getErrorName(r) : "accepted");
+			free(back);
+		}
+	}
+	free(buf);
+	free(a);
+	free(b);
+}
+
 static void randomized(uint64_t *rng, int rounds)
 {
 	const size_t maxn = 600000;
@@ -213,6 +282,7 @@ static void randomized(uint64_t *rng, int rounds)
 	for (int r = 0; r < rounds; r++) {
 		int kind = (int)(test_rand(rng) % ZT_DISTS);
 		int lv = levels[test_rand(rng) % NLEVELS];
+		int cs = test_rand(rng) % 4 == 0;
 		uint64_t n;
 
 		switch (test_rand(rng) % 4) {
@@ -233,7 +303,7 @@ static void randomized(uint64_t *rng, int rounds)
 		zt_fill(buf, n, kind, rng);
 		snprintf(what, sizeof(what), "random round %d, kind %d", r,
 			 kind);
-		check_one(what, buf, n, lv, 0, NULL);
+		check_one_cs(what, buf, n, lv, cs, 0, NULL);
 	}
 	free(buf);
 }
@@ -287,6 +357,7 @@ int main(void)
 	edge_cases(&rng);
 	stream_forms();
 	weight_forms(&rng);
+	checksums(&rng);
 	command_line();
 	randomized(&rng, rounds);
 	free(zt_scratch);

@@ -43,7 +43,7 @@ static uint64_t stamp(const char *top)
 	static const char *const names[] = {
 		"prelude-opencl.h", "geometry.h", "collectives.h",
 		"zstd_encode.h", "zstd_layout.h", "zstd_bits.h",
-		"zstd_huf.h", "zstd_match.h",
+		"zstd_huf.h", "zstd_match.h", "zstd_xxh64.h",
 	};
 	uint64_t h = 1469598103934665603ull;
 
@@ -123,11 +123,11 @@ static const char *ocl_open(struct ocl *o)
  * returns the seconds the kernel took. */
 static double ocl_run(struct ocl *o, const uint8_t *pool, uint64_t n,
 		      uint64_t cb, uint64_t cap, uint8_t *slots,
-		      uint64_t *sizes, size_t groups, size_t local, int level)
+		      uint64_t *sizes, size_t groups, size_t local, uint64_t word)
 {
 	cl_int rc;
 	cl_mem bpool, bslots, bsizes, bscratch;
-	cl_ulong vn = n, vcb = cb, vcap = cap, vlevel = (cl_ulong)level;
+	cl_ulong vn = n, vcb = cb, vcap = cap, vlevel = (cl_ulong)word;
 	size_t global = groups * local;
 	double t0, t1;
 
@@ -167,22 +167,26 @@ static double ocl_run(struct ocl *o, const uint8_t *pool, uint64_t n,
 
 /* The reference bytes of chunk j: the C build. */
 static uint64_t ref_chunk(const uint8_t *src, uint64_t cb, uint8_t *slot,
-			  int level)
+			  uint64_t word)
 {
 	int guard;
 
-	return zt_encode(src, cb, slot, level, &guard);
+	return zt_encode_word(src, cb, slot, word, &guard);
 }
 
+/* word: zt_word(level, checksum). */
 static void compare(struct ocl *o, const char *what, const uint8_t *pool,
-		    uint64_t n, uint64_t cb, int level, int timing)
+		    uint64_t n, uint64_t cb, uint64_t word, int timing)
 {
+	int level = (int)(uint32_t)word;
+	const char *cs = word >> SPZ_ARG_CHECKSUM_BIT ? ", checksum" : "";
+
 	uint64_t cap = zt_bound(cb);
 	uint8_t *ref = zt_malloc(n * cap + ZT_GUARD), *got = zt_malloc(n * cap);
 	uint64_t *rsz = zt_malloc(n * 8), *gsz = zt_malloc(n * 8);
 
 	for (uint64_t j = 0; j < n; j++)
-		rsz[j] = ref_chunk(pool + j * cb, cb, ref + j * cap, level);
+		rsz[j] = ref_chunk(pool + j * cb, cb, ref + j * cap, word);
 	for (size_t li = 0; li < NLOCAL; li++) {
 		size_t local = local_sizes[li], groups = n > 2 ? n - 1 : 1;
 		int same = 1;
@@ -195,7 +199,7 @@ static void compare(struct ocl *o, const char *what, const uint8_t *pool,
 		}
 		memset(got, 0, n * cap);
 		secs = ocl_run(o, pool, n, cb, cap, got, gsz, groups, local,
-			       level);
+			       word);
 		for (uint64_t j = 0; j < n && same; j++) {
 			if (gsz[j] != rsz[j]) {
 				diag("%s: chunk %llu: size %llu, reference %llu",
@@ -211,8 +215,8 @@ static void compare(struct ocl *o, const char *what, const uint8_t *pool,
 				same = 0;
 			}
 		}
-		ok(same, "%s, level %d, local %zu, %zu groups: opencl bytes = "
-		   "reference bytes", what, level, local, groups);
+		ok(same, "%s, level %d%s, local %zu, %zu groups: opencl bytes "
+		   "= reference bytes", what, level, cs, local, groups);
 		if (timing)
 			diag("  %s local %zu: %.1f MB/s over %llu chunks of %llu "
 			     "bytes", o->name, local, n * cb / secs / 1e6,
@@ -249,7 +253,10 @@ int main(void)
 					&rng);
 			snprintf(what, sizeof(what), "%llu-byte chunks, kinds from %d",
 				 (unsigned long long)cb, kind);
-			compare(&o, what, pool, n, cb, lv[(si + kind) % 3], 0);
+			/* Every other case with the content checksum. */
+			compare(&o, what, pool, n, cb,
+				zt_word(lv[(si + kind) % 3], (si + kind / 2) % 2),
+				0);
 			free(pool);
 		}
 	{
@@ -260,7 +267,8 @@ int main(void)
 
 		for (uint64_t j = 0; j < n; j++)
 			zt_microscopy((uint16_t *)(pool + j * cb), side, (int)j);
-		compare(&o, "microscopy 512x512 uint16", pool, n, cb, 1, 1);
+		compare(&o, "microscopy 512x512 uint16", pool, n, cb,
+			zt_word(1, 0), 1);
 		free(pool);
 	}
 	free(zt_scratch);

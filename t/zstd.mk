@@ -4,8 +4,10 @@
 # OpenCL platform is usable, the OpenCL build of the same source must
 # write the same bytes at three local sizes (else a skip with the reason).
 # t/zstd-ratio reports the ratio table next to libzstd's, asserting only
-# that every frame decodes.
-ZSTD_KERNEL_TESTS = t/zstd-encode t/zstd-ratio
+# that every frame decodes.  t/zstd-stores runs the conformance matrix of
+# kernels-configs.h with zstd: opencl stores at three local sizes equal
+# reference's byte for byte.
+ZSTD_KERNEL_TESTS = t/zstd-encode t/zstd-ratio t/zstd-stores
 check_PROGRAMS += $(ZSTD_KERNEL_TESTS)
 TESTS += $(ZSTD_KERNEL_TESTS)
 EXTRA_DIST += t/zstd-common.h
@@ -21,6 +23,10 @@ t_zstd_encode_LDFLAGS = $(TEST_LDFLAGS)
 t_zstd_ratio_CPPFLAGS = $(t_zstd_encode_CPPFLAGS)
 t_zstd_ratio_LDADD = $(TEST_LDADD) -lm
 t_zstd_ratio_LDFLAGS = $(TEST_LDFLAGS)
+# The conformance matrix through the public API: opencl at three local
+# sizes against reference, byte for byte (a skip without OpenCL).
+t_zstd_stores_LDADD = $(TEST_LDADD)
+t_zstd_stores_LDFLAGS = $(TEST_LDFLAGS)
 
 if HAVE_OPENCL
 check_PROGRAMS += t/zstd-opencl

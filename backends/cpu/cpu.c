@@ -172,7 +172,13 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
 		for (int t = 0; c->zctx && t < nt && ok; t++)
-			ok = (c->zctx[t] = ZSTD_createCCtx()) != NULL;
+			ok = (c->zctx[t] = ZSTD_createCCtx()) != NULL &&
+			     (!p->zstd_checksum ||
+			      (!ZSTD_isError(ZSTD_CCtx_setParameter(
+				       c->zctx[t], ZSTD_c_compressionLevel,
+				       p->level)) &&
+			       !ZSTD_isError(ZSTD_CCtx_setParameter(
+				       c->zctx[t], ZSTD_c_checksumFlag, 1))));
 		ok = ok && c->zctx;
 	}
 	if (ok && p->codec == SHARDPIPE_CODEC_GZIP) {
@@ -394,9 +400,17 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 		size_t r;
 
 		if (p->codec == SHARDPIPE_CODEC_ZSTD) {
-			r = ZSTD_compressCCtx(c->zctx[thread_id()], dst,
-					      p->slot_capacity, src,
-					      p->chunk_bytes, p->level);
+			/* The checksum needs the advanced API; without it
+			 * the plain call keeps the historical bytes. */
+			if (p->zstd_checksum)
+				r = ZSTD_compress2(c->zctx[thread_id()], dst,
+						   p->slot_capacity, src,
+						   p->chunk_bytes);
+			else
+				r = ZSTD_compressCCtx(c->zctx[thread_id()], dst,
+						      p->slot_capacity, src,
+						      p->chunk_bytes,
+						      p->level);
 			if (ZSTD_isError(r))
 				r = 0;
 		} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {

@@ -464,9 +464,12 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 					  k->gz_groups * k->copy_local,
 					  k->copy_local, err));
 	} else if (p->codec == SHARDPIPE_CODEC_ZSTD) {
+		uint64_t word = (uint64_t)(uint32_t)p->level |
+				(uint64_t)(p->zstd_checksum != 0)
+					<< SPZ_ARG_CHECKSUM_BIT;
 		struct kdev_arg zs[8] = {
 			args[0], args[1], args[2], ARG_BUF(k->zs_scratch),
-			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
+			args[3], args[4], args[5], ARG_U64(word),
 		};
 
 		/* As gzip: a CPU device runs groups of one item best. */

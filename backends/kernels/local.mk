@@ -15,6 +15,7 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_bits.h \
 	backends/kernels/zstd_huf.h \
 	backends/kernels/zstd_match.h \
+	backends/kernels/zstd_xxh64.h \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
 	backends/kernels/blosc_encode.h \

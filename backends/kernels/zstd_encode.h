@@ -4,7 +4,8 @@
  * chunk (groups stride over the chunks); blocks of a chunk in order.
  *
  * Frame: Single_Segment, Frame_Content_Size always present, no dictionary,
- * no checksum.  Block: RLE when constant, else compressed when smaller
+ * the Content_Checksum (XXH64's low 32 bits, zstd_xxh64.h) only when the
+ * codec configuration asks for it.  Block: RLE when constant, else compressed when smaller
  * than raw, else raw.  Compressed block: literals raw, RLE or Huffman (1
  * stream below 256 literals, else 4), sequences with the predefined FSE
  * tables and explicit offsets only (Offset_Value = offset + 3, never a
@@ -27,8 +28,9 @@
  *
  * Arguments: those of sp_codec_none with, as for sp_codec_gzip, `scratch`
  * after the buffers (SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(level)) bytes per
- * launched group) and the codec level last.  capacity must be at least
- * SPZ_WORST_CASE(chunk_bytes); the driver checks that at open.
+ * launched group) and the codec word last: the level in its low 32 bits,
+ * bit SPZ_ARG_CHECKSUM_BIT set for a frame checksum.  capacity must be at
+ * least SPZ_WORST_CASE(chunk_bytes); the driver checks that at open.
  */
 #ifndef SP_KERNEL_ZSTD_ENCODE_H
 #define SP_KERNEL_ZSTD_ENCODE_H
@@ -37,6 +39,7 @@
 #include "zstd_bits.h"
 #include "zstd_huf.h"
 #include "zstd_match.h"
+#include "zstd_xxh64.h"
 
 /* Shared scalars of one work-group (a local u64 array). */
 #define SPZ_SH_OUT 0      /* frame bytes written so far */
@@ -75,27 +78,29 @@ DEVICE_FN void spz_put_le(GLOBAL u8 *p, u64 v, u32 n)
 }
 
 /* Magic, descriptor and content size; returns the header's length. */
-DEVICE_FN u64 spz_frame_header(GLOBAL u8 *dst, u64 n)
+DEVICE_FN u64 spz_frame_header(GLOBAL u8 *dst, u64 n, u32 checksum)
 {
-	spz_put_le(dst, 0xFD2FB528u, 4);
 	/* Frame_Header_Descriptor: FCS flag in bits 7-6, Single_Segment
-	 * (bit 5); no checksum, no dictionary. */
+	 * (bit 5), Content_Checksum_Flag (bit 2); no dictionary. */
+	u8 cs = checksum ? 0x04 : 0;
+
+	spz_put_le(dst, 0xFD2FB528u, 4);
 	if (n < 256) {
-		dst[4] = 0x20;
+		dst[4] = 0x20 | cs;
 		dst[5] = (u8)n;
 		return 6;
 	}
 	if (n < 65536 + 256) {
-		dst[4] = 0x60;
+		dst[4] = 0x60 | cs;
 		spz_put_le(dst + 5, n - 256, 2);
 		return 7;
 	}
 	if (n <= (u64)0xFFFFFFFFu) {
-		dst[4] = 0xA0;
+		dst[4] = 0xA0 | cs;
 		spz_put_le(dst + 5, n, 4);
 		return 9;
 	}
-	dst[4] = 0xE0;
+	dst[4] = 0xE0 | cs;
 	spz_put_le(dst + 5, n, 8);
 	return 13;
 }
@@ -729,17 +734,20 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 	BARRIER();
 }
 
-/* The frame of one chunk; all items of the group. */
-DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
-			 GLOBAL u8 *ws, struct spz_params prm,
-			 LOCAL u64 *red, LOCAL u64 *sh, LOCAL u32 *freq,
-			 LOCAL u16 *lcost, LOCAL u8 *hlen, LOCAL u16 *hcode,
-			 LOCAL u8 *ft, GLOBAL u64 *size)
+/*
+ * The frame of one chunk, with the content checksum when `checksum`; all
+ * items of the group.  red must hold at least 4 words.
+ */
+DEVICE_FN void spz_chunk_cs(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
+			    GLOBAL u8 *ws, struct spz_params prm, u32 checksum,
+			    LOCAL u64 *red, LOCAL u64 *sh, LOCAL u32 *freq,
+			    LOCAL u16 *lcost, LOCAL u8 *hlen, LOCAL u16 *hcode,
+			    LOCAL u8 *ft, GLOBAL u64 *size)
 {
 	u64 nblocks = clen == 0 ? 1 : (clen + SPZ_BLOCK - 1) / SPZ_BLOCK;
 
 	if (LOCAL_ID() == 0)
-		sh[SPZ_SH_OUT] = spz_frame_header(dst, clen);
+		sh[SPZ_SH_OUT] = spz_frame_header(dst, clen, checksum);
 	BARRIER();
 	for (u64 b = 0; b < nblocks; b++) {
 		u64 bs = b * SPZ_BLOCK;
@@ -748,9 +756,35 @@ DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
 			  b + 1 == nblocks, dst, ws, prm, red, sh, freq, lcost,
 			  hlen, hcode, ft);
 	}
-	if (LOCAL_ID() == 0)
-		*size = sh[SPZ_SH_OUT];
+	/* XXH64's four lanes, one per item, then the tail and the merge
+	 * (zstd_xxh64.h); the frame ends with the digest's low 4 bytes. */
+	for (u32 k = (u32)LOCAL_ID(); checksum && k < 4;
+	     k += (u32)LOCAL_SIZE())
+		red[k] = clen >= 32 ? spz_xxh64_lane(src, clen, k) : 0;
 	BARRIER();
+	if (LOCAL_ID() == 0) {
+		u64 out = sh[SPZ_SH_OUT];
+
+		if (checksum) {
+			spz_put_le(dst + out,
+				   spz_xxh64_finish(src, clen, red), 4);
+			out += 4;
+		}
+		*size = out;
+	}
+	BARRIER();
+}
+
+/* The frame of one chunk without a checksum (the interface other
+ * encoders, blosc's, call per block). */
+DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
+			 GLOBAL u8 *ws, struct spz_params prm,
+			 LOCAL u64 *red, LOCAL u64 *sh, LOCAL u32 *freq,
+			 LOCAL u16 *lcost, LOCAL u8 *hlen, LOCAL u16 *hcode,
+			 LOCAL u8 *ft, GLOBAL u64 *size)
+{
+	spz_chunk_cs(src, clen, dst, ws, prm, 0, red, sh, freq, lcost, hlen,
+		     hcode, ft, size);
 }
 
 KERNEL sp_codec_zstd(GLOBAL const u8 *pool, GLOBAL u8 *slots,
@@ -764,16 +798,17 @@ KERNEL sp_codec_zstd(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 	LOCAL_ARRAY(u8, hlen, 256);
 	LOCAL_ARRAY(u16, hcode, 256);
 	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES);
-	struct spz_params prm = spz_params_of((i64)level);
+	struct spz_params prm = spz_params_of((i64)(level & 0xFFFFFFFFu));
+	u32 checksum = (u32)(level >> SPZ_ARG_CHECKSUM_BIT) & 1;
 	GLOBAL u8 *ws = scratch + GROUP_ID() * (u64)SPZ_SCRATCH_BYTES(prm.hlog);
 
 	if (LOCAL_ID() == 0)
 		spz_ft_predefined(ft);
 	BARRIER();
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
-		spz_chunk(pool + j * chunk_bytes, chunk_bytes,
-			  slots + j * capacity, ws, prm, red, sh, freq, lcost,
-			  hlen, hcode, ft, sizes + j);
+		spz_chunk_cs(pool + j * chunk_bytes, chunk_bytes,
+			     slots + j * capacity, ws, prm, checksum, red, sh,
+			     freq, lcost, hlen, hcode, ft, sizes + j);
 }
 
 #endif

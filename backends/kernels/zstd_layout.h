@@ -64,10 +64,16 @@
 
 /*
  * Worst case of one chunk of n bytes: the frame header (4 magic, 1
- * descriptor, up to 8 content size) and, per block, a 3-byte header and
- * at most the block's bytes (a raw block when nothing smaller exists).
- * Within ZSTD_COMPRESSBOUND (src/codec.c) for every n.
+ * descriptor, up to 8 content size), per block a 3-byte header and at
+ * most the block's bytes (a raw block when nothing smaller exists), and a
+ * 4-byte checksum.  Within ZSTD_COMPRESSBOUND (src/codec.c) for every n.
  */
-#define SPZ_WORST_CASE(n) ((n) + 13u + 3u * ((n) / SPZ_BLOCK + 1u))
+#define SPZ_WORST_CASE(n) ((n) + 17u + 3u * ((n) / SPZ_BLOCK + 1u))
+
+/* The kernel's last argument: the level in the low 32 bits, bit
+ * SPZ_ARG_CHECKSUM_BIT set for a frame checksum (Zarr's zstd "checksum":
+ * true).  A bit number, not a mask: the host and the kernel dialects
+ * spell 64-bit types differently. */
+#define SPZ_ARG_CHECKSUM_BIT 32
 
 #endif

@@ -17,6 +17,7 @@ OPENCL_KERNEL_INPUTS = \
 	$(top_srcdir)/backends/kernels/zstd_bits.h \
 	$(top_srcdir)/backends/kernels/zstd_huf.h \
 	$(top_srcdir)/backends/kernels/zstd_match.h \
+	$(top_srcdir)/backends/kernels/zstd_xxh64.h \
 	$(top_srcdir)/backends/kernels/zstd_encode.h \
 	$(top_srcdir)/backends/kernels/blosc_layout.h \
 	$(top_srcdir)/backends/kernels/blosc_encode.h \

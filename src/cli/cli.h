@@ -44,7 +44,7 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 int cli_parse_list(const char *s, uint64_t *out);
 /*
  * Parse a --codec value into desc's codec, level and blosc fields: "none",
- * "zstd[:LEVEL]", "gzip[:LEVEL]" or
+ * "zstd[:LEVEL[:checksum]]", "gzip[:LEVEL]" or
  * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (defaults zstd, 1,
  * shuffle, 0 = automatic).  Returns 0, or -1 when s does not parse; level
  * ranges and what this build's c-blosc has are the library's to check.
@@ -52,7 +52,7 @@ int cli_parse_list(const char *s, uint64_t *out);
 int cli_parse_codec(const char *s, shardpipe_desc *desc);
 /* The accepted forms, for messages. */
 #define CLI_CODEC_SYNTAX                                                      \
-	"none, zstd[:LEVEL], gzip[:LEVEL] or "                                \
+	"none, zstd[:LEVEL[:checksum]], gzip[:LEVEL] or "                     \
 	"blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] (CNAME zstd, lz4, "      \
 	"lz4hc, blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle)"
 

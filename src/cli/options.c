@@ -110,9 +110,17 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 		return -1;
 	desc->codec = (shardpipe_codec)k;
 	desc->level = 1;
+	desc->zstd_checksum = 0;
+	if (desc->codec == SHARDPIPE_CODEC_ZSTD && n == 3) {
+		/* zstd:LEVEL:checksum */
+		if (len[2] != 8 || strncmp(field[2], "checksum", 8) != 0)
+			return -1;
+		desc->zstd_checksum = 1;
+		n = 2;
+	}
 	if (desc->codec != SHARDPIPE_CODEC_BLOSC) {
-		/* none, zstd[:LEVEL], gzip[:LEVEL]; ranges are the
-		 * library's to check, with its message. */
+		/* none, zstd[:LEVEL[:checksum]], gzip[:LEVEL]; ranges are
+		 * the library's to check, with its message. */
 		if (n > 2)
 			return -1;
 		if (n == 2) {

@@ -10,7 +10,8 @@ Coverage, by section:
   dtype       every dtype, random and incompressible input
   kind        every dtype, constant and sparse input
   rank        ranks 1..5, shapes that divide by neither chunk nor shard
-  codec       none, zstd 1/3, gzip 1/6, each with the index at start and end
+  codec       none, zstd 1/3, gzip 1/6, each with the index at start and end;
+              zstd 5 with the content checksum
   unbounded   dim 0 of size 0 (from the input), partial last shard
   one-chunk   one chunk per shard
   chunk-1     a dimension whose chunk size is 1
@@ -48,9 +49,11 @@ BLOSC_BIG = [
 BLOSC_CODECS = BLOSC_SMALL + [c for row in BLOSC_BIG for c in row
                               if c not in BLOSC_SMALL] + ["blosc:lz4:1:shuffle"]
 BLOSC_CODECS = list(dict.fromkeys(BLOSC_CODECS))
+# The zstd content checksum (Zarr's zstd "checksum": true).
+ZSTD_CHECKSUM = "zstd:5:checksum"
 # Every codec some configuration uses (readers_write probes each backend
 # for each).
-ALL_CODECS = CODECS + BLOSC_CODECS
+ALL_CODECS = CODECS + [ZSTD_CHECKSUM] + BLOSC_CODECS
 KINDS = ["random", "constant", "sparse", "incompressible"]
 
 
@@ -160,6 +163,8 @@ def build():
             add(Config("codec", ("int16", "float64")[j], (45, 130), (8, 32),
                        (3, 2), codec=codec, index=index,
                        kind=("random", "sparse")[(i + j) % 2]))
+    add(Config("codec", "uint16", (45, 130), (8, 32), (3, 2),
+               codec=ZSTD_CHECKSUM, kind="random"))
 
     # Unbounded dim 0: a partial last shard epoch, fewer rows than one
     # shard, rows that end on a chunk but not a shard boundary, stdin.

@@ -298,8 +298,13 @@ def describes(m, cfg):
               "typesize": matrix.DTYPE_SIZE[cfg.dtype],
               "blocksize": int(part[4]) if len(part) > 4 else 0})
     elif codec != "none" and len(sc["codecs"]) == 2:
+        level, _, flag = level.partition(":")
         want("%s level" % codec, sc["codecs"][1]["configuration"]["level"],
              int(level))
+        if codec == "zstd":
+            want("zstd checksum",
+                 sc["codecs"][1]["configuration"]["checksum"],
+                 flag == "checksum")
     if matrix.DTYPE_SIZE[cfg.dtype] > 1:
         want("endian", sc["codecs"][0].get("configuration"),
              {"endian": "little"})

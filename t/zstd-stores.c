@@ -1,0 +1,347 @@
+/*
+ * zstd-stores.c - the conformance matrix (kernels-configs.h) with codec
+ * zstd through the public API: for every configuration, at a level that
+ * rotates over 1, 3, 5 and 9 (every other one with the content checksum)
+ * and both index locations, the `opencl` backend at local sizes 1, 64 and
+ * 256 writes stores byte-identical, file by file, to the `reference`
+ * backend's (DESIGN.md L2), and every store reads back as the input
+ * through the library's reader, each chunk decoded by libzstd (L1).  Two
+ * more configurations have chunks of several zstd blocks.  Skipped, with
+ * the reason, where no OpenCL platform is usable.  First, on cpu and
+ * reference, the checksum setting's way from the description to the
+ * frames and zarr.json, older callers included.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernels-configs.h"
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+static const char *const locals[] = { "1", "64", "256" };
+#define N_LOCALS (sizeof(locals) / sizeof(locals[0]))
+static const int levels[] = { 1, 3, 5, 9 };
+
+/* Chunks of 320 KiB (three blocks, the last partial) and of 512 KiB + 2
+ * bytes (five blocks, the last of 2 bytes) in uint16. */
+static const struct kcfg multi[] = {
+	{ "rank 2 uint16, 3-block chunks", 2, SHARDPIPE_DTYPE_UINT16,
+	  { 0, 640 }, { 256, 640 }, { 2, 1 }, 600 },
+	{ "rank 1 uint16, 5-block chunks", 1, SHARDPIPE_DTYPE_UINT16,
+	  { 0 }, { 262145 }, { 2 }, 600000 },
+};
+#define N_ALL (N_KCFGS + sizeof(multi) / sizeof(multi[0]))
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
+static int write_store(const char *dir, const struct kcfg *c, int level,
+		       int checksum, shardpipe_index_location loc,
+		       const char *backend, const uint8_t *data, size_t n,
+		       uint64_t seed)
+{
+	shardpipe_desc desc;
+	shardpipe_stream *s;
+	uint64_t rng = seed;
+	size_t at = 0;
+	int rc;
+
+	kcfg_desc(c, &desc);
+	desc.codec = SHARDPIPE_CODEC_ZSTD;
+	desc.level = level;
+	desc.zstd_checksum = checksum;
+	desc.index_location = loc;
+	desc.backend = backend;
+	desc.overwrite = 1;
+	rc = shardpipe_stream_open(&s, dir, &desc);
+	if (rc != SHARDPIPE_OK) {
+		diag("open %s: %s", backend, shardpipe_last_error_message());
+		return rc;
+	}
+	/* Spans of random sizes, so batches never line up with appends. */
+	while (at < n && rc == SHARDPIPE_OK) {
+		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
+
+		if (span > n - at)
+			span = n - at;
+		rc = shardpipe_stream_append(s, data + at, span);
+		at += span;
+	}
+	if (rc != SHARDPIPE_OK)
+		diag("append %s: %s", backend, shardpipe_stream_message(s));
+	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
+		rc = SHARDPIPE_ERR_IO;
+	return rc;
+}
+
+/*
+ * 1 when every regular file under a (relative path rel) exists under b
+ * with the same bytes, and b has no file a lacks; the first difference
+ * goes to diag.
+ */
+static int same_files(const char *a, const char *b, const char *rel)
+{
+	char *pa, *pb;
+	DIR *da, *db;
+	struct dirent *de;
+	int same = 1;
+	size_t na = 0, nb = 0;
+
+	if (asprintf(&pa, "%s/%s", a, rel) < 0 ||
+	    asprintf(&pb, "%s/%s", b, rel) < 0)
+		bail("out of memory");
+	da = opendir(pa);
+	db = opendir(pb);
+	if (da == NULL || db == NULL) {
+		diag("%s: cannot list both trees", rel);
+		same = 0;
+	}
+	while (same && (de = readdir(da)) != NULL) {
+		char *sub, *fa, *fb;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		na++;
+		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0 ||
+		    asprintf(&fa, "%s/%s", a, sub) < 0 ||
+		    asprintf(&fb, "%s/%s", b, sub) < 0)
+			bail("out of memory");
+		if (stat(fa, &st) == 0 && S_ISDIR(st.st_mode)) {
+			same = same_files(a, b, sub);
+		} else {
+			size_t la = 0, lb = 0, k = 0;
+			uint8_t *xa = test_slurp(fa, &la);
+			uint8_t *xb = test_slurp(fb, &lb);
+
+			while (xa && xb && k < la && k < lb && xa[k] == xb[k])
+				k++;
+			if (xa == NULL || xb == NULL || la != lb || k != la) {
+				diag("%s differs: %zu against %zu bytes, first "
+				     "difference at byte %zu", sub, la, lb, k);
+				same = 0;
+			}
+			free(xa);
+			free(xb);
+		}
+		free(sub);
+		free(fa);
+		free(fb);
+	}
+	while (same && (de = readdir(db)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			nb++;
+	if (same && na != nb) {
+		diag("%s: %zu entries against %zu", rel, na, nb);
+		same = 0;
+	}
+	if (da != NULL)
+		closedir(da);
+	if (db != NULL)
+		closedir(db);
+	free(pa);
+	free(pb);
+	return same;
+}
+
+/* The whole array read back by the library's reader equals the input. */
+static int reads_back(const char *dir, const struct kcfg *c,
+		      const uint8_t *data, size_t n)
+{
+	shardpipe_reader *r;
+	shardpipe_array_info info;
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
+	uint8_t *got;
+	int same;
+
+	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK) {
+		diag("reader: %s", shardpipe_last_error_message());
+		return 0;
+	}
+	got = xmalloc(n);
+	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
+	       info.shape[0] == kcfg_rows(c) &&
+	       shardpipe_reader_read(r, start, info.shape, got) ==
+		       SHARDPIPE_OK;
+	if (!same) {
+		diag("reader: %s", shardpipe_reader_message(r));
+	} else if (memcmp(got, data, n) != 0) {
+		size_t k = 0;
+
+		while (got[k] == data[k])
+			k++;
+		diag("decoded byte %zu is 0x%02x, input 0x%02x", k, got[k],
+		     data[k]);
+		same = 0;
+	}
+	free(got);
+	shardpipe_reader_close(r);
+	return same;
+}
+
+/*
+ * The checksum setting reaches the frames on cpu and reference: the first
+ * chunk of shard c/0/0 (index at the end, so at offset 0) carries the
+ * descriptor's checksum flag exactly when asked, and zarr.json says so; a
+ * caller whose struct_size predates zstd_checksum gets none, whatever
+ * lies past its struct.
+ */
+static void checksum_setting(const char *root, uint64_t seed)
+{
+	const struct kcfg *c = &kcfgs[1];
+	static const char *const backends[] = { "cpu", "reference" };
+	size_t n = shardpipe_dtype_size(c->dtype) * c->size[0] * c->size[1];
+	uint8_t *data = xmalloc(n);
+	uint64_t rng = seed;
+
+	test_fill(data, n, 3, &rng);
+	for (size_t b = 0; b < 2; b++)
+		for (int mode = 0; mode < 3; mode++) {
+			/* mode 0: no checksum, 1: checksum, 2: checksum set
+			 * past an older caller's struct_size */
+			shardpipe_desc desc;
+			shardpipe_stream *s;
+			char *dir, *meta, *shard;
+			uint8_t *m = NULL, *f = NULL;
+			size_t nm = 0, nf = 0;
+			int want = mode == 1, got = -1, rc;
+
+			if (asprintf(&dir, "%s/setting-%s-%d", root, backends[b],
+				     mode) < 0 ||
+			    asprintf(&meta, "%s/zarr.json", dir) < 0 ||
+			    asprintf(&shard, "%s/c/0/0", dir) < 0)
+				bail("out of memory");
+			kcfg_desc(c, &desc);
+			desc.codec = SHARDPIPE_CODEC_ZSTD;
+			desc.level = 3;
+			desc.backend = backends[b];
+			desc.zstd_checksum = mode != 0;
+			if (mode == 2)
+				desc.struct_size =
+					offsetof(shardpipe_desc, zstd_checksum);
+			rc = shardpipe_stream_open(&s, dir, &desc);
+			if (rc == SHARDPIPE_OK) {
+				rc = shardpipe_stream_append(s, data, n);
+				if (shardpipe_stream_close(s) != SHARDPIPE_OK)
+					rc = SHARDPIPE_ERR_IO;
+			}
+			m = test_slurp(meta, &nm);
+			f = test_slurp(shard, &nf);
+			if (f != NULL && nf > 5 && f[0] == 0x28 && f[1] == 0xB5 &&
+			    f[2] == 0x2F && f[3] == 0xFD)
+				got = (f[4] & 0x04) != 0;
+			ok(rc == SHARDPIPE_OK && got == want && m != NULL &&
+				   strstr((char *)m, want ? "\"checksum\": true"
+							  : "\"checksum\": false"),
+			   "%s, %s: frame checksum flag %d, zarr.json agrees",
+			   backends[b],
+			   mode == 0 ? "no checksum" : mode == 1 ? "checksum" :
+			   "checksum past an older struct_size", got);
+			if (want == 1)
+				ok(reads_back(dir, c, data, n),
+				   "%s, checksum: the store reads back",
+				   backends[b]);
+			free(m);
+			free(f);
+			test_rmtree(dir);
+			free(dir);
+			free(meta);
+			free(shard);
+		}
+	free(data);
+}
+
+int main(void)
+{
+	uint64_t seed = test_seed();
+	char *root = test_tmpdir("zstd-stores");
+	const char *why = NULL;
+
+	for (int i = 0; i < shardpipe_backend_count(); i++) {
+		shardpipe_backend_info info;
+
+		shardpipe_backend_probe(i, &info);
+		if (strcmp(info.name, "opencl") == 0 && !info.usable) {
+			static char buf[512];
+
+			snprintf(buf, sizeof(buf), "opencl backend unusable "
+				 "(%s)", info.detail);
+			why = buf;
+		}
+	}
+	plan_lazy();
+	checksum_setting(root, seed);
+	if (why != NULL) {
+		skip(1, "%s: the matrix's opencl stores", why);
+		test_rmtree(root);
+		free(root);
+		return done_testing();
+	}
+	for (size_t i = 0; i < N_ALL; i++) {
+		const struct kcfg *c = i < N_KCFGS ? &kcfgs[i]
+						   : &multi[i - N_KCFGS];
+		int level = levels[i % 4], cs = (int)(i / 2 % 2);
+		size_t n = shardpipe_dtype_size(c->dtype) * kcfg_rows(c);
+		uint8_t *data;
+		uint64_t rng = seed + i;
+
+		for (int d = 1; d < c->rank; d++)
+			n *= c->size[d];
+		data = xmalloc(n);
+		test_fill(data, n, (int)(i % 4), &rng);
+		for (int loc = 0; loc < 2; loc++) {
+			char *want, *got, what[160];
+
+			snprintf(what, sizeof(what), "%s, zstd:%d%s, index at %s",
+				 c->what, level, cs ? ":checksum" : "",
+				 loc ? "start" : "end");
+			if (asprintf(&want, "%s/reference-%zu-%d", root, i,
+				     loc) < 0)
+				bail("out of memory");
+			if (!ok(write_store(want, c, level, cs, loc, "reference",
+					    data, n, rng) == SHARDPIPE_OK,
+				"reference writes %s", what)) {
+				free(want);
+				continue;
+			}
+			ok(reads_back(want, c, data, n),
+			   "reference store reads back: %s", what);
+			for (size_t v = 0; v < N_LOCALS; v++) {
+				setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", locals[v], 1);
+				if (asprintf(&got, "%s/opencl-%zu-%d-%zu", root, i,
+					     loc, v) < 0)
+					bail("out of memory");
+				if (ok(write_store(got, c, level, cs, loc,
+						   "opencl", data, n, rng) ==
+					       SHARDPIPE_OK,
+				       "opencl (local %s) writes %s", locals[v],
+				       what))
+					ok(same_files(got, want, "."),
+					   "opencl (local %s) store equals "
+					   "reference's byte for byte: %s",
+					   locals[v], what);
+				unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+				test_rmtree(got);
+				free(got);
+			}
+			test_rmtree(want);
+			free(want);
+		}
+		free(data);
+	}
+	test_rmtree(root);
+	free(root);
+	return done_testing();
+}
