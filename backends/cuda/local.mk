@@ -24,9 +24,19 @@ backend_cuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 backend_cuda_la_LIBADD = backends/cuda/kernels.lo $(CUDA_LIBS)
 backend_cuda_la_LDFLAGS = -module -avoid-version -no-undefined
 
+# The kernels are rebuilt when nvcc or its flags change (another
+# --with-cuda-arch), not on every reconfigure: the stamp is rewritten only
+# when its text differs.
+backends/cuda/nvcc-flags.stamp: Makefile
+	$(AM_V_GEN)$(MKDIR_P) backends/cuda && \
+	echo '$(NVCC) $(NVCC_FLAGS)' > $@.tmp && \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+CLEANFILES += backends/cuda/nvcc-flags.stamp
+
 # -shared: only the PIC object, which is all a module needs (libtool
 # records non_pic_object='none' and uses the PIC one for any archive).
-backends/cuda/kernels.lo: $(CUDA_KERNEL_INPUTS) backends/cuda/nvcc-pic
+backends/cuda/kernels.lo: $(CUDA_KERNEL_INPUTS) backends/cuda/nvcc-pic \
+		backends/cuda/nvcc-flags.stamp
 	$(AM_V_GEN)$(MKDIR_P) backends/cuda && \
 	$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=compile \
 		$(SHELL) $(top_srcdir)/backends/cuda/nvcc-pic $(NVCC) \
