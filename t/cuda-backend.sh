@@ -97,8 +97,11 @@ grep -q 'SHARDPIPE_CUDA_DEVICE=999: there are [0-9]* CUDA device' "$tmp/err"
 ok $? "and says how many devices there are"
 test ! -e "$tmp/n.zarr"
 ok $? "and creates nothing"
-"$SP" bench --backend cuda --codec zstd:1 --shape 16,256,256 \
-	--chunk 4,64,64 --shard 1,2,2 --rows 16 > "$tmp/bench" 2>&1
+# Each stage completes before the next is issued, so that its figure is
+# its own (the stages are otherwise asynchronous).
+SHARDPIPE_KERNEL_SYNC=1 "$SP" bench --backend cuda --codec zstd:1 \
+	--shape 16,256,256 --chunk 4,64,64 --shard 1,2,2 --rows 16 \
+	> "$tmp/bench" 2>&1
 ok $? "bench runs on cuda"
 sed 's/^/# /' "$tmp/bench"
 n=0
