@@ -3,8 +3,8 @@
  * batch on the conformance matrix (kernels-configs.h) and on chunks large
  * enough to hold several segments and blocks, at every level: every
  * compressed chunk decodes with zlib to the chunk pool the scatter made.
- * Built twice: t/gzip-stages runs `reference`; t/gzip-opencl
- * (SP_TEST_OPENCL) also runs `opencl` at local sizes 1, 7, 64 and 256 and
+ * Built three times: t/gzip-stages runs `reference`; t/gzip-opencl
+ * (SP_TEST_OPENCL) and t/cuda-gzip (SP_TEST_CUDA) also run that plugin at local sizes 1, 7, 64 and 256 and
  * requires its offsets and aggregated bytes to equal reference's exactly.
  */
 #include <stdio.h>
@@ -18,9 +18,14 @@
 #include "tap.h"
 #include "testutil.h"
 
+/* SP_TEST_OPENCL or SP_TEST_CUDA: the checks run on that plugin. */
+#if defined(SP_TEST_OPENCL) || defined(SP_TEST_CUDA)
+#define SP_TEST_PLUGIN 1
+#endif
+
 #define BATCHES 2
 
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 const struct backend_plugin *shardpipe_backend_plugin(void);
 static const unsigned local_sizes[] = { 1, 7, 64, 256 };
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
@@ -174,14 +179,14 @@ static void run_config(const struct backend_ops *ocl, const struct kcfg *c,
 	snprintf(label, sizeof(label), "reference: gzip:%d: %s", level,
 		 c->what);
 	run_backend(&sp_backend_reference, &p, label, seed, ref, 1);
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 	for (size_t l = 0; l < N_LOCAL; l++) {
 		char buf[16];
 
 		snprintf(buf, sizeof(buf), "%u", local_sizes[l]);
 		setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", buf, 1);
-		snprintf(label, sizeof(label), "opencl local %u: gzip:%d: %s",
-			 local_sizes[l], level, c->what);
+		snprintf(label, sizeof(label), "%s local %u: gzip:%d: %s",
+			 ocl->name, local_sizes[l], level, c->what);
 		run_backend(ocl, &p, label, seed, ref, 0);
 	}
 	unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
@@ -200,7 +205,7 @@ int main(void)
 	const struct backend_ops *ocl = NULL;
 	uint64_t seed = test_seed();
 
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 	shardpipe_backend_info info;
 
 	ocl = shardpipe_backend_plugin()->ops;

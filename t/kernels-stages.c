@@ -4,8 +4,9 @@
  * element-by-element model and the cpu backend's pool; the aggregate
  * output (offsets and bytes) equals the cpu backend's; aggregate over
  * compressed sizes no codec produces yet (0, odd, full) equals a plain
- * gather.  Built twice: t/kernels-stages runs `reference`, t/opencl-stages
- * (SP_TEST_OPENCL) runs `opencl` at several local sizes.
+ * gather.  Built three times: t/kernels-stages runs `reference`,
+ * t/opencl-stages (SP_TEST_OPENCL) runs `opencl` and t/cuda-stages
+ * (SP_TEST_CUDA) runs `cuda` at several local sizes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,14 @@
 #include "tap.h"
 #include "testutil.h"
 
+/* SP_TEST_OPENCL or SP_TEST_CUDA: the checks run on that plugin. */
+#if defined(SP_TEST_OPENCL) || defined(SP_TEST_CUDA)
+#define SP_TEST_PLUGIN 1
+#endif
+
 #define BATCHES 2
 
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 const struct backend_plugin *shardpipe_backend_plugin(void);
 static const unsigned local_sizes[] = { 1, 7, 64, 256 };
 #else
@@ -271,7 +277,7 @@ int main(void)
 	const struct backend_ops *ops;
 	uint64_t seed = test_seed();
 
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 	shardpipe_backend_info info;
 
 	ops = shardpipe_backend_plugin()->ops;

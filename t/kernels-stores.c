@@ -4,7 +4,8 @@
  * kernel backends write stores byte-identical to the cpu backend's, file
  * by file (DESIGN.md "Conformance levels", L2), and every store reads back
  * as the input (L1).  Built twice: t/kernels-stores checks `reference`;
- * t/opencl-stores (SP_TEST_OPENCL) checks `opencl` at three local sizes.
+ * t/opencl-stores (SP_TEST_OPENCL) checks `opencl` and t/cuda-stores
+ * (SP_TEST_CUDA) checks `cuda`, each at three local sizes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -23,7 +24,13 @@ struct variant {
 	const char *local;   /* SHARDPIPE_KERNEL_LOCAL_SIZE, NULL: default */
 };
 
-#ifdef SP_TEST_OPENCL
+#if defined(SP_TEST_CUDA)
+#define SP_TEST_PLUGIN "cuda"
+static const struct variant variants[] = {
+	{ "cuda", "1" }, { "cuda", "64" }, { "cuda", "256" },
+};
+#elif defined(SP_TEST_OPENCL)
+#define SP_TEST_PLUGIN "opencl"
 static const struct variant variants[] = {
 	{ "opencl", "1" }, { "opencl", "64" }, { "opencl", "256" },
 };
@@ -233,17 +240,18 @@ int main(void)
 	uint64_t seed = test_seed();
 	char *root = test_tmpdir("kernels-stores");
 
-#ifdef SP_TEST_OPENCL
+#ifdef SP_TEST_PLUGIN
 	for (int i = 0; i < shardpipe_backend_count(); i++) {
 		shardpipe_backend_info info;
 
 		shardpipe_backend_probe(i, &info);
-		if (strcmp(info.name, "opencl") != 0 || info.usable)
+		if (strcmp(info.name, SP_TEST_PLUGIN) != 0 || info.usable)
 			continue;
 		test_rmtree(root);
-		if (strncmp(info.detail, "no OpenCL platform", 18) == 0)
+		if (strncmp(info.detail, "no OpenCL platform", 18) == 0 ||
+		    strncmp(info.detail, "no CUDA device", 14) == 0)
 			skip_all("%s", info.detail);
-		skip_all("no OpenCL platform (%s)", info.detail);
+		skip_all("no %s device (%s)", SP_TEST_PLUGIN, info.detail);
 	}
 #endif
 	plan_lazy();

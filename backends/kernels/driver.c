@@ -12,12 +12,59 @@
  */
 #include "driver.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 
 #include "blosc_layout.h"
 #include "deflate-layout.h"
 #include "geometry.h"
 #include "zstd_layout.h"
+
+#define KDEV_KERNEL_ENTRY(name, sig) { #name, sig },
+const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
+	SP_KERNEL_LIST(KDEV_KERNEL_ENTRY)
+};
+
+int kdev_kernel_lookup(const char *who, const char *name,
+		       const struct kdev_arg *args, unsigned nargs,
+		       unsigned *id, struct sp_err *err)
+{
+	const struct kdev_kernel *k = NULL;
+
+	for (unsigned i = 0; i < KDEV_NKERNELS && k == NULL; i++)
+		if (strcmp(kdev_kernels[i].name, name) == 0) {
+			k = &kdev_kernels[i];
+			*id = i;
+		}
+	SP_RETURN_IF(k == NULL, err, SHARDPIPE_ERR_DEVICE,
+		     "%s: no kernel named %s", who, name);
+	SP_RETURN_IF(strlen(k->sig) != nargs, err, SHARDPIPE_ERR_DEVICE,
+		     "%s: %s takes %zu arguments, given %u", who, name,
+		     strlen(k->sig), nargs);
+	for (unsigned i = 0; i < nargs; i++)
+		SP_RETURN_IF((k->sig[i] == 'b') != (args[i].kind == KDEV_ARG_BUF),
+			     err, SHARDPIPE_ERR_DEVICE,
+			     "%s: %s argument %u is not a %s", who, name, i,
+			     k->sig[i] == 'b' ? "buffer" : "value");
+	return SHARDPIPE_OK;
+}
+
+int kdev_name_matches(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay != '\0'; hay++) {
+		size_t i = 0;
+
+		while (i < n && hay[i] != '\0' &&
+		       tolower((unsigned char)hay[i]) ==
+			       tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return n == 0;
+}
 
 enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
 
@@ -164,6 +211,25 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	}
 }
 
+/* The result buffers live in the adapter's host memory where it has its
+ * own (pinned, on CUDA), else in malloc's. */
+static void *host_alloc(struct kdrv *k, uint64_t bytes)
+{
+	if (k->ops->host_alloc != NULL)
+		return k->ops->host_alloc(k->dev, bytes);
+	return bytes <= SIZE_MAX ? malloc((size_t)bytes) : NULL;
+}
+
+static void host_free(struct kdrv *k, void *p)
+{
+	if (p == NULL)
+		return;
+	if (k->ops->host_free != NULL)
+		k->ops->host_free(k->dev, p);
+	else
+		free(p);
+}
+
 static int open_set(struct kdrv *k, struct kset *s, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -179,8 +245,8 @@ static int open_set(struct kdrv *k, struct kset *s, struct sp_err *err)
 	SP_FORWARD(alloc_buf(k, (k->n + 1) * 8, &s->offsets, "the offsets",
 			     err));
 	SP_FORWARD(alloc_buf(k, cap, &s->agg, "the aggregated chunks", err));
-	s->h_agg = malloc(cap ? cap : 1);
-	s->h_off = malloc((k->n + 1) * sizeof(*s->h_off));
+	s->h_agg = host_alloc(k, cap ? cap : 1);
+	s->h_off = host_alloc(k, (k->n + 1) * sizeof(*s->h_off));
 	SP_RETURN_IF(s->h_agg == NULL || s->h_off == NULL, err,
 		     SHARDPIPE_ERR_NOMEM,
 		     "out of host memory for %llu bytes of results",
@@ -196,8 +262,8 @@ static void close_set(struct kdrv *k, struct kset *s)
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		if (*bufs[i] != NULL)
 			k->ops->free(k->dev, *bufs[i]);
-	free(s->h_agg);
-	free(s->h_off);
+	host_free(k, s->h_agg);
+	host_free(k, s->h_off);
 	memset(s, 0, sizeof(*s));
 }
 

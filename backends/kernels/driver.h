@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "common.h"
+#include "kernel-list.h"
 #include "plan.h"
 
 #ifndef SP_DRIVER_API
@@ -36,11 +37,45 @@ struct kdev_arg {
 
 #define KDEV_MAX_ARGS 12
 
+/* Kernel ids in the order of SP_KERNEL_LIST (kernel-list.h). */
+#define KDEV_KERNEL_ID(name, sig) KDEV_K_##name,
+enum kdev_kernel_id { SP_KERNEL_LIST(KDEV_KERNEL_ID) KDEV_NKERNELS };
+#undef KDEV_KERNEL_ID
+
+struct kdev_kernel {
+	const char *name;
+	const char *sig;   /* 'b' a buffer, 'u' a 64-bit value, per argument */
+};
+
+/* SP_KERNEL_LIST as data, indexed by enum kdev_kernel_id. */
+extern SP_DRIVER_API const struct kdev_kernel kdev_kernels[KDEV_NKERNELS];
+
+/*
+ * Find kernel `name` and check args against its signature, for an
+ * adapter's launch.  Returns SHARDPIPE_OK with *id set, or
+ * SHARDPIPE_ERR_DEVICE with err naming the backend (`who`) and the kernel
+ * when the name is unknown or the arguments do not match.
+ */
+SP_DRIVER_API int kdev_kernel_lookup(const char *who, const char *name,
+				     const struct kdev_arg *args,
+				     unsigned nargs, unsigned *id,
+				     struct sp_err *err);
+
+/* 1 when needle occurs in hay, ignoring ASCII case (device choice by a
+ * name substring, as SHARDPIPE_OPENCL_DEVICE and SHARDPIPE_CUDA_DEVICE
+ * do); an empty needle matches. */
+SP_DRIVER_API int kdev_name_matches(const char *hay, const char *needle);
+
 struct kdev_ops {
 	/* Allocate bytes (> 0) of device memory; contents undefined. */
 	int (*alloc)(void *dev, uint64_t bytes, kdev_buf *out,
 		     struct sp_err *err);
 	void (*free)(void *dev, kdev_buf buf);
+	/* Optional (NULL: malloc/free): host memory for the results the
+	 * driver downloads, e.g. pinned so that read-back is a direct DMA.
+	 * host_alloc returns NULL when out of memory. */
+	void *(*host_alloc)(void *dev, uint64_t bytes);
+	void (*host_free)(void *dev, void *p);
 	/*
 	 * Start copying n bytes from host src to buf + off.  src must stay
 	 * untouched until *done completes.  done may be NULL when the caller

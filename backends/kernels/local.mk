@@ -19,7 +19,8 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
 	backends/kernels/blosc_encode.h \
-	backends/kernels/kernels.h
+	backends/kernels/kernels.h \
+	backends/kernels/kernel-list.h
 
 libshardpipe_core_la_SOURCES += \
 	backends/kernels/driver.c backends/kernels/driver.h \

@@ -1,8 +1,10 @@
 /*
  * prelude-cuda.h - the kernel dialect mapped onto CUDA C++ (nvcc).
  *
- * Kernels are extern "C" so that the driver finds them by their plain name
- * (cuModuleGetFunction), as it does with clCreateKernel.
+ * Kernels are extern "C", so that their names in the fat binary are the
+ * plain names of kernel-list.h (t/cuda-kernels.sh reads them there); the
+ * cuda plugin launches them through the host stubs that
+ * backends/cuda/kernels.cu lists in the same order.
  */
 #ifndef SP_PRELUDE_H
 #define SP_PRELUDE_H

@@ -17,7 +17,6 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
-#include <ctype.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -26,11 +25,8 @@
 
 extern const char sp_opencl_kernel_source[];
 
-static const char *const kernel_names[] = {
-	"sp_scatter", "sp_codec_none", "sp_agg_permute", "sp_agg_scan",
-	"sp_agg_gather", "sp_codec_gzip", "sp_codec_zstd", "sp_codec_blosc",
-};
-#define NKERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
+/* Kernels are created for every entry of kernel-list.h (driver.h). */
+#define NKERNELS KDEV_NKERNELS
 
 struct ocl_dev {
 	cl_platform_id platform;
@@ -128,23 +124,6 @@ static void info_string(cl_device_id d, cl_platform_id p, char *buf,
 	snprintf(buf, n, "%s: %s", pname, dname);
 }
 
-static int contains_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++) {
-		size_t i = 0;
-
-		while (i < n && hay[i] != '\0' &&
-		       tolower((unsigned char)hay[i]) ==
-			       tolower((unsigned char)needle[i]))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
-
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
 
@@ -188,7 +167,7 @@ static int pick_device(cl_platform_id *plat, cl_device_id *dev,
 			if ((by_index && j == wd) ||
 			    (auto_pick && (type & CL_DEVICE_TYPE_GPU)) ||
 			    (!by_index && !auto_pick &&
-			     contains_nocase(label, want))) {
+			     kdev_name_matches(label, want))) {
 				*plat = ps[i];
 				*dev = ds[j];
 				return SHARDPIPE_OK;
@@ -269,14 +248,12 @@ static int ocl_launch(void *devp, const char *name, const struct kdev_arg *args,
 		      struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
-	cl_kernel k = NULL;
+	cl_kernel k;
 	size_t g = (size_t)global, l = (size_t)local;
+	unsigned id;
 
-	for (size_t i = 0; i < NKERNELS; i++)
-		if (strcmp(kernel_names[i], name) == 0)
-			k = o->kernels[i];
-	SP_RETURN_IF(k == NULL, err, SHARDPIPE_ERR_DEVICE,
-		     "opencl: no kernel named %s", name);
+	SP_FORWARD(kdev_kernel_lookup("opencl", name, args, nargs, &id, err));
+	k = o->kernels[id];
 	for (unsigned i = 0; i < nargs; i++) {
 		if (args[i].kind == KDEV_ARG_BUF) {
 			cl_mem m = (cl_mem)args[i].buf;
@@ -397,7 +374,8 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 		size_t kwg = 0;
 
 		CL_CREATE(err, o->kernels[i],
-			  clCreateKernel(o->program, kernel_names[i], CL_RC));
+			  clCreateKernel(o->program, kdev_kernels[i].name,
+					 CL_RC));
 		CL_CHECK(err, clGetKernelWorkGroupInfo(o->kernels[i], o->device,
 						       CL_KERNEL_WORK_GROUP_SIZE,
 						       sizeof(kwg), &kwg, NULL));

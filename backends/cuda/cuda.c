@@ -1,0 +1,545 @@
+/*
+ * cuda.c - the `cuda` backend plugin: a device adapter for the shared
+ * kernel driver (backends/kernels/driver.h) over the CUDA runtime, and the
+ * plugin's single entry point.
+ *
+ * The kernels are backends/kernels/ compiled by nvcc (kernels.cu); this
+ * file is plain C against cuda_runtime_api.h and launches them through
+ * the host stubs of sp_cuda_kernel_table.  The runtime is linked
+ * statically, so the plugin needs only the driver's libcuda.so.1, which
+ * the runtime opens itself: without a driver the plugin still loads and
+ * probe says why the backend is unusable.
+ *
+ * The driver wants in-order execution per device context.  Here three
+ * streams carry the work (upload, compute, read-back) and every device
+ * buffer keeps a "last use" event: an operation first waits for the
+ * events of the buffers it touches, then records its own completion on
+ * them.  Work on different buffers therefore overlaps (with two buffer
+ * sets, batch k+1's upload and scatter run beside batch k's compression
+ * and read-back) while work on the same buffer keeps issue order.
+ *
+ * Uploads go through two pinned staging buffers used in turn: the
+ * caller's bytes are copied into one, which the upload stream then copies
+ * to the device, so the caller may reuse its memory as soon as upload
+ * returns.  The driver's result buffers are pinned (host_alloc), so the
+ * read-back of offsets and of exactly offsets[K*M] bytes is a direct DMA.
+ *
+ * SHARDPIPE_CUDA_DEVICE chooses the device: unset, empty or "auto" takes
+ * device 0; digits take that index; anything else is matched, without
+ * regard to case, against the device names.
+ */
+#include <cuda_runtime_api.h>
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "driver.h"
+#include "geometry.h"
+
+/* kernels.cu: the host stubs of every kernel, in SP_KERNEL_LIST order. */
+extern const void *const sp_cuda_kernel_table[];
+extern const unsigned sp_cuda_kernel_count;
+
+/* A failed runtime call, named, with CUDA's words for the error. */
+static int cu_fail(struct sp_err *err, const char *call, cudaError_t rc)
+{
+	return sp_err_set(err, rc == cudaErrorMemoryAllocation ?
+			  SHARDPIPE_ERR_NOMEM : SHARDPIPE_ERR_DEVICE,
+			  "cuda: %s failed: %s (%s)", call,
+			  cudaGetErrorString(rc), cudaGetErrorName(rc));
+}
+
+/* Check a runtime call; the message names the call and the error. */
+#define CUDA_CHECK(err, call)                                                 \
+	do {                                                                  \
+		cudaError_t cu_rc_ = (call);                                  \
+		if (cu_rc_ != cudaSuccess)                                    \
+			return cu_fail((err), #call, cu_rc_);                 \
+	} while (0)
+
+struct cu_buf {
+	void *ptr;
+	cudaEvent_t last;   /* the last operation issued on this buffer */
+};
+
+struct cu_stage {
+	void *host;         /* pinned */
+	uint64_t cap;
+	cudaEvent_t free;   /* the copy out of it has completed */
+};
+
+struct cu_dev {
+	int device;
+	cudaStream_t up, compute, down;
+	struct cu_stage stage[2];
+	int next_stage;
+	char label[200];
+};
+
+/* ------------------------------------------------------ device choice */
+
+static int all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Why the backend cannot run here, in the words probe reports. */
+static int no_device(struct sp_err *err, cudaError_t rc, int count)
+{
+	if (rc != cudaSuccess)
+		return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
+				  "no CUDA device (%s)", cudaGetErrorString(rc));
+	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
+			  "no CUDA device (cudaGetDeviceCount found %d)",
+			  count);
+}
+
+static int pick_device(int *out, struct sp_err *err)
+{
+	const char *want = getenv("SHARDPIPE_CUDA_DEVICE");
+	int count = 0;
+	cudaError_t rc = cudaGetDeviceCount(&count);
+
+	if (rc != cudaSuccess || count <= 0)
+		return no_device(err, rc, count);
+	if (want == NULL || *want == '\0' || strcmp(want, "auto") == 0) {
+		*out = 0;
+		return SHARDPIPE_OK;
+	}
+	if (all_digits(want)) {
+		long i = strtol(want, NULL, 10);
+
+		SP_RETURN_IF(i >= count || strlen(want) > 6, err,
+			     SHARDPIPE_ERR_BACKEND,
+			     "SHARDPIPE_CUDA_DEVICE=%s: there are %d CUDA "
+			     "device(s), numbered from 0", want, count);
+		*out = (int)i;
+		return SHARDPIPE_OK;
+	}
+	for (int i = 0; i < count; i++) {
+		struct cudaDeviceProp prop;
+
+		if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
+			continue;
+		prop.name[sizeof(prop.name) - 1] = '\0';
+		if (kdev_name_matches(prop.name, want)) {
+			*out = i;
+			return SHARDPIPE_OK;
+		}
+	}
+	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
+			  "no CUDA device matches SHARDPIPE_CUDA_DEVICE=%s "
+			  "(%d device(s): give an index or part of a name)",
+			  want, count);
+}
+
+/* --------------------------------------------------------- the adapter */
+
+static int cu_alloc(void *devp, uint64_t bytes, kdev_buf *out,
+		    struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_buf *b;
+	cudaError_t rc;
+	char call[64];
+
+	*out = NULL;
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	b = calloc(1, sizeof(*b));
+	SP_RETURN_IF(b == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for a buffer record");
+	snprintf(call, sizeof(call), "cudaEventCreateWithFlags");
+	rc = cudaEventCreateWithFlags(&b->last, cudaEventDisableTiming);
+	if (rc == cudaSuccess) {
+		snprintf(call, sizeof(call), "cudaMalloc(%llu bytes)",
+			 (unsigned long long)bytes);
+		rc = cudaMalloc(&b->ptr, (size_t)bytes);
+		if (rc != cudaSuccess)
+			cudaEventDestroy(b->last);
+	}
+	if (rc != cudaSuccess) {
+		free(b);
+		return cu_fail(err, call, rc);
+	}
+	*out = b;
+	return SHARDPIPE_OK;
+}
+
+static void cu_free(void *devp, kdev_buf buf)
+{
+	struct cu_dev *c = devp;
+	struct cu_buf *b = buf;
+
+	cudaSetDevice(c->device);
+	cudaFree(b->ptr);
+	cudaEventDestroy(b->last);
+	free(b);
+}
+
+/* Pinned memory for the driver's result buffers: read-back is a DMA
+ * straight into them, and the copy is truly asynchronous. */
+static void *cu_host_alloc(void *devp, uint64_t bytes)
+{
+	struct cu_dev *c = devp;
+	void *p = NULL;
+
+	if (cudaSetDevice(c->device) != cudaSuccess ||
+	    cudaHostAlloc(&p, (size_t)bytes, cudaHostAllocDefault) !=
+		    cudaSuccess)
+		return NULL;
+	return p;
+}
+
+static void cu_host_free(void *devp, void *p)
+{
+	cudaFreeHost(p);
+}
+
+/* Make `stream` wait for the last use of each buffer. */
+static int after(cudaStream_t stream, struct cu_buf *const *bufs, unsigned n,
+		 struct sp_err *err)
+{
+	for (unsigned i = 0; i < n; i++)
+		CUDA_CHECK(err, cudaStreamWaitEvent(stream, bufs[i]->last, 0));
+	return SHARDPIPE_OK;
+}
+
+/* Record the work just issued on `stream` as each buffer's last use. */
+static int mark(cudaStream_t stream, struct cu_buf *const *bufs, unsigned n,
+		struct sp_err *err)
+{
+	for (unsigned i = 0; i < n; i++)
+		CUDA_CHECK(err, cudaEventRecord(bufs[i]->last, stream));
+	return SHARDPIPE_OK;
+}
+
+/* A staging buffer of at least n bytes whose previous copy has drained. */
+static int take_stage(struct cu_dev *c, uint64_t n, struct cu_stage **out,
+		      struct sp_err *err)
+{
+	struct cu_stage *st = &c->stage[c->next_stage];
+
+	c->next_stage ^= 1;
+	CUDA_CHECK(err, cudaEventSynchronize(st->free));
+	if (st->cap < n) {
+		/* Whole MiBs, so that slowly growing uploads do not
+		 * reallocate every time. */
+		uint64_t cap = (n + ((uint64_t)1 << 20) - 1) &
+			       ~(((uint64_t)1 << 20) - 1);
+
+		if (st->host != NULL)
+			CUDA_CHECK(err, cudaFreeHost(st->host));
+		st->host = NULL;
+		st->cap = 0;
+		CUDA_CHECK(err, cudaHostAlloc(&st->host, (size_t)cap,
+					      cudaHostAllocDefault));
+		st->cap = cap;
+	}
+	*out = st;
+	return SHARDPIPE_OK;
+}
+
+static int cu_upload(void *devp, kdev_buf buf, uint64_t off, const void *src,
+		     uint64_t n, kdev_event *done, struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_buf *b = buf;
+	struct cu_stage *st = NULL;
+
+	if (done != NULL)
+		*done = NULL;   /* src is copied before this returns */
+	if (n == 0)
+		return SHARDPIPE_OK;
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	SP_FORWARD(take_stage(c, n, &st, err));
+	memcpy(st->host, src, (size_t)n);
+	SP_FORWARD(after(c->up, &b, 1, err));
+	CUDA_CHECK(err, cudaMemcpyAsync((uint8_t *)b->ptr + off, st->host,
+					(size_t)n, cudaMemcpyHostToDevice,
+					c->up));
+	CUDA_CHECK(err, cudaEventRecord(st->free, c->up));
+	return mark(c->up, &b, 1, err);
+}
+
+static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
+		       uint64_t n, kdev_event *done, struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_buf *b = buf;
+	cudaEvent_t ev;
+	cudaError_t rc;
+
+	if (done != NULL)
+		*done = NULL;
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	SP_FORWARD(after(c->down, &b, 1, err));
+	if (n > 0)
+		CUDA_CHECK(err, cudaMemcpyAsync(dst, (const uint8_t *)b->ptr +
+							     off,
+						(size_t)n,
+						cudaMemcpyDeviceToHost,
+						c->down));
+	SP_FORWARD(mark(c->down, &b, 1, err));
+	if (done == NULL)
+		return SHARDPIPE_OK;
+	CUDA_CHECK(err, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+	rc = cudaEventRecord(ev, c->down);
+	if (rc != cudaSuccess) {
+		cudaEventDestroy(ev);
+		return cu_fail(err, "cudaEventRecord(done, read-back stream)",
+			       rc);
+	}
+	*done = ev;
+	return SHARDPIPE_OK;
+}
+
+static int cu_launch(void *devp, const char *name, const struct kdev_arg *args,
+		     unsigned nargs, uint64_t global, uint64_t local,
+		     struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_buf *bufs[KDEV_MAX_ARGS];
+	void *ptrs[KDEV_MAX_ARGS];
+	uint64_t vals[KDEV_MAX_ARGS];
+	void *params[KDEV_MAX_ARGS];
+	unsigned id, nbufs = 0;
+	uint64_t groups;
+	dim3 grid = { 1, 1, 1 }, block = { 1, 1, 1 };
+	cudaError_t rc;
+
+	SP_FORWARD(kdev_kernel_lookup("cuda", name, args, nargs, &id, err));
+	SP_RETURN_IF(nargs > KDEV_MAX_ARGS || local == 0 || local > 1024 ||
+		     global % local != 0 || global / local > INT_MAX, err,
+		     SHARDPIPE_ERR_DEVICE,
+		     "cuda: %s launched with global %llu, local %llu", name,
+		     (unsigned long long)global, (unsigned long long)local);
+	groups = global / local;
+	for (unsigned i = 0; i < nargs; i++) {
+		/* Every parameter is 8 bytes: a device pointer or a u64. */
+		if (args[i].kind == KDEV_ARG_BUF) {
+			bufs[nbufs] = args[i].buf;
+			ptrs[i] = bufs[nbufs]->ptr;
+			params[i] = &ptrs[i];
+			nbufs++;
+		} else {
+			vals[i] = args[i].u64;
+			params[i] = &vals[i];
+		}
+	}
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	SP_FORWARD(after(c->compute, bufs, nbufs, err));
+	grid.x = (unsigned)groups;
+	block.x = (unsigned)local;
+	rc = cudaLaunchKernel(sp_cuda_kernel_table[id], grid, block, params, 0,
+			      c->compute);
+	if (rc != cudaSuccess) {
+		char call[320];
+
+		snprintf(call, sizeof(call),
+			 "cudaLaunchKernel(%s, %llu groups of %llu) on %s",
+			 name, (unsigned long long)groups,
+			 (unsigned long long)local, c->label);
+		return cu_fail(err, call, rc);
+	}
+	return mark(c->compute, bufs, nbufs, err);
+}
+
+static int cu_wait(void *devp, kdev_event evp, struct sp_err *err)
+{
+	cudaEvent_t ev = evp;
+	cudaError_t rc;
+
+	if (ev == NULL)
+		return SHARDPIPE_OK;
+	/* Kernel faults surface here, at the first synchronisation. */
+	rc = cudaEventSynchronize(ev);
+	cudaEventDestroy(ev);
+	CUDA_CHECK(err, rc);
+	return SHARDPIPE_OK;
+}
+
+static int cu_finish(void *devp, struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	CUDA_CHECK(err, cudaStreamSynchronize(c->up));
+	CUDA_CHECK(err, cudaStreamSynchronize(c->compute));
+	CUDA_CHECK(err, cudaStreamSynchronize(c->down));
+	return SHARDPIPE_OK;
+}
+
+static void cu_close(void *devp)
+{
+	struct cu_dev *c = devp;
+	cudaStream_t *streams[] = { &c->up, &c->compute, &c->down };
+
+	if (c == NULL)
+		return;
+	cudaSetDevice(c->device);
+	/* The streams and the staging may still be in use: drain first.
+	 * The primary context is shared with other streams of the process,
+	 * so it is left alone (no cudaDeviceReset). */
+	for (int i = 0; i < 3; i++)
+		if (*streams[i] != NULL) {
+			cudaStreamSynchronize(*streams[i]);
+			cudaStreamDestroy(*streams[i]);
+		}
+	for (int i = 0; i < 2; i++) {
+		if (c->stage[i].host != NULL)
+			cudaFreeHost(c->stage[i].host);
+		if (c->stage[i].free != NULL)
+			cudaEventDestroy(c->stage[i].free);
+	}
+	free(c);
+}
+
+static const struct kdev_ops cu_device = {
+	.alloc = cu_alloc,
+	.free = cu_free,
+	.host_alloc = cu_host_alloc,
+	.host_free = cu_host_free,
+	.upload = cu_upload,
+	.download = cu_download,
+	.launch = cu_launch,
+	.wait = cu_wait,
+	.finish = cu_finish,
+	.close = cu_close,
+};
+
+static void describe(int device, char *buf, size_t n)
+{
+	struct cudaDeviceProp prop;
+
+	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+		snprintf(buf, n, "CUDA device %d", device);
+		return;
+	}
+	prop.name[sizeof(prop.name) - 1] = '\0';
+	snprintf(buf, n, "%.120s (CUDA device %d, sm_%d%d, %llu MiB)", prop.name,
+		 device, prop.major, prop.minor,
+		 (unsigned long long)(prop.totalGlobalMem >> 20));
+}
+
+static int open_device(struct cu_dev *c, struct kdev_limits *lim,
+		       struct sp_err *err)
+{
+	int sms = 1, max_threads = 1024;
+
+	SP_RETURN_IF(sp_cuda_kernel_count != KDEV_NKERNELS, err,
+		     SHARDPIPE_ERR_DEVICE,
+		     "cuda: the plugin's kernel table has %u kernels, the "
+		     "driver knows %d", sp_cuda_kernel_count, KDEV_NKERNELS);
+	SP_FORWARD(pick_device(&c->device, err));
+	describe(c->device, c->label, sizeof(c->label));
+	CUDA_CHECK(err, cudaSetDevice(c->device));
+	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
+					       cudaDevAttrMultiProcessorCount,
+					       c->device));
+	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->up,
+						  cudaStreamNonBlocking));
+	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->compute,
+						  cudaStreamNonBlocking));
+	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->down,
+						  cudaStreamNonBlocking));
+	for (int i = 0; i < 2; i++)
+		CUDA_CHECK(err, cudaEventCreateWithFlags(&c->stage[i].free,
+							 cudaEventDisableTiming));
+	/* The largest block every kernel can run with its registers; this
+	 * also loads each kernel, so a fat binary without code for this
+	 * GPU fails here, naming the kernel, rather than at a launch. */
+	for (unsigned i = 0; i < KDEV_NKERNELS; i++) {
+		struct cudaFuncAttributes attr;
+		cudaError_t rc = cudaFuncGetAttributes(&attr,
+						       sp_cuda_kernel_table[i]);
+
+		if (rc != cudaSuccess) {
+			char call[320];
+
+			snprintf(call, sizeof(call),
+				 "cudaFuncGetAttributes(%s) on %s",
+				 kdev_kernels[i].name, c->label);
+			return cu_fail(err, call, rc);
+		}
+		if (attr.maxThreadsPerBlock < max_threads)
+			max_threads = attr.maxThreadsPerBlock;
+	}
+	lim->max_local = max_threads < SP_WG_MAX ? (uint64_t)max_threads
+						 : SP_WG_MAX;
+	lim->local = 128;
+	lim->copy_local = 0;
+	lim->runs_per_item = 1;
+	/* Enough groups to fill every multiprocessor several times over;
+	 * kernels stride over the rest. */
+	lim->max_groups = (uint64_t)(sms > 0 ? sms : 1) * 32;
+	lim->async = 1;
+	lim->one_item_groups = 0;
+	return SHARDPIPE_OK;
+}
+
+/* --------------------------------------------------------- the backend */
+
+static int cu_probe(shardpipe_backend_info *info)
+{
+	struct sp_err err;
+	int device;
+
+	sp_err_clear(&err);
+	if (pick_device(&device, &err) != SHARDPIPE_OK) {
+		info->usable = 0;
+		snprintf(info->detail, sizeof(info->detail), "%s", err.msg);
+		return SHARDPIPE_OK;
+	}
+	info->usable = 1;
+	info->gpu = 1;
+	describe(device, info->detail, sizeof(info->detail));
+	return SHARDPIPE_OK;
+}
+
+static int cu_open(const struct plan *plan, void **ctx, struct sp_err *err)
+{
+	struct cu_dev *c = calloc(1, sizeof(*c));
+	struct kdev_limits lim;
+	int rc;
+
+	*ctx = NULL;
+	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for a CUDA context");
+	memset(&lim, 0, sizeof(lim));
+	rc = open_device(c, &lim, err);
+	if (rc != SHARDPIPE_OK) {
+		cu_close(c);
+		return rc;
+	}
+	return kdrv_open(&cu_device, c, &lim, plan, (struct kdrv **)ctx, err);
+}
+
+static const struct backend_ops cu_backend = {
+	.name = "cuda",
+	.probe = cu_probe,
+	.open = cu_open,
+	.scatter = kdrv_op_scatter,
+	.compress = kdrv_op_compress,
+	.aggregate = kdrv_op_aggregate,
+	.fetch = kdrv_op_fetch,
+	.close = kdrv_op_close,
+};
+
+static const struct backend_plugin cu_plugin = {
+	.abi = SHARDPIPE_BACKEND_ABI,
+	.ops = &cu_backend,
+};
+
+__attribute__((visibility("default")))
+const struct backend_plugin *shardpipe_backend_plugin(void);
+
+const struct backend_plugin *shardpipe_backend_plugin(void)
+{
+	return &cu_plugin;
+}
