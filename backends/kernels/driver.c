@@ -205,9 +205,9 @@ static int open_gzip(struct kdrv *k, struct sp_err *err)
 	const struct plan *p = k->plan;
 	uint64_t per = SP_DEFL_SCRATCH_BYTES(p->chunk_bytes);
 
-	SP_RETURN_IF(p->chunk_bytes >= SP_DEFL_MAX_CHUNK, err,
+	SP_RETURN_IF(p->chunk_bytes > SP_DEFL_MAX_CHUNK, err,
 		     SHARDPIPE_ERR_CODEC,
-		     "gzip kernels take chunks below %llu bytes, not %llu",
+		     "gzip kernels take chunks of at most %llu bytes, not %llu",
 		     (unsigned long long)SP_DEFL_MAX_CHUNK,
 		     (unsigned long long)p->chunk_bytes);
 	SP_RETURN_IF(p->slot_capacity < SP_DEFL_BOUND(p->chunk_bytes), err,
