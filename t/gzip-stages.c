@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "driver.h"
+#include "deflate-layout.h"
 #include "kernels-configs.h"
 #include "plan.h"
 #include "tap.h"
@@ -195,6 +196,37 @@ static void run_config(const struct backend_ops *ocl, const struct kcfg *c,
 	plan_free(&p);
 }
 
+/* A chunk one byte over SP_DEFL_MAX_CHUNK is refused at open, before the
+ * backend allocates its pools. */
+static void check_refusal(const struct backend_ops *ops, const char *name)
+{
+	shardpipe_desc desc;
+	struct plan p;
+	struct sp_err err;
+	void *ctx = NULL;
+	int rc;
+
+	shardpipe_desc_init(&desc);
+	desc.rank = 1;
+	desc.dtype = SHARDPIPE_DTYPE_UINT8;
+	desc.dims[0].size = 0;
+	desc.dims[0].chunk = (uint64_t)SP_DEFL_MAX_CHUNK + 1;
+	desc.dims[0].chunks_per_shard = 1;
+	desc.codec = SHARDPIPE_CODEC_GZIP;
+	desc.level = 1;
+	sp_err_clear(&err);
+	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
+		bail("plan for a chunk of %llu bytes: %s",
+		     (unsigned long long)desc.dims[0].chunk, err.msg);
+	rc = ops->open(&p, &ctx, &err);
+	if (!ok(rc == SHARDPIPE_ERR_CODEC && strstr(err.msg, "at most"),
+		"%s: gzip refuses chunks of SP_DEFL_MAX_CHUNK + 1 bytes", name))
+		diag("open returned %d: %s", rc, err.msg);
+	if (rc == SHARDPIPE_OK)
+		ops->close(ctx);
+	plan_free(&p);
+}
+
 int main(void)
 {
 	const struct backend_ops *ocl = NULL;
@@ -211,6 +243,10 @@ int main(void)
 	diag("device: %s", info.detail);
 #endif
 	plan_lazy();
+	check_refusal(&sp_backend_reference, "reference");
+#ifdef SP_TEST_OPENCL
+	check_refusal(ocl, "opencl");
+#endif
 	for (int level = 0; level <= 9; level++) {
 		for (size_t i = 0; i < N_KCFGS; i++)
 			run_config(ocl, &kcfgs[i], level, seed + i);
