@@ -93,6 +93,72 @@ static void check_chains(const char *what, const uint8_t *src, uint64_t n)
 	free(b);
 }
 
+/*
+ * The length limiter: frequencies that make Huffman's tree deeper than
+ * the limit (Fibonacci-like, and one symbol far above the rest) still give
+ * a complete code (Kraft sum exactly 1, as zlib requires of a litlen or
+ * distance code) of no length beyond the limit, and every symbol used
+ * gets a code.
+ */
+static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
+			uint32_t limit)
+{
+	uint32_t *f = gz_xmalloc(4 * nsym), *work = gz_xmalloc(16 * nsym);
+	uint8_t *len = gz_xmalloc(nsym);
+	uint64_t kraft = 0, cap = (uint64_t)1 << limit;
+	uint32_t longest = 0, missing = 0;
+
+	memcpy(f, freq, 4 * nsym);
+	defl_huff_lengths(f, nsym, limit, len, work);
+	for (uint32_t i = 0; i < nsym; i++) {
+		if (len[i] > longest)
+			longest = len[i];
+		if (len[i] != 0 && len[i] <= limit)
+			kraft += cap >> len[i];
+		if (freq[i] != 0 && len[i] == 0)
+			missing++;
+	}
+	ok(longest <= limit && kraft == cap && missing == 0,
+	   "%s: %u symbols, limit %u: longest %u, Kraft sum %llu/%llu, "
+	   "%u used symbols without a code", what, nsym, limit, longest,
+	   (unsigned long long)kraft, (unsigned long long)cap, missing);
+	free(f);
+	free(work);
+	free(len);
+}
+
+static void check_limits(void)
+{
+	uint32_t freq[286];
+	uint32_t a = 1, b = 1;
+
+	/* 1, 1, 2, 3, 5, ... up to what a 32 KiB block can hold. */
+	memset(freq, 0, sizeof(freq));
+	for (uint32_t i = 0; i < 24; i++) {
+		freq[i * 11] = a;
+		b += a;
+		a = b - a;
+	}
+	check_limit("Fibonacci litlen", freq, 286, 15);
+	a = b = 1;
+	for (uint32_t i = 0; i < 19; i++) {
+		freq[i] = a;
+		b += a;
+		a = b - a;
+	}
+	check_limit("Fibonacci code-length code", freq, 19, 7);
+	check_limit("Fibonacci distance", freq, 30, 15);
+	for (uint32_t i = 0; i < 286; i++)
+		freq[i] = i == 7 ? 32768 : 1;
+	check_limit("one frequent litlen, 285 rare", freq, 286, 15);
+	check_limit("one frequent distance, 29 rare", freq, 30, 15);
+	check_limit("one frequent code-length symbol", freq, 19, 7);
+	for (uint32_t i = 0; i < 286; i++)
+		freq[i] = 1 + (uint32_t)(test_rand(&rng) % 1000) *
+			(uint32_t)(test_rand(&rng) % 1000);
+	check_limit("random litlen", freq, 286, 15);
+}
+
 int main(void)
 {
 	static const uint64_t sizes[] = {
@@ -106,6 +172,7 @@ int main(void)
 
 	plan_lazy();
 	rng = test_seed();
+	check_limits();
 
 	/* Every size of the list, four patterns, every level. */
 	for (uint64_t k = 0; k < nsizes; k++)
