@@ -2,7 +2,8 @@
  * gzip-stages.c - the gzip kernel through the kernel driver, batch by
  * batch on the conformance matrix (kernels-configs.h) and on chunks large
  * enough to hold several segments and blocks, at every level: every
- * compressed chunk decodes with zlib to the chunk pool the scatter made.
+ * compressed chunk decodes with zlib and with libdeflate to the chunk pool
+ * the scatter made, within the slot capacity.
  * Built twice: t/gzip-stages runs `reference`; t/gzip-opencl
  * (SP_TEST_OPENCL) also runs `opencl` at local sizes 1, 7, 64 and 256 and
  * requires its offsets and aggregated bytes to equal reference's exactly.
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libdeflate.h>
 
 #include "backend.h"
 #include "driver.h"
@@ -37,6 +40,21 @@ static const struct kcfg big_cfgs[] = {
 	  5 },
 };
 #define N_BIG (sizeof(big_cfgs) / sizeof(big_cfgs[0]))
+
+/* libdeflate's gzip decoder: the member decodes to exactly n bytes, with
+ * nothing after it. */
+static int libdeflate_decodes(const uint8_t *src, uint64_t len, uint8_t *dst,
+			      uint64_t n)
+{
+	static struct libdeflate_decompressor *d;
+	size_t used = 0, got = 0;
+
+	if (d == NULL && (d = libdeflate_alloc_decompressor()) == NULL)
+		bail("out of memory for a libdeflate decompressor");
+	return libdeflate_gzip_decompress_ex(d, src, len, dst, n, &used,
+					     &got) == LIBDEFLATE_SUCCESS &&
+	       got == n && used == len;
+}
 
 static void *xmalloc(size_t n)
 {
@@ -123,9 +141,14 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 			    memcmp(back, pool + j * p->chunk_bytes,
 				   p->chunk_bytes) != 0)
 				bad = j;
+			else if (!libdeflate_decodes(res.data + at, len, back,
+						     p->chunk_bytes) ||
+				 memcmp(back, pool + j * p->chunk_bytes,
+					p->chunk_bytes) != 0)
+				bad = j;
 		}
 		if (!ok(bad == n, "%s: batch %llu: %llu chunks decode to the "
-			"pool", label, (unsigned long long)b,
+			"pool (zlib, libdeflate)", label, (unsigned long long)b,
 			(unsigned long long)n))
 			diag("chunk %llu does not", (unsigned long long)bad);
 		if (keep) {
