@@ -1135,10 +1135,19 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	total = ws.binfo[DEFL_I_TOTAL];
 	nbytes = (total + 7) / 8;
 	nwords = (total + 31) / 32;
-	for (u64 wi = lid; wi < nwords; wi += ls) {
-		u64 lo = 0, hi = npieces, bit = wi * 32;
+	for (u64 wi = lid, lo = 0; wi < nwords; wi += ls) {
+		u64 hi = npieces, bit = wi * 32, step = 0;
 		u32 word = 0;
 
+		/* lo: the last piece starting at or before the word.  Words
+		 * only move forward, so the last word's lo is a lower bound:
+		 * a few steps from it, then a binary search if still short. */
+		while (step < 8 && lo + 1 < npieces && ws.piece[lo + 1] <= bit) {
+			lo++;
+			step++;
+		}
+		if (step < 8)
+			hi = lo + 1;
 		while (hi - lo > 1) {
 			u64 mid = (lo + hi) / 2;
 
@@ -1175,7 +1184,7 @@ KERNEL sp_codec_gzip(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		     u64 chunk_bytes, u64 capacity, u64 level)
 {
 	LOCAL_ARRAY(u32, keys, SP_DEFL_WIN);
-	LOCAL_ARRAY(u32, crc_tab, 256);
+	LOCAL_ARRAY(u32, crc_tab, SP_CRC32_TABLE);
 	LOCAL_ARRAY(u8, len_code, 256);
 	LOCAL_ARRAY(u8, dist_lo, 256);
 	LOCAL_ARRAY(u8, dist_hi, 256);
