@@ -56,9 +56,11 @@
  *   8  lazy, 128 candidates, stop at 258 bytes
  *   9  lazy, 256 candidates, stop at 258 bytes
  *
- * Output never exceeds SP_DEFL_BOUND(n) bytes: every block costs at most
- * its stored form.  Scratch: one region of SP_DEFL_SCRATCH_BYTES(n) per
- * work-group, at GROUP_ID() times that size.
+ * Output never exceeds SP_DEFL_BOUND(n) bytes: a block of one unit costs
+ * at most its stored form, and a merged block less than its units stored
+ * with the most padding, which is what the bound counts.  Scratch: one
+ * region of SP_DEFL_SCRATCH_BYTES(n) per work-group, at GROUP_ID() times
+ * that size.
  */
 #ifndef SP_KERNEL_DEFLATE_H
 #define SP_KERNEL_DEFLATE_H
