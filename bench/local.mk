@@ -6,6 +6,8 @@ shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS
 	$(BLOSC_CFLAGS)
 shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
 shardpipe_LDFLAGS = $(OPENMP_CFLAGS)
+# The workloads and the measured figures (the man page points at it).
+EXTRA_DIST += bench/README.md
 
 # The threaded pipeline: the same bytes for any thread count, span size and
 # flush pattern; flush/close semantics and failures through a sink.

@@ -4,8 +4,9 @@
  * zlib and libdeflate to its input, stays within the slot capacity, and
  * carries the right CRC-32; edge cases of the partition (empty, tiny,
  * 32 KiB and 64 KiB +-1, runs crossing segment and block boundaries, the
- * largest chunk tested) at every level; the same chunks encoded in one
- * launch over several groups equal the chunks encoded one by one.
+ * largest chunk the encoder takes, SP_DEFL_MAX_CHUNK) at every level
+ * (the largest at level 1); merged blocks pay; the same chunks encoded in
+ * one launch over several groups equal the chunks encoded one by one.
  */
 #include <stdio.h>
 
@@ -92,6 +93,72 @@ static void check_chains(const char *what, const uint8_t *src, uint64_t n)
 	free(b);
 }
 
+/*
+ * The length limiter: frequencies that make Huffman's tree deeper than
+ * the limit (Fibonacci-like, and one symbol far above the rest) still give
+ * a complete code (Kraft sum exactly 1, as zlib requires of a litlen or
+ * distance code) of no length beyond the limit, and every symbol used
+ * gets a code.
+ */
+static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
+			uint32_t limit)
+{
+	uint32_t *f = gz_xmalloc(4 * nsym), *work = gz_xmalloc(16 * nsym);
+	uint8_t *len = gz_xmalloc(nsym);
+	uint64_t kraft = 0, cap = (uint64_t)1 << limit;
+	uint32_t longest = 0, missing = 0;
+
+	memcpy(f, freq, 4 * nsym);
+	defl_huff_lengths(f, nsym, limit, len, work);
+	for (uint32_t i = 0; i < nsym; i++) {
+		if (len[i] > longest)
+			longest = len[i];
+		if (len[i] != 0 && len[i] <= limit)
+			kraft += cap >> len[i];
+		if (freq[i] != 0 && len[i] == 0)
+			missing++;
+	}
+	ok(longest <= limit && kraft == cap && missing == 0,
+	   "%s: %u symbols, limit %u: longest %u, Kraft sum %llu/%llu, "
+	   "%u used symbols without a code", what, nsym, limit, longest,
+	   (unsigned long long)kraft, (unsigned long long)cap, missing);
+	free(f);
+	free(work);
+	free(len);
+}
+
+static void check_limits(void)
+{
+	uint32_t freq[286];
+	uint32_t a = 1, b = 1;
+
+	/* 1, 1, 2, 3, 5, ... up to what a 32 KiB block can hold. */
+	memset(freq, 0, sizeof(freq));
+	for (uint32_t i = 0; i < 24; i++) {
+		freq[i * 11] = a;
+		b += a;
+		a = b - a;
+	}
+	check_limit("Fibonacci litlen", freq, 286, 15);
+	a = b = 1;
+	for (uint32_t i = 0; i < 19; i++) {
+		freq[i] = a;
+		b += a;
+		a = b - a;
+	}
+	check_limit("Fibonacci code-length code", freq, 19, 7);
+	check_limit("Fibonacci distance", freq, 30, 15);
+	for (uint32_t i = 0; i < 286; i++)
+		freq[i] = i == 7 ? 32768 : 1;
+	check_limit("one frequent litlen, 285 rare", freq, 286, 15);
+	check_limit("one frequent distance, 29 rare", freq, 30, 15);
+	check_limit("one frequent code-length symbol", freq, 19, 7);
+	for (uint32_t i = 0; i < 286; i++)
+		freq[i] = 1 + (uint32_t)(test_rand(&rng) % 1000) *
+			(uint32_t)(test_rand(&rng) % 1000);
+	check_limit("random litlen", freq, 286, 15);
+}
+
 int main(void)
 {
 	static const uint64_t sizes[] = {
@@ -105,6 +172,7 @@ int main(void)
 
 	plan_lazy();
 	rng = test_seed();
+	check_limits();
 
 	/* Every size of the list, four patterns, every level. */
 	for (uint64_t k = 0; k < nsizes; k++)
@@ -163,23 +231,59 @@ int main(void)
 		      36768, level);
 	}
 
-	/* The largest chunk tested: 16 MiB of mixed content. */
+	/* Mixed content over many merged and unmerged blocks, and the
+	 * largest chunk the encoder takes (SP_DEFL_MAX_CHUNK): words, runs
+	 * crossing segments, random and smooth stretches. */
 	{
-		const uint64_t n = 16u << 20;
-		uint8_t *huge = gz_xmalloc(n);
+		const uint64_t sizes2[] = { 16u << 20, SP_DEFL_MAX_CHUNK };
+		uint8_t *huge = gz_xmalloc(SP_DEFL_MAX_CHUNK);
 
-		for (uint64_t off = 0; off < n; off += big) {
-			uint64_t len = n - off < big ? n - off : big;
+		for (int k = 0; k < 2; k++) {
+			const uint64_t n = sizes2[k];
 
-			switch ((off / big) % 3) {
-			case 0: fill_words(huge + off, len); break;
-			case 1: fill_runs(huge + off, len); break;
-			default: test_fill(huge + off, len, 3, &rng); break;
+			for (uint64_t off = 0; off < n; off += big) {
+				uint64_t len = n - off < big ? n - off : big;
+
+				switch ((off / big) % 4) {
+				case 0: fill_words(huge + off, len); break;
+				case 1: fill_runs(huge + off, len); break;
+				case 2: test_fill(huge + off, len, 0, &rng); break;
+				default: test_fill(huge + off, len, 3, &rng); break;
+				}
 			}
+			snprintf(what, sizeof(what), "%s: %llu bytes mixed",
+				 k ? "the largest chunk" : "16 MiB",
+				 (unsigned long long)n);
+			check(what, huge, n, 1);
+			if (k == 0)
+				check(what, huge, n, 6);
 		}
-		check("16 MiB mixed", huge, n, 1);
-		check("16 MiB mixed", huge, n, 6);
 		free(huge);
+	}
+
+	/* Block merging: 256 KiB of 12-bit noise is one dynamic block, so
+	 * its member is smaller than its eight 32 KiB units coded alone
+	 * (each with its own code and 18 bytes of gzip framing). */
+	{
+		const uint64_t n = 8 * 32768, cap = gz_codec_bound(n);
+		uint8_t *enc = gz_xmalloc(cap), *noise = gz_xmalloc(n);
+		uint64_t whole, parts = 0;
+
+		for (uint64_t i = 0; i < n; i += 2) {
+			uint64_t v = test_rand(&rng) & 0xFFF;
+
+			noise[i] = (uint8_t)v;
+			noise[i + 1] = (uint8_t)(v >> 8);
+		}
+		whole = check("12-bit noise, 8 units", noise, n, 1);
+		for (uint64_t u = 0; u < 8; u++)
+			parts += gz_encode(noise + u * 32768, 32768, 1, enc,
+					   cap) - 18;
+		ok(whole - 18 < parts, "12-bit noise: one member of 8 units "
+		   "(%llu bytes of deflate) beats 8 members of one (%llu)",
+		   (unsigned long long)(whole - 18), (unsigned long long)parts);
+		free(noise);
+		free(enc);
 	}
 
 	/* Phase 1 both ways, on windows whole and partial. */

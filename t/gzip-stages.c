@@ -2,17 +2,22 @@
  * gzip-stages.c - the gzip kernel through the kernel driver, batch by
  * batch on the conformance matrix (kernels-configs.h) and on chunks large
  * enough to hold several segments and blocks, at every level: every
- * compressed chunk decodes with zlib to the chunk pool the scatter made.
+ * compressed chunk decodes with zlib and with libdeflate to the chunk pool
+ * the scatter made, within the slot capacity.
  * Built three times: t/gzip-stages runs `reference`; t/gzip-opencl
- * (SP_TEST_OPENCL) and t/cuda-gzip (SP_TEST_CUDA) also run that plugin at local sizes 1, 7, 64 and 256 and
+ * (SP_TEST_OPENCL) and t/cuda-gzip (SP_TEST_CUDA) also run that plugin at
+ * local sizes 1, 7, 64 and 256 and
  * requires its offsets and aggregated bytes to equal reference's exactly.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libdeflate.h>
+
 #include "backend.h"
 #include "driver.h"
+#include "deflate-layout.h"
 #include "kernels-configs.h"
 #include "plan.h"
 #include "tap.h"
@@ -41,6 +46,21 @@ static const struct kcfg big_cfgs[] = {
 	  5 },
 };
 #define N_BIG (sizeof(big_cfgs) / sizeof(big_cfgs[0]))
+
+/* libdeflate's gzip decoder: the member decodes to exactly n bytes, with
+ * nothing after it. */
+static int libdeflate_decodes(const uint8_t *src, uint64_t len, uint8_t *dst,
+			      uint64_t n)
+{
+	static struct libdeflate_decompressor *d;
+	size_t used = 0, got = 0;
+
+	if (d == NULL && (d = libdeflate_alloc_decompressor()) == NULL)
+		bail("out of memory for a libdeflate decompressor");
+	return libdeflate_gzip_decompress_ex(d, src, len, dst, n, &used,
+					     &got) == LIBDEFLATE_SUCCESS &&
+	       got == n && used == len;
+}
 
 static void *xmalloc(size_t n)
 {
@@ -127,9 +147,14 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 			    memcmp(back, pool + j * p->chunk_bytes,
 				   p->chunk_bytes) != 0)
 				bad = j;
+			else if (!libdeflate_decodes(res.data + at, len, back,
+						     p->chunk_bytes) ||
+				 memcmp(back, pool + j * p->chunk_bytes,
+					p->chunk_bytes) != 0)
+				bad = j;
 		}
 		if (!ok(bad == n, "%s: batch %llu: %llu chunks decode to the "
-			"pool", label, (unsigned long long)b,
+			"pool (zlib, libdeflate)", label, (unsigned long long)b,
 			(unsigned long long)n))
 			diag("chunk %llu does not", (unsigned long long)bad);
 		if (keep) {
@@ -200,6 +225,37 @@ static void run_config(const struct backend_ops *ocl, const struct kcfg *c,
 	plan_free(&p);
 }
 
+/* A chunk one byte over SP_DEFL_MAX_CHUNK is refused at open, before the
+ * backend allocates its pools. */
+static void check_refusal(const struct backend_ops *ops, const char *name)
+{
+	shardpipe_desc desc;
+	struct plan p;
+	struct sp_err err;
+	void *ctx = NULL;
+	int rc;
+
+	shardpipe_desc_init(&desc);
+	desc.rank = 1;
+	desc.dtype = SHARDPIPE_DTYPE_UINT8;
+	desc.dims[0].size = 0;
+	desc.dims[0].chunk = (uint64_t)SP_DEFL_MAX_CHUNK + 1;
+	desc.dims[0].chunks_per_shard = 1;
+	desc.codec = SHARDPIPE_CODEC_GZIP;
+	desc.level = 1;
+	sp_err_clear(&err);
+	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
+		bail("plan for a chunk of %llu bytes: %s",
+		     (unsigned long long)desc.dims[0].chunk, err.msg);
+	rc = ops->open(&p, &ctx, &err);
+	if (!ok(rc == SHARDPIPE_ERR_CODEC && strstr(err.msg, "at most"),
+		"%s: gzip refuses chunks of SP_DEFL_MAX_CHUNK + 1 bytes", name))
+		diag("open returned %d: %s", rc, err.msg);
+	if (rc == SHARDPIPE_OK)
+		ops->close(ctx);
+	plan_free(&p);
+}
+
 int main(void)
 {
 	const struct backend_ops *ocl = NULL;
@@ -216,6 +272,10 @@ int main(void)
 	diag("device: %s", info.detail);
 #endif
 	plan_lazy();
+	check_refusal(&sp_backend_reference, "reference");
+#ifdef SP_TEST_OPENCL
+	check_refusal(ocl, "opencl");
+#endif
 	for (int level = 0; level <= 9; level++) {
 		for (size_t i = 0; i < N_KCFGS; i++)
 			run_config(ocl, &kcfgs[i], level, seed + i);

@@ -3,7 +3,10 @@
 # kernel driver on the conformance matrix at every level (gzip-stages, and
 # gzip-opencl: opencl bytes equal reference's at several local sizes, a
 # skip with the reason where no OpenCL platform is usable), and the ratio
-# table next to libdeflate (gzip-ratio: reported, not asserted).
+# table next to libdeflate (gzip-ratio: reported, not asserted); whole
+# stores at every level through `shardpipe write`, `cat` and `conform`,
+# opencl's files equal reference's, chunks decoded by Python's gzip
+# (gzip-stores.sh).
 GZIP_TESTS = t/gzip-encode t/gzip-stages t/gzip-ratio
 check_PROGRAMS += $(GZIP_TESTS)
 TESTS += $(GZIP_TESTS)
@@ -32,3 +35,7 @@ t_gzip_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)
 t_gzip_opencl_LDFLAGS = $(TEST_LDFLAGS)
 endif
 EXTRA_DIST += t/gzip-stages.c
+
+GZIP_SH_TESTS = t/gzip-stores.sh
+TESTS += $(GZIP_SH_TESTS)
+EXTRA_DIST += $(GZIP_SH_TESTS) t/python/gzip_members.py

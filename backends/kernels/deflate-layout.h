@@ -7,9 +7,10 @@
  *
  * The partition is a fixed function of n (DESIGN.md "Determinism"):
  * segments of SP_DEFL_SEG bytes are parsed independently (one work-item
- * each); SP_DEFL_BLK_SEGS consecutive segments form one deflate block
- * with its own Huffman codes.  Neither depends on the level or on the
- * work-group size.
+ * each); SP_DEFL_BLK_SEGS consecutive segments form one unit, which is
+ * a deflate block with its own Huffman codes unless it is merged with
+ * its neighbours into one block (deflate.h, phase 3).  Neither depends on
+ * the level or on the work-group size.  "Block" below means unit.
  */
 #ifndef SP_KERNEL_DEFLATE_LAYOUT_H
 #define SP_KERNEL_DEFLATE_LAYOUT_H
@@ -31,13 +32,21 @@
 #define SP_DEFL_HDR_WORDS 160
 #define SP_DEFL_WORK 1536         /* u32 of Huffman work per block */
 #define SP_DEFL_INFO 64           /* u64 of bookkeeping per block */
-/* Chunk sizes the encoder takes: positions are 32-bit. */
-#define SP_DEFL_MAX_CHUNK 2147483648u
+/* Consecutive 32 KiB units merged into one dynamic block at most: its
+ * symbol counts stay far below the 2^23 the Huffman builder takes. */
+#define SP_DEFL_MERGE_MAX 32
+/* The largest chunk the encoder takes, in bytes (positions are 32-bit;
+ * the scratch above is about 8.6 bytes per input byte, so the limit is
+ * set by memory, and it is the size t/gzip-encode tests). */
+#define SP_DEFL_MAX_CHUNK 268435456u
 
 /* No line continuations below: embed.awk keeps a backslash single. */
 #define SP_DEFL_R8(x) (((x) + 7) / 8 * 8)
 #define SP_DEFL_NSEG(n) (((n) + SP_DEFL_SEG - 1) / SP_DEFL_SEG)
 #define SP_DEFL_NBLK(n) ((SP_DEFL_NSEG(n) + SP_DEFL_BLK_SEGS - 1) / SP_DEFL_BLK_SEGS)
+/* Per-block slots: one per block, then one per block for the candidate
+ * merged block it may lead (deflate.h, phase 3). */
+#define SP_DEFL_NSLOT(n) (2 * SP_DEFL_NBLK(n))
 
 /* Byte offsets inside one group's scratch, each a multiple of 8: what
  * the previous part starts at plus its size. */
@@ -49,15 +58,15 @@
 #define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 4 * SP_DEFL_NSEG(n))
 #define SP_DEFL_O_STAGE(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
 #define SP_DEFL_O_BHIST(n) (SP_DEFL_O_STAGE(n) + 4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
-#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NBLK(n))
-#define SP_DEFL_O_BCODE(n) (SP_DEFL_O_BLEN(n) + SP_DEFL_BSYM * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
+#define SP_DEFL_O_BCODE(n) (SP_DEFL_O_BLEN(n) + SP_DEFL_BSYM * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BRLE(n) (SP_DEFL_O_BCODE(n) + 2 * SP_DEFL_BSYM * SP_DEFL_NBLK(n))
-#define SP_DEFL_O_BINFO(n) (SP_DEFL_O_BRLE(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NBLK(n))
-#define SP_DEFL_O_HSTAGE(n) (SP_DEFL_O_BINFO(n) + 8 * SP_DEFL_INFO * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_BINFO(n) (SP_DEFL_O_BRLE(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
+#define SP_DEFL_O_HSTAGE(n) (SP_DEFL_O_BINFO(n) + 8 * SP_DEFL_INFO * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_WORK(n) (SP_DEFL_O_HSTAGE(n) + 4 * SP_DEFL_HDR_WORDS * SP_DEFL_NBLK(n))
-#define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NBLK(n))
+#define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NSLOT(n))
 
-/* Scratch bytes one work-group needs for chunks of n bytes: about 8.6 n
+/* Scratch bytes one work-group needs for chunks of n bytes: about 8.9 n
  * plus 128 KiB. */
 #define SP_DEFL_SCRATCH_BYTES(n) (SP_DEFL_O_PIECE(n) + 8 * (SP_DEFL_NBLK(n) + SP_DEFL_NSEG(n) + 1))
 

@@ -21,12 +21,20 @@
  *     earlier segments of the chunk, up to 32 KiB, but end inside their
  *     own segment.  The work-item counts its segment's symbols and
  *     computes its segment's CRC-32.
- *  3. blocks: SP_DEFL_BLK_SEGS segments (32 KiB) form a deflate block.
- *     Its histogram is the sum of its segments'; dynamic Huffman code
+ *  3. blocks: SP_DEFL_BLK_SEGS segments (32 KiB) form a unit.  Its
+ *     histogram is the sum of its segments'; dynamic Huffman code
  *     lengths, limited to 15 bits (7 for the code-length code), are built
- *     from it, and the block is coded stored, fixed or dynamic, whichever
- *     is shortest by exact bit count (ties: fixed over dynamic, stored
- *     only when strictly shorter).
+ *     from it.  Then units merge pairwise, as a binary tree over the
+ *     chunk's units: two neighbouring nodes that are each one block
+ *     become one dynamic block when its code (built from the summed
+ *     histogram) costs fewer bits than the two apart, up to
+ *     SP_DEFL_MERGE_MAX units; every pair of a tree level is decided
+ *     independently, so the result does not depend on the local size.
+ *     A block of one unit is coded stored, fixed or dynamic, whichever is
+ *     shortest by exact bit count (ties: fixed over dynamic, stored only
+ *     when strictly shorter); a merged block is dynamic.  (The merge
+ *     decisions count a stored unit's byte-alignment padding as 7 bits,
+ *     its most; the final choice counts it exactly.)
  *  4. packing: every segment's bit length follows from its histogram and
  *     its block's code; a work-group scan of those lengths places every
  *     segment and block header in the stream; each segment packs its
@@ -48,9 +56,11 @@
  *   8  lazy, 128 candidates, stop at 258 bytes
  *   9  lazy, 256 candidates, stop at 258 bytes
  *
- * Output never exceeds SP_DEFL_BOUND(n) bytes: every block costs at most
- * its stored form.  Scratch: one region of SP_DEFL_SCRATCH_BYTES(n) per
- * work-group, at GROUP_ID() times that size.
+ * Output never exceeds SP_DEFL_BOUND(n) bytes: a block of one unit costs
+ * at most its stored form, and a merged block less than its units stored
+ * with the most padding, which is what the bound counts.  Scratch: one
+ * region of SP_DEFL_SCRATCH_BYTES(n) per work-group, at GROUP_ID() times
+ * that size.
  */
 #ifndef SP_KERNEL_DEFLATE_H
 #define SP_KERNEL_DEFLATE_H
@@ -72,6 +82,10 @@
 #define DEFL_I_NRLE 9
 #define DEFL_I_TOTAL 10 /* block 0 only: bits of the deflate stream */
 #define DEFL_I_CRC 11   /* block 0 only: CRC-32 of the chunk */
+#define DEFL_I_RUN 12   /* units of the block this unit leads; 0: inside
+			 * the block of an earlier unit */
+#define DEFL_I_LEAD 13  /* the unit leading this unit's block */
+#define DEFL_I_COST 14  /* the led block's bits, stored counted at most */
 
 /* RFC 1951 3.2.7: the order code-length code lengths are sent in. */
 CONSTANT_DATA u8 defl_clen_order[19] = {
@@ -735,6 +749,55 @@ DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
 	info[DEFL_I_NRLE] = nrle;
 }
 
+/* Bits of unit b stored, its alignment padding counted at its most. */
+DEVICE_FN u64 defl_stored_most(u64 b, u64 n)
+{
+	u64 bytes = n - b * SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
+
+	if (bytes > SP_DEFL_SEG * SP_DEFL_BLK_SEGS)
+		bytes = SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
+	return 3 + 7 + 32 + 8 * bytes;
+}
+
+/*
+ * Phase 3, one pair of the merge tree: the node of `span` units led by
+ * unit l, from its halves led by l and l + span / 2.  When both halves
+ * are whole blocks and one dynamic block over them costs fewer bits, l
+ * leads that block; its code is built in slot nblk + l, then copied.
+ */
+DEVICE_FN void defl_merge_pair(const struct defl_ws *ws, u64 l, u64 span)
+{
+	const u64 r = l + span / 2, c = ws->nblk + l;
+	GLOBAL u64 *il = ws->binfo + l * SP_DEFL_INFO;
+	GLOBAL u64 *ir = ws->binfo + r * SP_DEFL_INFO;
+	GLOBAL u64 *ic = ws->binfo + c * SP_DEFL_INFO;
+	GLOBAL u32 *hl = ws->bhist + l * SP_DEFL_NSYM;
+	GLOBAL const u32 *hr = ws->bhist + r * SP_DEFL_NSYM;
+	GLOBAL u32 *hc = ws->bhist + c * SP_DEFL_NSYM;
+	u64 rlen = ws->nblk - r < span / 2 ? ws->nblk - r : span / 2;
+
+	if (r >= ws->nblk || il[DEFL_I_RUN] != span / 2 ||
+	    ir[DEFL_I_RUN] != rlen)
+		return;
+	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
+		hc[x] = hl[x] + hr[x];
+	hc[256] = 1;
+	defl_block_codes(ws, c);
+	if (ic[DEFL_I_DYN] >= il[DEFL_I_COST] + ir[DEFL_I_COST])
+		return;
+	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
+		hl[x] = hc[x];
+	for (u32 x = 0; x < SP_DEFL_BSYM; x++)
+		ws->blen[l * SP_DEFL_BSYM + x] = ws->blen[c * SP_DEFL_BSYM + x];
+	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
+		ws->brle[l * SP_DEFL_NSYM + x] = ws->brle[c * SP_DEFL_NSYM + x];
+	for (u32 x = DEFL_I_DYN; x <= DEFL_I_NRLE; x++)
+		il[x] = ic[x];
+	il[DEFL_I_RUN] += ir[DEFL_I_RUN];
+	ir[DEFL_I_RUN] = 0;
+	il[DEFL_I_COST] = ic[DEFL_I_DYN];
+}
+
 /* Phase 4, one block: the chosen code, and its header packed. */
 DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 {
@@ -746,6 +809,12 @@ DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 	u64 bytes = n - b * SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
 	struct defl_bits w;
 
+	if (info[DEFL_I_RUN] == 0) {
+		/* Inside an earlier unit's block: no header, an empty piece
+		 * whose one staging word the gather may OR in. */
+		ws->hstage[b * SP_DEFL_HDR_WORDS] = 0;
+		return;
+	}
 	if (bytes > SP_DEFL_SEG * SP_DEFL_BLK_SEGS)
 		bytes = SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
 	if (type == 1)
@@ -758,7 +827,8 @@ DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 	w.out = ws->hstage + b * SP_DEFL_HDR_WORDS;
 	w.acc = 0;
 	w.n = (u32)(start & 31);
-	defl_put(&w, (b + 1 == ws->nblk ? 1u : 0u) | ((u32)type << 1), 3);
+	defl_put(&w, (b + info[DEFL_I_RUN] == ws->nblk ? 1u : 0u) |
+			     ((u32)type << 1), 3);
 	if (type == 0) {
 		defl_put(&w, 0, (u32)((8 - (start + 3) % 8) % 8));
 		defl_put(&w, (u32)bytes, 16);
@@ -785,6 +855,17 @@ DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 	defl_flush(&w);
 }
 
+/* Whether segment s is the last of its deflate block (end code after). */
+DEVICE_FN int defl_seg_ends_block(const struct defl_ws *ws, u64 s)
+{
+	u64 u = s / SP_DEFL_BLK_SEGS + 1;
+
+	if (s + 1 == ws->nseg)
+		return 1;
+	return (s + 1) % SP_DEFL_BLK_SEGS == 0 &&
+	       ws->binfo[u * SP_DEFL_INFO + DEFL_I_RUN] != 0;
+}
+
 /* Phase 5, one segment: its symbols (or bytes) at its place. */
 DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
 				 GLOBAL const u8 *src, u64 n,
@@ -792,13 +873,13 @@ DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
 				 LOCAL const u8 *dist_lo,
 				 LOCAL const u8 *dist_hi)
 {
-	u64 b = s / SP_DEFL_BLK_SEGS;
+	u64 b = ws->binfo[s / SP_DEFL_BLK_SEGS * SP_DEFL_INFO + DEFL_I_LEAD];
 	GLOBAL const u8 *len = ws->blen + b * SP_DEFL_BSYM;
 	GLOBAL const u16 *code = ws->bcode + b * SP_DEFL_BSYM;
 	GLOBAL const u32 *syms = ws->syms + s * SP_DEFL_SEG;
 	u64 type = ws->binfo[b * SP_DEFL_INFO + DEFL_I_TYPE];
 	u64 a = s * SP_DEFL_SEG, e = a + SP_DEFL_SEG;
-	u64 start = ws->piece[s + b + 1];
+	u64 start = ws->piece[s + s / SP_DEFL_BLK_SEGS + 1];
 	struct defl_bits w;
 
 	if (e > n)
@@ -828,7 +909,7 @@ DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
 			defl_put(&w, d - defl_dist_base(c), defl_dist_extra(c));
 		}
 	}
-	if (s + 1 == ws->nseg || (s + 1) % SP_DEFL_BLK_SEGS == 0)
+	if (defl_seg_ends_block(ws, s))
 		defl_put(&w, code[256], len[256]);
 	defl_flush(&w);
 }
@@ -911,8 +992,28 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			ws.bhist[x] = f;
 		}
 		BARRIER();
-		for (u64 b = lid; b < ws.nblk; b += ls)
+		for (u64 b = lid; b < ws.nblk; b += ls) {
+			GLOBAL u64 *info = ws.binfo + b * SP_DEFL_INFO;
+			u64 cost = defl_stored_most(b, n);
+
 			defl_block_codes(&ws, b);
+			if (info[DEFL_I_FIXED] < cost)
+				cost = info[DEFL_I_FIXED];
+			if (info[DEFL_I_DYN] < cost)
+				cost = info[DEFL_I_DYN];
+			info[DEFL_I_COST] = cost;
+			info[DEFL_I_RUN] = 1;
+		}
+		BARRIER();
+		for (u64 span = 2; span <= SP_DEFL_MERGE_MAX &&
+				   span / 2 < ws.nblk; span *= 2) {
+			for (u64 i = lid; i * span < ws.nblk; i += ls)
+				defl_merge_pair(&ws, i * span, span);
+			BARRIER();
+		}
+	} else {
+		for (u64 b = lid; b < ws.nblk; b += ls)
+			ws.binfo[b * SP_DEFL_INFO + DEFL_I_RUN] = 1;
 		BARRIER();
 	}
 
@@ -920,7 +1021,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	 * where it starts, so this walk is serial, over blocks only.  The
 	 * chunk's CRC joins the segments' meanwhile. */
 	if (lid == 0) {
-		u64 bit = 0;
+		u64 bit = 0, lead = 0;
 		u32 crc = 0, full = crc32_shift_bytes(SP_DEFL_SEG);
 
 		for (u64 b = 0; b < ws.nblk; b++) {
@@ -928,11 +1029,26 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			u64 bytes = n - b * blk_bytes;
 			u64 pad = (8 - (bit + 3) % 8) % 8, type = 0, cost, hdr;
 
+			if (info[DEFL_I_RUN] == 0) {
+				/* Inside the block `lead` began. */
+				info[DEFL_I_TYPE] = 2;
+				info[DEFL_I_START] = bit;
+				info[DEFL_I_HDR] = 0;
+				info[DEFL_I_LEAD] = lead;
+				continue;
+			}
+			lead = b;
+			info[DEFL_I_LEAD] = b;
 			if (bytes > blk_bytes)
 				bytes = blk_bytes;
 			cost = 3 + pad + 32 + 8 * bytes;
 			hdr = 3 + pad + 32;
-			if (level != 0) {
+			if (info[DEFL_I_RUN] > 1) {
+				/* A merged block is dynamic. */
+				cost = info[DEFL_I_DYN];
+				type = 2;
+				hdr = info[DEFL_I_DYNHDR];
+			} else if (level != 0) {
 				u64 best = info[DEFL_I_DYN], bt = 2;
 				u64 bh = info[DEFL_I_DYNHDR];
 
@@ -971,7 +1087,8 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 		defl_block_header(&ws, b, n);
 	BARRIER();
 	for (u64 s = lid; s < ws.nseg; s += ls) {
-		u64 b = s / SP_DEFL_BLK_SEGS, bits;
+		u64 b = ws.binfo[s / SP_DEFL_BLK_SEGS * SP_DEFL_INFO +
+				 DEFL_I_LEAD], bits;
 		u64 type = ws.binfo[b * SP_DEFL_INFO + DEFL_I_TYPE];
 		u64 len = n - s * SP_DEFL_SEG;
 
@@ -984,7 +1101,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 
 			bits = defl_hist_bits(0, ws.shist + s * SP_DEFL_NSYM, bl,
 					      0);
-			if (s + 1 == ws.nseg || (s + 1) % SP_DEFL_BLK_SEGS == 0)
+			if (defl_seg_ends_block(&ws, s))
 				bits += bl[256];
 		}
 		ws.sbits[s] = bits;
@@ -994,14 +1111,18 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	BARRIER();
 	for (u64 k = lid; k < npieces; k += ls) {
 		u64 b = k / (SP_DEFL_BLK_SEGS + 1), r = k % (SP_DEFL_BLK_SEGS + 1);
-		GLOBAL const u64 *info = ws.binfo + b * SP_DEFL_INFO;
+		u64 lead = ws.binfo[b * SP_DEFL_INFO + DEFL_I_LEAD];
+		GLOBAL const u64 *info = ws.binfo + lead * SP_DEFL_INFO;
 		u64 at = info[DEFL_I_START];
 
-		if (r != 0) {
-			u64 s = b * SP_DEFL_BLK_SEGS + r - 1;
+		/* A segment, or the empty header of a unit inside a merged
+		 * block, sits after its block's header and the segments
+		 * before it in the block. */
+		if (r != 0 || lead != b) {
+			u64 s = b * SP_DEFL_BLK_SEGS + (r != 0 ? r - 1 : 0);
 
 			at += info[DEFL_I_HDR] + ws.scan[s] -
-			      ws.scan[b * SP_DEFL_BLK_SEGS];
+			      ws.scan[lead * SP_DEFL_BLK_SEGS];
 		}
 		ws.piece[k] = at;
 	}
@@ -1016,10 +1137,19 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	total = ws.binfo[DEFL_I_TOTAL];
 	nbytes = (total + 7) / 8;
 	nwords = (total + 31) / 32;
-	for (u64 wi = lid; wi < nwords; wi += ls) {
-		u64 lo = 0, hi = npieces, bit = wi * 32;
+	for (u64 wi = lid, lo = 0; wi < nwords; wi += ls) {
+		u64 hi = npieces, bit = wi * 32, step = 0;
 		u32 word = 0;
 
+		/* lo: the last piece starting at or before the word.  Words
+		 * only move forward, so the last word's lo is a lower bound:
+		 * a few steps from it, then a binary search if still short. */
+		while (step < 8 && lo + 1 < npieces && ws.piece[lo + 1] <= bit) {
+			lo++;
+			step++;
+		}
+		if (step < 8)
+			hi = lo + 1;
 		while (hi - lo > 1) {
 			u64 mid = (lo + hi) / 2;
 
@@ -1056,7 +1186,7 @@ KERNEL sp_codec_gzip(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		     u64 chunk_bytes, u64 capacity, u64 level)
 {
 	LOCAL_ARRAY(u32, keys, SP_DEFL_WIN);
-	LOCAL_ARRAY(u32, crc_tab, 256);
+	LOCAL_ARRAY(u32, crc_tab, SP_CRC32_TABLE);
 	LOCAL_ARRAY(u8, len_code, 256);
 	LOCAL_ARRAY(u8, dist_lo, 256);
 	LOCAL_ARRAY(u8, dist_hi, 256);

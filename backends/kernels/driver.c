@@ -271,14 +271,12 @@ static void close_set(struct kdrv *k, struct kset *s)
  * launched (they stride over the chunks). */
 #define GZIP_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
-static int open_gzip(struct kdrv *k, struct sp_err *err)
+/* What the gzip encoder takes, checked before anything is allocated. */
+static int check_gzip(const struct plan *p, struct sp_err *err)
 {
-	const struct plan *p = k->plan;
-	uint64_t per = SP_DEFL_SCRATCH_BYTES(p->chunk_bytes);
-
-	SP_RETURN_IF(p->chunk_bytes >= SP_DEFL_MAX_CHUNK, err,
+	SP_RETURN_IF(p->chunk_bytes > SP_DEFL_MAX_CHUNK, err,
 		     SHARDPIPE_ERR_CODEC,
-		     "gzip kernels take chunks below %llu bytes, not %llu",
+		     "gzip kernels take chunks of at most %llu bytes, not %llu",
 		     (unsigned long long)SP_DEFL_MAX_CHUNK,
 		     (unsigned long long)p->chunk_bytes);
 	SP_RETURN_IF(p->slot_capacity < SP_DEFL_BOUND(p->chunk_bytes), err,
@@ -286,6 +284,14 @@ static int open_gzip(struct kdrv *k, struct sp_err *err)
 		     "gzip slot capacity %llu is below the encoder's bound %llu",
 		     (unsigned long long)p->slot_capacity,
 		     (unsigned long long)SP_DEFL_BOUND(p->chunk_bytes));
+	return SHARDPIPE_OK;
+}
+
+static int open_gzip(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t per = SP_DEFL_SCRATCH_BYTES(p->chunk_bytes);
+
 	k->gz_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
 			       GZIP_SCRATCH_BUDGET / per);
 	if (k->gz_groups == 0)
@@ -377,6 +383,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 		     p->codec == SHARDPIPE_CODEC_BLOSC ? "blosc" : "(unknown)");
 	SP_RETURN_IF(p->rank < 1 || p->rank > SP_GEO_MAX_RANK, err,
 		     SHARDPIPE_ERR_RANK, "rank %d", p->rank);
+	if (p->codec == SHARDPIPE_CODEC_GZIP)
+		SP_FORWARD(check_gzip(p, err));
 	SP_FORWARD(pick_local(k, err));
 	/* Stage timings of an asynchronous device only mean something when
 	 * each stage completes before the call returns (bench, tuning). */

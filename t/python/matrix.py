@@ -24,6 +24,10 @@ Coverage, by section:
               128-byte minimum (stored) and an unbounded stack from stdin;
               for the kernel encoder, a stored zstd chunk and chunks of two
               kernel blocks
+  gzip        chunks of many 4 KiB segments and 32 KiB blocks (the gzip
+              kernel's partition), every kind of input, levels 0 (stored),
+              1, 3, 6 and 9, on every backend (the kernel encoder on
+              reference, opencl and cuda)
 """
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -51,9 +55,12 @@ BLOSC_CODECS = BLOSC_SMALL + [c for row in BLOSC_BIG for c in row
 BLOSC_CODECS = list(dict.fromkeys(BLOSC_CODECS))
 # The zstd content checksum (Zarr's zstd "checksum": true).
 ZSTD_CHECKSUM = "zstd:5:checksum"
+# The gzip section's levels: 0 stores, the others span the effort range.
+GZIP_CODECS = ["gzip:0", "gzip:1", "gzip:3", "gzip:6", "gzip:9"]
 # Every codec some configuration uses (readers_write probes each backend
 # for each).
-ALL_CODECS = CODECS + [ZSTD_CHECKSUM] + BLOSC_CODECS
+ALL_CODECS = CODECS + [ZSTD_CHECKSUM] + BLOSC_CODECS + [
+    c for c in GZIP_CODECS if c not in CODECS]
 KINDS = ["random", "constant", "sparse", "incompressible"]
 
 
@@ -238,6 +245,15 @@ def build():
     add(Config("blosc", "float64", (4, 40000), (2, 20000), (1, 2),
                codec="blosc:zstd:1:bitshuffle", index="start",
                kind="incompressible"))
+
+    # gzip: 208000-byte chunks (51 segments, 7 blocks, the last partial),
+    # edge chunks on both inner dims, each kind and level once.
+    for i, codec in enumerate(GZIP_CODECS):
+        add(Config("gzip", ("uint16", "float32")[i % 2],
+                   (9, 230, 290) if i % 2 == 0 else (9, 115, 290),
+                   (4, 100, 260) if i % 2 == 0 else (4, 50, 260),
+                   (2, 2, 1), codec=codec, index=("end", "start")[i % 2],
+                   kind=KINDS[i % 4], unbounded=i == 4))
 
     for c in m:
         assert c.codec in ALL_CODECS, c.codec
