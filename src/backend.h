@@ -16,7 +16,7 @@
 
 /* Bumped whenever struct backend_ops, struct plan or struct batch_result
  * change in a way a plugin built earlier would misread. */
-#define SHARDPIPE_BACKEND_ABI 1
+#define SHARDPIPE_BACKEND_ABI 2
 
 struct batch_result {
 	/* K*M compressed chunks, back to back in shard-major order. */
