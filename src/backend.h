@@ -16,7 +16,7 @@
 
 /* Bumped whenever struct backend_ops, struct plan or struct batch_result
  * change in a way a plugin built earlier would misread. */
-#define SHARDPIPE_BACKEND_ABI 1
+#define SHARDPIPE_BACKEND_ABI 2
 
 struct batch_result {
 	/* K*M compressed chunks, back to back in shard-major order. */
@@ -24,6 +24,17 @@ struct batch_result {
 	/* K*M+1 entries: chunk at position j is data[offsets[j] ..
 	 * offsets[j+1]); offsets[0] == 0. */
 	const uint64_t *offsets;
+};
+
+/* What a fused batch (backend_ops.run_batch) hands back: every chunk where
+ * it lies, by shard-major position, so the host copies each compressed
+ * chunk once, straight into its shard. */
+struct batch_chunks {
+	const uint8_t *const *data;  /* K*M pointers, by position */
+	const uint64_t *sizes;       /* K*M byte counts, by position */
+	/* Wall seconds the batch spent in each stage, as the stage entries
+	 * would have reported them (thread time over threads). */
+	double seconds_scatter, seconds_compress, seconds_aggregate;
 };
 
 struct backend_ops {
@@ -40,6 +51,15 @@ struct backend_ops {
 	/* Valid until the next scatter or close. */
 	int (*fetch)(void *ctx, struct batch_result *out, struct sp_err *err);
 	void (*close)(void *ctx);
+	/*
+	 * Optional (NULL: the host calls the stages one by one).  Scatter,
+	 * compress and aggregate one batch in one pass, as DESIGN.md allows
+	 * behind the stage entries: the bytes of every chunk equal what the
+	 * stages produce.  batch is read until this returns; out is valid
+	 * until the next call or close.
+	 */
+	int (*run_batch)(void *ctx, const void *batch, struct batch_chunks *out,
+			 struct sp_err *err);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

@@ -3,6 +3,7 @@
  * libdeflate with one context per thread (DESIGN.md "Compression kernels").
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include <libdeflate.h>
 #include <zstd.h>
@@ -33,6 +34,15 @@ struct view {
 	uint64_t items;      /* work items per epoch */
 };
 
+/*
+ * Pools.  The stage entries use chunks (scattered), packed (compressed
+ * slots) and aggregated; the fused run_batch uses only packed and one
+ * scratch item per thread: each thread gathers an item where it is about
+ * to compress it, so the scattered bytes are still in cache, and the host
+ * copies the compressed chunks straight out of their slots.  Pools are
+ * allocated on first use, so a stream that runs fused never touches the
+ * others (first touch of a page costs more than its copy on a VM).
+ */
 struct cpu_ctx {
 	const struct plan *plan;
 	uint64_t nchunks;       /* K * M */
@@ -41,10 +51,13 @@ struct cpu_ctx {
 	uint64_t *sizes;        /* per chunk */
 	uint64_t *offsets;      /* nchunks + 1, by position */
 	uint8_t *aggregated;
+	uint8_t **scratch;      /* per thread: one item, A*G chunks */
+	const uint8_t **pos_data; /* nchunks, by position (run_batch) */
+	uint64_t *pos_sizes;
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
-	int failed_chunk;       /* first chunk a compressor failed on */
-	struct view view;
+	struct view view;       /* items of the stage entries */
+	struct view fview;      /* items of run_batch */
 };
 
 /*
@@ -62,7 +75,25 @@ struct cpu_ctx {
 #define SHORT_ROW_BYTES 2048
 #define ITEMS_PER_THREAD 4
 
-static void view_init(struct view *v, const struct plan *p)
+/*
+ * The fused pass gathers each item just before compressing it, so an item
+ * should be small (a thread that finishes its last item early idles until
+ * the batch ends) yet read input runs long enough to use whole cache lines
+ * and pages: the fewest chunks along the last dims (a divisor of their
+ * count, so items tile the epoch) that make runs of this many bytes.
+ */
+#define FUSED_RUN_BYTES 512
+
+static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
+				       uint64_t want)
+{
+	for (uint64_t g = 1; g < n; g++)
+		if (n % g == 0 && g * unit >= want)
+			return g;
+	return n;
+}
+
+static void view_init(struct view *v, const struct plan *p, int fused)
 {
 	uint64_t s = 1, want = ITEMS_PER_THREAD * (uint64_t)p->threads;
 	int r = 0, last;
@@ -87,7 +118,19 @@ static void view_init(struct view *v, const struct plan *p)
 	}
 	v->A = v->G = 1;
 	last = v->rank - 1;
-	if (v->rank > 1) {
+	if (v->rank > 1 && fused) {
+		const int sec = last - 1;
+
+		v->G = least_divisor_reaching(v->count[last],
+					      v->chunk[last] * p->esize,
+					      FUSED_RUN_BYTES);
+		if (v->G == v->count[last] &&
+		    v->size[last] * p->esize < FUSED_RUN_BYTES)
+			v->A = least_divisor_reaching(
+				v->count[sec],
+				v->chunk[sec] * v->size[last] * p->esize,
+				FUSED_RUN_BYTES);
+	} else if (v->rank > 1) {
 		uint64_t per_last = p->K * p->M / v->count[last];
 
 		if (v->chunk[last] * p->esize < SHORT_RUN_BYTES ||
@@ -147,7 +190,24 @@ static void cpu_close(void *vctx)
 	free(c->sizes);
 	free(c->offsets);
 	free(c->aggregated);
+	for (int t = 0; c->scratch && t < c->plan->threads; t++)
+		free(c->scratch[t]);
+	free(c->scratch);
+	free(c->pos_data);
+	free(c->pos_sizes);
 	free(c);
+}
+
+/* Allocate *pool of n bytes on first use. */
+static int pool_get(uint8_t **pool, uint64_t n, const char *what,
+		    struct sp_err *err)
+{
+	if (*pool == NULL)
+		*pool = malloc(n ? (size_t)n : 1);
+	SP_RETURN_IF(*pool == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the cpu %s pool of %llu bytes", what,
+		     (unsigned long long)n);
+	return SHARDPIPE_OK;
 }
 
 static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
@@ -157,18 +217,16 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 
 	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	c->plan = p;
-	view_init(&c->view, p);
+	view_init(&c->view, p, 0);
+	view_init(&c->fview, p, 1);
 	c->nchunks = p->K * p->M;
-	c->chunks = malloc(c->nchunks * p->chunk_bytes);
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
 	c->offsets = malloc((c->nchunks + 1) * sizeof(*c->offsets));
-	c->aggregated = malloc(c->nchunks * p->slot_capacity);
-	ok = c->chunks && c->sizes && c->offsets && c->aggregated;
-	/* Codec none aggregates straight from the chunk pool. */
-	if (ok && p->codec != SHARDPIPE_CODEC_NONE) {
-		c->packed = malloc(c->nchunks * p->slot_capacity);
-		ok = c->packed != NULL;
-	}
+	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
+	c->pos_sizes = malloc(c->nchunks * sizeof(*c->pos_sizes));
+	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
+	ok = c->sizes && c->offsets && c->pos_data && c->pos_sizes &&
+	     c->scratch;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
 		for (int t = 0; c->zctx && t < nt && ok; t++)
@@ -264,13 +322,15 @@ static deal_fn deal_pick(size_t es, uint64_t ng)
 }
 
 /*
- * Gather work item `item` of an epoch into the pool.  Lines run over view
- * dims 0..R-3 inside the chunks; each line of a chunk is a tile of
- * chunk[R-2] x chunk[R-1] elements, read from consecutive input rows.
- * Padding cells are zeroed.
+ * Gather work item `item` of an epoch to `out`: its A x G chunks, chunk
+ * a*G+g at out + (a*G+g)*cs (cs >= chunk_bytes: the pool's chunk spacing,
+ * or a compressed slot's).  Lines run over view dims 0..R-3 inside the
+ * chunks; each line of a chunk is a tile of chunk[R-2] x chunk[R-1]
+ * elements, read from consecutive input rows.  Padding cells are zeroed.
  */
 static void gather_item(const struct plan *p, const struct view *v,
-			const uint8_t *epoch, uint8_t *pool, uint64_t item)
+			const uint8_t *epoch, uint8_t *out, size_t cs,
+			uint64_t item)
 {
 	const int R = v->rank, last = R - 1, sec = R - 2;
 	const size_t es = p->esize;
@@ -307,20 +367,20 @@ static void gather_item(const struct plan *p, const struct view *v,
 			uint64_t os = origin[sec] + a * C1;
 			uint64_t rows = v->size[sec] - os;
 			const uint8_t *src = epoch + (off + os * row) * es;
-			uint8_t *dst = pool + (first + a * v->count[last]) *
-						      p->chunk_bytes + l * tile;
+			/* A > 1 only when G is the whole last dim. */
+			uint8_t *dst = out + a * v->G * cs + l * tile;
 
 			if (rows > C1)
 				rows = C1;
 			if (!inside)
 				rows = 0;
 			if (deal != NULL)
-				deal(dst, (size_t)p->chunk_bytes, src, rows);
+				deal(dst, cs, src, rows);
 			for (uint64_t g = 0; g < v->G && cl == 1 && !deal; g++)
 				/* One element per input row and chunk:
 				 * typed loads down the rows. */
-				copy_strided(dst + g * p->chunk_bytes,
-					     src + g * es, rows, row, es);
+				copy_strided(dst + g * cs, src + g * es, rows,
+					     row, es);
 			for (uint64_t j = 0; j < rows && cl > 1; j++) {
 				/* Each input row once, dealt out. */
 				const uint8_t *in = src + j * row * es;
@@ -328,8 +388,7 @@ static void gather_item(const struct plan *p, const struct view *v,
 				for (uint64_t g = 0; g < v->G; g++) {
 					uint64_t gl = origin[last] + g * cl;
 					uint64_t e = v->size[last] - gl;
-					uint8_t *o = dst + g * p->chunk_bytes +
-						     j * cl * es;
+					uint8_t *o = dst + g * cs + j * cl * es;
 
 					if (e > cl)
 						e = cl;
@@ -340,8 +399,8 @@ static void gather_item(const struct plan *p, const struct view *v,
 				}
 			}
 			for (uint64_t g = 0; g < v->G; g++)
-				memset(dst + g * p->chunk_bytes + rows * cl * es,
-				       0, (size_t)((C1 - rows) * cl) * es);
+				memset(dst + g * cs + rows * cl * es, 0,
+				       (size_t)((C1 - rows) * cl) * es);
 		}
 		for (int d = sec - 1; d >= 0; d--) {
 			if (++n[d] < v->chunk[d])
@@ -359,7 +418,8 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 	const uint8_t *in = batch;
 	int64_t n = (int64_t)(p->K * v->items);
 
-	(void)err;
+	SP_FORWARD(pool_get(&c->chunks, c->nchunks * p->chunk_bytes,
+			    "chunk", err));
 	if (v->rank == 1) {
 		/* Every dim merged: each epoch is one contiguous chunk. */
 		memcpy(c->chunks, batch, (size_t)(p->K * p->chunk_bytes));
@@ -370,9 +430,34 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 		uint64_t e = (uint64_t)k / v->items, it = (uint64_t)k % v->items;
 
 		gather_item(p, v, in + e * p->epoch_bytes,
-			    c->chunks + e * p->M * p->chunk_bytes, it);
+			    c->chunks + (e * p->M + it * v->A * v->G) *
+						p->chunk_bytes,
+			    (size_t)p->chunk_bytes, it);
 	}
 	return SHARDPIPE_OK;
+}
+
+/* Compress one chunk into its slot with thread t's context; 0 on failure. */
+static size_t compress_one(struct cpu_ctx *c, int t, const uint8_t *src,
+			   uint8_t *dst)
+{
+	const struct plan *p = c->plan;
+	size_t r;
+
+	switch (p->codec) {
+	case SHARDPIPE_CODEC_ZSTD:
+		r = ZSTD_compressCCtx(c->zctx[t], dst, p->slot_capacity, src,
+				      p->chunk_bytes, p->level);
+		return ZSTD_isError(r) ? 0 : r;
+	case SHARDPIPE_CODEC_BLOSC:
+		return cpu_blosc_compress(p, src, dst);
+	case SHARDPIPE_CODEC_GZIP:
+		return libdeflate_gzip_compress(c->dctx[t], src, p->chunk_bytes,
+						dst, p->slot_capacity);
+	default:
+		memcpy(dst, src, p->chunk_bytes);
+		return p->chunk_bytes;
+	}
 }
 
 static int cpu_compress(void *vctx, struct sp_err *err)
@@ -387,25 +472,17 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 			c->sizes[ci] = p->chunk_bytes;
 		return SHARDPIPE_OK;
 	}
+	SP_RETURN_IF(c->chunks == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "compress before any scatter");
+	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
+			    "compressed", err));
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic)
 	for (int64_t ci = 0; ci < nc; ci++) {
-		const uint8_t *src = c->chunks + (uint64_t)ci * p->chunk_bytes;
-		uint8_t *dst = c->packed + (uint64_t)ci * p->slot_capacity;
-		size_t r;
+		size_t r = compress_one(
+			c, thread_id(),
+			c->chunks + (uint64_t)ci * p->chunk_bytes,
+			c->packed + (uint64_t)ci * p->slot_capacity);
 
-		if (p->codec == SHARDPIPE_CODEC_ZSTD) {
-			r = ZSTD_compressCCtx(c->zctx[thread_id()], dst,
-					      p->slot_capacity, src,
-					      p->chunk_bytes, p->level);
-			if (ZSTD_isError(r))
-				r = 0;
-		} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {
-			r = cpu_blosc_compress(p, src, dst);
-		} else {
-			r = libdeflate_gzip_compress(c->dctx[thread_id()], src,
-						     p->chunk_bytes, dst,
-						     p->slot_capacity);
-		}
 		c->sizes[ci] = r;
 		if (r == 0) {
 #pragma omp critical
@@ -429,6 +506,10 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 							   : p->slot_capacity;
 	int64_t nc = (int64_t)c->nchunks;
 
+	SP_RETURN_IF(src == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "aggregate before any compress");
+	SP_FORWARD(pool_get(&c->aggregated, c->nchunks * p->slot_capacity,
+			    "aggregated", err));
 	/* Pass 1 and 2: sizes by position, exclusive scan. */
 	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
 		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
@@ -454,9 +535,103 @@ static int cpu_fetch(void *vctx, struct batch_result *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+
 	out->data = c->aggregated;
 	out->offsets = c->offsets;
 	return SHARDPIPE_OK;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/*
+ * Scatter, compress and aggregate in one parallel pass: each thread
+ * gathers a work item into its scratch (or, for codec none, straight into
+ * the slots) and compresses its chunks at once, while they are in cache.
+ * Nothing is aggregated: the chunks are listed where they lie, by
+ * position, and the host copies each once into its shard.
+ */
+static int cpu_run_batch(void *vctx, const void *batch,
+			 struct batch_chunks *out, struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	const uint8_t *in = batch;
+	const uint64_t per = v->A * v->G;   /* chunks per item */
+	const int none = p->codec == SHARDPIPE_CODEC_NONE;
+	int64_t n = (int64_t)(p->K * v->items);
+	double sg = 0, sc = 0, t0 = now(), t1;
+	int64_t failed = -1;
+	int rc = SHARDPIPE_OK;
+
+	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
+			    "compressed", err));
+	for (int t = 0; t < p->threads && !none && v->rank > 1; t++)
+		SP_FORWARD(pool_get(&c->scratch[t], per * p->chunk_bytes,
+				    "scratch", err));
+#pragma omp parallel for num_threads(p->threads) schedule(dynamic) \
+	reduction(+ : sg, sc)
+	for (int64_t k = 0; k < n; k++) {
+		uint64_t e = (uint64_t)k / v->items, it = (uint64_t)k % v->items;
+		uint64_t first = e * p->M + it * per;
+		uint8_t *slot = c->packed + first * p->slot_capacity;
+		const uint8_t *src = in + e * p->epoch_bytes;
+		int t = thread_id();
+		double a = now(), b;
+
+		if (v->rank == 1) {
+			/* The epoch is the chunk, contiguous already. */
+		} else if (none) {
+			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
+				    it);
+		} else {
+			gather_item(p, v, src, c->scratch[t],
+				    (size_t)p->chunk_bytes, it);
+			src = c->scratch[t];
+		}
+		b = now();
+		sg += b - a;
+		for (uint64_t j = 0; j < per; j++) {
+			uint8_t *dst = slot + j * p->slot_capacity;
+			size_t r = p->chunk_bytes;
+
+			if (!none || v->rank == 1)
+				r = compress_one(c, t, src + j * p->chunk_bytes,
+						 dst);
+			c->sizes[first + j] = r;
+			if (r == 0) {
+#pragma omp critical
+				if (failed < 0 || (int64_t)(first + j) < failed)
+					failed = (int64_t)(first + j);
+			}
+		}
+		sc += now() - b;
+	}
+	t1 = now();
+	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
+		     "%s failed on chunk %lld of the batch",
+		     shardpipe_codec_name(p->codec), (long long)failed);
+	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
+		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
+
+		c->pos_data[pos] = c->packed + ci * p->slot_capacity;
+		c->pos_sizes[pos] = c->sizes[ci];
+	}
+	out->data = c->pos_data;
+	out->sizes = c->pos_sizes;
+	/* The pass's wall time, split as its threads spent it. */
+	out->seconds_scatter = sg + sc > 0 ? (t1 - t0) * sg / (sg + sc) : 0;
+	out->seconds_compress = (t1 - t0) - out->seconds_scatter;
+	out->seconds_aggregate = now() - t1;
+	return rc;
 }
 
 const struct backend_ops sp_backend_cpu = {
@@ -468,4 +643,5 @@ const struct backend_ops sp_backend_cpu = {
 	.aggregate = cpu_aggregate,
 	.fetch = cpu_fetch,
 	.close = cpu_close,
+	.run_batch = cpu_run_batch,
 };
