@@ -104,9 +104,9 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
 	int64_t M = (int64_t)p->M;
 
-	/* Reserve and index first; then the copies, which are independent,
-	 * run on the plan's threads (the stream's pipeline thread would
-	 * otherwise copy alone while the other cores wait for it). */
+	/* Reserve and index first, then copy.  One thread copies: the
+	 * compressed bytes are a fraction of the input, and OpenMP's idle
+	 * threads would spin through the next batch's staging. */
 	for (uint64_t k = 0; k < p->S; k++) {
 		struct shard_buf *b = &set->shards[k];
 		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
@@ -123,8 +123,6 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 			b->len += (size_t)sizes[j];
 		}
 	}
-#pragma omp parallel for num_threads(p->threads) schedule(dynamic, 4) \
-	if (p->M >= 16)
 	for (int64_t j = 0; j < M; j++) {
 		uint64_t lo = 0, hi = p->S, slot;
 		struct shard_buf *b;

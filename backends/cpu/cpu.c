@@ -2,6 +2,7 @@
  * cpu.c - the cpu backend: OpenMP threads over chunks, libzstd and
  * libdeflate with one context per thread (DESIGN.md "Compression kernels").
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -43,6 +44,33 @@ struct view {
  * allocated on first use, so a stream that runs fused never touches the
  * others (first touch of a page costs more than its copy on a VM).
  */
+/*
+ * The fused pass's threads: plan->threads - 1 workers that sleep on a
+ * condition variable between batches, and the caller of run_batch as
+ * lane 0.  Not OpenMP: libgomp's idle threads spin at the end of every
+ * parallel region, and on 2 cores that spinning took a fifth of all cycles
+ * from the stream's other threads (the caller staging the next batch, the
+ * writer) in `shardpipe bench frames`.  Items are taken from one atomic
+ * counter, so a thread that a busy machine slows takes fewer.
+ */
+struct lane {
+	double sg, sc;          /* seconds gathering, compressing */
+	int64_t failed;         /* first chunk a compressor failed on */
+	char pad[64];           /* keep lanes off each other's lines */
+};
+
+struct crew {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	pthread_t *tid;
+	int n;                  /* workers running */
+	int busy;               /* workers not done with this batch */
+	int quit;
+	uint64_t gen;           /* batches started */
+	const uint8_t *in;      /* the batch */
+	uint64_t next, total;   /* next item (atomic), items in the batch */
+};
+
 struct cpu_ctx {
 	const struct plan *plan;
 	uint64_t nchunks;       /* K * M */
@@ -58,6 +86,9 @@ struct cpu_ctx {
 	struct libdeflate_compressor **dctx;
 	struct view view;       /* items of the stage entries */
 	struct view fview;      /* items of run_batch */
+	struct crew crew;       /* started by the first run_batch */
+	int crew_started;
+	struct lane *lanes;     /* plan->threads */
 };
 
 /*
@@ -179,6 +210,19 @@ static void cpu_close(void *vctx)
 
 	if (c == NULL)
 		return;
+	if (c->crew_started) {
+		pthread_mutex_lock(&c->crew.mu);
+		c->crew.quit = 1;
+		pthread_cond_broadcast(&c->crew.go);
+		pthread_mutex_unlock(&c->crew.mu);
+		for (int w = 0; w < c->crew.n; w++)
+			pthread_join(c->crew.tid[w], NULL);
+		pthread_cond_destroy(&c->crew.go);
+		pthread_cond_destroy(&c->crew.done);
+		pthread_mutex_destroy(&c->crew.mu);
+	}
+	free(c->crew.tid);
+	free(c->lanes);
 	for (int t = 0; c->zctx && t < c->plan->threads; t++)
 		ZSTD_freeCCtx(c->zctx[t]);
 	for (int t = 0; c->dctx && t < c->plan->threads; t++)
@@ -225,8 +269,9 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
 	c->pos_sizes = malloc(c->nchunks * sizeof(*c->pos_sizes));
 	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
+	c->lanes = calloc((size_t)nt, sizeof(*c->lanes));
 	ok = c->sizes && c->offsets && c->pos_data && c->pos_sizes &&
-	     c->scratch;
+	     c->scratch && c->lanes;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
 		for (int t = 0; c->zctx && t < nt && ok; t++)
@@ -551,6 +596,117 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Lane t's share of the fused pass: items until the counter runs out. */
+static void fused_items(struct cpu_ctx *c, int t)
+{
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	const uint64_t per = v->A * v->G;   /* chunks per item */
+	const int none = p->codec == SHARDPIPE_CODEC_NONE;
+	struct lane *ln = &c->lanes[t];
+
+	for (;;) {
+		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
+						__ATOMIC_RELAXED);
+		uint64_t e, it, first;
+		uint8_t *slot;
+		const uint8_t *src;
+		double a, b;
+
+		if (k >= c->crew.total)
+			break;
+		e = k / v->items;
+		it = k % v->items;
+		first = e * p->M + it * per;
+		slot = c->packed + first * p->slot_capacity;
+		src = c->crew.in + e * p->epoch_bytes;
+		a = now();
+		if (v->rank == 1) {
+			/* The epoch is the chunk, contiguous already. */
+		} else if (none) {
+			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
+				    it);
+		} else {
+			gather_item(p, v, src, c->scratch[t],
+				    (size_t)p->chunk_bytes, it);
+			src = c->scratch[t];
+		}
+		b = now();
+		ln->sg += b - a;
+		for (uint64_t j = 0; j < per; j++) {
+			size_t r = p->chunk_bytes;
+
+			if (!none || v->rank == 1)
+				r = compress_one(c, t, src + j * p->chunk_bytes,
+						 slot + j * p->slot_capacity);
+			c->sizes[first + j] = r;
+			if (r == 0 && (ln->failed < 0 ||
+				       (int64_t)(first + j) < ln->failed))
+				ln->failed = (int64_t)(first + j);
+		}
+		ln->sc += now() - b;
+	}
+}
+
+struct worker_arg {
+	struct cpu_ctx *c;
+	int lane;
+};
+
+static void *worker_main(void *varg)
+{
+	struct worker_arg arg = *(struct worker_arg *)varg;
+	struct crew *w = &arg.c->crew;
+	uint64_t seen = 0;
+
+	free(varg);
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->gen == seen && !w->quit)
+			pthread_cond_wait(&w->go, &w->mu);
+		if (w->quit)
+			break;
+		seen = w->gen;
+		pthread_mutex_unlock(&w->mu);
+		fused_items(arg.c, arg.lane);
+		pthread_mutex_lock(&w->mu);
+		if (--w->busy == 0)
+			pthread_cond_signal(&w->done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Start the workers; with fewer than asked for, the lanes left over are
+ * simply never used. */
+static int crew_start(struct cpu_ctx *c, struct sp_err *err)
+{
+	struct crew *w = &c->crew;
+	int want = c->plan->threads - 1;
+
+	w->tid = calloc((size_t)(want > 0 ? want : 1), sizeof(*w->tid));
+	SP_RETURN_IF(w->tid == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %d worker threads", want);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->go, NULL);
+	pthread_cond_init(&w->done, NULL);
+	c->crew_started = 1;
+	for (int k = 0; k < want; k++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+
+		if (a == NULL)
+			break;
+		a->c = c;
+		a->lane = k + 1;
+		if (pthread_create(&w->tid[w->n], NULL, worker_main, a) != 0) {
+			free(a);
+			break;
+		}
+		w->n++;
+	}
+	return SHARDPIPE_OK;
+}
+
 /*
  * Scatter, compress and aggregate in one parallel pass: each thread
  * gathers a work item into its scratch (or, for codec none, straight into
@@ -564,58 +720,44 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	struct cpu_ctx *c = vctx;
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
-	const uint8_t *in = batch;
-	const uint64_t per = v->A * v->G;   /* chunks per item */
-	const int none = p->codec == SHARDPIPE_CODEC_NONE;
-	int64_t n = (int64_t)(p->K * v->items);
+	struct crew *w = &c->crew;
 	double sg = 0, sc = 0, t0 = now(), t1;
 	int64_t failed = -1;
-	int rc = SHARDPIPE_OK;
 
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
 			    "compressed", err));
-	for (int t = 0; t < p->threads && !none && v->rank > 1; t++)
-		SP_FORWARD(pool_get(&c->scratch[t], per * p->chunk_bytes,
-				    "scratch", err));
-#pragma omp parallel for num_threads(p->threads) schedule(dynamic) \
-	reduction(+ : sg, sc)
-	for (int64_t k = 0; k < n; k++) {
-		uint64_t e = (uint64_t)k / v->items, it = (uint64_t)k % v->items;
-		uint64_t first = e * p->M + it * per;
-		uint8_t *slot = c->packed + first * p->slot_capacity;
-		const uint8_t *src = in + e * p->epoch_bytes;
-		int t = thread_id();
-		double a = now(), b;
-
-		if (v->rank == 1) {
-			/* The epoch is the chunk, contiguous already. */
-		} else if (none) {
-			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
-				    it);
-		} else {
-			gather_item(p, v, src, c->scratch[t],
-				    (size_t)p->chunk_bytes, it);
-			src = c->scratch[t];
-		}
-		b = now();
-		sg += b - a;
-		for (uint64_t j = 0; j < per; j++) {
-			uint8_t *dst = slot + j * p->slot_capacity;
-			size_t r = p->chunk_bytes;
-
-			if (!none || v->rank == 1)
-				r = compress_one(c, t, src + j * p->chunk_bytes,
-						 dst);
-			c->sizes[first + j] = r;
-			if (r == 0) {
-#pragma omp critical
-				if (failed < 0 || (int64_t)(first + j) < failed)
-					failed = (int64_t)(first + j);
-			}
-		}
-		sc += now() - b;
+	for (int t = 0; t < p->threads; t++) {
+		if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
+			SP_FORWARD(pool_get(&c->scratch[t],
+					    v->A * v->G * p->chunk_bytes,
+					    "scratch", err));
+		c->lanes[t].sg = c->lanes[t].sc = 0;
+		c->lanes[t].failed = -1;
 	}
+	if (!c->crew_started)
+		SP_FORWARD(crew_start(c, err));
+	pthread_mutex_lock(&w->mu);
+	w->in = batch;
+	w->next = 0;
+	w->total = p->K * v->items;
+	w->busy = w->n;
+	w->gen++;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	fused_items(c, 0);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
 	t1 = now();
+
+	for (int t = 0; t < p->threads; t++) {
+		sg += c->lanes[t].sg;
+		sc += c->lanes[t].sc;
+		if (c->lanes[t].failed >= 0 &&
+		    (failed < 0 || c->lanes[t].failed < failed))
+			failed = c->lanes[t].failed;
+	}
 	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
 		     "%s failed on chunk %lld of the batch",
 		     shardpipe_codec_name(p->codec), (long long)failed);
@@ -631,7 +773,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	out->seconds_scatter = sg + sc > 0 ? (t1 - t0) * sg / (sg + sc) : 0;
 	out->seconds_compress = (t1 - t0) - out->seconds_scatter;
 	out->seconds_aggregate = now() - t1;
-	return rc;
+	return SHARDPIPE_OK;
 }
 
 const struct backend_ops sp_backend_cpu = {
