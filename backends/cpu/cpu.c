@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libdeflate.h>
 #include <zstd.h>
@@ -185,15 +186,17 @@ static int thread_id(void)
 
 static int cpu_probe(shardpipe_backend_info *info)
 {
-	int n = 1;
+	/* The same count the plan resolves threads from; not asked of
+	 * OpenMP, whose runtime (LLVM's) would start up here, in every
+	 * stream, though only the stage entries use it. */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-#ifdef _OPENMP
-	n = omp_get_num_procs();
-#endif
+	if (n < 1)
+		n = 1;
 	info->usable = 1;
 	info->gpu = 0;
 	snprintf(info->detail, sizeof(info->detail),
-		 "%d cores, libzstd %s, libdeflate %s%s", n,
+		 "%ld cores, libzstd %s, libdeflate %s%s", n,
 		 ZSTD_versionString(), LIBDEFLATE_VERSION_STRING,
 #ifdef _OPENMP
 		 ", OpenMP"
