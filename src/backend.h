@@ -60,6 +60,9 @@ struct backend_ops {
 	 */
 	int (*run_batch)(void *ctx, const void *batch, struct batch_chunks *out,
 			 struct sp_err *err);
+	/* Optional: the bytes of host memory the context's pools take at
+	 * most, as the stream will use it (reported as planned pools). */
+	uint64_t (*pool_bytes)(void *ctx);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

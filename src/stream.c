@@ -643,18 +643,18 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		stream_free(s);
 		return rc;
 	}
-	/* Staging buffers, the backend's pools (compressed slots, and for
-	 * the stage entries chunks and aggregated; a fused backend adds its
-	 * scratch once it reports it), and the shard sets at their worst
-	 * case: every chunk of a shard epoch at slot capacity. */
+	/* Staging buffers, the backend's pools (as it reports them, or
+	 * chunks, compressed slots and aggregated), and the shard sets at
+	 * their worst case: every chunk of a shard epoch at slot capacity. */
 	s->stats.pool_bytes =
 		(uint64_t)s->nstage * s->plan.batch_bytes +
-		s->plan.K * s->plan.M * s->plan.slot_capacity +
 		NSETS * s->plan.cps[0] * s->plan.M * s->plan.slot_capacity;
-	if (s->be->run_batch == NULL)
+	if (s->be->pool_bytes != NULL)
+		s->stats.pool_bytes += s->be->pool_bytes(s->bctx);
+	else
 		s->stats.pool_bytes += s->plan.K * s->plan.M *
 				       (s->plan.chunk_bytes +
-					s->plan.slot_capacity);
+					2 * s->plan.slot_capacity);
 	*out = s;
 	return SHARDPIPE_OK;
 }

