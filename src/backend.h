@@ -32,8 +32,8 @@ struct batch_result {
 struct batch_chunks {
 	const uint8_t *const *data;  /* K*M pointers, by position */
 	const uint64_t *sizes;       /* K*M byte counts, by position */
-	/* Wall seconds the batch spent in each stage, as the stage entries
-	 * would have reported them (thread time over threads). */
+	/* Seconds per stage as the stage entries would report them on an
+	 * otherwise idle machine: CPU time of the threads over threads. */
 	double seconds_scatter, seconds_compress, seconds_aggregate;
 };
 
