@@ -25,14 +25,14 @@ struct geo {
 };
 
 static const struct geo geos[] = {
-	/* 160-byte runs: items of 4 of the 8 chunks along x, the last
-	 * one partial. */
+	/* 160-byte runs: items of 8 of the 16 chunks along x (runs of
+	 * 1 KiB at least), the last one partial. */
 	{ "uint32, items of part of the last dim", 3, SHARDPIPE_DTYPE_UINT32,
-	  { 6, 9, 310 }, { 3, 4, 40 }, { 2, 2, 4 } },
-	/* A 1-element channel dim: items of all 3 channels and 12 of the
-	 * 24 chunks along x, the last one partial. */
+	  { 6, 9, 630 }, { 3, 4, 40 }, { 2, 2, 4 } },
+	/* A 1-element channel dim: items of all 3 channels and 24 of the
+	 * 48 chunks along x, the last one partial. */
 	{ "uint16, 1-element channels, items across x", 4,
-	  SHARDPIPE_DTYPE_UINT16, { 4, 5, 190, 3 }, { 2, 2, 8, 1 },
+	  SHARDPIPE_DTYPE_UINT16, { 4, 5, 382, 3 }, { 2, 2, 8, 1 },
 	  { 1, 2, 4, 3 } },
 	{ "uint8, 1-element channels of 4", 3, SHARDPIPE_DTYPE_UINT8,
 	  { 5, 33, 4 }, { 2, 7, 1 }, { 2, 2, 2 } },
