@@ -160,7 +160,7 @@ struct result {
 	double seconds, cpu_seconds;
 	double memcpy_gbps;       /* same threads, same process */
 	shardpipe_stats st;
-	uint64_t rss_base, rss_peak, rss_early, pattern_bytes;
+	uint64_t rss_base, rss_peak, rss_early, rss_mid, pattern_bytes;
 	int have_bound, repeat;
 	struct bench_bound bound;
 };
@@ -218,9 +218,10 @@ static void report_text(const struct result *r)
 	       r->output ? r->output : "",
 	       r->bytes_out ? (double)r->bytes_in / (double)r->bytes_out : 0);
 	printf("  memory     peak %.1f MiB above the pattern (%.1f MiB after "
-	       "two shard epochs),\n"
+	       "two shard epochs, %.1f MiB at half the input),\n"
 	       "             planned pools %.1f MiB: %.2fx\n",
 	       (double)r->rss_peak / (1 << 20), (double)r->rss_early / (1 << 20),
+	       (double)r->rss_mid / (1 << 20),
 	       (double)st->pool_bytes / (1 << 20),
 	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
 	if (r->have_bound) {
@@ -280,10 +281,12 @@ static void report_json(const struct result *r)
 		       gb(r->bytes_in, st->seconds_scatter) / r->memcpy_gbps : 0,
 	       r->cpu_seconds);
 	printf(", \"pool_bytes\": %llu, \"rss_peak_bytes\": %llu, "
-	       "\"rss_peak_early_bytes\": %llu, \"rss_baseline_bytes\": %llu, "
+	       "\"rss_peak_early_bytes\": %llu, \"rss_peak_mid_bytes\": %llu, "
+	       "\"rss_baseline_bytes\": %llu, "
 	       "\"pattern_bytes\": %llu, \"rss_over_pools\": %.4f",
 	       (unsigned long long)st->pool_bytes,
 	       (unsigned long long)r->rss_peak, (unsigned long long)r->rss_early,
+	       (unsigned long long)r->rss_mid,
 	       (unsigned long long)r->rss_base,
 	       (unsigned long long)r->pattern_bytes,
 	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
@@ -321,14 +324,16 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
 }
 
 /* Append `total` bytes of the repeated pattern in spans of `span` bytes;
- * sample the peak memory once two shard epochs are in. */
+ * sample the peak memory once two shard epochs are in and once half the
+ * input is (hwm[0], hwm[1]): a peak that still grows after the first
+ * shard epochs shows as a difference between them and the final one. */
 static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		      uint64_t total, uint64_t span, uint64_t early_bytes,
-		      uint64_t *hwm_early)
+		      uint64_t hwm[2])
 {
 	const uint64_t period = pat->frames * pat->row_bytes;
 	uint64_t pos = 0;
-	int rc = SHARDPIPE_OK, sampled = 0;
+	int rc = SHARDPIPE_OK, sampled = 0, mid = 0;
 
 	while (pos < total && rc == SHARDPIPE_OK) {
 		uint64_t at = pos % period, n = span;
@@ -342,8 +347,14 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		if (!sampled && pos >= early_bytes) {
 			uint64_t rss;
 
-			rss_read(&rss, hwm_early);
+			rss_read(&rss, &hwm[0]);
 			sampled = 1;
+		}
+		if (!mid && pos >= total / 2) {
+			uint64_t rss;
+
+			rss_read(&rss, &hwm[1]);
+			mid = 1;
 		}
 	}
 	return rc;
@@ -361,7 +372,7 @@ int cli_bench(int argc, char **argv)
 	shardpipe_stream *s;
 	struct counter cnt = { 0 };
 	shardpipe_sink sink = { &cnt, count_shard, NULL };
-	uint64_t rss, hwm, hwm_early = 0;
+	uint64_t rss, hwm, hwm_early[2] = { 0, 0 }, hwm_later[2];
 	double t0;
 
 	memset(&r, 0, sizeof(r));
@@ -511,7 +522,7 @@ int cli_bench(int argc, char **argv)
 		}
 		r.backend = shardpipe_stream_backend(s);
 		rc = append_all(s, &pat, r.bytes_in, span, early,
-				k == 0 ? &hwm_early : &hwm);
+				k == 0 ? hwm_early : hwm_later);
 		/* Stats cover every complete shard epoch once flushed; close
 		 * adds only the partial last one and the final zarr.json. */
 		if (rc == SHARDPIPE_OK)
@@ -542,8 +553,10 @@ int cli_bench(int argc, char **argv)
 			 * sample adds its own. */
 			rss_read(&rss, &hwm);
 			r.rss_peak = hwm > r.rss_base ? hwm - r.rss_base : 0;
-			r.rss_early = hwm_early > r.rss_base ?
-					      hwm_early - r.rss_base : 0;
+			r.rss_early = hwm_early[0] > r.rss_base ?
+					      hwm_early[0] - r.rss_base : 0;
+			r.rss_mid = hwm_early[1] > r.rss_base ?
+					    hwm_early[1] - r.rss_base : 0;
 		}
 		if (output != NULL) {
 			tree_bytes = 0;
