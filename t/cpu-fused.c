@@ -25,15 +25,18 @@ struct geo {
 };
 
 static const struct geo geos[] = {
-	/* 160-byte runs: items of 8 of the 16 chunks along x (runs of
-	 * 1 KiB at least), the last one partial. */
+	/* 160-byte runs: items of 16 of the 32 chunks along x (runs of
+	 * 2 KiB at least), the last one partial. */
 	{ "uint32, items of part of the last dim", 3, SHARDPIPE_DTYPE_UINT32,
-	  { 6, 9, 630 }, { 3, 4, 40 }, { 2, 2, 4 } },
-	/* A 1-element channel dim: items of all 3 channels and 24 of the
-	 * 48 chunks along x, the last one partial. */
+	  { 6, 5, 1270 }, { 3, 4, 40 }, { 2, 2, 4 } },
+	/* A 1-element channel dim: items of all 3 channels and 48 of the
+	 * 96 chunks along x, the last one partial. */
 	{ "uint16, 1-element channels, items across x", 4,
-	  SHARDPIPE_DTYPE_UINT16, { 4, 5, 382, 3 }, { 2, 2, 8, 1 },
+	  SHARDPIPE_DTYPE_UINT16, { 4, 3, 766, 3 }, { 2, 2, 8, 1 },
 	  { 1, 2, 4, 3 } },
+	/* 1152-byte runs: one chunk per item, the last one partial. */
+	{ "uint16, frames-like runs", 4, SHARDPIPE_DTYPE_UINT16,
+	  { 3, 2, 9, 1200 }, { 1, 1, 4, 576 }, { 1, 1, 2, 2 } },
 	{ "uint8, 1-element channels of 4", 3, SHARDPIPE_DTYPE_UINT8,
 	  { 5, 33, 4 }, { 2, 7, 1 }, { 2, 2, 2 } },
 	{ "uint64, long runs, one chunk per item", 3, SHARDPIPE_DTYPE_UINT64,
