@@ -157,12 +157,31 @@ struct result {
 	shardpipe_desc desc;
 	int threads;
 	uint64_t rows, bytes_in, bytes_out, shards;
-	double seconds;
+	double seconds, cpu_seconds;
+	double memcpy_gbps;       /* same threads, same process */
 	shardpipe_stats st;
-	uint64_t rss_base, rss_peak, rss_early, pattern_bytes;
+	uint64_t rss_base, rss_peak, rss_early, rss_mid, pattern_bytes;
 	int have_bound, repeat;
 	struct bench_bound bound;
 };
+
+/*
+ * CPU time per byte of the bound over the run's: the share of the run's
+ * CPU that did the compression the bound does.  Other processes on a
+ * shared machine move wall times, much less CPU times, so this tells how
+ * much the pipeline adds when the fraction of the bound is noisy.
+ */
+static double cpu_fraction(const struct result *r)
+{
+	double run, bound;
+
+	if (!r->have_bound || r->bytes_in == 0 || r->bound.bytes == 0 ||
+	    r->cpu_seconds <= 0)
+		return 0;
+	run = r->cpu_seconds / (double)r->bytes_in;
+	bound = r->bound.cpu_seconds / (double)r->bound.bytes;
+	return bound / run;
+}
 
 static void report_text(const struct result *r)
 {
@@ -181,18 +200,28 @@ static void report_text(const struct result *r)
 	       "end\n",
 	       (double)r->bytes_in / 1e9, (unsigned long long)r->rows,
 	       r->seconds, gb(r->bytes_in, r->seconds));
-	for (int k = 0; k < 5; k++)
-		printf("  %-10s %8.3f s  %8.3f GB/s\n", names[k], secs[k],
+	for (int k = 0; k < 5; k++) {
+		printf("  %-10s %8.3f s  %8.3f GB/s", names[k], secs[k],
 		       gb(r->bytes_in, secs[k]));
+		if (k == 1 && r->memcpy_gbps > 0 && secs[k] > 0)
+			printf("  (%.2f of memcpy: %.2f GB/s on %d threads)",
+			       gb(r->bytes_in, secs[k]) / r->memcpy_gbps,
+			       r->memcpy_gbps, r->threads);
+		printf("\n");
+	}
+	printf("  cpu        %.3f s of CPU time, %.3f s per GB\n",
+	       r->cpu_seconds,
+	       r->bytes_in ? r->cpu_seconds / ((double)r->bytes_in / 1e9) : 0);
 	printf("  output     %.3f GB in %llu shards%s%s, ratio %.3f\n",
 	       (double)r->bytes_out / 1e9, (unsigned long long)r->shards,
 	       r->output ? " to " : " (discarded)",
 	       r->output ? r->output : "",
 	       r->bytes_out ? (double)r->bytes_in / (double)r->bytes_out : 0);
 	printf("  memory     peak %.1f MiB above the pattern (%.1f MiB after "
-	       "two shard epochs),\n"
+	       "two shard epochs, %.1f MiB at half the input),\n"
 	       "             planned pools %.1f MiB: %.2fx\n",
 	       (double)r->rss_peak / (1 << 20), (double)r->rss_early / (1 << 20),
+	       (double)r->rss_mid / (1 << 20),
 	       (double)st->pool_bytes / (1 << 20),
 	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
 	if (r->have_bound) {
@@ -206,6 +235,12 @@ static void report_text(const struct result *r)
 				       (double)r->bound.sample_packed : 0);
 		printf("  fraction   %.3f of the bound\n",
 		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0);
+		printf("  cpu frac   %.3f: the bound's CPU time per byte over "
+		       "the run's (%.3f s per GB)\n",
+		       cpu_fraction(r),
+		       r->bound.bytes ? r->bound.cpu_seconds /
+						((double)r->bound.bytes / 1e9)
+				      : 0);
 	}
 }
 
@@ -239,11 +274,19 @@ static void report_json(const struct result *r)
 		printf("%s\"%s\": {\"seconds\": %.4f, \"gbps\": %.4f}",
 		       k ? ", " : "", names[k], secs[k],
 		       gb(r->bytes_in, secs[k]));
-	printf("}, \"pool_bytes\": %llu, \"rss_peak_bytes\": %llu, "
-	       "\"rss_peak_early_bytes\": %llu, \"rss_baseline_bytes\": %llu, "
+	printf("}, \"memcpy_gbps\": %.4f, \"scatter_over_memcpy\": %.4f, "
+	       "\"cpu_seconds\": %.4f",
+	       r->memcpy_gbps,
+	       r->memcpy_gbps > 0 && st->seconds_scatter > 0 ?
+		       gb(r->bytes_in, st->seconds_scatter) / r->memcpy_gbps : 0,
+	       r->cpu_seconds);
+	printf(", \"pool_bytes\": %llu, \"rss_peak_bytes\": %llu, "
+	       "\"rss_peak_early_bytes\": %llu, \"rss_peak_mid_bytes\": %llu, "
+	       "\"rss_baseline_bytes\": %llu, "
 	       "\"pattern_bytes\": %llu, \"rss_over_pools\": %.4f",
 	       (unsigned long long)st->pool_bytes,
 	       (unsigned long long)r->rss_peak, (unsigned long long)r->rss_early,
+	       (unsigned long long)r->rss_mid,
 	       (unsigned long long)r->rss_base,
 	       (unsigned long long)r->pattern_bytes,
 	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes : 0);
@@ -254,14 +297,16 @@ static void report_json(const struct result *r)
 
 		printf(", \"bound\": {\"gbps\": %.4f, \"seconds\": %.4f, "
 		       "\"bytes\": %llu, \"sample_bytes\": %llu, "
-		       "\"ratio\": %.4f, \"threads\": %d, \"fraction\": %.4f}",
+		       "\"ratio\": %.4f, \"threads\": %d, \"fraction\": %.4f, "
+		       "\"cpu_seconds\": %.4f, \"cpu_fraction\": %.4f}",
 		       bg, r->bound.seconds, (unsigned long long)r->bound.bytes,
 		       (unsigned long long)r->bound.sample_bytes,
 		       r->bound.sample_packed ?
 			       (double)r->bound.sample_bytes /
 				       (double)r->bound.sample_packed : 0,
 		       r->bound.threads,
-		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0);
+		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0,
+		       r->bound.cpu_seconds, cpu_fraction(r));
 	}
 	printf("}\n");
 }
@@ -279,14 +324,16 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
 }
 
 /* Append `total` bytes of the repeated pattern in spans of `span` bytes;
- * sample the peak memory once two shard epochs are in. */
+ * sample the peak memory once two shard epochs are in and once half the
+ * input is (hwm[0], hwm[1]): a peak that still grows after the first
+ * shard epochs shows as a difference between them and the final one. */
 static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		      uint64_t total, uint64_t span, uint64_t early_bytes,
-		      uint64_t *hwm_early)
+		      uint64_t hwm[2])
 {
 	const uint64_t period = pat->frames * pat->row_bytes;
 	uint64_t pos = 0;
-	int rc = SHARDPIPE_OK, sampled = 0;
+	int rc = SHARDPIPE_OK, sampled = 0, mid = 0;
 
 	while (pos < total && rc == SHARDPIPE_OK) {
 		uint64_t at = pos % period, n = span;
@@ -300,8 +347,14 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		if (!sampled && pos >= early_bytes) {
 			uint64_t rss;
 
-			rss_read(&rss, hwm_early);
+			rss_read(&rss, &hwm[0]);
 			sampled = 1;
+		}
+		if (!mid && pos >= total / 2) {
+			uint64_t rss;
+
+			rss_read(&rss, &hwm[1]);
+			mid = 1;
 		}
 	}
 	return rc;
@@ -319,7 +372,7 @@ int cli_bench(int argc, char **argv)
 	shardpipe_stream *s;
 	struct counter cnt = { 0 };
 	shardpipe_sink sink = { &cnt, count_shard, NULL };
-	uint64_t rss, hwm, hwm_early = 0;
+	uint64_t rss, hwm, hwm_early[2] = { 0, 0 }, hwm_later[2];
 	double t0;
 
 	memset(&r, 0, sizeof(r));
@@ -449,7 +502,7 @@ int cli_bench(int argc, char **argv)
 	for (int k = 0; k < repeat; k++) {
 		struct counter run_cnt = { 0 };
 		shardpipe_stats st;
-		double secs;
+		double secs, cpu, c0;
 		uint64_t early = 2 * r.desc.dims[0].chunk *
 				 r.desc.dims[0].chunks_per_shard * pat.row_bytes;
 
@@ -457,6 +510,7 @@ int cli_bench(int argc, char **argv)
 		if (k > 0)
 			r.desc.overwrite = 1;
 		t0 = cli_now();
+		c0 = bench_cpu_seconds();
 		rc = output != NULL ? shardpipe_stream_open(&s, output, &r.desc)
 				    : shardpipe_stream_open_sink(&s, &sink, &r.desc);
 		if (rc != SHARDPIPE_OK) {
@@ -468,7 +522,7 @@ int cli_bench(int argc, char **argv)
 		}
 		r.backend = shardpipe_stream_backend(s);
 		rc = append_all(s, &pat, r.bytes_in, span, early,
-				k == 0 ? &hwm_early : &hwm);
+				k == 0 ? hwm_early : hwm_later);
 		/* Stats cover every complete shard epoch once flushed; close
 		 * adds only the partial last one and the final zarr.json. */
 		if (rc == SHARDPIPE_OK)
@@ -479,6 +533,7 @@ int cli_bench(int argc, char **argv)
 				  shardpipe_stream_message(s));
 		crc = shardpipe_stream_close(s);
 		secs = cli_now() - t0;
+		cpu = bench_cpu_seconds() - c0;
 		if (rc == SHARDPIPE_OK && crc != SHARDPIPE_OK) {
 			cli_error("bench: %s: %s", shardpipe_strerror(crc),
 				  shardpipe_last_error_message());
@@ -490,6 +545,7 @@ int cli_bench(int argc, char **argv)
 		}
 		if (k == 0 || secs < r.seconds) {
 			r.seconds = secs;
+			r.cpu_seconds = cpu;
 			r.st = st;
 		}
 		if (k == 0) {
@@ -497,8 +553,10 @@ int cli_bench(int argc, char **argv)
 			 * sample adds its own. */
 			rss_read(&rss, &hwm);
 			r.rss_peak = hwm > r.rss_base ? hwm - r.rss_base : 0;
-			r.rss_early = hwm_early > r.rss_base ?
-					      hwm_early - r.rss_base : 0;
+			r.rss_early = hwm_early[0] > r.rss_base ?
+					      hwm_early[0] - r.rss_base : 0;
+			r.rss_mid = hwm_early[1] > r.rss_base ?
+					    hwm_early[1] - r.rss_base : 0;
 		}
 		if (output != NULL) {
 			tree_bytes = 0;
@@ -526,6 +584,12 @@ int cli_bench(int argc, char **argv)
 		}
 	}
 	r.repeat = repeat;
+	/* What scatter is held against: memcpy of (at most) a batch's worth
+	 * of the pattern on the same threads, in this process, now. */
+	r.memcpy_gbps = bench_memcpy_gbps(
+		pat.data,
+		r.pattern_bytes < (256u << 20) ? r.pattern_bytes : 256u << 20,
+		r.threads);
 	bench_pattern_free(&pat);
 	if (json)
 		report_json(&r);

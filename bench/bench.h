@@ -48,8 +48,19 @@ struct bench_bound {
 	uint64_t sample_packed;   /* their compressed size */
 	uint64_t bytes;           /* chunk bytes compressed in total */
 	double seconds;           /* wall time of the compression */
+	double cpu_seconds;       /* process CPU time (all threads) meanwhile */
 	int threads;
 };
+
+/* Process CPU time so far, user and system, all threads. */
+double bench_cpu_seconds(void);
+
+/*
+ * memcpy bandwidth on `threads` threads at once, each copying its share of
+ * n bytes from src to a scratch buffer, in GB/s of bytes copied; the
+ * figure the scatter stage is held against.  0 when out of memory.
+ */
+double bench_memcpy_gbps(const uint8_t *src, uint64_t n, int threads);
 
 /*
  * Compress the chunks the stream compresses (the first epochs of the

@@ -15,3 +15,10 @@ check_PROGRAMS += t/pipeline-threads
 TESTS += t/pipeline-threads
 t_pipeline_threads_LDADD = $(TEST_LDADD)
 t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)
+
+# The cpu backend's fused batch equals its stage entries, position by
+# position.
+check_PROGRAMS += t/cpu-fused
+TESTS += t/cpu-fused
+t_cpu_fused_LDADD = $(TEST_LDADD)
+t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)

@@ -26,6 +26,17 @@ struct batch_result {
 	const uint64_t *offsets;
 };
 
+/* What a fused batch (backend_ops.run_batch) hands back: every chunk where
+ * it lies, by shard-major position, so the host copies each compressed
+ * chunk once, straight into its shard. */
+struct batch_chunks {
+	const uint8_t *const *data;  /* K*M pointers, by position */
+	const uint64_t *sizes;       /* K*M byte counts, by position */
+	/* Seconds per stage as the stage entries would report them on an
+	 * otherwise idle machine: CPU time of the threads over threads. */
+	double seconds_scatter, seconds_compress, seconds_aggregate;
+};
+
 struct backend_ops {
 	const char *name;
 	/* Fill info->usable and info->detail (device name, or why not). */
@@ -40,6 +51,18 @@ struct backend_ops {
 	/* Valid until the next scatter or close. */
 	int (*fetch)(void *ctx, struct batch_result *out, struct sp_err *err);
 	void (*close)(void *ctx);
+	/*
+	 * Optional (NULL: the host calls the stages one by one).  Scatter,
+	 * compress and aggregate one batch in one pass, as DESIGN.md allows
+	 * behind the stage entries: the bytes of every chunk equal what the
+	 * stages produce.  batch is read until this returns; out is valid
+	 * until the next call or close.
+	 */
+	int (*run_batch)(void *ctx, const void *batch, struct batch_chunks *out,
+			 struct sp_err *err);
+	/* Optional: the bytes of host memory the context's pools take at
+	 * most, as the stream will use it (reported as planned pools). */
+	uint64_t (*pool_bytes)(void *ctx);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

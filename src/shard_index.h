@@ -37,6 +37,15 @@ SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
 				    struct sp_err *err);
 
 /*
+ * The same from chunks where they lie: data[j] and sizes[j] for the M
+ * chunks of one epoch by shard-major position j (a fused backend batch).
+ */
+SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
+				     const uint8_t *const *data,
+				     const uint64_t *sizes,
+				     struct sp_err *err);
+
+/*
  * Serialize shard k's index for the placement the plan asks for (offsets
  * shifted past the index when it comes first).  Returns a pointer to
  * plan->index_bytes bytes, valid until the next call.

@@ -15,12 +15,12 @@
 
 /*
  * Threads (DESIGN.md "Host layer").  The caller's thread stages appended
- * bytes into one of NSTAGE batch buffers and queues each full batch.  The
+ * bytes into one of nstage batch buffers and queues each full batch.  The
  * pipeline thread runs the backend's stages on each batch in turn and adds
  * its epochs to the shard set being filled; a finished shard epoch goes to
  * the writer thread, which serializes and stores its shards and then
  * zarr.json.  A staging buffer is free again once scattered, a shard set
- * once written: NSTAGE buffers and NSETS sets bound the memory, and waiting
+ * once written: nstage buffers and NSETS sets bound the memory, and waiting
  * for one is the back-pressure that append feels.
  *
  * One mutex guards the hand-over state below and the stats; one condition
@@ -29,13 +29,15 @@
  * async_rc/async_err; the thread then drains its queue without working, so
  * nobody waits forever, and the caller reports it on its next call.
  */
-/* One staging buffer keeps the backend fed: it is free again once its
- * batch is scattered, and the caller refills it while that batch
- * compresses.  A second would only absorb a caller's jitter, at the cost
- * of a batch of memory (512 MiB for the stack workload). */
-#define NSTAGE 1
+/* With the stage entries one staging buffer keeps the backend fed: it is
+ * free again once its batch is scattered, and the caller refills it while
+ * that batch compresses.  A backend that fuses its stages (run_batch)
+ * reads the buffer until the batch is compressed, so it gets two: the
+ * caller fills one while the other compresses.  That costs a batch of
+ * memory, and saves more: no chunk pool and no aggregated pool. */
+#define NSTAGE_MAX 2
 #define NSETS 2
-#define QCAP (NSTAGE + 1)
+#define QCAP (NSTAGE_MAX + 1)
 
 struct batch_job {
 	const uint8_t *data;     /* a staging buffer or the caller's span */
@@ -58,7 +60,8 @@ struct shardpipe_stream {
 	shardpipe_sink sink;
 
 	/* Caller's thread. */
-	uint8_t *staging[NSTAGE]; /* plan.batch_bytes each */
+	uint8_t *staging[NSTAGE_MAX]; /* plan.batch_bytes each */
+	int nstage;              /* staging buffers in use */
 	int cur;                 /* staging buffer being filled, or -1 */
 	size_t staged;           /* bytes of the current batch received */
 	int sticky;              /* first failure, returned ever after */
@@ -79,7 +82,7 @@ struct shardpipe_stream {
 	pthread_cond_t cv;
 	pthread_t pipe_thread, writer_thread;
 	int threads_started;
-	int stage_free[NSTAGE];
+	int stage_free[NSTAGE_MAX];
 	struct batch_job q[QCAP];
 	unsigned q_head, q_len;
 	uint64_t queued, scattered, processed; /* batch counters */
@@ -272,35 +275,58 @@ static void hand_over_set(struct shardpipe_stream *s, uint64_t rows_in)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Pipeline thread: one batch through the backend, its epochs into sets. */
-static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
+/* Pipeline thread: the batch's input is consumed, its buffer (or the
+ * caller's span) is free again. */
+static void release_input(struct shardpipe_stream *s,
+			  const struct batch_job *job)
 {
-	const struct plan *p = &s->plan;
-	struct batch_result r;
-	double t0 = now(), t1, t2, t3, tw = 0;
-	int rc = s->be->scatter(s->bctx, job->data, &s->perr);
-
-	/* The input is consumed: its buffer (or the caller) is free. */
 	pthread_mutex_lock(&s->mu);
 	if (job->buf >= 0)
 		s->stage_free[job->buf] = 1;
 	s->scattered++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	SP_FORWARD(rc);
-	t1 = now();
-	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
-	t2 = now();
-	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
-	SP_FORWARD(s->be->fetch(s->bctx, &r, &s->perr));
-	t3 = now();
+}
+
+/* Pipeline thread: one batch through the backend, its epochs into sets. */
+static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
+{
+	const struct plan *p = &s->plan;
+	struct batch_result r = { 0 };
+	struct batch_chunks f = { 0 };
+	double t0 = now(), t1, t2, t3, tw = 0;
+	int fused = s->be->run_batch != NULL, rc;
+
+	if (fused) {
+		rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
+		release_input(s, job);
+		SP_FORWARD(rc);
+		t1 = t0 + f.seconds_scatter;
+		t2 = t1 + f.seconds_compress;
+		t3 = t2 + f.seconds_aggregate;
+	} else {
+		rc = s->be->scatter(s->bctx, job->data, &s->perr);
+		release_input(s, job);
+		SP_FORWARD(rc);
+		t1 = now();
+		SP_FORWARD(s->be->compress(s->bctx, &s->perr));
+		t2 = now();
+		SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
+		SP_FORWARD(s->be->fetch(s->bctx, &r, &s->perr));
+		t3 = now();
+	}
 
 	for (uint64_t e = 0; e < job->epochs; e++) {
 		struct shard_set *set = &s->sets[s->fill_set];
 		double te = now();
 
-		SP_FORWARD(shard_set_add_epoch(set, r.data,
-					       r.offsets + e * p->M, &s->perr));
+		if (fused)
+			rc = shard_set_add_chunks(set, f.data + e * p->M,
+						  f.sizes + e * p->M, &s->perr);
+		else
+			rc = shard_set_add_epoch(set, r.data,
+						 r.offsets + e * p->M, &s->perr);
+		SP_FORWARD(rc);
 		tw += now() - te;
 		s->epochs_done++;
 		if (set->epochs == p->cps[0] ||
@@ -479,9 +505,9 @@ static int take_buffer(struct shardpipe_stream *s, int wait)
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		for (k = 0; k < NSTAGE && !s->stage_free[k]; k++)
+		for (k = 0; k < s->nstage && !s->stage_free[k]; k++)
 			;
-		if (k < NSTAGE) {
+		if (k < s->nstage) {
 			s->stage_free[k] = 0;
 			break;
 		}
@@ -526,7 +552,7 @@ static void stream_free(struct shardpipe_stream *s)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
 	store_fs_free(s->fs);
-	for (int k = 0; k < NSTAGE; k++)
+	for (int k = 0; k < NSTAGE_MAX; k++)
 		free(s->staging[k]);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -594,7 +620,9 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = shard_set_init(&s->sets[k], &s->plan, &s->err);
 		s->set_free[k] = k > 0;
 	}
-	for (int k = 0; k < NSTAGE && rc == SHARDPIPE_OK; k++) {
+	if (rc == SHARDPIPE_OK)
+		s->nstage = s->be->run_batch != NULL ? 2 : 1;
+	for (int k = 0; k < s->nstage && rc == SHARDPIPE_OK; k++) {
 		s->staging[k] = malloc(s->plan.batch_bytes);
 		s->stage_free[k] = 1;
 		if (s->staging[k] == NULL)
@@ -615,14 +643,18 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		stream_free(s);
 		return rc;
 	}
-	/* Staging buffers, the backend's pools (chunks, compressed slots,
-	 * aggregated), and the shard sets at their worst case: every chunk
-	 * of a shard epoch at slot capacity. */
+	/* Staging buffers, the backend's pools (as it reports them, or
+	 * chunks, compressed slots and aggregated), and the shard sets at
+	 * their worst case: every chunk of a shard epoch at slot capacity. */
 	s->stats.pool_bytes =
-		NSTAGE * s->plan.batch_bytes +
-		s->plan.K * s->plan.M *
-			(s->plan.chunk_bytes + 2 * s->plan.slot_capacity) +
+		(uint64_t)s->nstage * s->plan.batch_bytes +
 		NSETS * s->plan.cps[0] * s->plan.M * s->plan.slot_capacity;
+	if (s->be->pool_bytes != NULL)
+		s->stats.pool_bytes += s->be->pool_bytes(s->bctx);
+	else
+		s->stats.pool_bytes += s->plan.K * s->plan.M *
+				       (s->plan.chunk_bytes +
+					2 * s->plan.slot_capacity);
 	*out = s;
 	return SHARDPIPE_OK;
 }

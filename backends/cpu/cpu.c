@@ -2,7 +2,10 @@
  * cpu.c - the cpu backend: OpenMP threads over chunks, libzstd and
  * libdeflate with one context per thread (DESIGN.md "Compression kernels").
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libdeflate.h>
 #include <zstd.h>
@@ -33,6 +36,42 @@ struct view {
 	uint64_t items;      /* work items per epoch */
 };
 
+/*
+ * Pools.  The stage entries use chunks (scattered), packed (compressed
+ * slots) and aggregated; the fused run_batch uses only packed and one
+ * scratch item per thread: each thread gathers an item where it is about
+ * to compress it, so the scattered bytes are still in cache, and the host
+ * copies the compressed chunks straight out of their slots.  Pools are
+ * allocated on first use, so a stream that runs fused never touches the
+ * others (first touch of a page costs more than its copy on a VM).
+ */
+/*
+ * The fused pass's threads: plan->threads - 1 workers that sleep on a
+ * condition variable between batches, and the caller of run_batch as
+ * lane 0.  Not OpenMP: libgomp's idle threads spin at the end of every
+ * parallel region, and on 2 cores that spinning took a fifth of all cycles
+ * from the stream's other threads (the caller staging the next batch, the
+ * writer) in `shardpipe bench frames`.  Items are taken from one atomic
+ * counter, so a thread that a busy machine slows takes fewer.
+ */
+struct lane {
+	double sg, sc;          /* CPU seconds gathering, compressing */
+	int64_t failed;         /* first chunk a compressor failed on */
+	char pad[64];           /* keep lanes off each other's lines */
+};
+
+struct crew {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	pthread_t *tid;
+	int n;                  /* workers running */
+	int busy;               /* workers not done with this batch */
+	int quit;
+	uint64_t gen;           /* batches started */
+	const uint8_t *in;      /* the batch */
+	uint64_t next, total;   /* next item (atomic), items in the batch */
+};
+
 struct cpu_ctx {
 	const struct plan *plan;
 	uint64_t nchunks;       /* K * M */
@@ -41,10 +80,16 @@ struct cpu_ctx {
 	uint64_t *sizes;        /* per chunk */
 	uint64_t *offsets;      /* nchunks + 1, by position */
 	uint8_t *aggregated;
+	uint8_t **scratch;      /* per thread: one item, A*G chunks */
+	const uint8_t **pos_data; /* nchunks, by position (run_batch) */
+	uint64_t *pos_sizes;
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
-	int failed_chunk;       /* first chunk a compressor failed on */
-	struct view view;
+	struct view view;       /* items of the stage entries */
+	struct view fview;      /* items of run_batch */
+	struct crew crew;       /* started by the first run_batch */
+	int crew_started;
+	struct lane *lanes;     /* plan->threads */
 };
 
 /*
@@ -62,7 +107,31 @@ struct cpu_ctx {
 #define SHORT_ROW_BYTES 2048
 #define ITEMS_PER_THREAD 4
 
-static void view_init(struct view *v, const struct plan *p)
+/*
+ * The fused pass gathers each item just before compressing it, so an item
+ * should be small (a thread that finishes its last item early idles until
+ * the batch ends) yet read input runs long enough to use whole cache lines
+ * and pages: the fewest chunks along the last dims (a divisor of their
+ * count, so items tile the epoch) that make runs of this many bytes, or
+ * one chunk when its own runs reach half of it.  Measured, as CPU time
+ * against memcpy: 512 -> 1024 took the cube workload's scatter from 0.19
+ * to 0.25 of memcpy and the stack's from 0.33 to 0.38, 2048 (with runs
+ * copied inline) the stack's from 0.48 to 0.51-0.58; the frames
+ * workload's 1152-byte runs keep one chunk per item, so that a batch of
+ * 32 chunks still gives each thread 16 items.
+ */
+#define FUSED_RUN_BYTES 2048
+
+static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
+				       uint64_t want)
+{
+	for (uint64_t g = 1; g < n; g++)
+		if (n % g == 0 && g * unit >= want)
+			return g;
+	return n;
+}
+
+static void view_init(struct view *v, const struct plan *p, int fused)
 {
 	uint64_t s = 1, want = ITEMS_PER_THREAD * (uint64_t)p->threads;
 	int r = 0, last;
@@ -87,7 +156,20 @@ static void view_init(struct view *v, const struct plan *p)
 	}
 	v->A = v->G = 1;
 	last = v->rank - 1;
-	if (v->rank > 1) {
+	if (v->rank > 1 && fused) {
+		const int sec = last - 1;
+
+		v->G = v->chunk[last] * p->esize >= FUSED_RUN_BYTES / 2 ? 1 :
+		       least_divisor_reaching(v->count[last],
+					      v->chunk[last] * p->esize,
+					      FUSED_RUN_BYTES);
+		if (v->G == v->count[last] &&
+		    v->size[last] * p->esize < FUSED_RUN_BYTES)
+			v->A = least_divisor_reaching(
+				v->count[sec],
+				v->chunk[sec] * v->size[last] * p->esize,
+				FUSED_RUN_BYTES);
+	} else if (v->rank > 1) {
 		uint64_t per_last = p->K * p->M / v->count[last];
 
 		if (v->chunk[last] * p->esize < SHORT_RUN_BYTES ||
@@ -111,15 +193,17 @@ static int thread_id(void)
 
 static int cpu_probe(shardpipe_backend_info *info)
 {
-	int n = 1;
+	/* The same count the plan resolves threads from; not asked of
+	 * OpenMP, whose runtime (LLVM's) would start up here, in every
+	 * stream, though only the stage entries use it. */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-#ifdef _OPENMP
-	n = omp_get_num_procs();
-#endif
+	if (n < 1)
+		n = 1;
 	info->usable = 1;
 	info->gpu = 0;
 	snprintf(info->detail, sizeof(info->detail),
-		 "%d cores, libzstd %s, libdeflate %s%s", n,
+		 "%ld cores, libzstd %s, libdeflate %s%s", n,
 		 ZSTD_versionString(), LIBDEFLATE_VERSION_STRING,
 #ifdef _OPENMP
 		 ", OpenMP"
@@ -136,6 +220,19 @@ static void cpu_close(void *vctx)
 
 	if (c == NULL)
 		return;
+	if (c->crew_started) {
+		pthread_mutex_lock(&c->crew.mu);
+		c->crew.quit = 1;
+		pthread_cond_broadcast(&c->crew.go);
+		pthread_mutex_unlock(&c->crew.mu);
+		for (int w = 0; w < c->crew.n; w++)
+			pthread_join(c->crew.tid[w], NULL);
+		pthread_cond_destroy(&c->crew.go);
+		pthread_cond_destroy(&c->crew.done);
+		pthread_mutex_destroy(&c->crew.mu);
+	}
+	free(c->crew.tid);
+	free(c->lanes);
 	for (int t = 0; c->zctx && t < c->plan->threads; t++)
 		ZSTD_freeCCtx(c->zctx[t]);
 	for (int t = 0; c->dctx && t < c->plan->threads; t++)
@@ -147,7 +244,24 @@ static void cpu_close(void *vctx)
 	free(c->sizes);
 	free(c->offsets);
 	free(c->aggregated);
+	for (int t = 0; c->scratch && t < c->plan->threads; t++)
+		free(c->scratch[t]);
+	free(c->scratch);
+	free(c->pos_data);
+	free(c->pos_sizes);
 	free(c);
+}
+
+/* Allocate *pool of n bytes on first use. */
+static int pool_get(uint8_t **pool, uint64_t n, const char *what,
+		    struct sp_err *err)
+{
+	if (*pool == NULL)
+		*pool = malloc(n ? (size_t)n : 1);
+	SP_RETURN_IF(*pool == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the cpu %s pool of %llu bytes", what,
+		     (unsigned long long)n);
+	return SHARDPIPE_OK;
 }
 
 static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
@@ -157,18 +271,17 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 
 	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	c->plan = p;
-	view_init(&c->view, p);
+	view_init(&c->view, p, 0);
+	view_init(&c->fview, p, 1);
 	c->nchunks = p->K * p->M;
-	c->chunks = malloc(c->nchunks * p->chunk_bytes);
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
 	c->offsets = malloc((c->nchunks + 1) * sizeof(*c->offsets));
-	c->aggregated = malloc(c->nchunks * p->slot_capacity);
-	ok = c->chunks && c->sizes && c->offsets && c->aggregated;
-	/* Codec none aggregates straight from the chunk pool. */
-	if (ok && p->codec != SHARDPIPE_CODEC_NONE) {
-		c->packed = malloc(c->nchunks * p->slot_capacity);
-		ok = c->packed != NULL;
-	}
+	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
+	c->pos_sizes = malloc(c->nchunks * sizeof(*c->pos_sizes));
+	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
+	c->lanes = calloc((size_t)nt, sizeof(*c->lanes));
+	ok = c->sizes && c->offsets && c->pos_data && c->pos_sizes &&
+	     c->scratch && c->lanes;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
 		for (int t = 0; c->zctx && t < nt && ok; t++)
@@ -215,6 +328,29 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/*
+ * Copy one run of a chunk's row.  Runs of 32 to 64 elements are common
+ * (the stack workload's are 128 bytes) and a call to memcpy costs about as
+ * much as the copy; constant sizes become a few vector moves inline.
+ */
+static inline void copy_run(uint8_t *o, const uint8_t *in, size_t n)
+{
+	switch (n) {
+	case 64:
+		memcpy(o, in, 64);
+		break;
+	case 128:
+		memcpy(o, in, 128);
+		break;
+	case 256:
+		memcpy(o, in, 256);
+		break;
+	default:
+		memcpy(o, in, n);
+		break;
+	}
+}
+
 /* Copy n elements of es bytes from src, `stride` elements apart, to dst. */
 static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
 				uint64_t stride, size_t es)
@@ -242,17 +378,68 @@ static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
 /*
  * Deal n rows of NG interleaved elements out to NG chunks, row j's element
  * g to chunk g's element j (a chunk extent of 1 along a dim of NG elements,
- * like colour channels).  With NG a constant the compiler turns this into
- * vector loads and shuffles instead of one strided load per element.
+ * like colour channels).  One restrict-qualified pointer per chunk, so the
+ * compiler knows the outputs do not overlap and vectorises the loads and
+ * shuffles: measured 2-3x the speed of an inner loop over an array of
+ * output pointers at -O2 (about 0.6 of memcpy instead of 0.25).
  */
-#define DEAL_FN(name, T, NG)                                                  	static void name(uint8_t *dst, size_t cb, const uint8_t *src,         			 uint64_t n)                                          	{                                                                     		const T *s = (const T *)(const void *)src;                    		T *d[NG];                                                     		for (int g = 0; g < NG; g++)                                  			d[g] = (T *)(void *)(dst + g * cb);                   		_Pragma("omp simd")                                           		for (uint64_t j = 0; j < n; j++)                              			for (int g = 0; g < NG; g++)                          				d[g][j] = s[j * NG + g];                      	}
-DEAL_FN(deal_2x2, uint16_t, 2)
-DEAL_FN(deal_2x3, uint16_t, 3)
-DEAL_FN(deal_2x4, uint16_t, 4)
-DEAL_FN(deal_1x3, uint8_t, 3)
-DEAL_FN(deal_1x4, uint8_t, 4)
-DEAL_FN(deal_4x3, uint32_t, 3)
-DEAL_FN(deal_4x4, uint32_t, 4)
+/* GCC's -O2 cost model leaves the interleaved loads scalar; -O3's
+ * vectorises them (clang does at -O2 already). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DEAL_ATTR __attribute__((optimize("O3")))
+#else
+#define DEAL_ATTR
+#endif
+
+#define DEAL2(name, T)                                                        \
+	DEAL_ATTR static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[2 * j];                                     \
+			d1[j] = s[2 * j + 1];                                 \
+		}                                                             \
+	}
+#define DEAL3(name, T)                                                        \
+	DEAL_ATTR static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		T *restrict d2 = (T *)(void *)(dst + 2 * cb);                 \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[3 * j];                                     \
+			d1[j] = s[3 * j + 1];                                 \
+			d2[j] = s[3 * j + 2];                                 \
+		}                                                             \
+	}
+#define DEAL4(name, T)                                                        \
+	DEAL_ATTR static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
+			 uint64_t n)                                          \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d0 = (T *)(void *)dst;                            \
+		T *restrict d1 = (T *)(void *)(dst + cb);                     \
+		T *restrict d2 = (T *)(void *)(dst + 2 * cb);                 \
+		T *restrict d3 = (T *)(void *)(dst + 3 * cb);                 \
+		for (uint64_t j = 0; j < n; j++) {                            \
+			d0[j] = s[4 * j];                                     \
+			d1[j] = s[4 * j + 1];                                 \
+			d2[j] = s[4 * j + 2];                                 \
+			d3[j] = s[4 * j + 3];                                 \
+		}                                                             \
+	}
+DEAL2(deal_2x2, uint16_t)
+DEAL3(deal_2x3, uint16_t)
+DEAL4(deal_2x4, uint16_t)
+DEAL3(deal_1x3, uint8_t)
+DEAL4(deal_1x4, uint8_t)
+DEAL3(deal_4x3, uint32_t)
+DEAL4(deal_4x4, uint32_t)
 
 typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
 
@@ -270,13 +457,15 @@ static deal_fn deal_pick(size_t es, uint64_t ng)
 }
 
 /*
- * Gather work item `item` of an epoch into the pool.  Lines run over view
- * dims 0..R-3 inside the chunks; each line of a chunk is a tile of
- * chunk[R-2] x chunk[R-1] elements, read from consecutive input rows.
- * Padding cells are zeroed.
+ * Gather work item `item` of an epoch to `out`: its A x G chunks, chunk
+ * a*G+g at out + (a*G+g)*cs (cs >= chunk_bytes: the pool's chunk spacing,
+ * or a compressed slot's).  Lines run over view dims 0..R-3 inside the
+ * chunks; each line of a chunk is a tile of chunk[R-2] x chunk[R-1]
+ * elements, read from consecutive input rows.  Padding cells are zeroed.
  */
 static void gather_item(const struct plan *p, const struct view *v,
-			const uint8_t *epoch, uint8_t *pool, uint64_t item)
+			const uint8_t *epoch, uint8_t *out, size_t cs,
+			uint64_t item)
 {
 	const int R = v->rank, last = R - 1, sec = R - 2;
 	const size_t es = p->esize;
@@ -313,20 +502,20 @@ static void gather_item(const struct plan *p, const struct view *v,
 			uint64_t os = origin[sec] + a * C1;
 			uint64_t rows = v->size[sec] - os;
 			const uint8_t *src = epoch + (off + os * row) * es;
-			uint8_t *dst = pool + (first + a * v->count[last]) *
-						      p->chunk_bytes + l * tile;
+			/* A > 1 only when G is the whole last dim. */
+			uint8_t *dst = out + a * v->G * cs + l * tile;
 
 			if (rows > C1)
 				rows = C1;
 			if (!inside)
 				rows = 0;
 			if (deal != NULL)
-				deal(dst, (size_t)p->chunk_bytes, src, rows);
+				deal(dst, cs, src, rows);
 			for (uint64_t g = 0; g < v->G && cl == 1 && !deal; g++)
 				/* One element per input row and chunk:
 				 * typed loads down the rows. */
-				copy_strided(dst + g * p->chunk_bytes,
-					     src + g * es, rows, row, es);
+				copy_strided(dst + g * cs, src + g * es, rows,
+					     row, es);
 			for (uint64_t j = 0; j < rows && cl > 1; j++) {
 				/* Each input row once, dealt out. */
 				const uint8_t *in = src + j * row * es;
@@ -334,20 +523,22 @@ static void gather_item(const struct plan *p, const struct view *v,
 				for (uint64_t g = 0; g < v->G; g++) {
 					uint64_t gl = origin[last] + g * cl;
 					uint64_t e = v->size[last] - gl;
-					uint8_t *o = dst + g * p->chunk_bytes +
-						     j * cl * es;
+					uint8_t *o = dst + g * cs + j * cl * es;
 
-					if (e > cl)
-						e = cl;
+					if (e >= cl) {
+						copy_run(o, in + g * cl * es,
+							 (size_t)(cl * es));
+						continue;
+					}
 					memcpy(o, in + g * cl * es,
 					       (size_t)(e * es));
 					memset(o + e * es, 0,
 					       (size_t)((cl - e) * es));
 				}
 			}
-			for (uint64_t g = 0; g < v->G; g++)
-				memset(dst + g * p->chunk_bytes + rows * cl * es,
-				       0, (size_t)((C1 - rows) * cl) * es);
+			for (uint64_t g = 0; g < v->G && rows < C1; g++)
+				memset(dst + g * cs + rows * cl * es, 0,
+				       (size_t)((C1 - rows) * cl) * es);
 		}
 		for (int d = sec - 1; d >= 0; d--) {
 			if (++n[d] < v->chunk[d])
@@ -365,7 +556,8 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 	const uint8_t *in = batch;
 	int64_t n = (int64_t)(p->K * v->items);
 
-	(void)err;
+	SP_FORWARD(pool_get(&c->chunks, c->nchunks * p->chunk_bytes,
+			    "chunk", err));
 	if (v->rank == 1) {
 		/* Every dim merged: each epoch is one contiguous chunk. */
 		memcpy(c->chunks, batch, (size_t)(p->K * p->chunk_bytes));
@@ -376,9 +568,41 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 		uint64_t e = (uint64_t)k / v->items, it = (uint64_t)k % v->items;
 
 		gather_item(p, v, in + e * p->epoch_bytes,
-			    c->chunks + e * p->M * p->chunk_bytes, it);
+			    c->chunks + (e * p->M + it * v->A * v->G) *
+						p->chunk_bytes,
+			    (size_t)p->chunk_bytes, it);
 	}
 	return SHARDPIPE_OK;
+}
+
+/* Compress one chunk into its slot with thread t's context; 0 on failure. */
+static size_t compress_one(struct cpu_ctx *c, int t, const uint8_t *src,
+			   uint8_t *dst)
+{
+	const struct plan *p = c->plan;
+	size_t r;
+
+	switch (p->codec) {
+	case SHARDPIPE_CODEC_ZSTD:
+		/* The checksum needs the advanced API (its level and flag are
+		 * set on the context at open); without it the plain call keeps
+		 * the historical bytes. */
+		if (p->zstd_checksum)
+			r = ZSTD_compress2(c->zctx[t], dst, p->slot_capacity,
+					   src, p->chunk_bytes);
+		else
+			r = ZSTD_compressCCtx(c->zctx[t], dst, p->slot_capacity,
+					      src, p->chunk_bytes, p->level);
+		return ZSTD_isError(r) ? 0 : r;
+	case SHARDPIPE_CODEC_BLOSC:
+		return cpu_blosc_compress(p, src, dst);
+	case SHARDPIPE_CODEC_GZIP:
+		return libdeflate_gzip_compress(c->dctx[t], src, p->chunk_bytes,
+						dst, p->slot_capacity);
+	default:
+		memcpy(dst, src, p->chunk_bytes);
+		return p->chunk_bytes;
+	}
 }
 
 static int cpu_compress(void *vctx, struct sp_err *err)
@@ -393,33 +617,17 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 			c->sizes[ci] = p->chunk_bytes;
 		return SHARDPIPE_OK;
 	}
+	SP_RETURN_IF(c->chunks == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "compress before any scatter");
+	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
+			    "compressed", err));
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic)
 	for (int64_t ci = 0; ci < nc; ci++) {
-		const uint8_t *src = c->chunks + (uint64_t)ci * p->chunk_bytes;
-		uint8_t *dst = c->packed + (uint64_t)ci * p->slot_capacity;
-		size_t r;
+		size_t r = compress_one(
+			c, thread_id(),
+			c->chunks + (uint64_t)ci * p->chunk_bytes,
+			c->packed + (uint64_t)ci * p->slot_capacity);
 
-		if (p->codec == SHARDPIPE_CODEC_ZSTD) {
-			/* The checksum needs the advanced API; without it
-			 * the plain call keeps the historical bytes. */
-			if (p->zstd_checksum)
-				r = ZSTD_compress2(c->zctx[thread_id()], dst,
-						   p->slot_capacity, src,
-						   p->chunk_bytes);
-			else
-				r = ZSTD_compressCCtx(c->zctx[thread_id()], dst,
-						      p->slot_capacity, src,
-						      p->chunk_bytes,
-						      p->level);
-			if (ZSTD_isError(r))
-				r = 0;
-		} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {
-			r = cpu_blosc_compress(p, src, dst);
-		} else {
-			r = libdeflate_gzip_compress(c->dctx[thread_id()], src,
-						     p->chunk_bytes, dst,
-						     p->slot_capacity);
-		}
 		c->sizes[ci] = r;
 		if (r == 0) {
 #pragma omp critical
@@ -443,6 +651,10 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 							   : p->slot_capacity;
 	int64_t nc = (int64_t)c->nchunks;
 
+	SP_RETURN_IF(src == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "aggregate before any compress");
+	SP_FORWARD(pool_get(&c->aggregated, c->nchunks * p->slot_capacity,
+			    "aggregated", err));
 	/* Pass 1 and 2: sizes by position, exclusive scan. */
 	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
 		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
@@ -468,9 +680,228 @@ static int cpu_fetch(void *vctx, struct batch_result *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+
 	out->data = c->aggregated;
 	out->offsets = c->offsets;
 	return SHARDPIPE_OK;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: what a stage costs, whatever else the
+ * machine runs meanwhile. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return now();
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Lane t's share of the fused pass: items until the counter runs out. */
+static void fused_items(struct cpu_ctx *c, int t)
+{
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	const uint64_t per = v->A * v->G;   /* chunks per item */
+	const int none = p->codec == SHARDPIPE_CODEC_NONE;
+	struct lane *ln = &c->lanes[t];
+
+	for (;;) {
+		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
+						__ATOMIC_RELAXED);
+		uint64_t e, it, first;
+		uint8_t *slot;
+		const uint8_t *src;
+		double a, b;
+
+		if (k >= c->crew.total)
+			break;
+		e = k / v->items;
+		it = k % v->items;
+		first = e * p->M + it * per;
+		slot = c->packed + first * p->slot_capacity;
+		src = c->crew.in + e * p->epoch_bytes;
+		a = thread_cpu();
+		if (v->rank == 1) {
+			/* The epoch is the chunk, contiguous already. */
+		} else if (none) {
+			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
+				    it);
+		} else {
+			gather_item(p, v, src, c->scratch[t],
+				    (size_t)p->chunk_bytes, it);
+			src = c->scratch[t];
+		}
+		b = thread_cpu();
+		ln->sg += b - a;
+		for (uint64_t j = 0; j < per; j++) {
+			size_t r = p->chunk_bytes;
+
+			if (!none || v->rank == 1)
+				r = compress_one(c, t, src + j * p->chunk_bytes,
+						 slot + j * p->slot_capacity);
+			c->sizes[first + j] = r;
+			if (r == 0 && (ln->failed < 0 ||
+				       (int64_t)(first + j) < ln->failed))
+				ln->failed = (int64_t)(first + j);
+		}
+		ln->sc += thread_cpu() - b;
+	}
+}
+
+struct worker_arg {
+	struct cpu_ctx *c;
+	int lane;
+};
+
+static void *worker_main(void *varg)
+{
+	struct worker_arg arg = *(struct worker_arg *)varg;
+	struct crew *w = &arg.c->crew;
+	uint64_t seen = 0;
+
+	free(varg);
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (w->gen == seen && !w->quit)
+			pthread_cond_wait(&w->go, &w->mu);
+		if (w->quit)
+			break;
+		seen = w->gen;
+		pthread_mutex_unlock(&w->mu);
+		fused_items(arg.c, arg.lane);
+		pthread_mutex_lock(&w->mu);
+		if (--w->busy == 0)
+			pthread_cond_signal(&w->done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Start the workers; with fewer than asked for, the lanes left over are
+ * simply never used. */
+static int crew_start(struct cpu_ctx *c, struct sp_err *err)
+{
+	struct crew *w = &c->crew;
+	int want = c->plan->threads - 1;
+
+	w->tid = calloc((size_t)(want > 0 ? want : 1), sizeof(*w->tid));
+	SP_RETURN_IF(w->tid == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %d worker threads", want);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->go, NULL);
+	pthread_cond_init(&w->done, NULL);
+	c->crew_started = 1;
+	for (int k = 0; k < want; k++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+
+		if (a == NULL)
+			break;
+		a->c = c;
+		a->lane = k + 1;
+		if (pthread_create(&w->tid[w->n], NULL, worker_main, a) != 0) {
+			free(a);
+			break;
+		}
+		w->n++;
+	}
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Scatter, compress and aggregate in one parallel pass: each thread
+ * gathers a work item into its scratch (or, for codec none, straight into
+ * the slots) and compresses its chunks at once, while they are in cache.
+ * Nothing is aggregated: the chunks are listed where they lie, by
+ * position, and the host copies each once into its shard.
+ */
+static int cpu_run_batch(void *vctx, const void *batch,
+			 struct batch_chunks *out, struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	struct crew *w = &c->crew;
+	double sg = 0, sc = 0, t0 = now(), t1;
+	int64_t failed = -1;
+
+	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
+			    "compressed", err));
+	for (int t = 0; t < p->threads; t++) {
+		if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
+			SP_FORWARD(pool_get(&c->scratch[t],
+					    v->A * v->G * p->chunk_bytes,
+					    "scratch", err));
+		c->lanes[t].sg = c->lanes[t].sc = 0;
+		c->lanes[t].failed = -1;
+	}
+	if (!c->crew_started)
+		SP_FORWARD(crew_start(c, err));
+	pthread_mutex_lock(&w->mu);
+	w->in = batch;
+	w->next = 0;
+	w->total = p->K * v->items;
+	w->busy = w->n;
+	w->gen++;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	fused_items(c, 0);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	t1 = now();
+
+	for (int t = 0; t < p->threads; t++) {
+		sg += c->lanes[t].sg;
+		sc += c->lanes[t].sc;
+		if (c->lanes[t].failed >= 0 &&
+		    (failed < 0 || c->lanes[t].failed < failed))
+			failed = c->lanes[t].failed;
+	}
+	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
+		     "%s failed on chunk %lld of the batch",
+		     shardpipe_codec_name(p->codec), (long long)failed);
+	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
+		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
+
+		c->pos_data[pos] = c->packed + ci * p->slot_capacity;
+		c->pos_sizes[pos] = c->sizes[ci];
+	}
+	out->data = c->pos_data;
+	out->sizes = c->pos_sizes;
+	/* CPU time over threads: the wall time each stage would take on
+	 * the threads alone, not moved by other processes.  The pass's wall
+	 * time beyond both is the wait at its end for the last item. */
+	(void)t0;
+	out->seconds_scatter = sg / p->threads;
+	out->seconds_compress = sc / p->threads;
+	out->seconds_aggregate = now() - t1;
+	return SHARDPIPE_OK;
+}
+
+/* A stream runs fused: compressed slots, and one item of scratch per
+ * thread unless the chunks are gathered straight into the slots. */
+static uint64_t cpu_pool_bytes(void *vctx)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	uint64_t n = c->nchunks * p->slot_capacity;
+
+	if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
+		n += (uint64_t)p->threads * v->A * v->G * p->chunk_bytes;
+	return n;
 }
 
 const struct backend_ops sp_backend_cpu = {
@@ -482,4 +913,6 @@ const struct backend_ops sp_backend_cpu = {
 	.aggregate = cpu_aggregate,
 	.fetch = cpu_fetch,
 	.close = cpu_close,
+	.run_batch = cpu_run_batch,
+	.pool_bytes = cpu_pool_bytes,
 };

@@ -1,0 +1,159 @@
+/*
+ * cpu-fused.c - the cpu backend's fused batch (run_batch: gather and
+ * compress per work item, chunks listed where they lie) hands back, for
+ * every shard-major position, exactly the bytes its stage entries
+ * (scatter, compress, aggregate, fetch) produce for the same batch: for
+ * codecs none, zstd and gzip, element sizes 1 to 8, thread counts 1 to 3,
+ * and geometries whose work items group some but not all chunks along the
+ * last dim, all of a 1-element channel dim and some chunks along the dim
+ * before it, with edge chunks inside items.  Batches are sparse or
+ * structured bytes from the printed seed, each through both paths.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "plan.h"
+#include "tap.h"
+#include "testutil.h"
+
+struct geo {
+	const char *what;
+	int rank;
+	shardpipe_dtype dtype;
+	uint64_t size[4], chunk[4], cps[4];
+};
+
+static const struct geo geos[] = {
+	/* 160-byte runs: items of 16 of the 32 chunks along x (runs of
+	 * 2 KiB at least), the last one partial. */
+	{ "uint32, items of part of the last dim", 3, SHARDPIPE_DTYPE_UINT32,
+	  { 6, 5, 1270 }, { 3, 4, 40 }, { 2, 2, 4 } },
+	/* A 1-element channel dim: items of all 3 channels and 48 of the
+	 * 96 chunks along x, the last one partial. */
+	{ "uint16, 1-element channels, items across x", 4,
+	  SHARDPIPE_DTYPE_UINT16, { 4, 3, 766, 3 }, { 2, 2, 8, 1 },
+	  { 1, 2, 4, 3 } },
+	/* 1152-byte runs: one chunk per item, the last one partial. */
+	{ "uint16, frames-like runs", 4, SHARDPIPE_DTYPE_UINT16,
+	  { 3, 2, 9, 1200 }, { 1, 1, 4, 576 }, { 1, 1, 2, 2 } },
+	{ "uint8, 1-element channels of 4", 3, SHARDPIPE_DTYPE_UINT8,
+	  { 5, 33, 4 }, { 2, 7, 1 }, { 2, 2, 2 } },
+	{ "uint64, long runs, one chunk per item", 3, SHARDPIPE_DTYPE_UINT64,
+	  { 4, 10, 300 }, { 2, 3, 100 }, { 1, 2, 3 } },
+	{ "float32, chunks span every dim but 0", 3, SHARDPIPE_DTYPE_FLOAT32,
+	  { 7, 6, 40 }, { 2, 6, 40 }, { 3, 1, 1 } },
+	{ "uint16, stack-like 3-d, no edges", 3, SHARDPIPE_DTYPE_UINT16,
+	  { 8, 32, 256 }, { 4, 8, 8 }, { 1, 2, 8 } },
+};
+
+#define N_GEOS (sizeof(geos) / sizeof(geos[0]))
+
+static const struct {
+	shardpipe_codec codec;
+	int level;
+} codecs[] = {
+	{ SHARDPIPE_CODEC_NONE, 0 },
+	{ SHARDPIPE_CODEC_ZSTD, 1 },
+	{ SHARDPIPE_CODEC_GZIP, 1 },
+};
+
+#define N_CODECS (sizeof(codecs) / sizeof(codecs[0]))
+#define BATCHES 2
+
+/* The first position whose bytes differ, or -1. */
+static long long first_difference(const struct plan *p,
+				  const struct batch_result *r,
+				  const struct batch_chunks *f)
+{
+	for (uint64_t j = 0; j < p->K * p->M; j++) {
+		uint64_t n = r->offsets[j + 1] - r->offsets[j];
+
+		if (f->sizes[j] != n ||
+		    memcmp(f->data[j], r->data + r->offsets[j], (size_t)n) != 0)
+			return (long long)j;
+	}
+	return -1;
+}
+
+static void check(const struct geo *g, shardpipe_codec codec, int level,
+		  int threads, uint64_t *rng)
+{
+	const struct backend_ops *cpu = &sp_backend_cpu;
+	shardpipe_desc d;
+	struct plan p;
+	struct sp_err err = { 0 };
+	void *staged = NULL, *fused = NULL;
+	uint8_t *batch;
+	long long bad = -1;
+	int rc;
+
+	shardpipe_desc_init(&d);
+	d.rank = g->rank;
+	d.dtype = g->dtype;
+	d.codec = codec;
+	d.level = level;
+	d.threads = threads;
+	for (int i = 0; i < g->rank; i++) {
+		d.dims[i].size = g->size[i];
+		d.dims[i].chunk = g->chunk[i];
+		d.dims[i].chunks_per_shard = g->cps[i];
+	}
+	if (plan_init(&p, &d, &err) != SHARDPIPE_OK)
+		bail("%s: plan refused: %s", g->what, err.msg);
+	batch = malloc((size_t)p.batch_bytes);
+	if (batch == NULL)
+		bail("out of memory for a batch of %llu bytes",
+		     (unsigned long long)p.batch_bytes);
+	rc = cpu->open(&p, &staged, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = cpu->open(&p, &fused, &err);
+	for (int b = 0; b < BATCHES && rc == SHARDPIPE_OK && bad < 0; b++) {
+		struct batch_result r;
+		struct batch_chunks f;
+
+		/* Sparse, then structured with noise: compressed chunks
+		 * of many sizes. */
+		test_fill(batch, (size_t)p.batch_bytes, 2 + b, rng);
+		rc = cpu->scatter(staged, batch, &err);
+		if (rc == SHARDPIPE_OK)
+			rc = cpu->compress(staged, &err);
+		if (rc == SHARDPIPE_OK)
+			rc = cpu->aggregate(staged, &err);
+		if (rc == SHARDPIPE_OK)
+			rc = cpu->fetch(staged, &r, &err);
+		if (rc == SHARDPIPE_OK)
+			rc = cpu->run_batch(fused, batch, &f, &err);
+		if (rc == SHARDPIPE_OK)
+			bad = first_difference(&p, &r, &f);
+	}
+	if (rc != SHARDPIPE_OK)
+		diag("%s", err.msg);
+	if (bad >= 0)
+		diag("first difference at position %lld", bad);
+	ok(rc == SHARDPIPE_OK && bad < 0,
+	   "%s, %s:%d, %d threads (K %llu, M %llu): fused chunks equal the "
+	   "stages' at every position",
+	   g->what, shardpipe_codec_name(codec), level, threads,
+	   (unsigned long long)p.K, (unsigned long long)p.M);
+	cpu->close(staged);
+	cpu->close(fused);
+	free(batch);
+	plan_free(&p);
+}
+
+int main(void)
+{
+	uint64_t seed = test_seed(), rng = seed;
+
+	plan((int)(N_GEOS * N_CODECS * 3));
+	diag("seed %llu (SHARDPIPE_TEST_SEED)", (unsigned long long)seed);
+	if (sp_backend_cpu.run_batch == NULL)
+		bail("the cpu backend has no fused batch");
+	for (size_t g = 0; g < N_GEOS; g++)
+		for (size_t c = 0; c < N_CODECS; c++)
+			for (int t = 1; t <= 3; t++)
+				check(&geos[g], codecs[c].codec,
+				      codecs[c].level, t, &rng);
+	return done_testing();
+}
