@@ -74,33 +74,6 @@ static int format_code(shardpipe_blosc_cname c)
 	}
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static int host_big_endian(void)
-{
-	const uint16_t one = 1;
-
-	return *(const uint8_t *)&one == 0;
-}
-
-static uint64_t cdiv(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /* Elements of es bytes: random, one constant value, or a ramp along the
  * last dim plus a little noise in the low byte (what byte shuffle is
  * for: high bytes change slowly). */
@@ -115,7 +88,7 @@ static void make_input(uint8_t *p, uint64_t n, size_t es, int pattern,
 		uint64_t v = (i * 5 + (test_rand(rng) & 7));
 
 		memcpy(p + i * es, (const uint8_t *)&v +
-				     (host_big_endian() ? 8 - es : 0), es);
+				     (test_host_big() ? 8 - es : 0), es);
 	}
 }
 
@@ -141,7 +114,7 @@ static void cut_chunk(const struct geometry *g, const uint64_t *shape,
 		for (size_t b = 0; b < es; b++)
 			out[e * es + b] =
 				!inside ? 0 :
-				host_big_endian() ? in[off * es + es - 1 - b]
+				test_host_big() ? in[off * es + es - 1 - b]
 						  : in[off * es + b];
 		for (int d = g->rank - 1; d >= 0; d--) {
 			if (++idx[d] < g->chunk[d])
@@ -158,7 +131,7 @@ static const char *check_header(const struct run *r, const uint8_t *h,
 	static char why[200];
 	const uint8_t flags = h[2];
 	const int memcpyed = flags & BLOSC_MEMCPYED;
-	const uint32_t bs = le32(h + 8);
+	const uint32_t bs = test_le32(h + 8);
 
 	if (nb < 16)
 		return "shorter than a blosc header";
@@ -171,9 +144,9 @@ static const char *check_header(const struct run *r, const uint8_t *h,
 			 es);
 		return why;
 	}
-	if (le32(h + 4) != chunk_bytes || le32(h + 12) != nb) {
+	if (test_le32(h + 4) != chunk_bytes || test_le32(h + 12) != nb) {
 		snprintf(why, sizeof(why), "nbytes %u cbytes %u, expected "
-			 "%zu and %llu", le32(h + 4), le32(h + 12),
+			 "%zu and %llu", test_le32(h + 4), test_le32(h + 12),
 			 chunk_bytes, (unsigned long long)nb);
 		return why;
 	}
@@ -239,8 +212,8 @@ static int check_chunks(const struct run *r, const char *root,
 	int good = 1;
 
 	for (int d = 0; d < g->rank; d++) {
-		ccount[d] = cdiv(shape[d], g->chunk[d]);
-		scount[d] = cdiv(ccount[d], g->cps[d]);
+		ccount[d] = test_cdiv(shape[d], g->chunk[d]);
+		scount[d] = test_cdiv(ccount[d], g->cps[d]);
 		nsh *= scount[d];
 		per *= g->cps[d];
 		elems *= g->chunk[d];
@@ -273,8 +246,8 @@ static int check_chunks(const struct run *r, const char *root,
 		}
 		index = r->loc == SHARDPIPE_INDEX_END ? shard + len - ib : shard;
 		for (uint64_t slot = 0; slot < per && good; slot++) {
-			uint64_t off = le64(index + 16 * slot);
-			uint64_t nb = le64(index + 16 * slot + 8);
+			uint64_t off = test_le64(index + 16 * slot);
+			uint64_t nb = test_le64(index + 16 * slot + 8);
 			uint64_t cc[RANK], w = slot;
 			const char *why;
 			int in_grid = 1, dec;
@@ -302,8 +275,8 @@ static int check_chunks(const struct run *r, const char *root,
 				break;
 			}
 			if (!(shard[off + 2] & BLOSC_MEMCPYED)) {
-				int nbk = (int)cdiv(chunk_bytes,
-						    le32(shard + off + 8));
+				int nbk = (int)test_cdiv(chunk_bytes,
+						    test_le32(shard + off + 8));
 
 				if (nbk > *blocks_max)
 					*blocks_max = nbk;

@@ -45,28 +45,6 @@ uint64_t fc_row_bytes(const struct fc_geom *g)
 	return n;
 }
 
-uint32_t fc_crc32c(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t crc = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		crc ^= b[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 __attribute__((format(printf, 3, 4)))
 static int why_set(char *why, size_t n, const char *fmt, ...)
 {
@@ -172,7 +150,7 @@ int fc_check_shard(const struct fc_geom *g, const uint64_t *coords,
 			  (uint32_t)idx[16 * slots + 1] << 8 |
 			  (uint32_t)idx[16 * slots + 2] << 16 |
 			  (uint32_t)idx[16 * slots + 3] << 24;
-	uint32_t got = fc_crc32c(idx, 16 * slots);
+	uint32_t got = test_crc32c(idx, 16 * slots);
 	if (stored != got)
 		return why_set(why, why_len, "index CRC32C stored %08x, "
 			       "computed %08x", stored, got);
@@ -187,7 +165,8 @@ int fc_check_shard(const struct fc_geom *g, const uint64_t *coords,
 		return why_set(why, why_len, "out of memory");
 	}
 	for (uint64_t s = 0; s < slots && rc == 0; s++) {
-		uint64_t off = le64(idx + 16 * s), nb = le64(idx + 16 * s + 8);
+		uint64_t off = test_le64(idx + 16 * s);
+		uint64_t nb = test_le64(idx + 16 * s + 8);
 		uint64_t c[SHARDPIPE_MAX_RANK], o[SHARDPIPE_MAX_RANK], lin = s;
 		int inside = 1, data;
 

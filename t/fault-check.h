@@ -3,10 +3,11 @@
  * reliability tests (t/fault-*, t/crash-*, t/hostile-*, t/concurrent-*).
  *
  * Nothing here calls the library: the shard index is parsed by hand, its
- * CRC32C is computed bit by bit, chunks are decoded with libzstd or zlib
- * (testutil's test_decode) and zarr.json is read by a small JSON parser of
- * its own.  A fault in the library's serializer, reader or JSON parser can
- * therefore not hide itself from these checks.
+ * CRC32C is computed bit by bit (testutil's test_crc32c), chunks are
+ * decoded with libzstd or zlib (testutil's test_decode) and zarr.json is
+ * read by a small JSON parser of its own.  A fault in the library's
+ * serializer, reader or JSON parser can therefore not hide itself from
+ * these checks.
  */
 #ifndef SHARDPIPE_FAULT_CHECK_H
 #define SHARDPIPE_FAULT_CHECK_H
@@ -38,9 +39,6 @@ void fc_geom_from_desc(struct fc_geom *g, const shardpipe_desc *d);
 typedef const uint8_t *(*fc_row_fn)(void *user, uint64_t r);
 
 uint64_t fc_row_bytes(const struct fc_geom *g);
-
-/* CRC-32C (Castagnoli, reflected 0x82F63B78), one bit at a time. */
-uint32_t fc_crc32c(const void *p, size_t n);
 
 /*
  * Check one shard object (the whole stored file) at shard-grid coords:

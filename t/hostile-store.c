@@ -200,27 +200,9 @@ static void shard_save(const char *store, const void *b, size_t n)
 	write_file(p, b, n);
 }
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void fix_crc(uint8_t *idx)
 {
-	uint32_t c = fc_crc32c(idx, 16 * SLOTS);
-
-	for (int i = 0; i < 4; i++)
-		idx[16 * SLOTS + i] = (uint8_t)(c >> (8 * i));
+	test_put_le(idx + 16 * SLOTS, test_crc32c(idx, 16 * SLOTS), 4);
 }
 
 /* Apply an index edit to a fresh copy of base and expect a refusal. */
@@ -250,8 +232,8 @@ static void index_edit(const char *base, int loc, const struct edit *e)
 	if (e->rel == 1)
 		v += n;
 	else if (e->rel == 2)
-		v += get64(idx);
-	put64(idx + 16 * e->slot + 8 * e->field, v);
+		v += test_le64(idx);
+	test_put_le(idx + 16 * e->slot + 8 * e->field, v, 8);
 	if (!e->keep_crc)
 		fix_crc(idx);
 	shard_save(store, b, n);
@@ -279,8 +261,8 @@ static void replace_chunk(const char *base, int loc, const void *frame,
 		/* index, body, frame */
 		memcpy(nb, b, n);
 		memcpy(nb + n, frame, fn);
-		put64(nb, n);
-		put64(nb + 8, fn);
+		test_put_le(nb, n, 8);
+		test_put_le(nb + 8, fn, 8);
 		fix_crc(nb);
 	} else {
 		/* body, frame, index */
@@ -289,8 +271,8 @@ static void replace_chunk(const char *base, int loc, const void *frame,
 		memcpy(nb + n - INDEX_BYTES + fn, b + n - INDEX_BYTES,
 		       INDEX_BYTES);
 		uint8_t *idx = nb + n + fn - INDEX_BYTES;
-		put64(idx, n - INDEX_BYTES);
-		put64(idx + 8, fn);
+		test_put_le(idx, n - INDEX_BYTES, 8);
+		test_put_le(idx + 8, fn, 8);
 		fix_crc(idx);
 	}
 	shard_save(store, nb, n + fn);

@@ -2,8 +2,8 @@
  * t/reader.c - the store reader against stores built here by hand.
  *
  * Every store is written by this file alone: zarr.json as text, chunks
- * encoded with libzstd and zlib, shard indexes checksummed by a bitwise
- * CRC-32C written below, so the reader is never checked against the
+ * encoded with libzstd and zlib, shard indexes checksummed by the bitwise
+ * CRC-32C of t/testutil.c, so the reader is never checked against the
  * library's own writer.  Random geometries come from test_seed().
  */
 #define _GNU_SOURCE
@@ -29,33 +29,6 @@
 static uint64_t rng;
 static char *root;
 
-/* CRC-32C one bit at a time (reflected polynomial 0x82F63B78). */
-static uint32_t crc32c_bits(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= b[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-static int host_big(void)
-{
-	const uint16_t one = 1;
-
-	return *(const uint8_t *)&one == 0;
-}
-
-static void put_le(uint8_t *p, uint64_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void put_be(uint8_t *p, uint64_t v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -65,10 +38,10 @@ static void put_be(uint8_t *p, uint64_t v, size_t n)
 /* An element value given as bits, in the host's byte order. */
 static void put_native(uint8_t *p, uint64_t v, size_t n)
 {
-	if (host_big())
+	if (test_host_big())
 		put_be(p, v, n);
 	else
-		put_le(p, v, n);
+		test_put_le(p, v, n);
 }
 
 static void swap_all(uint8_t *p, size_t n, size_t esize)
@@ -370,7 +343,7 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 				continue;
 			}
 			chunk_cells(sp, g, ref, raw, fill, 1);
-			if (sp->big != host_big())
+			if (sp->big != test_host_big())
 				swap_all(raw, cbytes, es);
 			enc[lin] = malloc(cap + 4);
 			if (enc[lin] == NULL)
@@ -381,8 +354,8 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 			if (sab == SAB_MAGIC)
 				enc[lin][0] ^= 0xff;
 			if (sp->inner_crc) {
-				put_le(enc[lin] + enc_n[lin],
-				       crc32c_bits(enc[lin], enc_n[lin]), 4);
+				test_put_le(enc[lin] + enc_n[lin],
+				       test_crc32c(enc[lin], enc_n[lin]), 4);
 				if (sab == SAB_CRC)
 					enc[lin][enc_n[lin]] ^= 1;
 				enc_n[lin] += 4;
@@ -439,13 +412,13 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 					put_be(ix + 16 * i, off, 8);
 					put_be(ix + 16 * i + 8, nb, 8);
 				} else {
-					put_le(ix + 16 * i, off, 8);
-					put_le(ix + 16 * i + 8, nb, 8);
+					test_put_le(ix + 16 * i, off, 8);
+					test_put_le(ix + 16 * i + 8, nb, 8);
 				}
 			}
 			if (sp->index_crc)
-				put_le(ix + 16 * n_inner,
-				       crc32c_bits(ix, 16 * n_inner), 4);
+				test_put_le(ix + 16 * n_inner,
+				       test_crc32c(ix, 16 * n_inner), 4);
 			write_file(dir, key, shard_buf,
 				   sp->index_start ? pos : pos + ibytes);
 			free(order);
@@ -1173,10 +1146,11 @@ static void set_entry(struct shard_file *f, int i, uint64_t off, uint64_t nb,
 {
 	uint8_t *ix = f->data + f->n - IBYTES;
 
-	put_le(ix + 16 * i, off, 8);
-	put_le(ix + 16 * i + 8, nb, 8);
+	test_put_le(ix + 16 * i, off, 8);
+	test_put_le(ix + 16 * i + 8, nb, 8);
 	if (fix_crc)
-		put_le(ix + 16 * N_INNER, crc32c_bits(ix, 16 * N_INNER), 4);
+		test_put_le(ix + 16 * N_INNER,
+			    test_crc32c(ix, 16 * N_INNER), 4);
 }
 
 static uint64_t get_entry(const struct shard_file *f, int i, int which)

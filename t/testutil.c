@@ -61,6 +61,57 @@ void test_fill(void *buf, size_t n, int pattern, uint64_t *state)
 	}
 }
 
+uint32_t test_crc32c(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= b[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+uint32_t test_le32(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+uint64_t test_le64(const void *p)
+{
+	const uint8_t *b = p;
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+void test_put_le(void *p, uint64_t v, size_t n)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+int test_host_big(void)
+{
+	const uint16_t one = 1;
+
+	return *(const uint8_t *)&one == 0;
+}
+
+uint64_t test_cdiv(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
 char *test_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");

@@ -1,6 +1,7 @@
 /*
- * testutil.h - what several tests share: the seeded random source, and
- * decoders independent of the library (libzstd, zlib) to check chunks.
+ * testutil.h - what several tests share: the seeded random source, byte
+ * order helpers, a bitwise CRC-32C, and encoders and decoders independent
+ * of the library (libzstd, zlib) to build and check chunks.
  */
 #ifndef SHARDPIPE_TESTUTIL_H
 #define SHARDPIPE_TESTUTIL_H
@@ -23,6 +24,22 @@ char *test_tmpdir(const char *tag);
 int test_rmtree(const char *path);
 /* Read a whole file; NULL if it cannot be read. */
 void *test_slurp(const char *path, size_t *n);
+
+/*
+ * CRC-32C one bit at a time (reflected polynomial 0x82F63B78), written from
+ * the spec: the tests' reference, independent of the library's crc32c.
+ */
+uint32_t test_crc32c(const void *p, size_t n);
+
+/* Little-endian loads and stores, whatever the host's byte order. */
+uint32_t test_le32(const void *p);
+uint64_t test_le64(const void *p);
+/* Store the low n bytes of v, least significant first (n <= 8). */
+void test_put_le(void *p, uint64_t v, size_t n);
+/* Nonzero on a big-endian host. */
+int test_host_big(void);
+/* a / b rounded up (b > 0). */
+uint64_t test_cdiv(uint64_t a, uint64_t b);
 
 /*
  * Decode one chunk with an independent decoder: codec 0 none, 1 zstd
