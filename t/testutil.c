@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -164,6 +165,52 @@ void *test_slurp(const char *path, size_t *n)
 	buf[len] = '\0';
 	*n = len;
 	return buf;
+}
+
+int test_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+void test_small_desc(shardpipe_desc *d, shardpipe_codec codec)
+{
+	shardpipe_desc_init(d);
+	d->rank = 2;
+	d->dtype = SHARDPIPE_DTYPE_UINT16;
+	d->codec = codec;
+	d->backend = "cpu";
+	for (int k = 0; k < 2; k++) {
+		d->dims[k].size = 10;
+		d->dims[k].chunk = 4;
+		d->dims[k].chunks_per_shard = 2;
+	}
+}
+
+void test_refused(const char *tmp, const shardpipe_desc *d, int code,
+		  const char *word, const char *what)
+{
+	shardpipe_stream *s = (shardpipe_stream *)1;
+	char *path;
+	int rc;
+
+	if (asprintf(&path, "%s/store.zarr", tmp) < 0)
+		bail("out of memory");
+	rc = shardpipe_stream_open(&s, path, d);
+	is_int(rc, code, "%s: refused with %s", what, shardpipe_strerror(code));
+	ok(s == NULL && test_entries(tmp) == 0 &&
+		   strstr(shardpipe_last_error_message(), word) != NULL,
+	   "%s: nothing written, message names \"%s\" (%s)", what, word,
+	   shardpipe_last_error_message());
+	free(path);
 }
 
 size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)

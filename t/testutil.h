@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shardpipe.h"
+
 /* The test's seed: SHARDPIPE_TEST_SEED if set, else from the clock.  It is
  * printed as a TAP comment so a failure can be replayed. */
 uint64_t test_seed(void);
@@ -24,6 +26,19 @@ char *test_tmpdir(const char *tag);
 int test_rmtree(const char *path);
 /* Read a whole file; NULL if it cannot be read. */
 void *test_slurp(const char *path, size_t *n);
+/* How many entries dir holds besides . and ..; -1 if it cannot be read. */
+int test_entries(const char *dir);
+
+/* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
+ * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)
+ * as shardpipe_desc_init leaves it. */
+void test_small_desc(shardpipe_desc *d, shardpipe_codec codec);
+/*
+ * Two tests: opening tmp/store.zarr with d fails with `code`, and leaves
+ * the handle NULL, tmp empty and a message containing `word`.
+ */
+void test_refused(const char *tmp, const shardpipe_desc *d, int code,
+		  const char *word, const char *what);
 
 /*
  * CRC-32C one bit at a time (reflected polynomial 0x82F63B78), written from
