@@ -181,6 +181,50 @@ int test_entries(const char *dir)
 	return n;
 }
 
+/* test_same_tree's walk: nftw passes no user pointer. */
+static const char *cmp_other;
+static size_t cmp_skip;
+static int cmp_bad, cmp_files;
+
+static int cmp_one(const char *p, const struct stat *sb, int flag,
+		   struct FTW *ftw)
+{
+	char other[4096];
+	size_t na, nb;
+	void *a, *b;
+
+	(void)sb;
+	(void)ftw;
+	if (flag != FTW_F)
+		return 0;
+	cmp_files++;
+	snprintf(other, sizeof(other), "%s%s", cmp_other, p + cmp_skip);
+	a = test_slurp(p, &na);
+	b = test_slurp(other, &nb);
+	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
+		if (cmp_bad++ < 3)
+			diag("%s differs from %s", p, other);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
+int test_same_tree(const char *a, const char *b, int *files)
+{
+	cmp_bad = 0;
+	cmp_files = 0;
+	cmp_other = b;
+	cmp_skip = strlen(a);
+	nftw(a, cmp_one, 16, FTW_PHYS);
+	cmp_other = a;
+	cmp_skip = strlen(b);
+	nftw(b, cmp_one, 16, FTW_PHYS);
+	if (files != NULL)
+		*files = cmp_files;
+	return cmp_bad == 0;
+}
+
 void test_small_desc(shardpipe_desc *d, shardpipe_codec codec)
 {
 	shardpipe_desc_init(d);

@@ -28,6 +28,12 @@ int test_rmtree(const char *path);
 void *test_slurp(const char *path, size_t *n);
 /* How many entries dir holds besides . and ..; -1 if it cannot be read. */
 int test_entries(const char *dir);
+/*
+ * 1 when every file under a has a byte-equal file at the same place under
+ * b and the other way round; the first differences go to diag.  *files,
+ * when files is not NULL, gets how many files the two trees hold together.
+ */
+int test_same_tree(const char *a, const char *b, int *files);
 
 /* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
  * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)
