@@ -92,38 +92,6 @@ static void make_input(uint8_t *p, uint64_t n, size_t es, int pattern,
 	}
 }
 
-/* Chunk cc of the array (shape), little-endian, fill 0 beyond the edge. */
-static void cut_chunk(const struct geometry *g, const uint64_t *shape,
-		      const uint8_t *in, const uint64_t *cc, size_t es,
-		      uint8_t *out)
-{
-	uint64_t n = 1, idx[RANK] = { 0 };
-
-	for (int d = 0; d < g->rank; d++)
-		n *= g->chunk[d];
-	for (uint64_t e = 0; e < n; e++) {
-		uint64_t off = 0;
-		int inside = 1;
-
-		for (int d = 0; d < g->rank; d++) {
-			uint64_t x = cc[d] * g->chunk[d] + idx[d];
-
-			inside &= x < shape[d];
-			off = off * shape[d] + x;
-		}
-		for (size_t b = 0; b < es; b++)
-			out[e * es + b] =
-				!inside ? 0 :
-				test_host_big() ? in[off * es + es - 1 - b]
-						  : in[off * es + b];
-		for (int d = g->rank - 1; d >= 0; d--) {
-			if (++idx[d] < g->chunk[d])
-				break;
-			idx[d] = 0;
-		}
-	}
-}
-
 /* What is wrong with one chunk's blosc1 header, or NULL. */
 static const char *check_header(const struct run *r, const uint8_t *h,
 				uint64_t nb, size_t chunk_bytes, size_t es)
@@ -224,19 +192,13 @@ static int check_chunks(const struct run *r, const char *root,
 	if (want == NULL || got == NULL)
 		bail("out of memory");
 	for (uint64_t k = 0; k < nsh && good; k++) {
-		uint64_t s[RANK], rest = k;
-		size_t ib = (size_t)(16 * per + 4), len, n;
+		uint64_t s[RANK];
+		size_t ib = (size_t)(16 * per + 4), len;
 		char path[600];
 		uint8_t *shard, *index;
 
-		n = (size_t)snprintf(path, sizeof(path), "%s/c", root);
-		for (int d = g->rank - 1; d >= 0; d--) {
-			s[d] = rest % scount[d];
-			rest /= scount[d];
-		}
-		for (int d = 0; d < g->rank; d++)
-			n += (size_t)snprintf(path + n, sizeof(path) - n, "/%llu",
-					      (unsigned long long)s[d]);
+		test_shard_path(path, sizeof(path), root, g->rank, scount, k,
+				s);
 		shard = test_slurp(path, &len);
 		if (shard == NULL || len < ib) {
 			diag("%s: missing or shorter than its index", path);
@@ -251,6 +213,7 @@ static int check_chunks(const struct run *r, const char *root,
 			uint64_t cc[RANK], w = slot;
 			const char *why;
 			int in_grid = 1, dec;
+			size_t i;
 
 			for (int d = g->rank - 1; d >= 0; d--) {
 				cc[d] = s[d] * g->cps[d] + w % g->cps[d];
@@ -281,7 +244,8 @@ static int check_chunks(const struct run *r, const char *root,
 				if (nbk > *blocks_max)
 					*blocks_max = nbk;
 			}
-			cut_chunk(g, shape, in, cc, es, want);
+			test_cut_chunk(g->rank, shape, g->chunk, in, cc, es,
+				       want);
 			dec = blosc_decompress_ctx(shard + off, got, chunk_bytes,
 						   1);
 			if (dec != (int)chunk_bytes) {
@@ -289,11 +253,9 @@ static int check_chunks(const struct run *r, const char *root,
 				     "expected %zu", path,
 				     (unsigned long long)slot, dec, chunk_bytes);
 				good = 0;
-			} else if (memcmp(got, want, chunk_bytes) != 0) {
-				size_t i = 0;
-
-				while (got[i] == want[i])
-					i++;
+			} else if ((i = test_first_diff(got, want,
+							chunk_bytes)) !=
+				   chunk_bytes) {
 				diag("%s slot %llu: byte %zu is 0x%02x, "
 				     "expected 0x%02x", path,
 				     (unsigned long long)slot, i, got[i],

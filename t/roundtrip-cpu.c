@@ -28,39 +28,6 @@ struct config {
 	int flush_every; /* flush after every n appends; 0 never */
 };
 
-/* The expected bytes of chunk `cc` (chunk grid coordinates). */
-static void expected_chunk(const struct config *c, const uint64_t *shape,
-			   const uint8_t *input, const uint64_t *cc,
-			   uint8_t *out, size_t es)
-{
-	uint64_t n = 1, idx[5] = { 0 };
-
-	for (int d = 0; d < c->rank; d++)
-		n *= c->chunk[d];
-	for (uint64_t e = 0; e < n; e++) {
-		uint64_t off = 0;
-		int inside = 1;
-
-		for (int d = 0; d < c->rank; d++) {
-			uint64_t g = cc[d] * c->chunk[d] + idx[d];
-
-			inside &= g < shape[d];
-			off = off * shape[d] + g;
-		}
-		/* The store holds elements little-endian on every host. */
-		for (size_t b = 0; b < es; b++)
-			out[e * es + b] = !inside ? 0 :
-					  test_host_big()
-						  ? input[off * es + es - 1 - b]
-						  : input[off * es + b];
-		for (int d = c->rank - 1; d >= 0; d--) {
-			if (++idx[d] < c->chunk[d])
-				break;
-			idx[d] = 0;
-		}
-	}
-}
-
 /* Count files (not directories) under path whose name starts with '.'. */
 static int hidden_files(const char *path)
 {
@@ -105,19 +72,13 @@ static int check_store(const struct config *c, const char *root,
 	want = malloc(chunk_bytes);
 	got = malloc(chunk_bytes);
 	for (uint64_t k = 0; k < nsh && !bad; k++) {
-		uint64_t s[5], rest = k;
+		uint64_t s[5];
 		char path[512];
-		size_t len, n = 0, ibytes = (size_t)(16 * per_shard + 4);
+		size_t len, ibytes = (size_t)(16 * per_shard + 4);
 		uint8_t *shard, *index;
 
-		for (int d = c->rank - 1; d >= 0; d--) {
-			s[d] = rest % scount[d];
-			rest /= scount[d];
-		}
-		n = (size_t)snprintf(path, sizeof(path), "%s/c", root);
-		for (int d = 0; d < c->rank; d++)
-			n += (size_t)snprintf(path + n, sizeof(path) - n, "/%llu",
-					      (unsigned long long)s[d]);
+		test_shard_path(path, sizeof(path), root, c->rank, scount, k,
+				s);
 		shard = test_slurp(path, &len);
 		if (shard == NULL || len < ibytes) {
 			diag("%s: missing or shorter than its index", path);
@@ -137,6 +98,7 @@ static int check_store(const struct config *c, const char *root,
 			uint64_t nb = test_le64(index + 16 * slot + 8);
 			uint64_t w[5], r2 = slot, cc[5];
 			int exists = 1;
+			size_t i;
 
 			for (int d = c->rank - 1; d >= 0; d--) {
 				w[d] = r2 % c->cps[d];
@@ -164,18 +126,17 @@ static int check_store(const struct config *c, const char *root,
 				bad = 1;
 				break;
 			}
-			expected_chunk(c, shape, input, cc, want, es);
+			test_cut_chunk(c->rank, shape, c->chunk, input, cc, es,
+				       want);
 			if (test_decode((int)c->codec, shard + off, (size_t)nb,
 					got, chunk_bytes) != chunk_bytes) {
 				diag("%s slot %llu: does not decode to %zu "
 				     "bytes", path, (unsigned long long)slot,
 				     chunk_bytes);
 				bad = 1;
-			} else if (memcmp(got, want, chunk_bytes) != 0) {
-				size_t i = 0;
-
-				while (got[i] == want[i])
-					i++;
+			} else if ((i = test_first_diff(got, want,
+							chunk_bytes)) !=
+				   chunk_bytes) {
 				diag("%s slot %llu: byte %zu is 0x%02x, "
 				     "expected 0x%02x", path,
 				     (unsigned long long)slot, i, got[i],

@@ -113,6 +113,62 @@ uint64_t test_cdiv(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
+void test_cut_chunk(int rank, const uint64_t *shape, const uint64_t *chunk,
+		    const uint8_t *in, const uint64_t *cc, size_t es,
+		    uint8_t *out)
+{
+	uint64_t n = 1, idx[SHARDPIPE_MAX_RANK] = { 0 };
+	int big = test_host_big();
+
+	for (int d = 0; d < rank; d++)
+		n *= chunk[d];
+	for (uint64_t e = 0; e < n; e++) {
+		uint64_t off = 0;
+		int inside = 1;
+
+		for (int d = 0; d < rank; d++) {
+			uint64_t x = cc[d] * chunk[d] + idx[d];
+
+			inside &= x < shape[d];
+			off = off * shape[d] + x;
+		}
+		for (size_t b = 0; b < es; b++)
+			out[e * es + b] = !inside ? 0 :
+					  big ? in[off * es + es - 1 - b]
+					      : in[off * es + b];
+		for (int d = rank - 1; d >= 0; d--) {
+			if (++idx[d] < chunk[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
+void test_shard_path(char *path, size_t cap, const char *root, int rank,
+		     const uint64_t *scount, uint64_t k, uint64_t *s)
+{
+	size_t n;
+
+	for (int d = rank - 1; d >= 0; d--) {
+		s[d] = k % scount[d];
+		k /= scount[d];
+	}
+	n = (size_t)snprintf(path, cap, "%s/c", root);
+	for (int d = 0; d < rank && n < cap; d++)
+		n += (size_t)snprintf(path + n, cap - n, "/%llu",
+				      (unsigned long long)s[d]);
+}
+
+size_t test_first_diff(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	size_t i = 0;
+
+	while (i < n && x[i] == y[i])
+		i++;
+	return i;
+}
+
 char *test_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");

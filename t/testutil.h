@@ -63,6 +63,24 @@ int test_host_big(void);
 uint64_t test_cdiv(uint64_t a, uint64_t b);
 
 /*
+ * The bytes a store must hold for chunk cc (chunk-grid coordinates) of a
+ * C-order array of the given shape, cut in chunks of the given extents:
+ * elements of es bytes, in the host's order in `in`, little-endian in
+ * `out`, 0 beyond the array's edge.
+ */
+void test_cut_chunk(int rank, const uint64_t *shape, const uint64_t *chunk,
+		    const uint8_t *in, const uint64_t *cc, size_t es,
+		    uint8_t *out);
+/*
+ * Shard k, counted in C order over a grid of scount shards: its grid
+ * coordinates into s, and root/c/s0/s1/... into path.
+ */
+void test_shard_path(char *path, size_t cap, const char *root, int rank,
+		     const uint64_t *scount, uint64_t k, uint64_t *s);
+/* The offset of the first byte where a and b differ; n when none does. */
+size_t test_first_diff(const void *a, const void *b, size_t n);
+
+/*
  * Decode one chunk with an independent decoder: codec 0 none, 1 zstd
  * (libzstd), 2 gzip (zlib).  Returns the decoded size, or (size_t)-1 when
  * the chunk does not decode or its size differs from cap.
