@@ -22,8 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-#include <zstd.h>
 
 #include "fault-check.h"
 #include "shardpipe.h"
@@ -281,25 +279,6 @@ static void replace_chunk(const char *base, int loc, const void *frame,
 	expect_refused(store, AT_CHUNK, "c/0/0", what);
 }
 
-static size_t gzip_bytes(const void *src, size_t n, void *dst, size_t cap)
-{
-	z_stream z;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		bail("deflateInit2");
-	z.next_in = (Bytef *)src;
-	z.avail_in = (uInt)n;
-	z.next_out = dst;
-	z.avail_out = (uInt)cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-		bail("deflate");
-	n = z.total_out;
-	deflateEnd(&z);
-	return n;
-}
-
 static void shard_cases(const char *base, int codec, int loc)
 {
 	char store[1100], what[200], p[1200];
@@ -369,20 +348,10 @@ static void shard_cases(const char *base, int codec, int loc)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t fn;
 
-		if (codec == SHARDPIPE_CODEC_ZSTD) {
-			fn = ZSTD_compress(frame, sizeof(frame), raw,
-					   (size_t)sizes[i], 3);
-			if (ZSTD_isError(fn))
-				bail("ZSTD_compress");
-		} else if (codec == SHARDPIPE_CODEC_GZIP) {
-			fn = gzip_bytes(raw, (size_t)sizes[i], frame,
-					sizeof(frame));
-		} else {
-			if (sizes[i] == 0)
-				continue; /* an empty chunk is a zero length */
-			memcpy(frame, raw, (size_t)sizes[i]);
-			fn = (size_t)sizes[i];
-		}
+		if (codec == SHARDPIPE_CODEC_NONE && sizes[i] == 0)
+			continue; /* an empty chunk is a zero length */
+		fn = test_encode(codec, raw, (size_t)sizes[i], frame,
+				 sizeof(frame));
 		snprintf(what, sizeof(what), "index %s: %s chunk of %d bytes, "
 			 "%d expected", ln,
 			 shardpipe_codec_name((shardpipe_codec)codec), sizes[i],
@@ -397,11 +366,8 @@ static void shard_cases(const char *base, int codec, int loc)
 		replace_chunk(base, loc, junk + (codec == SHARDPIPE_CODEC_GZIP),
 			      sizeof(junk) - 1, what);
 		/* A valid frame followed by trailing bytes. */
-		size_t fn = codec == SHARDPIPE_CODEC_ZSTD
-				    ? ZSTD_compress(frame, sizeof(frame), raw,
-						    CHUNK_BYTES, 3)
-				    : gzip_bytes(raw, CHUNK_BYTES, frame,
-						 sizeof(frame));
+		size_t fn = test_encode(codec, raw, CHUNK_BYTES, frame,
+					sizeof(frame));
 		memcpy(frame + fn, "\0\0\0\0junk", 8);
 		snprintf(what, sizeof(what), "index %s: %s chunk with 8 bytes "
 			 "after its frame", ln,

@@ -2,9 +2,9 @@
  * t/reader.c - the store reader against stores built here by hand.
  *
  * Every store is written by this file alone: zarr.json as text, chunks
- * encoded with libzstd and zlib, shard indexes checksummed by the bitwise
- * CRC-32C of t/testutil.c, so the reader is never checked against the
- * library's own writer.  Random geometries come from test_seed().
+ * encoded with libzstd and zlib, shard indexes checksummed by a bitwise
+ * CRC-32C (both from t/testutil.c), so the reader is never checked against
+ * the library's own writer.  Random geometries come from test_seed().
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
 #include <zstd.h>
 
 #define MAXR SHARDPIPE_MAX_RANK
@@ -200,38 +199,6 @@ static void key_of(const struct spec *sp, const uint64_t *s, char *key,
 				      (unsigned long long)s[d]);
 }
 
-static size_t encode(int codec, const uint8_t *src, size_t n, uint8_t *dst,
-		     size_t cap)
-{
-	if (codec == 0) {
-		memcpy(dst, src, n);
-		return n;
-	}
-	if (codec == 1) {
-		size_t r = ZSTD_compress(dst, cap, src, n, 3);
-
-		if (ZSTD_isError(r))
-			bail("ZSTD_compress: %s", ZSTD_getErrorName(r));
-		return r;
-	} else {
-		z_stream z;
-
-		memset(&z, 0, sizeof(z));
-		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
-			bail("deflateInit2");
-		z.next_in = (Bytef *)src;
-		z.avail_in = (uInt)n;
-		z.next_out = dst;
-		z.avail_out = (uInt)cap;
-		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-			bail("deflate");
-		n = z.total_out;
-		deflateEnd(&z);
-		return n;
-	}
-}
-
 static int next_in(uint64_t *c, const uint64_t *hi, int rank)
 {
 	for (int d = rank - 1; d >= 0; d--) {
@@ -348,9 +315,10 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 			enc[lin] = malloc(cap + 4);
 			if (enc[lin] == NULL)
 				bail("out of memory");
-			enc_n[lin] = encode(sp->codec, raw,
-					    sab == SAB_SHORT ? cbytes - es : cbytes,
-					    enc[lin], cap);
+			enc_n[lin] = test_encode(sp->codec, raw,
+						 sab == SAB_SHORT ? cbytes - es
+								  : cbytes,
+						 enc[lin], cap);
 			if (sab == SAB_MAGIC)
 				enc[lin][0] ^= 0xff;
 			if (sp->inner_crc) {

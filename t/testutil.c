@@ -313,6 +313,42 @@ void test_refused(const char *tmp, const shardpipe_desc *d, int code,
 	free(path);
 }
 
+size_t test_encode(int codec, const void *src, size_t n, void *dst,
+		   size_t cap)
+{
+	if (codec == 0) {
+		if (n > cap)
+			bail("test_encode: %zu bytes do not fit in %zu", n, cap);
+		memcpy(dst, src, n);
+		return n;
+	}
+	if (codec == 1) {
+		size_t r = ZSTD_compress(dst, cap, src, n, 3);
+
+		if (ZSTD_isError(r))
+			bail("ZSTD_compress: %s", ZSTD_getErrorName(r));
+		return r;
+	}
+	if (codec == 2) {
+		z_stream z;
+
+		memset(&z, 0, sizeof(z));
+		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			bail("deflateInit2");
+		z.next_in = (Bytef *)src;
+		z.avail_in = (uInt)n;
+		z.next_out = dst;
+		z.avail_out = (uInt)cap;
+		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+			bail("deflate");
+		n = z.total_out;
+		deflateEnd(&z);
+		return n;
+	}
+	bail("test_encode: codec %d", codec);
+}
+
 size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)
 {
 	if (codec == 0) {

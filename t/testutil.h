@@ -81,6 +81,13 @@ void test_shard_path(char *path, size_t cap, const char *root, int rank,
 size_t test_first_diff(const void *a, const void *b, size_t n);
 
 /*
+ * Encode one chunk with an independent encoder: codec 0 none (a copy),
+ * 1 zstd (libzstd, level 3), 2 gzip (zlib, level 6, one gzip member).
+ * Returns the encoded size; bails when it does not fit in cap.
+ */
+size_t test_encode(int codec, const void *src, size_t n, void *dst,
+		   size_t cap);
+/*
  * Decode one chunk with an independent decoder: codec 0 none, 1 zstd
  * (libzstd), 2 gzip (zlib).  Returns the decoded size, or (size_t)-1 when
  * the chunk does not decode or its size differs from cap.
