@@ -1175,6 +1175,17 @@ static char *base_store(const struct spec *sp)
 	return dir;
 }
 
+/* expect_fault on a fresh store written from sp, removed afterwards. */
+static void fresh_fault(const struct spec *sp, int code, const char *n1,
+			const char *n2, const char *what)
+{
+	char *dir = base_store(sp);
+
+	expect_fault(dir, code, n1, n2, what);
+	test_rmtree(dir);
+	free(dir);
+}
+
 static void test_hostile(void)
 {
 	struct spec sp = base_spec();
@@ -1274,38 +1285,23 @@ static void test_hostile(void)
 	/* Chunks that do not decode to their size. */
 	sp.sab_chunk = 1;
 	sp.sab = SAB_SHORT;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "expected", "a chunk 4 bytes short (zstd)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "expected", "a chunk 4 bytes short (zstd)");
 	sp.codec = 2;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     NULL, "a chunk 4 bytes short (gzip)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    NULL, "a chunk 4 bytes short (gzip)");
 	sp.codec = 0;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "expected", "a chunk 4 bytes short (uncompressed)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "expected", "a chunk 4 bytes short (uncompressed)");
 	sp.codec = 1;
 	sp.sab = SAB_MAGIC;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "zstd", "a chunk with a broken zstd magic");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "zstd", "a chunk with a broken zstd magic");
 	sp.sab = SAB_CRC;
 	sp.inner_crc = 1;
 	sp.index_start = 1;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "crc32c", "a chunk failing its crc32c (index at start)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "crc32c", "a chunk failing its crc32c (index at start)");
 
 	/* Unsharded: every chunk is its own file. */
 	sp = base_spec();
