@@ -213,7 +213,6 @@ static int check_chunks(const struct run *r, const char *root,
 			uint64_t cc[RANK], w = slot;
 			const char *why;
 			int in_grid = 1, dec;
-			size_t i;
 
 			for (int d = g->rank - 1; d >= 0; d--) {
 				cc[d] = s[d] * g->cps[d] + w % g->cps[d];
@@ -253,13 +252,9 @@ static int check_chunks(const struct run *r, const char *root,
 				     "expected %zu", path,
 				     (unsigned long long)slot, dec, chunk_bytes);
 				good = 0;
-			} else if ((i = test_first_diff(got, want,
-							chunk_bytes)) !=
-				   chunk_bytes) {
-				diag("%s slot %llu: byte %zu is 0x%02x, "
-				     "expected 0x%02x", path,
-				     (unsigned long long)slot, i, got[i],
-				     want[i]);
+			} else if (!test_same_bytes(got, want, chunk_bytes,
+						    "%s slot %llu", path,
+						    (unsigned long long)slot)) {
 				good = 0;
 			}
 		}

@@ -98,7 +98,6 @@ static int check_store(const struct config *c, const char *root,
 			uint64_t nb = test_le64(index + 16 * slot + 8);
 			uint64_t w[5], r2 = slot, cc[5];
 			int exists = 1;
-			size_t i;
 
 			for (int d = c->rank - 1; d >= 0; d--) {
 				w[d] = r2 % c->cps[d];
@@ -134,13 +133,9 @@ static int check_store(const struct config *c, const char *root,
 				     "bytes", path, (unsigned long long)slot,
 				     chunk_bytes);
 				bad = 1;
-			} else if ((i = test_first_diff(got, want,
-							chunk_bytes)) !=
-				   chunk_bytes) {
-				diag("%s slot %llu: byte %zu is 0x%02x, "
-				     "expected 0x%02x", path,
-				     (unsigned long long)slot, i, got[i],
-				     want[i]);
+			} else if (!test_same_bytes(got, want, chunk_bytes,
+						    "%s slot %llu", path,
+						    (unsigned long long)slot)) {
 				bad = 1;
 			}
 		}

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,14 +160,23 @@ void test_shard_path(char *path, size_t cap, const char *root, int rank,
 				      (unsigned long long)s[d]);
 }
 
-size_t test_first_diff(const void *a, const void *b, size_t n)
+int test_same_bytes(const void *got, const void *want, size_t n,
+		    const char *fmt, ...)
 {
-	const uint8_t *x = a, *y = b;
+	const uint8_t *g = got, *w = want;
+	char where[512];
+	va_list ap;
 	size_t i = 0;
 
-	while (i < n && x[i] == y[i])
+	while (i < n && g[i] == w[i])
 		i++;
-	return i;
+	if (i == n)
+		return 1;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	diag("%s: byte %zu is 0x%02x, expected 0x%02x", where, i, g[i], w[i]);
+	return 0;
 }
 
 char *test_tmpdir(const char *tag)

@@ -77,8 +77,10 @@ void test_cut_chunk(int rank, const uint64_t *shape, const uint64_t *chunk,
  */
 void test_shard_path(char *path, size_t cap, const char *root, int rank,
 		     const uint64_t *scount, uint64_t k, uint64_t *s);
-/* The offset of the first byte where a and b differ; n when none does. */
-size_t test_first_diff(const void *a, const void *b, size_t n);
+/* 1 when got and want hold the same n bytes; otherwise 0, and a diag
+ * naming the first differing byte after the place fmt describes. */
+int test_same_bytes(const void *got, const void *want, size_t n,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * Encode one chunk with an independent encoder: codec 0 none (a copy),
