@@ -8,11 +8,9 @@
 # refuse the other compressors as an unavailable codec.  Nothing is left behind by
 # a refused write.
 . "${top_srcdir:-.}/t/lib.sh"
-SP=${SHARDPIPE:-./shardpipe}
-[ -x "$SP" ] || skip_all "shardpipe program not built"
+need_shardpipe
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-blosc-cli-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch blosc-cli
 
 if ! "$SP" write --shape 4 --chunk 2 --codec blosc "$tmp/probe.zarr" \
 	< /dev/null 2> "$tmp/err"; then

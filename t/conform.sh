@@ -3,11 +3,9 @@
 # and file input (L1 decode, L2 byte equality with codec none); zstd runs
 # on every backend; bad command lines exit 2.
 . "${top_srcdir:-.}/t/lib.sh"
-SP=${SHARDPIPE:-./shardpipe}
-[ -x "$SP" ] || skip_all "shardpipe program not built"
+need_shardpipe
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-conform-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch conform
 test_seed
 plan 12
 

@@ -10,8 +10,7 @@ CXX=${CXX:-c++}
 header="${top_srcdir:-.}/include/shardpipe.h"
 [ -f "$header" ] || skip_all "include/shardpipe.h not found"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-header-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch header
 plan 8
 
 # A translation unit that includes only the header and uses each type.

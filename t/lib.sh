@@ -43,3 +43,29 @@ random_bytes() {
 		 $s .= pack("C", int(rand(256))) for 1..$n; print $s' \
 		"$seed" "$1" > "$2"
 }
+
+# need_shardpipe: SP names the built program; without one the whole test is
+# skipped.
+need_shardpipe() {
+	SP=${SHARDPIPE:-./shardpipe}
+	[ -x "$SP" ] || skip_all "shardpipe program not built"
+}
+
+# scratch TAG: tmp names a new directory, removed when the test exits.
+scratch() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-$1-XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+}
+
+# ok_empty FILE DESCRIPTION [LABEL]: one test, passing when FILE is empty;
+# otherwise each of its lines follows as a comment, after LABEL.
+ok_empty() {
+	if [ -s "$1" ]; then
+		ok 1 "$2"
+		while IFS= read -r line || [ -n "$line" ]; do
+			diag "  ${3:+$3 }$line"
+		done < "$1"
+	else
+		ok 0 "$2"
+	fi
+}

@@ -9,8 +9,7 @@ man="${top_srcdir:-.}/doc/shardpipe.3"
 prog="${top_builddir:-.}/t/man-example"
 [ -f "$man" ] || skip_all "doc/shardpipe.3 not found"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-manex-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch manex
 plan 4
 
 # From ".SS Program source" to the end of its .EX block; \e is a

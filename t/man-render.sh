@@ -10,8 +10,7 @@ command -v mandoc > /dev/null 2>&1 && have_mandoc=1
 [ $have_groff = 1 ] || [ $have_mandoc = 1 ] ||
 	skip_all "neither groff nor mandoc is installed (Debian: groff-base)"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-man-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch man
 plan 6
 
 for page in $pages; do
