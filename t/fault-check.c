@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "fault-check.h"
+#include "tap.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -43,6 +44,21 @@ uint64_t fc_row_bytes(const struct fc_geom *g)
 	for (int d = 1; d < g->rank; d++)
 		n *= g->size[d];
 	return n;
+}
+
+uint8_t *fc_rows_input(const struct fc_geom *g, int rows, uint64_t *rng,
+		       size_t *row_bytes, size_t *bytes)
+{
+	size_t rb = (size_t)fc_row_bytes(g);
+	uint8_t *in = malloc((size_t)rows * rb);
+
+	if (in == NULL)
+		bail("out of memory");
+	for (int r = 0; r < rows; r++)
+		test_fill(in + r * rb, rb, (int)(test_rand(rng) % 4), rng);
+	*row_bytes = rb;
+	*bytes = (size_t)rows * rb;
+	return in;
 }
 
 __attribute__((format(printf, 3, 4)))

@@ -41,6 +41,14 @@ typedef const uint8_t *(*fc_row_fn)(void *user, uint64_t r);
 uint64_t fc_row_bytes(const struct fc_geom *g);
 
 /*
+ * An input of `rows` dim-0 rows of g, each filled with a test_fill pattern
+ * drawn from rng, so that rows differ in how well they compress (and
+ * shards in size).  *row_bytes and *bytes get the sizes; free() it.
+ */
+uint8_t *fc_rows_input(const struct fc_geom *g, int rows, uint64_t *rng,
+		       size_t *row_bytes, size_t *bytes);
+
+/*
  * Check one shard object (the whole stored file) at shard-grid coords:
  * size, index CRC32C, every entry inside the body and none overlapping,
  * every chunk decodes to exactly its size and, when row is not NULL,

@@ -402,16 +402,9 @@ static void workload_init(struct workload *w, uint64_t *rng, int codec,
 	if (bounded)
 		d->dims[0].size = ROWS;
 	fc_geom_from_desc(&w->g, d);
-	w->row_bytes = (size_t)fc_row_bytes(&w->g);
-	w->bytes = ROWS * w->row_bytes;
-	w->input = malloc(w->bytes);
-	if (w->input == NULL)
-		bail("out of memory");
 	/* Rows of different compressibility give shards of different
 	 * sizes, so faults land after some shards and inside others. */
-	for (int r = 0; r < ROWS; r++)
-		test_fill(w->input + r * w->row_bytes, w->row_bytes,
-			  (int)(test_rand(rng) % 4), rng);
+	w->input = fc_rows_input(&w->g, ROWS, rng, &w->row_bytes, &w->bytes);
 	w->steps = 0;
 	while (at < w->bytes) {
 		size_t n = 1 + (size_t)(test_rand(rng) % (3 * w->row_bytes));
