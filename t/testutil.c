@@ -179,6 +179,15 @@ int test_same_bytes(const void *got, const void *want, size_t n,
 	return 0;
 }
 
+void *test_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
 char *test_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");

@@ -24,6 +24,8 @@ void test_fill(void *buf, size_t n, int pattern, uint64_t *state);
  * test_rmtree.  Returns a malloc'd path. */
 char *test_tmpdir(const char *tag);
 int test_rmtree(const char *path);
+/* malloc that bails instead of returning NULL (n 0 gives one byte). */
+void *test_xmalloc(size_t n);
 /* Read a whole file; NULL if it cannot be read. */
 void *test_slurp(const char *path, size_t *n);
 /* How many entries dir holds besides . and ..; -1 if it cannot be read. */
