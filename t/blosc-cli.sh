@@ -99,8 +99,7 @@ for codec in blosc:zstd:1:shuffle blosc:zstd:3:bitshuffle:4096 \
 			diff -r "$tmp/ref.zarr" "$tmp/ocl.zarr" > /dev/null
 		ok $? "  opencl: the same files as reference"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP $("$SP" backends | grep '^opencl:')"
+		skip 1 "$("$SP" backends | grep '^opencl:')"
 	fi
 done
 SHARDPIPE_BACKEND=reference "$SP" write --shape 4 --chunk 2 \

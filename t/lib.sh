@@ -1,4 +1,4 @@
-# lib.sh - TAP helpers for shell tests: plan, ok, is, skip_all, diag.
+# lib.sh - TAP helpers for shell tests: plan, ok, is, skip, skip_all, diag.
 # Sourced by t/*.sh; SHARDPIPE (the built program) and top_builddir come
 # from the test environment.
 tap_n=0
@@ -28,6 +28,16 @@ is() {
 	fi
 }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+skip() {
+	# skip N REASON: the next N tests, reported as skipped for REASON
+	_skip_n=$1
+	shift
+	while [ "$_skip_n" -gt 0 ]; do
+		tap_n=$((tap_n + 1))
+		echo "ok $tap_n # SKIP $*"
+		_skip_n=$((_skip_n - 1))
+	done
+}
 done_testing() { [ "$tap_fail" -eq 0 ]; }
 
 # test_seed: SHARDPIPE_TEST_SEED or the clock; printed for replay.
