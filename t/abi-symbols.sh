@@ -12,8 +12,7 @@ NM=${NM:-nm}
 $NM -D --defined-only "$lib" > /dev/null 2>&1 ||
 	skip_all "$NM cannot read the dynamic symbol table"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-abi-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch abi
 plan 4
 
 # "ADDRESS TYPE NAME"; symbol versions (NAME@@VER) are not expected.
@@ -23,22 +22,12 @@ awk '{ print $2 }' "$tmp/defined" | grep -v '^shardpipe_' > "$tmp/foreign"
 # Linkers may define these in every shared object.
 grep -v -x -e _init -e _fini -e __bss_start -e _edata -e _end \
 	"$tmp/foreign" > "$tmp/stray"
-if [ -s "$tmp/stray" ]; then
-	ok 1 "only shardpipe_* symbols are exported"
-	diag "exported without the shardpipe_ prefix:"
-	sed 's/^/#   /' "$tmp/stray"
-else
-	ok 0 "only shardpipe_* symbols are exported"
-fi
+ok_empty "$tmp/stray" "only shardpipe_* symbols are exported" \
+	"exported without the shardpipe_ prefix:"
 
 # Exported objects (D, B, R) would tie the ABI to their layout.
 awk '$1 !~ /^[Ti]$/ && $2 ~ /^shardpipe_/' "$tmp/defined" > "$tmp/objects"
-if [ -s "$tmp/objects" ]; then
-	ok 1 "only functions are exported"
-	sed 's/^/#   /' "$tmp/objects"
-else
-	ok 0 "only functions are exported"
-fi
+ok_empty "$tmp/objects" "only functions are exported"
 
 # The header's SHARDPIPE_API functions: the name before the first '('.
 sed -n '/^SHARDPIPE_API/,/;/p' "${top_srcdir:-.}/include/shardpipe.h" |
@@ -50,10 +39,5 @@ count=$(wc -l < "$tmp/declared")
 ok $? "the header declares the API ($count functions)"
 awk '{ print $2 }' "$tmp/defined" | sort -u > "$tmp/names"
 comm -23 "$tmp/declared" "$tmp/names" > "$tmp/missing"
-if [ -s "$tmp/missing" ]; then
-	ok 1 "every declared function is exported"
-	sed 's/^/#   missing: /' "$tmp/missing"
-else
-	ok 0 "every declared function is exported"
-fi
+ok_empty "$tmp/missing" "every declared function is exported" "missing:"
 done_testing

@@ -24,12 +24,6 @@
 
 #define N 100000 /* bytes per chunk: 25 blocks of 4096 */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static int decode(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
 		  struct sp_err *e)
 {
@@ -63,30 +57,38 @@ static void add_one(uint8_t *m, size_t *n) { (void)m; *n += 1; }
 static void nbytes_more(uint8_t *m, size_t *n)
 {
 	(void)n;
-	put32(m + 4, N + 1);
+	test_put_le(m + 4, N + 1, 4);
 }
 static void cbytes_more(uint8_t *m, size_t *n)
 {
-	put32(m + 12, (uint32_t)*n + 64);
+	test_put_le(m + 12, (uint32_t)*n + 64, 4);
 }
 static void both_bigger(uint8_t *m, size_t *n)
 {
 	/* cbytes and the stored size agree, but the chunk claims more data
 	 * than the array's chunk holds. */
-	put32(m + 4, N * 2);
+	test_put_le(m + 4, N * 2, 4);
 	(void)n;
 }
-static void block_zero(uint8_t *m, size_t *n) { (void)n; put32(m + 8, 0); }
-static void block_one(uint8_t *m, size_t *n) { (void)n; put32(m + 8, 1); }
+static void block_zero(uint8_t *m, size_t *n)
+{
+	(void)n;
+	test_put_le(m + 8, 0, 4);
+}
+static void block_one(uint8_t *m, size_t *n)
+{
+	(void)n;
+	test_put_le(m + 8, 1, 4);
+}
 static void bstart_far(uint8_t *m, size_t *n)
 {
 	(void)n;
-	put32(m + 16 + 4, 0x7fffff00u);
+	test_put_le(m + 16 + 4, 0x7fffff00u, 4);
 }
 static void bstart_back(uint8_t *m, size_t *n)
 {
 	(void)n;
-	put32(m + 16 + 8, 3);
+	test_put_le(m + 16 + 8, 3, 4);
 }
 static void memcpyed_short(uint8_t *m, size_t *n)
 {
@@ -99,7 +101,7 @@ static void csize_huge(uint8_t *m, size_t *n)
 		      (uint32_t)m[18] << 16 | (uint32_t)m[19] << 24;
 
 	(void)n;
-	put32(m + 16 + b0, 0x7ffffff0u);
+	test_put_le(m + 16 + b0, 0x7ffffff0u, 4);
 }
 static void version_future(uint8_t *m, size_t *n) { (void)n; m[0] = 200; }
 
@@ -213,8 +215,8 @@ int main(void)
 			m[at] ^= (uint8_t)(1 + test_rand(&rng) % 255);
 		}
 		if (it % 2) {
-			put32(m + 4, N);
-			put32(m + 12, (uint32_t)mn);
+			test_put_le(m + 4, N, 4);
+			test_put_le(m + 12, (uint32_t)mn, 4);
 		}
 		rc = decode(m, mn, out, N, &e);
 		if (rc == SHARDPIPE_OK)
@@ -237,9 +239,9 @@ int main(void)
 		test_fill(m, mn, 0, &rng);
 		m[0] = 2;
 		m[3] = 2;
-		put32(m + 4, N);
-		put32(m + 8, 1u << (8 + test_rand(&rng) % 10));
-		put32(m + 12, (uint32_t)mn);
+		test_put_le(m + 4, N, 4);
+		test_put_le(m + 8, 1u << (8 + test_rand(&rng) % 10), 4);
+		test_put_le(m + 12, (uint32_t)mn, 4);
 		rc = decode(m, mn, out, N, &e);
 		if (rc != SHARDPIPE_OK && rc != SHARDPIPE_ERR_CORRUPT)
 			bad++;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #ifdef HAVE_BLOSC
 #include <blosc.h>
@@ -34,15 +35,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
 }
 
 /* One chunk through the kernel, one group of one work-item. */
@@ -136,13 +128,13 @@ int main(void)
 				       bench_fill_from_name(fills[f]), &desc,
 				       s->rank == 4 ? 1 : s->chunk[0]) != 0)
 			bail("out of memory for the %s pattern", fills[f]);
-		pool = xmalloc(s->rank == 4 ? pat.row_bytes
+		pool = test_xmalloc(s->rank == 4 ? pat.row_bytes
 					    : pat.row_bytes * s->chunk[0]);
 		nchunks = cut(&pat, s, pool);
 		total = nchunks * chunk;
-		enc = xmalloc(SPB_BOUND(chunk));
-		back = xmalloc(chunk);
-		scratch = xmalloc(SPB_SCRATCH_BYTES(16u, SPB_BLOCKSIZE(
+		enc = test_xmalloc(SPB_BOUND(chunk));
+		back = test_xmalloc(chunk);
+		scratch = test_xmalloc(SPB_SCRATCH_BYTES(16u, SPB_BLOCKSIZE(
 					chunk, 2u, 0u)));
 		diag("%s, %s: %llu chunks of %llu bytes", s->what, fills[f],
 		     (unsigned long long)nchunks, (unsigned long long)chunk);

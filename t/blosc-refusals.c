@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 #include "config.h"
 
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,54 +20,6 @@
 #include "shardpipe.h"
 #include "tap.h"
 #include "testutil.h"
-
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
-static void blosc_desc(shardpipe_desc *d)
-{
-	shardpipe_desc_init(d);
-	d->rank = 2;
-	d->dtype = SHARDPIPE_DTYPE_UINT16;
-	d->codec = SHARDPIPE_CODEC_BLOSC;
-	d->backend = "cpu";
-	for (int k = 0; k < 2; k++) {
-		d->dims[k].size = 10;
-		d->dims[k].chunk = 4;
-		d->dims[k].chunks_per_shard = 2;
-	}
-}
-
-/* Open must fail with `code`, the message must contain `word`, and the
- * scratch directory must stay empty. */
-static void refused(const char *tmp, const shardpipe_desc *d, int code,
-		    const char *word, const char *what)
-{
-	shardpipe_stream *s = (shardpipe_stream *)1;
-	char *path;
-	int rc;
-
-	if (asprintf(&path, "%s/store.zarr", tmp) < 0)
-		bail("out of memory");
-	rc = shardpipe_stream_open(&s, path, d);
-	is_int(rc, code, "%s: refused with %s", what, shardpipe_strerror(code));
-	ok(s == NULL && entries(tmp) == 0 &&
-		   strstr(shardpipe_last_error_message(), word) != NULL,
-	   "%s: nothing written, message names \"%s\" (%s)", what, word,
-	   shardpipe_last_error_message());
-	free(path);
-}
 
 /* Every kernel backend usable here refuses blosc by name at open: with
  * c-blosc, blosc:lz4 (naming the zstd-only kernels); without, any blosc. */
@@ -88,17 +39,17 @@ static void kernel_backends(const char *tmp)
 			     info.detail);
 			continue;
 		}
-		blosc_desc(&d);
+		test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 		d.backend = info.name;
 #ifdef HAVE_BLOSC
 		d.blosc_cname = SHARDPIPE_BLOSC_LZ4;
 		snprintf(what, sizeof(what), "backend %s with blosc:lz4",
 			 info.name);
-		refused(tmp, &d, SHARDPIPE_ERR_CODEC, "zstd only", what);
+		test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "zstd only", what);
 #else
 		snprintf(what, sizeof(what), "backend %s with blosc",
 			 info.name);
-		refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc", what);
+		test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc", what);
 #endif
 	}
 }
@@ -116,7 +67,7 @@ static void old_struct(const char *tmp)
 	size_t n;
 	int rc;
 
-	blosc_desc(d);
+	test_small_desc(d, SHARDPIPE_CODEC_BLOSC);
 	d->struct_size = offsetof(shardpipe_desc, blosc_cname);
 	/* What an old caller's stack holds there: not ours to read. */
 	memset(&d->blosc_cname, 0x5a, sizeof(*d) -
@@ -147,14 +98,12 @@ static void old_struct(const char *tmp)
 	free(d);
 }
 
-int main(void)
+/* The codec's name, the defaults, and what open refuses on the cpu
+ * backend. */
+static void cpu_refusals(const char *tmp)
 {
-	char *tmp = test_tmpdir("blosc-refusals");
 	shardpipe_desc d;
 
-	if (tmp == NULL)
-		bail("no scratch directory");
-	plan_lazy();
 	is_int(strcmp(shardpipe_codec_name(SHARDPIPE_CODEC_BLOSC), "blosc"), 0,
 	       "the codec's name is blosc");
 	shardpipe_desc_init(&d);
@@ -163,35 +112,39 @@ int main(void)
 		   d.blosc_blocksize == 0,
 	   "shardpipe_desc_init: blosc defaults zstd, shuffle, automatic");
 
-	blosc_desc(&d);
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.level = 10;
-	refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "blosc level 10", "level 10");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "blosc level 10",
+		     "level 10");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.level = -1;
-	refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "blosc level -1", "level -1");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "blosc level -1",
+		     "level -1");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.blosc_cname = (shardpipe_blosc_cname)9;
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc compressor 9",
-		"compressor 9");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc compressor 9",
+		     "compressor 9");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.blosc_shuffle = (shardpipe_blosc_shuffle)3;
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc shuffle 3", "shuffle 3");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "blosc shuffle 3",
+		     "shuffle 3");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.blosc_blocksize = 64;
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "block size 64", "block size 64");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "block size 64",
+		     "block size 64");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.blosc_blocksize = 0x80000000u;
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "block size 2147483648",
-		"block size 2^31");
-	blosc_desc(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "block size 2147483648",
+		     "block size 2^31");
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.dtype = SHARDPIPE_DTYPE_UINT8;
 	d.dims[1].size = d.dims[1].chunk = 1ull << 31;
 	d.dims[0].chunk = 1;
-	refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "blosc format's limit",
-		"a 2 GiB chunk");
+	test_refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "blosc format's limit",
+		     "a 2 GiB chunk");
 
 	/* The same settings on another codec are not looked at. */
-	blosc_desc(&d);
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
 	d.codec = SHARDPIPE_CODEC_ZSTD;
 	d.blosc_cname = (shardpipe_blosc_cname)9;
 	d.blosc_blocksize = 5;
@@ -207,31 +160,35 @@ int main(void)
 		test_rmtree(path);
 		free(path);
 	}
-
-	kernel_backends(tmp);
-	old_struct(tmp);
-	test_rmtree(tmp);
-	free(tmp);
-	return done_testing();
 }
 
 #else
 
+/* Without c-blosc the codec is refused as unavailable. */
+static void cpu_refusals(const char *tmp)
+{
+	shardpipe_desc d;
+
+	test_small_desc(&d, SHARDPIPE_CODEC_BLOSC);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "without c-blosc",
+		     "blosc without c-blosc");
+}
+
+#endif
+
 int main(void)
 {
 	char *tmp = test_tmpdir("blosc-refusals");
-	shardpipe_desc d;
 
 	if (tmp == NULL)
 		bail("no scratch directory");
 	plan_lazy();
-	blosc_desc(&d);
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "without c-blosc",
-		"blosc without c-blosc");
+	cpu_refusals(tmp);
 	kernel_backends(tmp);
+#ifdef HAVE_BLOSC
+	old_struct(tmp);
+#endif
 	test_rmtree(tmp);
 	free(tmp);
 	return done_testing();
 }
-
-#endif

@@ -74,33 +74,6 @@ static int format_code(shardpipe_blosc_cname c)
 	}
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static int host_big_endian(void)
-{
-	const uint16_t one = 1;
-
-	return *(const uint8_t *)&one == 0;
-}
-
-static uint64_t cdiv(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /* Elements of es bytes: random, one constant value, or a ramp along the
  * last dim plus a little noise in the low byte (what byte shuffle is
  * for: high bytes change slowly). */
@@ -115,39 +88,7 @@ static void make_input(uint8_t *p, uint64_t n, size_t es, int pattern,
 		uint64_t v = (i * 5 + (test_rand(rng) & 7));
 
 		memcpy(p + i * es, (const uint8_t *)&v +
-				     (host_big_endian() ? 8 - es : 0), es);
-	}
-}
-
-/* Chunk cc of the array (shape), little-endian, fill 0 beyond the edge. */
-static void cut_chunk(const struct geometry *g, const uint64_t *shape,
-		      const uint8_t *in, const uint64_t *cc, size_t es,
-		      uint8_t *out)
-{
-	uint64_t n = 1, idx[RANK] = { 0 };
-
-	for (int d = 0; d < g->rank; d++)
-		n *= g->chunk[d];
-	for (uint64_t e = 0; e < n; e++) {
-		uint64_t off = 0;
-		int inside = 1;
-
-		for (int d = 0; d < g->rank; d++) {
-			uint64_t x = cc[d] * g->chunk[d] + idx[d];
-
-			inside &= x < shape[d];
-			off = off * shape[d] + x;
-		}
-		for (size_t b = 0; b < es; b++)
-			out[e * es + b] =
-				!inside ? 0 :
-				host_big_endian() ? in[off * es + es - 1 - b]
-						  : in[off * es + b];
-		for (int d = g->rank - 1; d >= 0; d--) {
-			if (++idx[d] < g->chunk[d])
-				break;
-			idx[d] = 0;
-		}
+				     (test_host_big() ? 8 - es : 0), es);
 	}
 }
 
@@ -158,7 +99,7 @@ static const char *check_header(const struct run *r, const uint8_t *h,
 	static char why[200];
 	const uint8_t flags = h[2];
 	const int memcpyed = flags & BLOSC_MEMCPYED;
-	const uint32_t bs = le32(h + 8);
+	const uint32_t bs = test_le32(h + 8);
 
 	if (nb < 16)
 		return "shorter than a blosc header";
@@ -171,9 +112,9 @@ static const char *check_header(const struct run *r, const uint8_t *h,
 			 es);
 		return why;
 	}
-	if (le32(h + 4) != chunk_bytes || le32(h + 12) != nb) {
+	if (test_le32(h + 4) != chunk_bytes || test_le32(h + 12) != nb) {
 		snprintf(why, sizeof(why), "nbytes %u cbytes %u, expected "
-			 "%zu and %llu", le32(h + 4), le32(h + 12),
+			 "%zu and %llu", test_le32(h + 4), test_le32(h + 12),
 			 chunk_bytes, (unsigned long long)nb);
 		return why;
 	}
@@ -239,8 +180,8 @@ static int check_chunks(const struct run *r, const char *root,
 	int good = 1;
 
 	for (int d = 0; d < g->rank; d++) {
-		ccount[d] = cdiv(shape[d], g->chunk[d]);
-		scount[d] = cdiv(ccount[d], g->cps[d]);
+		ccount[d] = test_cdiv(shape[d], g->chunk[d]);
+		scount[d] = test_cdiv(ccount[d], g->cps[d]);
 		nsh *= scount[d];
 		per *= g->cps[d];
 		elems *= g->chunk[d];
@@ -251,19 +192,13 @@ static int check_chunks(const struct run *r, const char *root,
 	if (want == NULL || got == NULL)
 		bail("out of memory");
 	for (uint64_t k = 0; k < nsh && good; k++) {
-		uint64_t s[RANK], rest = k;
-		size_t ib = (size_t)(16 * per + 4), len, n;
+		uint64_t s[RANK];
+		size_t ib = (size_t)(16 * per + 4), len;
 		char path[600];
 		uint8_t *shard, *index;
 
-		n = (size_t)snprintf(path, sizeof(path), "%s/c", root);
-		for (int d = g->rank - 1; d >= 0; d--) {
-			s[d] = rest % scount[d];
-			rest /= scount[d];
-		}
-		for (int d = 0; d < g->rank; d++)
-			n += (size_t)snprintf(path + n, sizeof(path) - n, "/%llu",
-					      (unsigned long long)s[d]);
+		test_shard_path(path, sizeof(path), root, g->rank, scount, k,
+				s);
 		shard = test_slurp(path, &len);
 		if (shard == NULL || len < ib) {
 			diag("%s: missing or shorter than its index", path);
@@ -273,8 +208,8 @@ static int check_chunks(const struct run *r, const char *root,
 		}
 		index = r->loc == SHARDPIPE_INDEX_END ? shard + len - ib : shard;
 		for (uint64_t slot = 0; slot < per && good; slot++) {
-			uint64_t off = le64(index + 16 * slot);
-			uint64_t nb = le64(index + 16 * slot + 8);
+			uint64_t off = test_le64(index + 16 * slot);
+			uint64_t nb = test_le64(index + 16 * slot + 8);
 			uint64_t cc[RANK], w = slot;
 			const char *why;
 			int in_grid = 1, dec;
@@ -302,13 +237,14 @@ static int check_chunks(const struct run *r, const char *root,
 				break;
 			}
 			if (!(shard[off + 2] & BLOSC_MEMCPYED)) {
-				int nbk = (int)cdiv(chunk_bytes,
-						    le32(shard + off + 8));
+				int nbk = (int)test_cdiv(chunk_bytes,
+						    test_le32(shard + off + 8));
 
 				if (nbk > *blocks_max)
 					*blocks_max = nbk;
 			}
-			cut_chunk(g, shape, in, cc, es, want);
+			test_cut_chunk(g->rank, shape, g->chunk, in, cc, es,
+				       want);
 			dec = blosc_decompress_ctx(shard + off, got, chunk_bytes,
 						   1);
 			if (dec != (int)chunk_bytes) {
@@ -316,15 +252,9 @@ static int check_chunks(const struct run *r, const char *root,
 				     "expected %zu", path,
 				     (unsigned long long)slot, dec, chunk_bytes);
 				good = 0;
-			} else if (memcmp(got, want, chunk_bytes) != 0) {
-				size_t i = 0;
-
-				while (got[i] == want[i])
-					i++;
-				diag("%s slot %llu: byte %zu is 0x%02x, "
-				     "expected 0x%02x", path,
-				     (unsigned long long)slot, i, got[i],
-				     want[i]);
+			} else if (!test_same_bytes(got, want, chunk_bytes,
+						    "%s slot %llu", path,
+						    (unsigned long long)slot)) {
 				good = 0;
 			}
 		}

@@ -84,20 +84,6 @@ static const struct bcfg cfgs[] = {
 static const int levels[] = { 0, 1, 4, 9 };
 #define N_LEVELS (sizeof(levels) / sizeof(levels[0]))
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The block size blosc_layout.h documents, written out again here. */
 static uint64_t expected_blocksize(uint64_t n, uint64_t ts, uint64_t forced)
 {
@@ -146,10 +132,10 @@ static const char *check_chunk(const struct plan *p, const uint8_t *c,
 		       "and no 'do not split'";
 	if (c[3] != p->esize)
 		return "typesize is not the element size";
-	if (get32(c + 4) != n || get32(c + 12) != len)
+	if (test_le32(c + 4) != n || test_le32(c + 12) != len)
 		return "nbytes or cbytes differ from the chunk's sizes";
-	if (get32(c + 8) != expected_blocksize(n, p->esize,
-					       p->blosc_blocksize))
+	if (test_le32(c + 8) != expected_blocksize(n, p->esize,
+						   p->blosc_blocksize))
 		return "block size is not the documented choice";
 	if (stored != (p->level == 0 || n < 128 || len == n + 16))
 		return "stored when it need not be, or not when it must";
@@ -173,9 +159,9 @@ static void run_backend(const struct backend_ops *ops, const struct plan *p,
 			struct result *out, int keep)
 {
 	uint64_t n = p->K * p->M, rng = seed, stored = 0;
-	uint8_t *batch = xmalloc(p->batch_bytes);
-	uint8_t *pool = xmalloc(n * p->chunk_bytes);
-	uint8_t *back = xmalloc(p->chunk_bytes);
+	uint8_t *batch = test_xmalloc(p->batch_bytes);
+	uint8_t *pool = test_xmalloc(n * p->chunk_bytes);
+	uint8_t *back = test_xmalloc(p->chunk_bytes);
 	struct sp_err err;
 	void *ctx = NULL;
 
@@ -216,10 +202,11 @@ static void run_backend(const struct backend_ops *ops, const struct plan *p,
 			(unsigned long long)b, (unsigned long long)n))
 			diag("chunk %llu: %s", (unsigned long long)bad, why);
 		if (keep) {
-			out[b].offsets = xmalloc((n + 1) * sizeof(uint64_t));
+			out[b].offsets =
+				test_xmalloc((n + 1) * sizeof(uint64_t));
 			memcpy(out[b].offsets, res.offsets,
 			       (n + 1) * sizeof(uint64_t));
-			out[b].data = xmalloc(res.offsets[n]);
+			out[b].data = test_xmalloc(res.offsets[n]);
 			memcpy(out[b].data, res.data, res.offsets[n]);
 		} else if (out[b].offsets != NULL) {
 			if (is_blob(res.offsets, out[b].offsets,

@@ -3,11 +3,9 @@
 # stdin, cat returns the input, verify accepts it and catches a corrupted
 # shard, bad command lines exit 2 and leave nothing behind.
 . "${top_srcdir:-.}/t/lib.sh"
-SP=${SHARDPIPE:-./shardpipe}
-[ -x "$SP" ] || skip_all "shardpipe program not built"
+need_shardpipe
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-cli-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch cli
 test_seed
 plan 20
 

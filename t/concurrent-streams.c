@@ -9,7 +9,6 @@
  * build runs (scripts/run-sanitizers).
  */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,47 +101,6 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
-static const char *cmp_other;
-static size_t cmp_skip;
-static int cmp_bad, cmp_files;
-
-static int cmp_one(const char *p, const struct stat *sb, int flag,
-		   struct FTW *ftw)
-{
-	char other[4096];
-	size_t na, nb;
-	void *a, *b;
-
-	(void)sb;
-	(void)ftw;
-	if (flag != FTW_F)
-		return 0;
-	cmp_files++;
-	snprintf(other, sizeof(other), "%s%s", cmp_other, p + cmp_skip);
-	a = test_slurp(p, &na);
-	b = test_slurp(other, &nb);
-	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
-		if (cmp_bad++ < 3)
-			diag("%s differs from %s", p, other);
-	}
-	free(a);
-	free(b);
-	return 0;
-}
-
-static int same_store(const char *a, const char *b)
-{
-	cmp_bad = 0;
-	cmp_files = 0;
-	cmp_other = b;
-	cmp_skip = strlen(a);
-	nftw(a, cmp_one, 16, FTW_PHYS);
-	cmp_other = a;
-	cmp_skip = strlen(b);
-	nftw(b, cmp_one, 16, FTW_PHYS);
-	return cmp_bad == 0;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t rng;
@@ -175,6 +133,7 @@ int main(int argc, char **argv)
 			pthread_join(th[i], NULL);
 		for (int i = 0; i < STREAMS; i++) {
 			struct fc_report rep;
+			int n;
 
 			if (seq[i].rc != SHARDPIPE_OK || par[i].rc != SHARDPIPE_OK ||
 			    fc_check_store(par[i].path, &par[i].g, job_row,
@@ -184,8 +143,8 @@ int main(int argc, char **argv)
 				diag("stream %d: rc %d / %d: %s", i, seq[i].rc,
 				     par[i].rc, rep.why);
 			}
-			same += same_store(seq[i].path, par[i].path);
-			files += cmp_files / 2;
+			same += test_same_tree(seq[i].path, par[i].path, &n);
+			files += n / 2;
 			free(seq[i].input);
 		}
 		ok(bad == 0, "round %d: %d streams written at once from %d "

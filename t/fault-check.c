@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "fault-check.h"
+#include "tap.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -45,26 +46,19 @@ uint64_t fc_row_bytes(const struct fc_geom *g)
 	return n;
 }
 
-uint32_t fc_crc32c(const void *p, size_t n)
+uint8_t *fc_rows_input(const struct fc_geom *g, int rows, uint64_t *rng,
+		       size_t *row_bytes, size_t *bytes)
 {
-	const uint8_t *b = p;
-	uint32_t crc = 0xffffffffu;
+	size_t rb = (size_t)fc_row_bytes(g);
+	uint8_t *in = malloc((size_t)rows * rb);
 
-	for (size_t i = 0; i < n; i++) {
-		crc ^= b[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	if (in == NULL)
+		bail("out of memory");
+	for (int r = 0; r < rows; r++)
+		test_fill(in + r * rb, rb, (int)(test_rand(rng) % 4), rng);
+	*row_bytes = rb;
+	*bytes = (size_t)rows * rb;
+	return in;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -172,7 +166,7 @@ int fc_check_shard(const struct fc_geom *g, const uint64_t *coords,
 			  (uint32_t)idx[16 * slots + 1] << 8 |
 			  (uint32_t)idx[16 * slots + 2] << 16 |
 			  (uint32_t)idx[16 * slots + 3] << 24;
-	uint32_t got = fc_crc32c(idx, 16 * slots);
+	uint32_t got = test_crc32c(idx, 16 * slots);
 	if (stored != got)
 		return why_set(why, why_len, "index CRC32C stored %08x, "
 			       "computed %08x", stored, got);
@@ -187,7 +181,8 @@ int fc_check_shard(const struct fc_geom *g, const uint64_t *coords,
 		return why_set(why, why_len, "out of memory");
 	}
 	for (uint64_t s = 0; s < slots && rc == 0; s++) {
-		uint64_t off = le64(idx + 16 * s), nb = le64(idx + 16 * s + 8);
+		uint64_t off = test_le64(idx + 16 * s);
+		uint64_t nb = test_le64(idx + 16 * s + 8);
 		uint64_t c[SHARDPIPE_MAX_RANK], o[SHARDPIPE_MAX_RANK], lin = s;
 		int inside = 1, data;
 

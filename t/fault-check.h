@@ -3,10 +3,11 @@
  * reliability tests (t/fault-*, t/crash-*, t/hostile-*, t/concurrent-*).
  *
  * Nothing here calls the library: the shard index is parsed by hand, its
- * CRC32C is computed bit by bit, chunks are decoded with libzstd or zlib
- * (testutil's test_decode) and zarr.json is read by a small JSON parser of
- * its own.  A fault in the library's serializer, reader or JSON parser can
- * therefore not hide itself from these checks.
+ * CRC32C is computed bit by bit (testutil's test_crc32c), chunks are
+ * decoded with libzstd or zlib (testutil's test_decode) and zarr.json is
+ * read by a small JSON parser of its own.  A fault in the library's
+ * serializer, reader or JSON parser can therefore not hide itself from
+ * these checks.
  */
 #ifndef SHARDPIPE_FAULT_CHECK_H
 #define SHARDPIPE_FAULT_CHECK_H
@@ -39,8 +40,13 @@ typedef const uint8_t *(*fc_row_fn)(void *user, uint64_t r);
 
 uint64_t fc_row_bytes(const struct fc_geom *g);
 
-/* CRC-32C (Castagnoli, reflected 0x82F63B78), one bit at a time. */
-uint32_t fc_crc32c(const void *p, size_t n);
+/*
+ * An input of `rows` dim-0 rows of g, each filled with a test_fill pattern
+ * drawn from rng, so that rows differ in how well they compress (and
+ * shards in size).  *row_bytes and *bytes get the sizes; free() it.
+ */
+uint8_t *fc_rows_input(const struct fc_geom *g, int rows, uint64_t *rng,
+		       size_t *row_bytes, size_t *bytes);
 
 /*
  * Check one shard object (the whole stored file) at shard-grid coords:

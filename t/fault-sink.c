@@ -164,14 +164,7 @@ static void fixture_init(struct fixture *f, uint64_t *rng, int loc)
 	d->dims[0] = (shardpipe_dim){ "t", 0, 3, 2 };
 	d->dims[1] = (shardpipe_dim){ "x", 50, 8, 3 };
 	fc_geom_from_desc(&f->g, d);
-	f->row_bytes = (size_t)fc_row_bytes(&f->g);
-	f->bytes = ROWS * f->row_bytes;
-	f->input = malloc(f->bytes);
-	if (f->input == NULL)
-		bail("out of memory");
-	for (int r = 0; r < ROWS; r++)
-		test_fill(f->input + r * f->row_bytes, f->row_bytes,
-			  (int)(test_rand(rng) % 4), rng);
+	f->input = fc_rows_input(&f->g, ROWS, rng, &f->row_bytes, &f->bytes);
 	f->steps = 0;
 	while (at < f->bytes && f->steps < 63) {
 		size_t n = 1 + (size_t)(test_rand(rng) % (4 * f->row_bytes));

@@ -402,16 +402,9 @@ static void workload_init(struct workload *w, uint64_t *rng, int codec,
 	if (bounded)
 		d->dims[0].size = ROWS;
 	fc_geom_from_desc(&w->g, d);
-	w->row_bytes = (size_t)fc_row_bytes(&w->g);
-	w->bytes = ROWS * w->row_bytes;
-	w->input = malloc(w->bytes);
-	if (w->input == NULL)
-		bail("out of memory");
 	/* Rows of different compressibility give shards of different
 	 * sizes, so faults land after some shards and inside others. */
-	for (int r = 0; r < ROWS; r++)
-		test_fill(w->input + r * w->row_bytes, w->row_bytes,
-			  (int)(test_rand(rng) % 4), rng);
+	w->input = fc_rows_input(&w->g, ROWS, rng, &w->row_bytes, &w->bytes);
 	w->steps = 0;
 	while (at < w->bytes) {
 		size_t n = 1 + (size_t)(test_rand(rng) % (3 * w->row_bytes));
@@ -586,8 +579,6 @@ static void sweep(const struct workload *w, const char *tmp, int e,
 }
 
 /* Short writes and EINTR: absorbed, same bytes as a clean run. */
-static int same_tree(const char *a, const char *b);
-
 static void absorb(const struct workload *w, const char *tmp, int mode,
 		   const char *name)
 {
@@ -606,7 +597,7 @@ static void absorb(const struct workload *w, const char *tmp, int mode,
 		disarm();
 		runs++;
 		if (o.first_rc == SHARDPIPE_OK && o.close_rc == SHARDPIPE_OK &&
-		    fired > 0 && same_tree(ref, root))
+		    fired > 0 && test_same_tree(ref, root, NULL))
 			good++;
 		else
 			diag("%s on every %d-th write (%ld injected): rc %d, "
@@ -617,44 +608,6 @@ static void absorb(const struct workload *w, const char *tmp, int mode,
 	faults_survived += good;
 	ok(good == runs, "%s on every 2nd..5th write: absorbed, the store "
 	   "equals a clean run's", name);
-}
-
-/* Byte equality of the objects of two stores (zarr.json and shards). */
-static const char *cmp_root;
-static int cmp_bad;
-
-static int cmp_one(const char *p, const struct stat *sb, int flag,
-		   struct FTW *ftw)
-{
-	char other[4096];
-	size_t na, nb;
-	void *a, *b;
-
-	(void)sb;
-	(void)ftw;
-	if (flag != FTW_F)
-		return 0;
-	snprintf(other, sizeof(other), "%s%s", cmp_root,
-		 strstr(p, ".zarr") + 5);
-	a = test_slurp(p, &na);
-	b = test_slurp(other, &nb);
-	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
-		diag("%s and %s differ", p, other);
-		cmp_bad++;
-	}
-	free(a);
-	free(b);
-	return 0;
-}
-
-static int same_tree(const char *a, const char *b)
-{
-	cmp_bad = 0;
-	cmp_root = b;
-	nftw(a, cmp_one, 16, FTW_PHYS);
-	cmp_root = a;
-	nftw(b, cmp_one, 16, FTW_PHYS);
-	return cmp_bad == 0;
 }
 
 /* --------------------------------------------- child-process cases */

@@ -16,8 +16,7 @@ done
 valgrind -q --error-exitcode=99 true > /dev/null 2>&1 ||
 	skip_all "valgrind does not run here"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-vg-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch vg
 test_seed
 export SHARDPIPE_TEST_SEED="$seed" SHARDPIPE_FAULT_QUICK=1
 # Passive OpenMP threads: spinning ones make valgrind crawl, and the

@@ -22,8 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-#include <zstd.h>
 
 #include "fault-check.h"
 #include "shardpipe.h"
@@ -200,27 +198,9 @@ static void shard_save(const char *store, const void *b, size_t n)
 	write_file(p, b, n);
 }
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void fix_crc(uint8_t *idx)
 {
-	uint32_t c = fc_crc32c(idx, 16 * SLOTS);
-
-	for (int i = 0; i < 4; i++)
-		idx[16 * SLOTS + i] = (uint8_t)(c >> (8 * i));
+	test_put_le(idx + 16 * SLOTS, test_crc32c(idx, 16 * SLOTS), 4);
 }
 
 /* Apply an index edit to a fresh copy of base and expect a refusal. */
@@ -250,8 +230,8 @@ static void index_edit(const char *base, int loc, const struct edit *e)
 	if (e->rel == 1)
 		v += n;
 	else if (e->rel == 2)
-		v += get64(idx);
-	put64(idx + 16 * e->slot + 8 * e->field, v);
+		v += test_le64(idx);
+	test_put_le(idx + 16 * e->slot + 8 * e->field, v, 8);
 	if (!e->keep_crc)
 		fix_crc(idx);
 	shard_save(store, b, n);
@@ -279,8 +259,8 @@ static void replace_chunk(const char *base, int loc, const void *frame,
 		/* index, body, frame */
 		memcpy(nb, b, n);
 		memcpy(nb + n, frame, fn);
-		put64(nb, n);
-		put64(nb + 8, fn);
+		test_put_le(nb, n, 8);
+		test_put_le(nb + 8, fn, 8);
 		fix_crc(nb);
 	} else {
 		/* body, frame, index */
@@ -289,33 +269,14 @@ static void replace_chunk(const char *base, int loc, const void *frame,
 		memcpy(nb + n - INDEX_BYTES + fn, b + n - INDEX_BYTES,
 		       INDEX_BYTES);
 		uint8_t *idx = nb + n + fn - INDEX_BYTES;
-		put64(idx, n - INDEX_BYTES);
-		put64(idx + 8, fn);
+		test_put_le(idx, n - INDEX_BYTES, 8);
+		test_put_le(idx + 8, fn, 8);
 		fix_crc(idx);
 	}
 	shard_save(store, nb, n + fn);
 	free(b);
 	free(nb);
 	expect_refused(store, AT_CHUNK, "c/0/0", what);
-}
-
-static size_t gzip_bytes(const void *src, size_t n, void *dst, size_t cap)
-{
-	z_stream z;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		bail("deflateInit2");
-	z.next_in = (Bytef *)src;
-	z.avail_in = (uInt)n;
-	z.next_out = dst;
-	z.avail_out = (uInt)cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-		bail("deflate");
-	n = z.total_out;
-	deflateEnd(&z);
-	return n;
 }
 
 static void shard_cases(const char *base, int codec, int loc)
@@ -387,20 +348,10 @@ static void shard_cases(const char *base, int codec, int loc)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t fn;
 
-		if (codec == SHARDPIPE_CODEC_ZSTD) {
-			fn = ZSTD_compress(frame, sizeof(frame), raw,
-					   (size_t)sizes[i], 3);
-			if (ZSTD_isError(fn))
-				bail("ZSTD_compress");
-		} else if (codec == SHARDPIPE_CODEC_GZIP) {
-			fn = gzip_bytes(raw, (size_t)sizes[i], frame,
-					sizeof(frame));
-		} else {
-			if (sizes[i] == 0)
-				continue; /* an empty chunk is a zero length */
-			memcpy(frame, raw, (size_t)sizes[i]);
-			fn = (size_t)sizes[i];
-		}
+		if (codec == SHARDPIPE_CODEC_NONE && sizes[i] == 0)
+			continue; /* an empty chunk is a zero length */
+		fn = test_encode(codec, raw, (size_t)sizes[i], frame,
+				 sizeof(frame));
 		snprintf(what, sizeof(what), "index %s: %s chunk of %d bytes, "
 			 "%d expected", ln,
 			 shardpipe_codec_name((shardpipe_codec)codec), sizes[i],
@@ -415,11 +366,8 @@ static void shard_cases(const char *base, int codec, int loc)
 		replace_chunk(base, loc, junk + (codec == SHARDPIPE_CODEC_GZIP),
 			      sizeof(junk) - 1, what);
 		/* A valid frame followed by trailing bytes. */
-		size_t fn = codec == SHARDPIPE_CODEC_ZSTD
-				    ? ZSTD_compress(frame, sizeof(frame), raw,
-						    CHUNK_BYTES, 3)
-				    : gzip_bytes(raw, CHUNK_BYTES, frame,
-						 sizeof(frame));
+		size_t fn = test_encode(codec, raw, CHUNK_BYTES, frame,
+					sizeof(frame));
 		memcpy(frame + fn, "\0\0\0\0junk", 8);
 		snprintf(what, sizeof(what), "index %s: %s chunk with 8 bytes "
 			 "after its frame", ln,

@@ -9,8 +9,7 @@ man="${top_srcdir:-.}/doc/shardpipe.3"
 prog="${top_builddir:-.}/t/man-example"
 [ -f "$man" ] || skip_all "doc/shardpipe.3 not found"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-manex-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch manex
 plan 4
 
 # From ".SS Program source" to the end of its .EX block; \e is a
@@ -36,12 +35,9 @@ if [ -x "$prog" ]; then
 		ok $? "and writes a store that verifies"
 		sed 's/^/# /' "$tmp/out"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP shardpipe program not built"
+		skip 1 "shardpipe program not built"
 	fi
 else
-	tap_n=$((tap_n + 2))
-	echo "ok 3 # SKIP t/man-example not built"
-	echo "ok 4 # SKIP t/man-example not built"
+	skip 2 "t/man-example not built"
 fi
 done_testing

@@ -10,8 +10,7 @@ command -v mandoc > /dev/null 2>&1 && have_mandoc=1
 [ $have_groff = 1 ] || [ $have_mandoc = 1 ] ||
 	skip_all "neither groff nor mandoc is installed (Debian: groff-base)"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-man-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch man
 plan 6
 
 for page in $pages; do
@@ -24,16 +23,14 @@ for page in $pages; do
 		ok $? "groff renders $page without warnings"
 		sed 's/^/# /' "$tmp/out"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP groff is not installed"
+		skip 1 "groff is not installed"
 	fi
 	if [ $have_mandoc = 1 ]; then
 		mandoc -T lint -W warning "$src" > "$tmp/out" 2>&1
 		ok $? "mandoc -T lint finds nothing in $page"
 		sed 's/^/# /' "$tmp/out"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP mandoc is not installed"
+		skip 1 "mandoc is not installed"
 	fi
 	# The page names the version being built (configure's).
 	version=$(sed -n 's/^VERSION = //p' "${top_builddir:-.}/Makefile")

@@ -15,7 +15,6 @@
  * skips so the plan says so.
  */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,46 +47,6 @@ static const uint8_t *input_row(void *user, uint64_t r)
 {
 	(void)user;
 	return r < g_rows ? g_input + r * g_row_bytes : NULL;
-}
-
-/* Byte equality of every file of two stores. */
-static const char *cmp_other;
-static size_t cmp_skip;
-static int cmp_bad;
-
-static int cmp_one(const char *p, const struct stat *sb, int flag,
-		   struct FTW *ftw)
-{
-	char other[4096];
-	size_t na, nb;
-	void *a, *b;
-
-	(void)sb;
-	(void)ftw;
-	if (flag != FTW_F)
-		return 0;
-	snprintf(other, sizeof(other), "%s%s", cmp_other, p + cmp_skip);
-	a = test_slurp(p, &na);
-	b = test_slurp(other, &nb);
-	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
-		if (cmp_bad++ < 3)
-			diag("%s differs from %s", p, other);
-	}
-	free(a);
-	free(b);
-	return 0;
-}
-
-static int same_store(const char *a, const char *b)
-{
-	cmp_bad = 0;
-	cmp_other = b;
-	cmp_skip = strlen(a);
-	nftw(a, cmp_one, 16, FTW_PHYS);
-	cmp_other = a;
-	cmp_skip = strlen(b);
-	nftw(b, cmp_one, 16, FTW_PHYS);
-	return cmp_bad == 0;
 }
 
 static void null_handles(void)
@@ -236,7 +195,7 @@ int main(int argc, char **argv)
 	rc = write_spans(a, &d, in, rows * cols, 4099, 0);
 	ok(rc == SHARDPIPE_OK && write_spans(b, &d, in, rows * cols, 4099, 1) ==
 					 SHARDPIPE_OK &&
-		   same_store(a, b),
+		   test_same_tree(a, b, NULL),
 	   "zero-length appends (NULL or not) between spans change nothing");
 
 	/* One append far larger than the staging batch. */
@@ -250,7 +209,7 @@ int main(int argc, char **argv)
 	ok(rc == SHARDPIPE_OK &&
 		   write_spans(b, &d, big, big_rows * cols, 65537, 0) ==
 			   SHARDPIPE_OK &&
-		   same_store(a, b),
+		   test_same_tree(a, b, NULL),
 	   "one append of %zu MB (over the 16 MiB batch) writes the same "
 	   "bytes as spans of 64 KiB + 1", big_rows * cols >> 20);
 	g_input = big;

@@ -3,8 +3,8 @@
  *
  * Every store is written by this file alone: zarr.json as text, chunks
  * encoded with libzstd and zlib, shard indexes checksummed by a bitwise
- * CRC-32C written below, so the reader is never checked against the
- * library's own writer.  Random geometries come from test_seed().
+ * CRC-32C (both from t/testutil.c), so the reader is never checked against
+ * the library's own writer.  Random geometries come from test_seed().
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -21,40 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
 #include <zstd.h>
 
 #define MAXR SHARDPIPE_MAX_RANK
 
 static uint64_t rng;
 static char *root;
-
-/* CRC-32C one bit at a time (reflected polynomial 0x82F63B78). */
-static uint32_t crc32c_bits(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= b[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-static int host_big(void)
-{
-	const uint16_t one = 1;
-
-	return *(const uint8_t *)&one == 0;
-}
-
-static void put_le(uint8_t *p, uint64_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static void put_be(uint8_t *p, uint64_t v, size_t n)
 {
@@ -65,10 +37,10 @@ static void put_be(uint8_t *p, uint64_t v, size_t n)
 /* An element value given as bits, in the host's byte order. */
 static void put_native(uint8_t *p, uint64_t v, size_t n)
 {
-	if (host_big())
+	if (test_host_big())
 		put_be(p, v, n);
 	else
-		put_le(p, v, n);
+		test_put_le(p, v, n);
 }
 
 static void swap_all(uint8_t *p, size_t n, size_t esize)
@@ -227,38 +199,6 @@ static void key_of(const struct spec *sp, const uint64_t *s, char *key,
 				      (unsigned long long)s[d]);
 }
 
-static size_t encode(int codec, const uint8_t *src, size_t n, uint8_t *dst,
-		     size_t cap)
-{
-	if (codec == 0) {
-		memcpy(dst, src, n);
-		return n;
-	}
-	if (codec == 1) {
-		size_t r = ZSTD_compress(dst, cap, src, n, 3);
-
-		if (ZSTD_isError(r))
-			bail("ZSTD_compress: %s", ZSTD_getErrorName(r));
-		return r;
-	} else {
-		z_stream z;
-
-		memset(&z, 0, sizeof(z));
-		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
-			bail("deflateInit2");
-		z.next_in = (Bytef *)src;
-		z.avail_in = (uInt)n;
-		z.next_out = dst;
-		z.avail_out = (uInt)cap;
-		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-			bail("deflate");
-		n = z.total_out;
-		deflateEnd(&z);
-		return n;
-	}
-}
-
 static int next_in(uint64_t *c, const uint64_t *hi, int rank)
 {
 	for (int d = rank - 1; d >= 0; d--) {
@@ -370,19 +310,20 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 				continue;
 			}
 			chunk_cells(sp, g, ref, raw, fill, 1);
-			if (sp->big != host_big())
+			if (sp->big != test_host_big())
 				swap_all(raw, cbytes, es);
 			enc[lin] = malloc(cap + 4);
 			if (enc[lin] == NULL)
 				bail("out of memory");
-			enc_n[lin] = encode(sp->codec, raw,
-					    sab == SAB_SHORT ? cbytes - es : cbytes,
-					    enc[lin], cap);
+			enc_n[lin] = test_encode(sp->codec, raw,
+						 sab == SAB_SHORT ? cbytes - es
+								  : cbytes,
+						 enc[lin], cap);
 			if (sab == SAB_MAGIC)
 				enc[lin][0] ^= 0xff;
 			if (sp->inner_crc) {
-				put_le(enc[lin] + enc_n[lin],
-				       crc32c_bits(enc[lin], enc_n[lin]), 4);
+				test_put_le(enc[lin] + enc_n[lin],
+				       test_crc32c(enc[lin], enc_n[lin]), 4);
 				if (sab == SAB_CRC)
 					enc[lin][enc_n[lin]] ^= 1;
 				enc_n[lin] += 4;
@@ -439,13 +380,13 @@ static void write_store(const char *dir, const struct spec *sp, uint8_t *ref)
 					put_be(ix + 16 * i, off, 8);
 					put_be(ix + 16 * i + 8, nb, 8);
 				} else {
-					put_le(ix + 16 * i, off, 8);
-					put_le(ix + 16 * i + 8, nb, 8);
+					test_put_le(ix + 16 * i, off, 8);
+					test_put_le(ix + 16 * i + 8, nb, 8);
 				}
 			}
 			if (sp->index_crc)
-				put_le(ix + 16 * n_inner,
-				       crc32c_bits(ix, 16 * n_inner), 4);
+				test_put_le(ix + 16 * n_inner,
+				       test_crc32c(ix, 16 * n_inner), 4);
 			write_file(dir, key, shard_buf,
 				   sp->index_start ? pos : pos + ibytes);
 			free(order);
@@ -1173,10 +1114,11 @@ static void set_entry(struct shard_file *f, int i, uint64_t off, uint64_t nb,
 {
 	uint8_t *ix = f->data + f->n - IBYTES;
 
-	put_le(ix + 16 * i, off, 8);
-	put_le(ix + 16 * i + 8, nb, 8);
+	test_put_le(ix + 16 * i, off, 8);
+	test_put_le(ix + 16 * i + 8, nb, 8);
 	if (fix_crc)
-		put_le(ix + 16 * N_INNER, crc32c_bits(ix, 16 * N_INNER), 4);
+		test_put_le(ix + 16 * N_INNER,
+			    test_crc32c(ix, 16 * N_INNER), 4);
 }
 
 static uint64_t get_entry(const struct shard_file *f, int i, int which)
@@ -1231,6 +1173,17 @@ static char *base_store(const struct spec *sp)
 	write_store(dir, sp, ref);
 	free(ref);
 	return dir;
+}
+
+/* expect_fault on a fresh store written from sp, removed afterwards. */
+static void fresh_fault(const struct spec *sp, int code, const char *n1,
+			const char *n2, const char *what)
+{
+	char *dir = base_store(sp);
+
+	expect_fault(dir, code, n1, n2, what);
+	test_rmtree(dir);
+	free(dir);
 }
 
 static void test_hostile(void)
@@ -1332,38 +1285,23 @@ static void test_hostile(void)
 	/* Chunks that do not decode to their size. */
 	sp.sab_chunk = 1;
 	sp.sab = SAB_SHORT;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "expected", "a chunk 4 bytes short (zstd)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "expected", "a chunk 4 bytes short (zstd)");
 	sp.codec = 2;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     NULL, "a chunk 4 bytes short (gzip)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    NULL, "a chunk 4 bytes short (gzip)");
 	sp.codec = 0;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "expected", "a chunk 4 bytes short (uncompressed)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "expected", "a chunk 4 bytes short (uncompressed)");
 	sp.codec = 1;
 	sp.sab = SAB_MAGIC;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "zstd", "a chunk with a broken zstd magic");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "zstd", "a chunk with a broken zstd magic");
 	sp.sab = SAB_CRC;
 	sp.inner_crc = 1;
 	sp.index_start = 1;
-	dir = base_store(&sp);
-	expect_fault(dir, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
-		     "crc32c", "a chunk failing its crc32c (index at start)");
-	test_rmtree(dir);
-	free(dir);
+	fresh_fault(&sp, SHARDPIPE_ERR_CORRUPT, "shard c/0/1, chunk (0,1)",
+		    "crc32c", "a chunk failing its crc32c (index at start)");
 
 	/* Unsharded: every chunk is its own file. */
 	sp = base_spec();

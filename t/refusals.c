@@ -4,7 +4,6 @@
  * directory created; appending past a bounded dim 0 keeps what came before.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,53 +14,6 @@
 #include "tap.h"
 #include "testutil.h"
 
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
-static void base(shardpipe_desc *d)
-{
-	shardpipe_desc_init(d);
-	d->rank = 2;
-	d->dtype = SHARDPIPE_DTYPE_UINT16;
-	d->backend = "cpu";
-	for (int k = 0; k < 2; k++) {
-		d->dims[k].size = 10;
-		d->dims[k].chunk = 4;
-		d->dims[k].chunks_per_shard = 2;
-	}
-}
-
-/* Open must fail with `code`, its message must contain `word`, and the
- * scratch directory must stay empty. */
-static void refused(const char *tmp, const shardpipe_desc *d, int code,
-		    const char *word, const char *what)
-{
-	shardpipe_stream *s = (shardpipe_stream *)1;
-	char *path;
-	int rc;
-
-	if (asprintf(&path, "%s/store.zarr", tmp) < 0)
-		bail("oom");
-	rc = shardpipe_stream_open(&s, path, d);
-	is_int(rc, code, "%s: refused with %s", what, shardpipe_strerror(code));
-	ok(s == NULL && entries(tmp) == 0 &&
-		   strstr(shardpipe_last_error_message(), word) != NULL,
-	   "%s: nothing written, message names \"%s\" (%s)", what, word,
-	   shardpipe_last_error_message());
-	free(path);
-}
-
 int main(void)
 {
 	char *tmp = test_tmpdir("refusals");
@@ -70,64 +22,71 @@ int main(void)
 	shardpipe_stream *s;
 
 	plan_lazy();
-	base(&d);
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.rank = 0;
-	refused(tmp, &d, SHARDPIPE_ERR_RANK, "rank 0", "rank 0");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_RANK, "rank 0", "rank 0");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.rank = 17;
-	refused(tmp, &d, SHARDPIPE_ERR_RANK, "rank 17", "rank 17");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_RANK, "rank 17", "rank 17");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[1].chunk = 0;
 	d.dims[1].name = "x";
-	refused(tmp, &d, SHARDPIPE_ERR_CHUNK_SIZE, "dim 1 (x)", "chunk size 0");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CHUNK_SIZE, "dim 1 (x)",
+		     "chunk size 0");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[0].chunks_per_shard = 0;
-	refused(tmp, &d, SHARDPIPE_ERR_SHARD_SIZE, "dim 0", "zero chunks per shard");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_SHARD_SIZE, "dim 0",
+		     "zero chunks per shard");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[1].size = 0;
-	refused(tmp, &d, SHARDPIPE_ERR_DIM_SIZE, "dim 1", "size 0 on dim 1");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_DIM_SIZE, "dim 1",
+		     "size 0 on dim 1");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[0].size = 1ull << 62;
 	d.dims[1].size = 1ull << 40;
-	refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "overflow", "array bytes overflow");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "overflow",
+		     "array bytes overflow");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[1].chunk = 1ull << 40;
 	d.dims[1].chunks_per_shard = 1ull << 40;
-	refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "dim 1", "shard extent overflow");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_OVERFLOW, "dim 1",
+		     "shard extent overflow");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dtype = (shardpipe_dtype)99;
-	refused(tmp, &d, SHARDPIPE_ERR_DTYPE, "99", "unknown dtype");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_DTYPE, "99", "unknown dtype");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.codec = (shardpipe_codec)7;
-	refused(tmp, &d, SHARDPIPE_ERR_CODEC, "7", "unknown codec");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_CODEC, "7", "unknown codec");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.level = 23;
-	refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "23", "zstd level 23");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "23", "zstd level 23");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.level = 0;
-	refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "zstd level 0", "zstd level 0");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "zstd level 0",
+		     "zstd level 0");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.codec = SHARDPIPE_CODEC_GZIP;
 	d.level = 10;
-	refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "gzip level 10", "gzip level 10");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "gzip level 10",
+		     "gzip level 10");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.backend = "nope";
-	refused(tmp, &d, SHARDPIPE_ERR_BACKEND, "nope", "unknown backend");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_BACKEND, "nope", "unknown backend");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.dims[0].name = "a\"b";
-	refused(tmp, &d, SHARDPIPE_ERR_NAME, "dim 0", "name with a quote");
-	base(&d);
+	test_refused(tmp, &d, SHARDPIPE_ERR_NAME, "dim 0", "name with a quote");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.struct_size = 3;
-	refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT, "shardpipe_desc_init",
-		"uninitialised description");
+	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "shardpipe_desc_init", "uninitialised description");
 
 	/* Paths. */
-	base(&d);
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	if (asprintf(&path, "%s/missing/store.zarr", tmp) < 0)
 		bail("oom");
 	is_int(shardpipe_stream_open(&s, path, &d), SHARDPIPE_ERR_PATH,
 	       "missing parent directory refused");
-	ok(entries(tmp) == 0 &&
+	ok(test_entries(tmp) == 0 &&
 		   strstr(shardpipe_last_error_message(), "missing") != NULL,
 	   "missing parent: nothing created, message names the path");
 	free(path);

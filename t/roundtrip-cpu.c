@@ -1,7 +1,7 @@
 /*
  * roundtrip-cpu.c - arrays streamed through the cpu backend come back
  * exactly: every shard file is parsed here (not by the library), its index
- * CRC32C checked with a bitwise CRC written below, every chunk decoded by
+ * CRC32C checked with the bitwise CRC of t/testutil.c, every chunk decoded by
  * libzstd or zlib and compared with the chunk cut from the input by this
  * test's own indexing; then the library's reader reads the whole array.
  */
@@ -27,71 +27,6 @@ struct config {
 	int pattern;     /* test_fill pattern */
 	int flush_every; /* flush after every n appends; 0 never */
 };
-
-static uint32_t crc32c_bitwise(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static int big_endian(void)
-{
-	const uint16_t one = 1;
-
-	return *(const uint8_t *)&one == 0;
-}
-
-static uint64_t cdiv(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-/* The expected bytes of chunk `cc` (chunk grid coordinates). */
-static void expected_chunk(const struct config *c, const uint64_t *shape,
-			   const uint8_t *input, const uint64_t *cc,
-			   uint8_t *out, size_t es)
-{
-	uint64_t n = 1, idx[5] = { 0 };
-
-	for (int d = 0; d < c->rank; d++)
-		n *= c->chunk[d];
-	for (uint64_t e = 0; e < n; e++) {
-		uint64_t off = 0;
-		int inside = 1;
-
-		for (int d = 0; d < c->rank; d++) {
-			uint64_t g = cc[d] * c->chunk[d] + idx[d];
-
-			inside &= g < shape[d];
-			off = off * shape[d] + g;
-		}
-		/* The store holds elements little-endian on every host. */
-		for (size_t b = 0; b < es; b++)
-			out[e * es + b] = !inside ? 0 :
-					  big_endian() ? input[off * es + es - 1 - b]
-						       : input[off * es + b];
-		for (int d = c->rank - 1; d >= 0; d--) {
-			if (++idx[d] < c->chunk[d])
-				break;
-			idx[d] = 0;
-		}
-	}
-}
 
 /* Count files (not directories) under path whose name starts with '.'. */
 static int hidden_files(const char *path)
@@ -127,8 +62,8 @@ static int check_store(const struct config *c, const char *root,
 	int bad = 0;
 
 	for (int d = 0; d < c->rank; d++) {
-		ccount[d] = cdiv(shape[d], c->chunk[d]);
-		scount[d] = cdiv(ccount[d], c->cps[d]);
+		ccount[d] = test_cdiv(shape[d], c->chunk[d]);
+		scount[d] = test_cdiv(ccount[d], c->cps[d]);
 		nsh *= scount[d];
 		per_shard *= c->cps[d];
 		chunk_elems *= c->chunk[d];
@@ -137,19 +72,13 @@ static int check_store(const struct config *c, const char *root,
 	want = malloc(chunk_bytes);
 	got = malloc(chunk_bytes);
 	for (uint64_t k = 0; k < nsh && !bad; k++) {
-		uint64_t s[5], rest = k;
+		uint64_t s[5];
 		char path[512];
-		size_t len, n = 0, ibytes = (size_t)(16 * per_shard + 4);
+		size_t len, ibytes = (size_t)(16 * per_shard + 4);
 		uint8_t *shard, *index;
 
-		for (int d = c->rank - 1; d >= 0; d--) {
-			s[d] = rest % scount[d];
-			rest /= scount[d];
-		}
-		n = (size_t)snprintf(path, sizeof(path), "%s/c", root);
-		for (int d = 0; d < c->rank; d++)
-			n += (size_t)snprintf(path + n, sizeof(path) - n, "/%llu",
-					      (unsigned long long)s[d]);
+		test_shard_path(path, sizeof(path), root, c->rank, scount, k,
+				s);
 		shard = test_slurp(path, &len);
 		if (shard == NULL || len < ibytes) {
 			diag("%s: missing or shorter than its index", path);
@@ -159,19 +88,14 @@ static int check_store(const struct config *c, const char *root,
 		}
 		index = c->loc == SHARDPIPE_INDEX_END ? shard + len - ibytes
 						      : shard;
-		if (crc32c_bitwise(index, ibytes - 4) !=
-		    (uint32_t)le64(index + ibytes - 4) /* low 32 bits */ &&
-		    crc32c_bitwise(index, ibytes - 4) !=
-			    (uint32_t)(index[ibytes - 4] |
-				       index[ibytes - 3] << 8 |
-				       index[ibytes - 2] << 16 |
-				       (uint32_t)index[ibytes - 1] << 24)) {
+		if (test_crc32c(index, ibytes - 4) !=
+		    test_le32(index + ibytes - 4)) {
 			diag("%s: index CRC32C mismatch", path);
 			bad = 1;
 		}
 		for (uint64_t slot = 0; slot < per_shard && !bad; slot++) {
-			uint64_t off = le64(index + 16 * slot);
-			uint64_t nb = le64(index + 16 * slot + 8);
+			uint64_t off = test_le64(index + 16 * slot);
+			uint64_t nb = test_le64(index + 16 * slot + 8);
 			uint64_t w[5], r2 = slot, cc[5];
 			int exists = 1;
 
@@ -201,22 +125,17 @@ static int check_store(const struct config *c, const char *root,
 				bad = 1;
 				break;
 			}
-			expected_chunk(c, shape, input, cc, want, es);
+			test_cut_chunk(c->rank, shape, c->chunk, input, cc, es,
+				       want);
 			if (test_decode((int)c->codec, shard + off, (size_t)nb,
 					got, chunk_bytes) != chunk_bytes) {
 				diag("%s slot %llu: does not decode to %zu "
 				     "bytes", path, (unsigned long long)slot,
 				     chunk_bytes);
 				bad = 1;
-			} else if (memcmp(got, want, chunk_bytes) != 0) {
-				size_t i = 0;
-
-				while (got[i] == want[i])
-					i++;
-				diag("%s slot %llu: byte %zu is 0x%02x, "
-				     "expected 0x%02x", path,
-				     (unsigned long long)slot, i, got[i],
-				     want[i]);
+			} else if (!test_same_bytes(got, want, chunk_bytes,
+						    "%s slot %llu", path,
+						    (unsigned long long)slot)) {
 				bad = 1;
 			}
 		}

@@ -1,34 +1,13 @@
 /*
  * shard-index.c - per-shard accumulation and index serialization: offsets
  * and sizes of each slot, empty slots as 2^64-1, the shift when the index
- * comes first, and the CRC32C (bitwise, written here).
+ * comes first, and the CRC32C (checked with the bitwise one of t/testutil.c).
  */
 #include <stdlib.h>
 
 #include "shard_index.h"
 #include "tap.h"
 #include "testutil.h"
-
-static uint32_t crc_bitwise(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (n--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 int main(void)
 {
@@ -65,17 +44,17 @@ int main(void)
 		/* shard 0 holds chunks 0 (5 bytes) and 1 (7 bytes) of epoch
 		 * 0 in slots 0 and 1; epoch 1 never came: slots 2, 3 empty */
 		idx = shard_set_index(&set, 0);
-		ok(le64(idx) == 0 + shift && le64(idx + 8) == 5 &&
-			   le64(idx + 16) == 5 + shift && le64(idx + 24) == 7,
+		ok(test_le64(idx) == 0 + shift && test_le64(idx + 8) == 5 &&
+			   test_le64(idx + 16) == 5 + shift &&
+			   test_le64(idx + 24) == 7,
 		   "index %s: shard 0 slots 0 and 1", loc ? "start" : "end");
-		ok(le64(idx + 32) == UINT64_MAX && le64(idx + 40) == UINT64_MAX &&
-			   le64(idx + 48) == UINT64_MAX &&
-			   le64(idx + 56) == UINT64_MAX,
+		ok(test_le64(idx + 32) == UINT64_MAX &&
+			   test_le64(idx + 40) == UINT64_MAX &&
+			   test_le64(idx + 48) == UINT64_MAX &&
+			   test_le64(idx + 56) == UINT64_MAX,
 		   "index %s: slots of the missing epoch are empty",
 		   loc ? "start" : "end");
-		ok(crc_bitwise(idx, 64) == (uint32_t)(idx[64] | idx[65] << 8 |
-						      idx[66] << 16 |
-						      (uint32_t)idx[67] << 24),
+		ok(test_crc32c(idx, 64) == test_le32(idx + 64),
 		   "index %s: CRC32C of the pairs follows them",
 		   loc ? "start" : "end");
 		is_blob(set.shards[0].data, data, 12,
@@ -84,9 +63,9 @@ int main(void)
 		/* shard 1 is an edge shard: its only chunk is slot 0; slot 1
 		 * lies beyond the array and stays empty */
 		idx = shard_set_index(&set, 1);
-		ok(le64(idx) == shift && le64(idx + 8) == 1 &&
-			   le64(idx + 16) == UINT64_MAX &&
-			   le64(idx + 24) == UINT64_MAX,
+		ok(test_le64(idx) == shift && test_le64(idx + 8) == 1 &&
+			   test_le64(idx + 16) == UINT64_MAX &&
+			   test_le64(idx + 24) == UINT64_MAX,
 		   "index %s: edge shard", loc ? "start" : "end");
 		shard_set_free(&set);
 		plan_free(&p);

@@ -2,7 +2,9 @@
 #include "testutil.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,131 @@ void test_fill(void *buf, size_t n, int pattern, uint64_t *state)
 	}
 }
 
+uint32_t test_crc32c(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= b[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+uint32_t test_le32(const void *p)
+{
+	const uint8_t *b = p;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+uint64_t test_le64(const void *p)
+{
+	const uint8_t *b = p;
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+void test_put_le(void *p, uint64_t v, size_t n)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+int test_host_big(void)
+{
+	const uint16_t one = 1;
+
+	return *(const uint8_t *)&one == 0;
+}
+
+uint64_t test_cdiv(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+void test_cut_chunk(int rank, const uint64_t *shape, const uint64_t *chunk,
+		    const uint8_t *in, const uint64_t *cc, size_t es,
+		    uint8_t *out)
+{
+	uint64_t n = 1, idx[SHARDPIPE_MAX_RANK] = { 0 };
+	int big = test_host_big();
+
+	for (int d = 0; d < rank; d++)
+		n *= chunk[d];
+	for (uint64_t e = 0; e < n; e++) {
+		uint64_t off = 0;
+		int inside = 1;
+
+		for (int d = 0; d < rank; d++) {
+			uint64_t x = cc[d] * chunk[d] + idx[d];
+
+			inside &= x < shape[d];
+			off = off * shape[d] + x;
+		}
+		for (size_t b = 0; b < es; b++)
+			out[e * es + b] = !inside ? 0 :
+					  big ? in[off * es + es - 1 - b]
+					      : in[off * es + b];
+		for (int d = rank - 1; d >= 0; d--) {
+			if (++idx[d] < chunk[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
+void test_shard_path(char *path, size_t cap, const char *root, int rank,
+		     const uint64_t *scount, uint64_t k, uint64_t *s)
+{
+	size_t n;
+
+	for (int d = rank - 1; d >= 0; d--) {
+		s[d] = k % scount[d];
+		k /= scount[d];
+	}
+	n = (size_t)snprintf(path, cap, "%s/c", root);
+	for (int d = 0; d < rank && n < cap; d++)
+		n += (size_t)snprintf(path + n, cap - n, "/%llu",
+				      (unsigned long long)s[d]);
+}
+
+int test_same_bytes(const void *got, const void *want, size_t n,
+		    const char *fmt, ...)
+{
+	const uint8_t *g = got, *w = want;
+	char where[512];
+	va_list ap;
+	size_t i = 0;
+
+	while (i < n && g[i] == w[i])
+		i++;
+	if (i == n)
+		return 1;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	diag("%s: byte %zu is 0x%02x, expected 0x%02x", where, i, g[i], w[i]);
+	return 0;
+}
+
+void *test_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		bail("out of memory for %zu bytes", n);
+	return p;
+}
+
 char *test_tmpdir(const char *tag)
 {
 	const char *base = getenv("TMPDIR");
@@ -113,6 +240,132 @@ void *test_slurp(const char *path, size_t *n)
 	buf[len] = '\0';
 	*n = len;
 	return buf;
+}
+
+int test_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* test_same_tree's walk: nftw passes no user pointer. */
+static const char *cmp_other;
+static size_t cmp_skip;
+static int cmp_bad, cmp_files;
+
+static int cmp_one(const char *p, const struct stat *sb, int flag,
+		   struct FTW *ftw)
+{
+	char other[4096];
+	size_t na, nb;
+	void *a, *b;
+
+	(void)sb;
+	(void)ftw;
+	if (flag != FTW_F)
+		return 0;
+	cmp_files++;
+	snprintf(other, sizeof(other), "%s%s", cmp_other, p + cmp_skip);
+	a = test_slurp(p, &na);
+	b = test_slurp(other, &nb);
+	if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0) {
+		if (cmp_bad++ < 3)
+			diag("%s differs from %s", p, other);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
+int test_same_tree(const char *a, const char *b, int *files)
+{
+	cmp_bad = 0;
+	cmp_files = 0;
+	cmp_other = b;
+	cmp_skip = strlen(a);
+	nftw(a, cmp_one, 16, FTW_PHYS);
+	cmp_other = a;
+	cmp_skip = strlen(b);
+	nftw(b, cmp_one, 16, FTW_PHYS);
+	if (files != NULL)
+		*files = cmp_files;
+	return cmp_bad == 0;
+}
+
+void test_small_desc(shardpipe_desc *d, shardpipe_codec codec)
+{
+	shardpipe_desc_init(d);
+	d->rank = 2;
+	d->dtype = SHARDPIPE_DTYPE_UINT16;
+	d->codec = codec;
+	d->backend = "cpu";
+	for (int k = 0; k < 2; k++) {
+		d->dims[k].size = 10;
+		d->dims[k].chunk = 4;
+		d->dims[k].chunks_per_shard = 2;
+	}
+}
+
+void test_refused(const char *tmp, const shardpipe_desc *d, int code,
+		  const char *word, const char *what)
+{
+	shardpipe_stream *s = (shardpipe_stream *)1;
+	char *path;
+	int rc;
+
+	if (asprintf(&path, "%s/store.zarr", tmp) < 0)
+		bail("out of memory");
+	rc = shardpipe_stream_open(&s, path, d);
+	is_int(rc, code, "%s: refused with %s", what, shardpipe_strerror(code));
+	ok(s == NULL && test_entries(tmp) == 0 &&
+		   strstr(shardpipe_last_error_message(), word) != NULL,
+	   "%s: nothing written, message names \"%s\" (%s)", what, word,
+	   shardpipe_last_error_message());
+	free(path);
+}
+
+size_t test_encode(int codec, const void *src, size_t n, void *dst,
+		   size_t cap)
+{
+	if (codec == 0) {
+		if (n > cap)
+			bail("test_encode: %zu bytes do not fit in %zu", n, cap);
+		memcpy(dst, src, n);
+		return n;
+	}
+	if (codec == 1) {
+		size_t r = ZSTD_compress(dst, cap, src, n, 3);
+
+		if (ZSTD_isError(r))
+			bail("ZSTD_compress: %s", ZSTD_getErrorName(r));
+		return r;
+	}
+	if (codec == 2) {
+		z_stream z;
+
+		memset(&z, 0, sizeof(z));
+		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			bail("deflateInit2");
+		z.next_in = (Bytef *)src;
+		z.avail_in = (uInt)n;
+		z.next_out = dst;
+		z.avail_out = (uInt)cap;
+		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+			bail("deflate");
+		n = z.total_out;
+		deflateEnd(&z);
+		return n;
+	}
+	bail("test_encode: codec %d", codec);
 }
 
 size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)

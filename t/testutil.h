@@ -1,12 +1,15 @@
 /*
- * testutil.h - what several tests share: the seeded random source, and
- * decoders independent of the library (libzstd, zlib) to check chunks.
+ * testutil.h - what several tests share: the seeded random source, byte
+ * order helpers, a bitwise CRC-32C, and encoders and decoders independent
+ * of the library (libzstd, zlib) to build and check chunks.
  */
 #ifndef SHARDPIPE_TESTUTIL_H
 #define SHARDPIPE_TESTUTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "shardpipe.h"
 
 /* The test's seed: SHARDPIPE_TEST_SEED if set, else from the clock.  It is
  * printed as a TAP comment so a failure can be replayed. */
@@ -21,9 +24,73 @@ void test_fill(void *buf, size_t n, int pattern, uint64_t *state);
  * test_rmtree.  Returns a malloc'd path. */
 char *test_tmpdir(const char *tag);
 int test_rmtree(const char *path);
+/* malloc that bails instead of returning NULL (n 0 gives one byte). */
+void *test_xmalloc(size_t n);
 /* Read a whole file; NULL if it cannot be read. */
 void *test_slurp(const char *path, size_t *n);
+/* How many entries dir holds besides . and ..; -1 if it cannot be read. */
+int test_entries(const char *dir);
+/*
+ * 1 when every file under a has a byte-equal file at the same place under
+ * b and the other way round; the first differences go to diag.  *files,
+ * when files is not NULL, gets how many files the two trees hold together.
+ */
+int test_same_tree(const char *a, const char *b, int *files);
 
+/* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
+ * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)
+ * as shardpipe_desc_init leaves it. */
+void test_small_desc(shardpipe_desc *d, shardpipe_codec codec);
+/*
+ * Two tests: opening tmp/store.zarr with d fails with `code`, and leaves
+ * the handle NULL, tmp empty and a message containing `word`.
+ */
+void test_refused(const char *tmp, const shardpipe_desc *d, int code,
+		  const char *word, const char *what);
+
+/*
+ * CRC-32C one bit at a time (reflected polynomial 0x82F63B78), written from
+ * the spec: the tests' reference, independent of the library's crc32c.
+ */
+uint32_t test_crc32c(const void *p, size_t n);
+
+/* Little-endian loads and stores, whatever the host's byte order. */
+uint32_t test_le32(const void *p);
+uint64_t test_le64(const void *p);
+/* Store the low n bytes of v, least significant first (n <= 8). */
+void test_put_le(void *p, uint64_t v, size_t n);
+/* Nonzero on a big-endian host. */
+int test_host_big(void);
+/* a / b rounded up (b > 0). */
+uint64_t test_cdiv(uint64_t a, uint64_t b);
+
+/*
+ * The bytes a store must hold for chunk cc (chunk-grid coordinates) of a
+ * C-order array of the given shape, cut in chunks of the given extents:
+ * elements of es bytes, in the host's order in `in`, little-endian in
+ * `out`, 0 beyond the array's edge.
+ */
+void test_cut_chunk(int rank, const uint64_t *shape, const uint64_t *chunk,
+		    const uint8_t *in, const uint64_t *cc, size_t es,
+		    uint8_t *out);
+/*
+ * Shard k, counted in C order over a grid of scount shards: its grid
+ * coordinates into s, and root/c/s0/s1/... into path.
+ */
+void test_shard_path(char *path, size_t cap, const char *root, int rank,
+		     const uint64_t *scount, uint64_t k, uint64_t *s);
+/* 1 when got and want hold the same n bytes; otherwise 0, and a diag
+ * naming the first differing byte after the place fmt describes. */
+int test_same_bytes(const void *got, const void *want, size_t n,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Encode one chunk with an independent encoder: codec 0 none (a copy),
+ * 1 zstd (libzstd, level 3), 2 gzip (zlib, level 6, one gzip member).
+ * Returns the encoded size; bails when it does not fit in cap.
+ */
+size_t test_encode(int codec, const void *src, size_t n, void *dst,
+		   size_t cap);
 /*
  * Decode one chunk with an independent decoder: codec 0 none, 1 zstd
  * (libzstd), 2 gzip (zlib).  Returns the decoded size, or (size_t)-1 when

@@ -15,8 +15,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sptap import (Tap, expect, run, scratch_dir,  # noqa: E402
-                   shardpipe_program)
+from sptap import (Tap, expect, only_configs, require_shardpipe,  # noqa: E402
+                   run, scratch_dir)
 import matrix  # noqa: E402
 
 TOP_KEYS = {"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
@@ -387,16 +387,10 @@ BLOSC_GOOD = {"name": "blosc", "configuration": {
 
 
 def main():
-    sp = shardpipe_program()
-    if sp is None:
-        Tap.skip_all("shardpipe program not built")
+    sp = require_shardpipe()
     tap = Tap()
     workdir = scratch_dir("readers-metadata")
-    configs = matrix.build()
-    only = os.environ.get("SHARDPIPE_READERS_ONLY", "").strip()
-    if only:
-        keep = {int(x) for x in only.split(",")}
-        configs = [c for c in configs if c.number in keep]
+    configs = only_configs(matrix.build())
 
     # A hand-made valid document, the base of the broken ones.
     good = {

@@ -24,17 +24,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sptap import (Tap, expect, run, scratch_dir,  # noqa: E402
-                   shardpipe_program, test_seed, versions)
+from sptap import (Tap, expect, import_readers,  # noqa: E402
+                   require_shardpipe, run, scratch_dir, test_seed, versions)
 
-try:
-    import numpy as np
-    import tensorstore as ts
-    import zarr
-    from zarr import codecs as zc
-    from spdata import compare, le_dtype, make_input, raw_bytes
-except ImportError as e:
-    Tap.skip_all("zarr-python, tensorstore or numpy missing (%s)" % e)
+np, ts, zarr = import_readers()
+from zarr import codecs as zc  # noqa: E402
+from spdata import compare, le_dtype, make_input, raw_bytes  # noqa: E402
 
 # verify's and cat's exit status for a corrupt or unreadable store; a store
 # that needs a codec shardpipe does not have must say so differently.
@@ -270,9 +265,7 @@ TS_CASES = [
 
 
 def main():
-    sp = shardpipe_program()
-    if sp is None:
-        Tap.skip_all("shardpipe program not built")
+    sp = require_shardpipe()
     tap = Tap()
     seed = test_seed()
     Tap.diag(versions())

@@ -24,15 +24,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sptap import Tap, expect, scratch_dir, test_seed, versions  # noqa: E402
+from sptap import (Tap, expect, import_readers, scratch_dir,  # noqa: E402
+                   test_seed, versions)
 
-try:
-    import numpy as np
-    import tensorstore as ts
-    import zarr
-    from spdata import compare, make_input, raw_bytes
-except ImportError as e:
-    Tap.skip_all("zarr-python, tensorstore or numpy missing (%s)" % e)
+np, ts, zarr = import_readers()
+from spdata import compare, make_input, raw_bytes  # noqa: E402
 
 MAX_RANK = 16
 ERR_BEYOND_END = 17

@@ -23,17 +23,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sptap import (Tap, expect, run, scratch_dir,  # noqa: E402
-                   shardpipe_program, test_seed, versions)
+from sptap import (Tap, expect, import_readers, only_configs,  # noqa: E402
+                   require_shardpipe, run, scratch_dir, test_seed, versions)
 import matrix  # noqa: E402
 
-try:
-    import numpy as np
-    import tensorstore as ts
-    import zarr
-    from spdata import compare, le_dtype, make_input, raw_bytes
-except ImportError as e:
-    Tap.skip_all("zarr-python, tensorstore or numpy missing (%s)" % e)
+np, ts, zarr = import_readers()
+from spdata import compare, le_dtype, make_input, raw_bytes  # noqa: E402
 
 CHECKS_PER_CONFIG = 7
 
@@ -234,16 +229,10 @@ def check_config(tap, sp, cfg, data, rng, workdir, backend, readers):
 
 
 def main():
-    sp = shardpipe_program()
-    if sp is None:
-        Tap.skip_all("shardpipe program not built")
+    sp = require_shardpipe()
     tap = Tap()
     seed = test_seed()
-    configs = matrix.build()
-    only = os.environ.get("SHARDPIPE_READERS_ONLY", "").strip()
-    if only:
-        keep = {int(x) for x in only.split(",")}
-        configs = [c for c in configs if c.number in keep]
+    configs = only_configs(matrix.build())
     backends = usable_backends(sp)
     Tap.diag("%s; %d configurations; backends %s" %
              (versions(), len(configs), ", ".join(backends)))

@@ -108,6 +108,37 @@ def shardpipe_program():
     return sp if os.access(sp, os.X_OK) else None
 
 
+def require_shardpipe():
+    """The built CLI; without one the whole test is skipped."""
+    sp = shardpipe_program()
+    if sp is None:
+        Tap.skip_all("shardpipe program not built")
+    return sp
+
+
+def import_readers():
+    """numpy, tensorstore and zarr (zarr-python 3), imported here and not at
+    the top so that this module needs only the standard library; without
+    any of them the whole test is skipped."""
+    try:
+        import numpy
+        import tensorstore
+        import zarr
+    except ImportError as e:
+        Tap.skip_all("zarr-python, tensorstore or numpy missing (%s)" % e)
+    return numpy, tensorstore, zarr
+
+
+def only_configs(configs):
+    """The configurations SHARDPIPE_READERS_ONLY=N[,M..] names by number,
+    or all of them when it is unset."""
+    only = os.environ.get("SHARDPIPE_READERS_ONLY", "").strip()
+    if not only:
+        return configs
+    keep = {int(x) for x in only.split(",")}
+    return [c for c in configs if c.number in keep]
+
+
 class Result:
     def __init__(self, argv, returncode, stdout, stderr):
         self.argv = argv
