@@ -198,6 +198,12 @@ static void *cu_host_alloc(void *devp, uint64_t bytes)
 
 static void cu_host_free(void *devp, void *p)
 {
+	struct cu_dev *c = devp;
+
+	/* The current device is per host thread and the pipeline thread
+	 * may never have called cudaSetDevice: without it the runtime would
+	 * make device 0's primary context current here. */
+	cudaSetDevice(c->device);
 	cudaFreeHost(p);
 }
 
@@ -352,11 +358,20 @@ static int cu_launch(void *devp, const char *name, const struct kdev_arg *args,
 
 static int cu_wait(void *devp, kdev_event evp, struct sp_err *err)
 {
+	struct cu_dev *c = devp;
 	cudaEvent_t ev = evp;
 	cudaError_t rc;
 
 	if (ev == NULL)
 		return SHARDPIPE_OK;
+	/* As every entry point: the calling thread's current device is its
+	 * own (cudaSetDevice is per host thread), so set ours first rather
+	 * than let the runtime initialise device 0 on this thread. */
+	rc = cudaSetDevice(c->device);
+	if (rc != cudaSuccess) {
+		cudaEventDestroy(ev);   /* wait releases ev whatever happens */
+		return cu_fail(err, "cudaSetDevice", rc);
+	}
 	/* Kernel faults surface here, at the first synchronisation. */
 	rc = cudaEventSynchronize(ev);
 	cudaEventDestroy(ev);
