@@ -74,6 +74,7 @@ struct cu_dev {
 	cudaStream_t up, compute, down;
 	struct cu_stage stage[2];
 	int next_stage;
+	int chosen;         /* device is set: there may be resources on it */
 	char label[200];
 };
 
@@ -397,6 +398,13 @@ static void cu_close(void *devp)
 
 	if (c == NULL)
 		return;
+	/* An open that failed choosing the device created nothing; since
+	 * CUDA 12 cudaSetDevice initialises the device's primary context, so
+	 * calling it here would leave a context (memory) on device 0. */
+	if (!c->chosen) {
+		free(c);
+		return;
+	}
 	cudaSetDevice(c->device);
 	/* The streams and the staging may still be in use: drain first.
 	 * The primary context is shared with other streams of the process,
@@ -452,6 +460,7 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 		     "cuda: the plugin's kernel table has %u kernels, the "
 		     "driver knows %d", sp_cuda_kernel_count, KDEV_NKERNELS);
 	SP_FORWARD(pick_device(&c->device, err));
+	c->chosen = 1;
 	describe(c->device, c->label, sizeof(c->label));
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
