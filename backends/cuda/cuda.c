@@ -15,8 +15,14 @@
  * buffer keeps a "last use" event: an operation first waits for the
  * events of the buffers it touches, then records its own completion on
  * them.  Work on different buffers therefore overlaps (with two buffer
- * sets, batch k+1's upload and scatter run beside batch k's compression
- * and read-back) while work on the same buffer keeps issue order.
+ * sets, batch k+1's upload runs beside batch k's kernels and batch k's
+ * read-back beside batch k+1's kernels; the kernels themselves share the
+ * one compute stream, so they never run beside each other) while work on
+ * the same buffer keeps issue order: waiting on a buffer's last use
+ * chains every operation on it after all earlier ones, which covers
+ * read-after-write, write-after-read and write-after-write alike.
+ * cudaStreamWaitEvent waits for the record current when it is called,
+ * so re-recording `last` afterwards does not disturb an earlier wait.
  *
  * Uploads go through two pinned staging buffers used in turn: the
  * caller's bytes are copied into one, which the upload stream then copies
