@@ -390,11 +390,26 @@ static int cu_finish(void *devp, struct sp_err *err)
 {
 	struct cu_dev *c = devp;
 
+	cudaStream_t streams[] = { c->up, c->compute, c->down };
+	const char *names[] = { "upload", "compute", "read-back" };
+	int rc = SHARDPIPE_OK;
+
 	CUDA_CHECK(err, cudaSetDevice(c->device));
-	CUDA_CHECK(err, cudaStreamSynchronize(c->up));
-	CUDA_CHECK(err, cudaStreamSynchronize(c->compute));
-	CUDA_CHECK(err, cudaStreamSynchronize(c->down));
-	return SHARDPIPE_OK;
+	/* All three streams, even after one reports an error: the driver
+	 * frees buffers after finish (kdrv_close), so finish must not
+	 * return while another stream may still be using them. */
+	for (int i = 0; i < 3; i++) {
+		cudaError_t e = cudaStreamSynchronize(streams[i]);
+
+		if (e != cudaSuccess && rc == SHARDPIPE_OK) {
+			char call[64];
+
+			snprintf(call, sizeof(call),
+				 "cudaStreamSynchronize(%s stream)", names[i]);
+			rc = cu_fail(err, call, e);
+		}
+	}
+	return rc;
 }
 
 static void cu_close(void *devp)
