@@ -91,6 +91,12 @@ struct shardpipe_stream {
 	unsigned wq_head, wq_len;
 	uint64_t sets_queued, sets_written;
 	int stop;                /* no more batches will come */
+	/* Half of the caller's staging copy, handed to the pipeline thread
+	 * while it has no batch: 1 posted, 2 done, 0 none. */
+	const uint8_t *cp_src;
+	uint8_t *cp_dst;
+	size_t cp_n;
+	int cp_state;
 	int pipe_done;           /* the pipeline has handed over its last set */
 	int async_rc;
 	struct sp_err async_err;
@@ -352,8 +358,16 @@ static void *pipeline_main(void *arg)
 		struct batch_job job;
 		int rc = SHARDPIPE_OK;
 
-		while (s->q_len == 0 && !s->stop)
+		while (s->q_len == 0 && !s->stop && s->cp_state != 1)
 			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->cp_state == 1) {
+			pthread_mutex_unlock(&s->mu);
+			memcpy(s->cp_dst, s->cp_src, s->cp_n);
+			pthread_mutex_lock(&s->mu);
+			s->cp_state = 2;
+			pthread_cond_broadcast(&s->cv);
+			continue;
+		}
 		if (s->q_len == 0)
 			break;
 		job = s->q[s->q_head];
@@ -720,6 +734,47 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
 	return check_async(s);
 }
 
+/*
+ * Caller's thread: copy a span into staging.  While the pipeline has no
+ * batch (it is waiting for this one: the start of a stream, or a codec
+ * that compresses faster than one thread copies) its thread is idle and
+ * copies the second half, so the copy no longer runs on one core alone.
+ * With a batch in the backend the caller copies alone: every core is
+ * compressing then.  Small spans are not worth the hand-over.
+ */
+#define STAGE_SPLIT_MIN (1u << 20)
+
+static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
+		       const uint8_t *src, size_t n)
+{
+	size_t half = n / 2;
+	int split = 0;
+
+	if (n >= STAGE_SPLIT_MIN && s->plan.threads > 1) {
+		pthread_mutex_lock(&s->mu);
+		if (s->processed == s->queued && s->q_len == 0 &&
+		    !s->stop) {
+			s->cp_src = src + half;
+			s->cp_dst = dst + half;
+			s->cp_n = n - half;
+			s->cp_state = 1;
+			split = 1;
+			pthread_cond_broadcast(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	if (!split) {
+		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, half);
+	pthread_mutex_lock(&s->mu);
+	while (s->cp_state != 2)
+		pthread_cond_wait(&s->cv, &s->mu);
+	s->cp_state = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
 int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 			    size_t nbytes)
 {
@@ -765,7 +820,7 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 		t0 = now();
 		if (take > n)
 			take = n;
-		memcpy(s->staging[s->cur] + s->staged, src, take);
+		stage_copy(s, s->staging[s->cur] + s->staged, src, take);
 		s->staged += take;
 		src += take;
 		n -= take;

@@ -5,7 +5,8 @@
  * dim 0), the shards a sink receives, in order, with their coordinates,
  * are identical across backend thread counts, append span sizes (one byte
  * short of a batch, whole batches handed over without a copy, odd sizes)
- * and flushes.  Every zarr.json a sink receives advertises only rows whose
+ * and flushes, with spans small and large enough that the idle pipeline
+ * thread copies half of each into staging.  Every zarr.json a sink receives advertises only rows whose
  * shards it already has; flush hands over exactly the complete shard
  * epochs; close the partial last one; a failing sink is reported on a
  * later call and by close.  Content is checked once per geometry through
@@ -49,6 +50,12 @@ static const struct geometry geometries[] = {
 	{ "chunks spanning every dim but 0", 3, { 0, 6, 40 }, { 2, 6, 40 },
 	  { 3, 1, 1 }, 4201, SHARDPIPE_DTYPE_UINT64, SHARDPIPE_CODEC_ZSTD, 1,
 	  SHARDPIPE_INDEX_END },
+	/* Rows of 1 MiB: spans of a row and more are big enough for the
+	 * caller to hand half of each staging copy to the idle pipeline
+	 * thread (stream.c stage_copy), at odd offsets too. */
+	{ "1 MiB rows, split staging copies", 3, { 0, 256, 2048 },
+	  { 4, 64, 256 }, { 2, 2, 4 }, 37, SHARDPIPE_DTYPE_UINT16,
+	  SHARDPIPE_CODEC_ZSTD, 1, SHARDPIPE_INDEX_END },
 };
 
 /* What a sink received, in order. */
