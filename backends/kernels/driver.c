@@ -85,17 +85,12 @@ struct kdrv {
 	uint64_t n;            /* chunks per batch: K * M */
 	uint64_t nruns;        /* scatter runs per batch */
 	kdev_buf geo, perm;
-	/* gzip: the encoder's per-group scratch (deflate-layout.h), one for
-	 * both buffer sets since launches run in issue order. */
-	kdev_buf gz_scratch;
-	uint64_t gz_groups;
-	/* zstd: the encoder's per-group scratch (zstd_layout.h). */
-	kdev_buf zs_scratch;
-	uint64_t zs_groups;
-	/* blosc: the zstd scratch, the shuffled block and one frame per
-	 * group (blosc_layout.h); the block size chosen at open. */
-	kdev_buf bl_scratch;
-	uint64_t bl_groups, bl_blocksize;
+	/* The codec's encoder: its groups and their scratch (deflate-layout.h,
+	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
+	 * launches run in issue order; for blosc, the block size chosen at
+	 * open. */
+	kdev_buf enc_scratch;
+	uint64_t enc_groups, bl_blocksize;
 	struct kset set[2];
 	int nsets, cur;
 	int sync;              /* finish every stage before returning */
@@ -267,10 +262,6 @@ static void close_set(struct kdrv *k, struct kset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Scratch the gzip encoder may use in all, which bounds the groups
- * launched (they stride over the chunks). */
-#define GZIP_SCRATCH_BUDGET ((uint64_t)256 << 20)
-
 /* What the gzip encoder takes, checked before anything is allocated. */
 static int check_gzip(const struct plan *p, struct sp_err *err)
 {
@@ -287,46 +278,42 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-static int open_gzip(struct kdrv *k, struct sp_err *err)
-{
-	const struct plan *p = k->plan;
-	uint64_t per = SP_DEFL_SCRATCH_BYTES(p->chunk_bytes);
+/*
+ * Every encoder strides its groups over the chunks, each group with its
+ * own scratch.  The scratch of all groups is bounded (1 to 2.7 MiB a group
+ * for zstd, by level), which bounds the groups launched; groups of one
+ * work-item run one after the other, so one suffices there.
+ */
+#define ENCODER_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
-	k->gz_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
-			       GZIP_SCRATCH_BUDGET / per);
-	if (k->gz_groups == 0)
-		k->gz_groups = 1;
-	return alloc_buf(k, k->gz_groups * per, &k->gz_scratch,
-			 "the gzip encoder's scratch", err);
+static int open_scratch(struct kdrv *k, uint64_t per, const char *what,
+			struct sp_err *err)
+{
+	k->enc_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
+				ENCODER_SCRATCH_BUDGET / per);
+	if (k->enc_groups == 0 || k->lim.one_item_groups)
+		k->enc_groups = 1;
+	return alloc_buf(k, k->enc_groups * per, &k->enc_scratch, what, err);
 }
 
-/* Scratch the zstd encoder may use in all (1 to 2.7 MiB a group by
- * level), which bounds the groups launched (they stride over the
- * chunks).  Groups of one work-item run one after the other, so one
- * suffices there. */
-#define ZSTD_SCRATCH_BUDGET ((uint64_t)256 << 20)
+static int open_gzip(struct kdrv *k, struct sp_err *err)
+{
+	return open_scratch(k, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
+			    "the gzip encoder's scratch", err);
+}
 
 static int open_zstd(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	uint64_t per = SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level));
 
 	SP_RETURN_IF(p->slot_capacity < SPZ_WORST_CASE(p->chunk_bytes), err,
 		     SHARDPIPE_ERR_CODEC,
 		     "zstd slot capacity %llu is below the encoder's bound %llu",
 		     (unsigned long long)p->slot_capacity,
 		     (unsigned long long)SPZ_WORST_CASE(p->chunk_bytes));
-	k->zs_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
-			       ZSTD_SCRATCH_BUDGET / per);
-	if (k->zs_groups == 0 || k->lim.one_item_groups)
-		k->zs_groups = 1;
-	return alloc_buf(k, k->zs_groups * per, &k->zs_scratch,
-			 "the zstd encoder's scratch", err);
+	return open_scratch(k, SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level)),
+			    "the zstd encoder's scratch", err);
 }
-
-/* As zstd: the scratch of all groups is bounded, which bounds the groups
- * launched; one group suffices for groups of one work-item. */
-#define BLOSC_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
 static int open_blosc(struct kdrv *k, struct sp_err *err)
 {
@@ -356,12 +343,7 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 	per = SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(
 			p->level == 0 ? 1u : (unsigned)p->level)), bs);
 	k->bl_blocksize = bs;
-	k->bl_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
-			       BLOSC_SCRATCH_BUDGET / per);
-	if (k->bl_groups == 0 || k->lim.one_item_groups)
-		k->bl_groups = 1;
-	return alloc_buf(k, k->bl_groups * per, &k->bl_scratch,
-			 "the blosc encoder's scratch", err);
+	return open_scratch(k, per, "the blosc encoder's scratch", err);
 }
 
 static int open_pools(struct kdrv *k, struct sp_err *err)
@@ -458,12 +440,8 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->geo);
 	if (k->perm != NULL)
 		k->ops->free(k->dev, k->perm);
-	if (k->gz_scratch != NULL)
-		k->ops->free(k->dev, k->gz_scratch);
-	if (k->zs_scratch != NULL)
-		k->ops->free(k->dev, k->zs_scratch);
-	if (k->bl_scratch != NULL)
-		k->ops->free(k->dev, k->bl_scratch);
+	if (k->enc_scratch != NULL)
+		k->ops->free(k->dev, k->enc_scratch);
 	k->ops->close(k->dev);
 	free(k);
 }
@@ -525,41 +503,29 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 	args[3] = ARG_U64(k->n);
 	args[4] = ARG_U64(p->chunk_bytes);
 	args[5] = ARG_U64(p->slot_capacity);
-	if (p->codec == SHARDPIPE_CODEC_GZIP) {
-		struct kdev_arg gz[8] = {
-			args[0], args[1], args[2], ARG_BUF(k->gz_scratch),
-			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
+	if (p->codec != SHARDPIPE_CODEC_NONE) {
+		/* The encoders share their first eight arguments; the last
+		 * of them is the level (zstd: with the checksum bit). */
+		uint64_t word = (uint64_t)(uint32_t)p->level |
+				(uint64_t)(p->codec == SHARDPIPE_CODEC_ZSTD &&
+					   p->zstd_checksum)
+					<< SPZ_ARG_CHECKSUM_BIT;
+		const char *name = p->codec == SHARDPIPE_CODEC_GZIP ?
+			"sp_codec_gzip" : p->codec == SHARDPIPE_CODEC_ZSTD ?
+			"sp_codec_zstd" : "sp_codec_blosc";
+		unsigned nargs = p->codec == SHARDPIPE_CODEC_BLOSC ? 11 : 8;
+		struct kdev_arg enc[11] = {
+			args[0], args[1], args[2], ARG_BUF(k->enc_scratch),
+			args[3], args[4], args[5], ARG_U64(word),
+			ARG_U64(p->esize), ARG_U64((uint64_t)p->blosc_shuffle),
+			ARG_U64(k->bl_blocksize),
 		};
 
 		/* copy_local: a CPU device runs best with one work-item
 		 * per group, the groups giving the parallelism, as for the
 		 * copies; a GPU gets the full local size. */
-		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_gzip", gz, 8,
-					  k->gz_groups * k->copy_local,
-					  k->copy_local, err));
-	} else if (p->codec == SHARDPIPE_CODEC_ZSTD) {
-		uint64_t word = (uint64_t)(uint32_t)p->level |
-				(uint64_t)(p->zstd_checksum != 0)
-					<< SPZ_ARG_CHECKSUM_BIT;
-		struct kdev_arg zs[8] = {
-			args[0], args[1], args[2], ARG_BUF(k->zs_scratch),
-			args[3], args[4], args[5], ARG_U64(word),
-		};
-
-		/* As gzip: a CPU device runs groups of one item best. */
-		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_zstd", zs, 8,
-					  k->zs_groups * k->copy_local,
-					  k->copy_local, err));
-	} else if (p->codec == SHARDPIPE_CODEC_BLOSC) {
-		struct kdev_arg bl[11] = {
-			args[0], args[1], args[2], ARG_BUF(k->bl_scratch),
-			args[3], args[4], args[5], ARG_U64((uint64_t)p->level),
-			ARG_U64(p->esize), ARG_U64((uint64_t)p->blosc_shuffle),
-			ARG_U64(k->bl_blocksize),
-		};
-
-		SP_FORWARD(k->ops->launch(k->dev, "sp_codec_blosc", bl, 11,
-					  k->bl_groups * k->copy_local,
+		SP_FORWARD(k->ops->launch(k->dev, name, enc, nargs,
+					  k->enc_groups * k->copy_local,
 					  k->copy_local, err));
 	} else {
 		SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,
