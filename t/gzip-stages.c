@@ -62,15 +62,6 @@ static int libdeflate_decodes(const uint8_t *src, uint64_t len, uint8_t *dst,
 	       got == n && used == len;
 }
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
 /* Rows of mixed content: smooth, sparse, constant and random stretches,
  * so that every block type shows up. */
 static void make_batch(const struct plan *p, uint64_t b, uint8_t *batch,
@@ -105,9 +96,9 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 		       int keep)
 {
 	uint64_t n = p->K * p->M, rng = seed;
-	uint8_t *batch = xmalloc(p->batch_bytes);
-	uint8_t *pool = xmalloc(n * p->chunk_bytes);
-	uint8_t *back = xmalloc(p->chunk_bytes + 1);
+	uint8_t *batch = test_xmalloc(p->batch_bytes);
+	uint8_t *pool = test_xmalloc(n * p->chunk_bytes);
+	uint8_t *back = test_xmalloc(p->chunk_bytes + 1);
 	struct sp_err err;
 	void *ctx = NULL;
 	int opened = 1;
@@ -158,10 +149,10 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 			(unsigned long long)n))
 			diag("chunk %llu does not", (unsigned long long)bad);
 		if (keep) {
-			out[b].offsets = xmalloc((n + 1) * sizeof(uint64_t));
+			out[b].offsets = test_xmalloc((n + 1) * sizeof(uint64_t));
 			memcpy(out[b].offsets, res.offsets,
 			       (n + 1) * sizeof(uint64_t));
-			out[b].data = xmalloc(res.offsets[n]);
+			out[b].data = test_xmalloc(res.offsets[n]);
 			memcpy(out[b].data, res.data, res.offsets[n]);
 		} else if (out[b].offsets != NULL) {
 			if (is_blob(res.offsets, out[b].offsets,

@@ -33,15 +33,6 @@ static const unsigned local_sizes[] = { 0 };
 #endif
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
 /* The chunk pool of one batch, cell by cell from the plan's definition. */
 static void model_pool(const struct plan *p, const uint8_t *batch,
 		       uint8_t *pool)
@@ -80,7 +71,7 @@ static void model_aggregate(const struct plan *p, const uint8_t *slots,
 			    uint64_t *offsets)
 {
 	uint64_t n = p->K * p->M;
-	uint64_t *by_pos = xmalloc(n * sizeof(*by_pos));
+	uint64_t *by_pos = test_xmalloc(n * sizeof(*by_pos));
 
 	for (uint64_t j = 0; j < n; j++)
 		by_pos[(j / p->M) * p->M + p->perm[j % p->M]] = j;
@@ -129,9 +120,9 @@ static void run_cpu(const struct plan *p, const uint8_t *batch,
 	    sp_backend_cpu.fetch(ctx, &res, &err) != SHARDPIPE_OK)
 		bail("cpu backend: %s", err.msg);
 	o->bytes = res.offsets[n];
-	o->data = xmalloc(o->bytes);
-	o->offsets = xmalloc((n + 1) * sizeof(*o->offsets));
-	o->pool = xmalloc(n * p->chunk_bytes);
+	o->data = test_xmalloc(o->bytes);
+	o->offsets = test_xmalloc((n + 1) * sizeof(*o->offsets));
+	o->pool = test_xmalloc(n * p->chunk_bytes);
 	memcpy(o->data, res.data, o->bytes);
 	memcpy(o->offsets, res.offsets, (n + 1) * sizeof(*o->offsets));
 	for (uint64_t j = 0; j < n; j++) {
@@ -156,9 +147,9 @@ static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
 				   uint64_t *rng)
 {
 	uint64_t n = p->K * p->M, cap = p->slot_capacity;
-	uint8_t *slots = xmalloc(n * cap), *want = xmalloc(n * cap);
-	uint64_t *sizes = xmalloc(n * sizeof(*sizes));
-	uint64_t *want_off = xmalloc((n + 1) * sizeof(*want_off));
+	uint8_t *slots = test_xmalloc(n * cap), *want = test_xmalloc(n * cap);
+	uint64_t *sizes = test_xmalloc(n * sizeof(*sizes));
+	uint64_t *want_off = test_xmalloc((n + 1) * sizeof(*want_off));
 	struct batch_result res;
 	struct sp_err err;
 
@@ -211,9 +202,9 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 	p.K = 3;
 	p.batch_bytes = p.K * p.epoch_bytes;
 	n = p.K * p.M;
-	batch = xmalloc(p.batch_bytes);
-	pool = xmalloc(n * p.chunk_bytes);
-	got_pool = xmalloc(n * p.chunk_bytes);
+	batch = test_xmalloc(p.batch_bytes);
+	pool = test_xmalloc(n * p.chunk_bytes);
+	got_pool = test_xmalloc(n * p.chunk_bytes);
 
 	if (ops->open(&p, &ctx, &err) != SHARDPIPE_OK) {
 		/* A device whose work-groups are smaller than the size

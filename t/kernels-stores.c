@@ -8,7 +8,6 @@
  * (SP_TEST_CUDA) checks `cuda`, each at three local sizes.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,157 +46,17 @@ static const struct kcfg big = {
 	{ 0, 512, 1000 }, { 4, 64, 128 }, { 2, 4, 2 }, 70
 };
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
 static int write_store(const char *dir, const struct kcfg *c,
 		       shardpipe_index_location loc, const char *backend,
 		       const uint8_t *data, size_t n, uint64_t seed)
 {
 	shardpipe_desc desc;
-	shardpipe_stream *s;
-	uint64_t rng = seed;
-	size_t at = 0;
-	int rc;
 
 	kcfg_desc(c, &desc);
 	desc.index_location = loc;
 	desc.backend = backend;
 	desc.overwrite = 1;
-	rc = shardpipe_stream_open(&s, dir, &desc);
-	if (rc != SHARDPIPE_OK) {
-		diag("open %s: %s", backend, shardpipe_last_error_message());
-		return rc;
-	}
-	/* Spans of random sizes, so batches never line up with appends. */
-	while (at < n && rc == SHARDPIPE_OK) {
-		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
-
-		if (span > n - at)
-			span = n - at;
-		rc = shardpipe_stream_append(s, data + at, span);
-		at += span;
-	}
-	if (rc != SHARDPIPE_OK)
-		diag("append %s: %s", backend, shardpipe_stream_message(s));
-	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
-		rc = SHARDPIPE_ERR_IO;
-	return rc;
-}
-
-/* Relative paths of the regular files under root, sorted. */
-struct listing {
-	char **names;
-	size_t n, cap;
-};
-
-static void list_files(const char *root, const char *rel, struct listing *l)
-{
-	char *path;
-	DIR *dir;
-	struct dirent *de;
-
-	if (asprintf(&path, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
-		bail("out of memory");
-	dir = opendir(path);
-	free(path);
-	if (dir == NULL)
-		return;
-	while ((de = readdir(dir)) != NULL) {
-		char *sub, *full;
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (asprintf(&sub, "%s%s%s", rel, *rel ? "/" : "",
-			     de->d_name) < 0 ||
-		    asprintf(&full, "%s/%s", root, sub) < 0)
-			bail("out of memory");
-		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
-			list_files(root, sub, l);
-			free(sub);
-		} else {
-			if (l->n == l->cap) {
-				l->cap = l->cap ? 2 * l->cap : 16;
-				l->names = realloc(l->names,
-						   l->cap * sizeof(*l->names));
-				if (l->names == NULL)
-					bail("out of memory");
-			}
-			l->names[l->n++] = sub;
-		}
-		free(full);
-	}
-	closedir(dir);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void free_listing(struct listing *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->names[i]);
-	free(l->names);
-}
-
-/* 1 when both trees hold the same files with the same bytes; otherwise
- * the first difference goes to diag. */
-static int same_trees(const char *a, const char *b)
-{
-	struct listing la = { 0 }, lb = { 0 };
-	int same = 1;
-
-	list_files(a, "", &la);
-	list_files(b, "", &lb);
-	qsort(la.names, la.n, sizeof(*la.names), cmp_names);
-	qsort(lb.names, lb.n, sizeof(*lb.names), cmp_names);
-	if (la.n != lb.n) {
-		diag("%zu files against %zu", la.n, lb.n);
-		same = 0;
-	}
-	for (size_t i = 0; same && i < la.n; i++) {
-		char *pa, *pb;
-		void *da, *db;
-		size_t na = 0, nb = 0;
-
-		if (strcmp(la.names[i], lb.names[i]) != 0) {
-			diag("file %s against %s", la.names[i], lb.names[i]);
-			same = 0;
-			break;
-		}
-		if (asprintf(&pa, "%s/%s", a, la.names[i]) < 0 ||
-		    asprintf(&pb, "%s/%s", b, lb.names[i]) < 0)
-			bail("out of memory");
-		da = test_slurp(pa, &na);
-		db = test_slurp(pb, &nb);
-		if (da == NULL || db == NULL || na != nb ||
-		    memcmp(da, db, na) != 0) {
-			size_t k = 0;
-
-			while (da && db && k < na && k < nb &&
-			       ((uint8_t *)da)[k] == ((uint8_t *)db)[k])
-				k++;
-			diag("%s differs: %zu against %zu bytes, first "
-			     "difference at byte %zu", la.names[i], na, nb, k);
-			same = 0;
-		}
-		free(da);
-		free(db);
-		free(pa);
-		free(pb);
-	}
-	free_listing(&la);
-	free_listing(&lb);
-	return same;
+	return test_write_spans(dir, &desc, data, n, seed);
 }
 
 /* The whole array read back by the library's reader equals the input. */
@@ -214,7 +73,7 @@ static int reads_back(const char *dir, const struct kcfg *c,
 		diag("reader: %s", shardpipe_last_error_message());
 		return 0;
 	}
-	got = xmalloc(n);
+	got = test_xmalloc(n);
 	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
 	       info.shape[0] == kcfg_rows(c) &&
 	       shardpipe_reader_read(r, start, info.shape, got) ==
@@ -266,7 +125,7 @@ int main(void)
 		n = shardpipe_dtype_size(c->dtype) * kcfg_rows(c);
 		for (int d = 1; d < c->rank; d++)
 			n *= c->size[d];
-		data = xmalloc(n);
+		data = test_xmalloc(n);
 		test_fill(data, n, (int)(i % 4), &rng);
 		for (int loc = 0; loc < 2; loc++) {
 			char *want, *got;
@@ -294,7 +153,7 @@ int main(void)
 				       "%s (local %s) writes %s, %s",
 				       va->backend, va->local ? va->local : "-",
 				       c->what, where)) {
-					ok(same_trees(got, want),
+					ok(test_same_tree(got, want, NULL),
 					   "%s (local %s) store equals cpu's "
 					   "byte for byte: %s, %s",
 					   va->backend,

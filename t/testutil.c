@@ -408,3 +408,32 @@ size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)
 	}
 	return (size_t)-1;
 }
+
+int test_write_spans(const char *dir, const shardpipe_desc *desc,
+		     const uint8_t *data, size_t n, uint64_t seed)
+{
+	shardpipe_stream *s;
+	uint64_t rng = seed;
+	size_t at = 0;
+	int rc = shardpipe_stream_open(&s, dir, desc);
+
+	if (rc != SHARDPIPE_OK) {
+		diag("open %s: %s", desc->backend ? desc->backend : "auto",
+		     shardpipe_last_error_message());
+		return rc;
+	}
+	while (at < n && rc == SHARDPIPE_OK) {
+		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
+
+		if (span > n - at)
+			span = n - at;
+		rc = shardpipe_stream_append(s, data + at, span);
+		at += span;
+	}
+	if (rc != SHARDPIPE_OK)
+		diag("append %s: %s", desc->backend ? desc->backend : "auto",
+		     shardpipe_stream_message(s));
+	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
+		rc = SHARDPIPE_ERR_IO;
+	return rc;
+}

@@ -36,6 +36,13 @@ int test_entries(const char *dir);
  * when files is not NULL, gets how many files the two trees hold together.
  */
 int test_same_tree(const char *a, const char *b, int *files);
+/*
+ * Open a stream on dir with desc, append data[0..n) in spans of random
+ * sizes drawn from seed (so batches never line up with appends) and close
+ * it.  Returns the first error; open and append errors go to diag.
+ */
+int test_write_spans(const char *dir, const shardpipe_desc *desc,
+		     const uint8_t *data, size_t n, uint64_t seed);
 
 /* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
  * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)

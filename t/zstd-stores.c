@@ -12,7 +12,6 @@
  * frames and zarr.json, older callers included.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,10 +52,6 @@ static int write_store(const char *dir, const struct kcfg *c, int level,
 		       uint64_t seed)
 {
 	shardpipe_desc desc;
-	shardpipe_stream *s;
-	uint64_t rng = seed;
-	size_t at = 0;
-	int rc;
 
 	kcfg_desc(c, &desc);
 	desc.codec = SHARDPIPE_CODEC_ZSTD;
@@ -65,95 +60,7 @@ static int write_store(const char *dir, const struct kcfg *c, int level,
 	desc.index_location = loc;
 	desc.backend = backend;
 	desc.overwrite = 1;
-	rc = shardpipe_stream_open(&s, dir, &desc);
-	if (rc != SHARDPIPE_OK) {
-		diag("open %s: %s", backend, shardpipe_last_error_message());
-		return rc;
-	}
-	/* Spans of random sizes, so batches never line up with appends. */
-	while (at < n && rc == SHARDPIPE_OK) {
-		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
-
-		if (span > n - at)
-			span = n - at;
-		rc = shardpipe_stream_append(s, data + at, span);
-		at += span;
-	}
-	if (rc != SHARDPIPE_OK)
-		diag("append %s: %s", backend, shardpipe_stream_message(s));
-	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
-		rc = SHARDPIPE_ERR_IO;
-	return rc;
-}
-
-/*
- * 1 when every regular file under a (relative path rel) exists under b
- * with the same bytes, and b has no file a lacks; the first difference
- * goes to diag.
- */
-static int same_files(const char *a, const char *b, const char *rel)
-{
-	char *pa, *pb;
-	DIR *da, *db;
-	struct dirent *de;
-	int same = 1;
-	size_t na = 0, nb = 0;
-
-	if (asprintf(&pa, "%s/%s", a, rel) < 0 ||
-	    asprintf(&pb, "%s/%s", b, rel) < 0)
-		bail("out of memory");
-	da = opendir(pa);
-	db = opendir(pb);
-	if (da == NULL || db == NULL) {
-		diag("%s: cannot list both trees", rel);
-		same = 0;
-	}
-	while (same && (de = readdir(da)) != NULL) {
-		char *sub, *fa, *fb;
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		na++;
-		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0 ||
-		    asprintf(&fa, "%s/%s", a, sub) < 0 ||
-		    asprintf(&fb, "%s/%s", b, sub) < 0)
-			bail("out of memory");
-		if (stat(fa, &st) == 0 && S_ISDIR(st.st_mode)) {
-			same = same_files(a, b, sub);
-		} else {
-			size_t la = 0, lb = 0, k = 0;
-			uint8_t *xa = test_slurp(fa, &la);
-			uint8_t *xb = test_slurp(fb, &lb);
-
-			while (xa && xb && k < la && k < lb && xa[k] == xb[k])
-				k++;
-			if (xa == NULL || xb == NULL || la != lb || k != la) {
-				diag("%s differs: %zu against %zu bytes, first "
-				     "difference at byte %zu", sub, la, lb, k);
-				same = 0;
-			}
-			free(xa);
-			free(xb);
-		}
-		free(sub);
-		free(fa);
-		free(fb);
-	}
-	while (same && (de = readdir(db)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			nb++;
-	if (same && na != nb) {
-		diag("%s: %zu entries against %zu", rel, na, nb);
-		same = 0;
-	}
-	if (da != NULL)
-		closedir(da);
-	if (db != NULL)
-		closedir(db);
-	free(pa);
-	free(pb);
-	return same;
+	return test_write_spans(dir, &desc, data, n, seed);
 }
 
 /* The whole array read back by the library's reader equals the input. */
@@ -328,7 +235,7 @@ int main(void)
 					       SHARDPIPE_OK,
 				       "opencl (local %s) writes %s", locals[v],
 				       what))
-					ok(same_files(got, want, "."),
+					ok(test_same_tree(got, want, NULL),
 					   "opencl (local %s) store equals "
 					   "reference's byte for byte: %s",
 					   locals[v], what);
