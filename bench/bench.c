@@ -185,15 +185,28 @@ static double cpu_fraction(const struct result *r)
 	return bound / run;
 }
 
+/* The pipeline's stages as shardpipe_stats times them, in pipeline order;
+ * the text and JSON reports list them alike. */
+#define N_STAGES 5
+static const char *const stage_names[N_STAGES] = {
+	"stage", "scatter", "compress", "aggregate", "write"
+};
+
+static void stage_seconds(const shardpipe_stats *st, double secs[N_STAGES])
+{
+	secs[0] = st->seconds_stage;
+	secs[1] = st->seconds_scatter;
+	secs[2] = st->seconds_compress;
+	secs[3] = st->seconds_aggregate;
+	secs[4] = st->seconds_write;
+}
+
 static void report_text(const struct result *r)
 {
 	const shardpipe_stats *st = &r->st;
-	const char *names[5] = { "stage", "scatter", "compress", "aggregate",
-				 "write" };
-	const double secs[5] = { st->seconds_stage, st->seconds_scatter,
-				 st->seconds_compress, st->seconds_aggregate,
-				 st->seconds_write };
+	double secs[N_STAGES];
 
+	stage_seconds(st, secs);
 	printf("workload %s, fill %s, %s, codec %s, backend %s, %d threads%s\n",
 	       r->workload, r->fill, shardpipe_dtype_name(r->desc.dtype),
 	       r->codec_text, r->backend, r->threads,
@@ -202,8 +215,8 @@ static void report_text(const struct result *r)
 	       "end\n",
 	       (double)r->bytes_in / 1e9, (unsigned long long)r->rows,
 	       r->seconds, gb(r->bytes_in, r->seconds));
-	for (int k = 0; k < 5; k++) {
-		printf("  %-10s %8.3f s  %8.3f GB/s", names[k], secs[k],
+	for (int k = 0; k < N_STAGES; k++) {
+		printf("  %-10s %8.3f s  %8.3f GB/s", stage_names[k], secs[k],
 		       gb(r->bytes_in, secs[k]));
 		if (k == 1 && r->memcpy_gbps > 0 && secs[k] > 0)
 			printf("  (%.2f of memcpy: %.2f GB/s on %d threads)",
@@ -249,12 +262,9 @@ static void report_text(const struct result *r)
 static void report_json(const struct result *r)
 {
 	const shardpipe_stats *st = &r->st;
-	const char *names[5] = { "stage", "scatter", "compress", "aggregate",
-				 "write" };
-	const double secs[5] = { st->seconds_stage, st->seconds_scatter,
-				 st->seconds_compress, st->seconds_aggregate,
-				 st->seconds_write };
+	double secs[N_STAGES];
 
+	stage_seconds(st, secs);
 	printf("{\"workload\": \"%s\", \"fill\": \"%s\", \"dtype\": \"%s\", ",
 	       r->workload, r->fill, shardpipe_dtype_name(r->desc.dtype));
 	json_list("shape", &r->desc, 0);
@@ -272,9 +282,9 @@ static void report_json(const struct result *r)
 	       r->bytes_out ? (double)r->bytes_in / (double)r->bytes_out : 0,
 	       r->seconds, gb(r->bytes_in, r->seconds));
 	printf("\"stages\": {");
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < N_STAGES; k++)
 		printf("%s\"%s\": {\"seconds\": %.4f, \"gbps\": %.4f}",
-		       k ? ", " : "", names[k], secs[k],
+		       k ? ", " : "", stage_names[k], secs[k],
 		       gb(r->bytes_in, secs[k]));
 	printf("}, \"memcpy_gbps\": %.4f, \"scatter_over_memcpy\": %.4f, "
 	       "\"cpu_seconds\": %.4f",

@@ -1,7 +1,8 @@
 /*
  * bench.h - what the parts of `shardpipe bench` share: the array being
  * measured, the fill patterns appended to it, and the compress-only bound.
- * Only the public API is used, plus libzstd and libdeflate for the bound.
+ * `shardpipe demo` streams the micro fill too.  Only the public API is
+ * used, plus libzstd and libdeflate for the bound.
  */
 #ifndef SHARDPIPE_BENCH_H
 #define SHARDPIPE_BENCH_H

@@ -496,6 +496,8 @@ static void check_store(const struct workload *w, const char *root,
 				     &o->rep) == 0;
 }
 
+/* The code each injected errno must come back as: written out here, not
+ * taken from store_fs_errno_code, so that a wrong mapping there fails. */
 static int code_for(int e)
 {
 	switch (e) {

@@ -20,7 +20,7 @@ static uint64_t check(const char *what, const uint8_t *src, uint64_t n,
 		      int level)
 {
 	uint64_t cap = gz_codec_bound(n);
-	uint8_t *enc = gz_xmalloc(cap);
+	uint8_t *enc = test_xmalloc(cap);
 	uint64_t size;
 	char label[160];
 
@@ -77,9 +77,9 @@ static void fill_words(uint8_t *b, uint64_t n)
 /* The two ways of phase 1 (sorted windows, serial insertion) agree. */
 static void check_chains(const char *what, const uint8_t *src, uint64_t n)
 {
-	uint32_t *head = gz_xmalloc(4u << SP_DEFL_HASH_BITS);
-	uint32_t *keys = gz_xmalloc(4 * SP_DEFL_WIN);
-	uint16_t *a = gz_xmalloc(2 * n), *b = gz_xmalloc(2 * n);
+	uint32_t *head = test_xmalloc(4u << SP_DEFL_HASH_BITS);
+	uint32_t *keys = test_xmalloc(4 * SP_DEFL_WIN);
+	uint16_t *a = test_xmalloc(2 * n), *b = test_xmalloc(2 * n);
 
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
@@ -103,8 +103,8 @@ static void check_chains(const char *what, const uint8_t *src, uint64_t n)
 static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
 			uint32_t limit)
 {
-	uint32_t *f = gz_xmalloc(4 * nsym), *work = gz_xmalloc(16 * nsym);
-	uint8_t *len = gz_xmalloc(nsym);
+	uint32_t *f = test_xmalloc(4 * nsym), *work = test_xmalloc(16 * nsym);
+	uint8_t *len = test_xmalloc(nsym);
 	uint64_t kraft = 0, cap = (uint64_t)1 << limit;
 	uint32_t longest = 0, missing = 0;
 
@@ -167,7 +167,7 @@ int main(void)
 	};
 	const uint64_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	const uint64_t big = 3 * 65536 + 12345;
-	uint8_t *buf = gz_xmalloc(big), *buf2 = gz_xmalloc(big);
+	uint8_t *buf = test_xmalloc(big), *buf2 = test_xmalloc(big);
 	char what[120];
 
 	plan_lazy();
@@ -236,7 +236,7 @@ int main(void)
 	 * crossing segments, random and smooth stretches. */
 	{
 		const uint64_t sizes2[] = { 16u << 20, SP_DEFL_MAX_CHUNK };
-		uint8_t *huge = gz_xmalloc(SP_DEFL_MAX_CHUNK);
+		uint8_t *huge = test_xmalloc(SP_DEFL_MAX_CHUNK);
 
 		for (int k = 0; k < 2; k++) {
 			const uint64_t n = sizes2[k];
@@ -266,7 +266,7 @@ int main(void)
 	 * (each with its own code and 18 bytes of gzip framing). */
 	{
 		const uint64_t n = 8 * 32768, cap = gz_codec_bound(n);
-		uint8_t *enc = gz_xmalloc(cap), *noise = gz_xmalloc(n);
+		uint8_t *enc = test_xmalloc(cap), *noise = test_xmalloc(n);
 		uint64_t whole, parts = 0;
 
 		for (uint64_t i = 0; i < n; i += 2) {
@@ -301,8 +301,9 @@ int main(void)
 	 * the chunks encoded alone. */
 	{
 		const uint64_t n = 70001, count = 5, cap = gz_codec_bound(n);
-		uint8_t *in = gz_xmalloc(n * count), *many = gz_xmalloc(cap * count);
-		uint8_t *one = gz_xmalloc(cap);
+		uint8_t *in = test_xmalloc(n * count);
+		uint8_t *many = test_xmalloc(cap * count);
+		uint8_t *one = test_xmalloc(cap);
 		uint64_t sz[5], alone;
 		int same = 1;
 

@@ -18,20 +18,12 @@
 #include "deflate.h"
 
 #include "tap.h"
+#include "testutil.h"
 
 /* The project's slot capacity for gzip (src/codec.c, codec_bound). */
 static inline uint64_t gz_codec_bound(uint64_t n)
 {
 	return n + 5 * (n / 4096 + 1) + 18 + 16;
-}
-
-static inline void *gz_xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
 }
 
 /*
@@ -44,7 +36,7 @@ static inline void gz_encode_chunks(const uint8_t *src, uint64_t n,
 				    uint8_t *out, uint64_t cap, uint64_t *sizes)
 {
 	uint64_t per = SP_DEFL_SCRATCH_BYTES(n);
-	uint8_t *scratch = gz_xmalloc(per * groups);
+	uint8_t *scratch = test_xmalloc(per * groups);
 
 	for (uint64_t g = 0; g < groups; g++) {
 		sp_ref_item.group = g;
@@ -65,30 +57,6 @@ static inline uint64_t gz_encode(const uint8_t *src, uint64_t n, int level,
 	return size;
 }
 
-/* zlib's inflate of one gzip member; (size_t)-1 on any error or when
- * bytes follow the member. */
-static inline size_t gz_zlib_decode(const uint8_t *src, size_t n,
-				    uint8_t *dst, size_t cap)
-{
-	z_stream z;
-	int rc;
-	size_t out;
-
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-		return (size_t)-1;
-	z.next_in = (Bytef *)src;
-	z.avail_in = (uInt)n;
-	z.next_out = dst;
-	z.avail_out = (uInt)cap;
-	rc = inflate(&z, Z_FINISH);
-	out = cap - z.avail_out;
-	if (rc != Z_STREAM_END || z.avail_in != 0)
-		out = (size_t)-1;
-	inflateEnd(&z);
-	return out;
-}
-
 /*
  * The member in enc[0..size) against its input: within both bounds, a
  * plain RFC 1952 header, decoded equal by zlib and by libdeflate with no
@@ -100,7 +68,7 @@ static inline int gz_check_member(const char *label, const uint8_t *in,
 {
 	static const uint8_t head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255 };
 	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-	uint8_t *back = gz_xmalloc(n + 1);
+	uint8_t *back = test_xmalloc(n + 1);
 	size_t in_used = 0, got = 0;
 	enum libdeflate_result r;
 	const char *why = NULL;
@@ -114,7 +82,7 @@ static inline int gz_check_member(const char *label, const uint8_t *in,
 		why = "larger than codec_bound";
 	else if (size < 20 || memcmp(enc, head, 10) != 0)
 		why = "bad gzip header";
-	if (why == NULL && gz_zlib_decode(enc, size, back, n + 1) != n)
+	if (why == NULL && test_decode(2, enc, size, back, n) != n)
 		why = "zlib: does not decode to the input's length";
 	if (why == NULL && memcmp(back, in, n) != 0)
 		why = "zlib: decodes to other bytes";

@@ -49,7 +49,7 @@ int main(void)
 	const uint64_t chunk = (uint64_t)CH_Y * CH_X * 2;
 	const uint64_t cap = gz_codec_bound(chunk);
 	struct libdeflate_compressor *ld[2];
-	uint8_t *enc = gz_xmalloc(cap);
+	uint8_t *enc = test_xmalloc(cap);
 	int failures = 0;
 
 	plan_lazy();
@@ -76,13 +76,13 @@ int main(void)
 				       bench_fill_from_name(fills[f]), &desc,
 				       1) != 0)
 			bail("out of memory for the %s pattern", fills[f]);
-		pool = gz_xmalloc(pat.row_bytes);
+		pool = test_xmalloc(pat.row_bytes);
 		nchunks = cut_chunks(&pat, pool);
 		total = nchunks * chunk;
-		slots = gz_xmalloc(nchunks * cap);
-		sizes = gz_xmalloc(nchunks * sizeof(*sizes));
-		scratch = gz_xmalloc(SP_DEFL_SCRATCH_BYTES(chunk));
-		back = gz_xmalloc(chunk);
+		slots = test_xmalloc(nchunks * cap);
+		sizes = test_xmalloc(nchunks * sizeof(*sizes));
+		scratch = test_xmalloc(SP_DEFL_SCRATCH_BYTES(chunk));
+		back = test_xmalloc(chunk);
 		memset(scratch, 0, SP_DEFL_SCRATCH_BYTES(chunk));
 		for (int l = 0; l < 2; l++) {
 			double t0 = now();
@@ -115,8 +115,8 @@ int main(void)
 			t = now() - t0;
 			for (uint64_t j = 0; j < nchunks; j++) {
 				packed += sizes[j];
-				if (gz_zlib_decode(slots + j * cap, sizes[j], back,
-						   chunk) != chunk ||
+				if (test_decode(2, slots + j * cap, sizes[j],
+						back, chunk) != chunk ||
 				    memcmp(back, pool + j * chunk, chunk) != 0)
 					good = 0;
 			}

@@ -59,41 +59,6 @@ static int write_store(const char *dir, const struct kcfg *c,
 	return test_write_spans(dir, &desc, data, n, seed);
 }
 
-/* The whole array read back by the library's reader equals the input. */
-static int reads_back(const char *dir, const struct kcfg *c,
-		      const uint8_t *data, size_t n)
-{
-	shardpipe_reader *r;
-	shardpipe_array_info info;
-	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
-	uint8_t *got;
-	int same;
-
-	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK) {
-		diag("reader: %s", shardpipe_last_error_message());
-		return 0;
-	}
-	got = test_xmalloc(n);
-	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
-	       info.shape[0] == kcfg_rows(c) &&
-	       shardpipe_reader_read(r, start, info.shape, got) ==
-		       SHARDPIPE_OK;
-	if (!same)
-		diag("reader: %s", shardpipe_reader_message(r));
-	else if (memcmp(got, data, n) != 0) {
-		size_t k = 0;
-
-		while (got[k] == data[k])
-			k++;
-		diag("decoded byte %zu is 0x%02x, input 0x%02x", k, got[k],
-		     data[k]);
-		same = 0;
-	}
-	free(got);
-	shardpipe_reader_close(r);
-	return same;
-}
-
 int main(void)
 {
 	uint64_t seed = test_seed();
@@ -159,7 +124,8 @@ int main(void)
 					   va->backend,
 					   va->local ? va->local : "-",
 					   c->what, where);
-					ok(reads_back(got, c, data, n),
+					ok(test_reads_back(got, kcfg_rows(c),
+							   data, n),
 					   "%s (local %s) store reads back: "
 					   "%s, %s", va->backend,
 					   va->local ? va->local : "-",
@@ -168,7 +134,7 @@ int main(void)
 				unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
 				free(got);
 			}
-			ok(reads_back(want, c, data, n),
+			ok(test_reads_back(want, kcfg_rows(c), data, n),
 			   "cpu store reads back: %s, %s", c->what, where);
 			free(want);
 		}

@@ -437,3 +437,32 @@ int test_write_spans(const char *dir, const shardpipe_desc *desc,
 		rc = SHARDPIPE_ERR_IO;
 	return rc;
 }
+
+int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,
+		    size_t n)
+{
+	shardpipe_reader *r;
+	shardpipe_array_info info;
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
+	uint8_t *got;
+	int same;
+
+	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK) {
+		diag("reader: %s", shardpipe_last_error_message());
+		return 0;
+	}
+	got = test_xmalloc(n);
+	/* The row count first: reading a longer array into got would
+	 * overrun it. */
+	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
+	       info.shape[0] == rows &&
+	       shardpipe_reader_read(r, start, info.shape, got) ==
+		       SHARDPIPE_OK;
+	if (!same)
+		diag("reader: %s", shardpipe_reader_message(r));
+	else
+		same = test_same_bytes(got, data, n, "%s read back", dir);
+	free(got);
+	shardpipe_reader_close(r);
+	return same;
+}

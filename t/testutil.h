@@ -43,6 +43,13 @@ int test_same_tree(const char *a, const char *b, int *files);
  */
 int test_write_spans(const char *dir, const shardpipe_desc *desc,
 		     const uint8_t *data, size_t n, uint64_t seed);
+/*
+ * 1 when the store at dir, read whole through the library's reader, has
+ * `rows` rows along dim 0 and equals data[0..n) (the whole array, so n is
+ * the bytes those rows hold); otherwise 0, the reason going to diag.
+ */
+int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,
+		    size_t n);
 
 /* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
  * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)

@@ -37,15 +37,6 @@ static const struct kcfg multi[] = {
 };
 #define N_ALL (N_KCFGS + sizeof(multi) / sizeof(multi[0]))
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
 static int write_store(const char *dir, const struct kcfg *c, int level,
 		       int checksum, shardpipe_index_location loc,
 		       const char *backend, const uint8_t *data, size_t n,
@@ -63,41 +54,6 @@ static int write_store(const char *dir, const struct kcfg *c, int level,
 	return test_write_spans(dir, &desc, data, n, seed);
 }
 
-/* The whole array read back by the library's reader equals the input. */
-static int reads_back(const char *dir, const struct kcfg *c,
-		      const uint8_t *data, size_t n)
-{
-	shardpipe_reader *r;
-	shardpipe_array_info info;
-	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
-	uint8_t *got;
-	int same;
-
-	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK) {
-		diag("reader: %s", shardpipe_last_error_message());
-		return 0;
-	}
-	got = xmalloc(n);
-	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
-	       info.shape[0] == kcfg_rows(c) &&
-	       shardpipe_reader_read(r, start, info.shape, got) ==
-		       SHARDPIPE_OK;
-	if (!same) {
-		diag("reader: %s", shardpipe_reader_message(r));
-	} else if (memcmp(got, data, n) != 0) {
-		size_t k = 0;
-
-		while (got[k] == data[k])
-			k++;
-		diag("decoded byte %zu is 0x%02x, input 0x%02x", k, got[k],
-		     data[k]);
-		same = 0;
-	}
-	free(got);
-	shardpipe_reader_close(r);
-	return same;
-}
-
 /*
  * The checksum setting reaches the frames on cpu and reference: the first
  * chunk of shard c/0/0 (index at the end, so at offset 0) carries the
@@ -110,7 +66,7 @@ static void checksum_setting(const char *root, uint64_t seed)
 	const struct kcfg *c = &kcfgs[1];
 	static const char *const backends[] = { "cpu", "reference" };
 	size_t n = shardpipe_dtype_size(c->dtype) * c->size[0] * c->size[1];
-	uint8_t *data = xmalloc(n);
+	uint8_t *data = test_xmalloc(n);
 	uint64_t rng = seed;
 
 	test_fill(data, n, 3, &rng);
@@ -157,7 +113,7 @@ static void checksum_setting(const char *root, uint64_t seed)
 			   mode == 0 ? "no checksum" : mode == 1 ? "checksum" :
 			   "checksum past an older struct_size", got);
 			if (want == 1)
-				ok(reads_back(dir, c, data, n),
+				ok(test_reads_back(dir, kcfg_rows(c), data, n),
 				   "%s, checksum: the store reads back",
 				   backends[b]);
 			free(m);
@@ -206,7 +162,7 @@ int main(void)
 
 		for (int d = 1; d < c->rank; d++)
 			n *= c->size[d];
-		data = xmalloc(n);
+		data = test_xmalloc(n);
 		test_fill(data, n, (int)(i % 4), &rng);
 		for (int loc = 0; loc < 2; loc++) {
 			char *want, *got, what[160];
@@ -223,7 +179,7 @@ int main(void)
 				free(want);
 				continue;
 			}
-			ok(reads_back(want, c, data, n),
+			ok(test_reads_back(want, kcfg_rows(c), data, n),
 			   "reference store reads back: %s", what);
 			for (size_t v = 0; v < N_LOCALS; v++) {
 				setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", locals[v], 1);

@@ -68,6 +68,55 @@ DEVICE_FN u64 spz_bw_close(struct spz_bw *b, GLOBAL u8 *dst)
 	return spz_bw_pad(b, dst);
 }
 
+/*
+ * A part writer: a bitstream cut in parts written in parallel, each part
+ * (bits [o, e)) writing the bytes that start inside it.  The owner is fed
+ * the stream's fields in order from bit o on, and past e until its last
+ * byte is complete; bits below its first byte belong to the previous part
+ * and are skipped, so no byte has two writers.  Used for the Huffman
+ * literals (spz_huf_part_write) and the sequences (spz_seq_part_write).
+ */
+struct spz_pw {
+	u64 at;      /* stream bit position of the next field */
+	u64 byte;    /* next byte to write */
+	u64 end;     /* one past the last byte owned */
+	u64 acc;
+	u32 nacc;
+};
+
+DEVICE_FN void spz_pw_init(struct spz_pw *w, u64 o, u64 e)
+{
+	w->at = o;
+	w->byte = (o + 7) / 8;
+	w->end = (e + 7) / 8;
+	w->acc = 0;
+	w->nacc = 0;
+}
+
+/* Feed the l (<= 32) low bits of v, the field at bit w->at. */
+DEVICE_FN void spz_pw_put(struct spz_pw *w, GLOBAL u8 *out, u32 v, u32 l)
+{
+	if (w->at + l <= w->byte * 8) {
+		w->at += l;
+		return;
+	}
+	if (w->at < w->byte * 8) {
+		u32 drop = (u32)(w->byte * 8 - w->at);
+
+		v >>= drop;
+		l -= drop;
+		w->at += drop;
+	}
+	w->acc |= (u64)v << w->nacc;
+	w->nacc += l;
+	w->at += l;
+	while (w->nacc >= 8 && w->byte < w->end) {
+		out[w->byte++] = (u8)w->acc;
+		w->acc >>= 8;
+		w->nacc -= 8;
+	}
+}
+
 DEVICE_FN u32 spz_highbit(u64 v)
 {
 	u32 r = 0;

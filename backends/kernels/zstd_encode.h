@@ -553,14 +553,15 @@ DEVICE_FN void spz_seq_part_write(GLOBAL const u8 *ws, u32 nseg, u32 nseq,
 				  u32 j, u64 o, u64 e, LOCAL const u8 *ft,
 				  GLOBAL u8 *out)
 {
-	u64 byte = (o + 7) / 8, end = (e + 7) / 8, at = o, acc = 0;
-	u32 nacc = 0, q = 0;
+	u32 q = 0;
 	struct spz_seqcur c;
+	struct spz_pw w;
 
-	if (byte * 8 >= e)
+	spz_pw_init(&w, o, e);
+	if (w.byte * 8 >= e)
 		return;
 	spz_seq_at(ws, nseg, nseq, j * SPZ_SEQ_PART, &c);
-	while (byte < end) {
+	while (w.byte < w.end) {
 		u32 l, v;
 
 		if (c.t > nseq || (c.t == nseq && q == 4)) {
@@ -578,25 +579,7 @@ DEVICE_FN void spz_seq_part_write(GLOBAL const u8 *ws, u32 nseg, u32 nseq,
 		}
 		if (c.t > nseq)
 			q = 4; /* stay on the padding */
-		if (at + l <= byte * 8) {
-			at += l;
-			continue;
-		}
-		if (at < byte * 8) {
-			u32 drop = (u32)(byte * 8 - at);
-
-			v >>= drop;
-			l -= drop;
-			at += drop;
-		}
-		acc |= (u64)v << nacc;
-		nacc += l;
-		at += l;
-		while (nacc >= 8 && byte < end) {
-			out[byte++] = (u8)acc;
-			acc >>= 8;
-			nacc -= 8;
-		}
+		spz_pw_put(&w, out, v, l);
 	}
 }
 

@@ -265,16 +265,14 @@ DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
 				  LOCAL const u16 *code, GLOBAL u8 *out)
 {
 	u32 n = b - a, t = j * SPZ_HUF_PART;
-	u64 byte = (o + 7) / 8, end = (e + 7) / 8, at = o;
-	u64 acc = 0;
-	u32 nacc = 0;
+	struct spz_pw w;
 
-	if (byte * 8 >= e)
+	spz_pw_init(&w, o, e);
+	if (w.byte * 8 >= e)
 		return;
 	if (t > n)
 		t = n; /* an empty trailing part holds only the end mark */
-	/* Bits below the first owned byte belong to the previous part. */
-	while (byte < end) {
+	while (w.byte < w.end) {
 		u32 c = 0, l;
 
 		if (t < n) {
@@ -289,25 +287,7 @@ DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
 			l = 8; /* zero padding after the end mark */
 		}
 		t++;
-		if (at + l <= byte * 8) {
-			at += l;
-			continue;
-		}
-		if (at < byte * 8) {
-			u32 drop = (u32)(byte * 8 - at);
-
-			c >>= drop;
-			l -= drop;
-			at += drop;
-		}
-		acc |= (u64)c << nacc;
-		nacc += l;
-		at += l;
-		while (nacc >= 8 && byte < end) {
-			out[byte++] = (u8)acc;
-			acc >>= 8;
-			nacc -= 8;
-		}
+		spz_pw_put(&w, out, c, l);
 	}
 }
 

@@ -1,68 +1,20 @@
 /*
  * demo.c - shardpipe demo: a synthetic microscopy time series (smooth
  * blobs drifting over a background, with shot noise), uint16, streamed
- * frame by frame into a store, then read back and compared.
+ * frame by frame into a store, then read back and compared.  The frames
+ * are bench's "micro" fill, so that the demo and `shardpipe bench` measure
+ * the same kind of data.
  */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "../../bench/bench.h"
 
 #define SIDE 2048
 #define PATTERN_FRAMES 16   /* distinct frames, generated before timing */
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* One frame: background 100, forty Gaussian blobs whose centres drift with
- * t, and noise whose spread grows with the square root of the signal (a
- * cheap stand-in for Poisson counting noise). */
-static void make_frame(uint16_t *f, int t)
-{
-	uint64_t rng = 0x5eed0000ull + 977;
-	float *acc = calloc((size_t)SIDE * SIDE, sizeof(float));
-
-	if (acc == NULL)
-		return;
-	for (int b = 0; b < 40; b++) {
-		double cx = (double)(splitmix(&rng) % SIDE) + 3.0 * t;
-		double cy = (double)(splitmix(&rng) % SIDE) + 1.5 * t;
-		double r = 20.0 + (double)(splitmix(&rng) % 60);
-		double amp = 300.0 + (double)(splitmix(&rng) % 2000);
-		int x0 = (int)(cx - 3 * r), x1 = (int)(cx + 3 * r);
-		int y0 = (int)(cy - 3 * r), y1 = (int)(cy + 3 * r);
-
-		for (int y = y0 < 0 ? 0 : y0; y < SIDE && y <= y1; y++)
-			for (int x = x0 < 0 ? 0 : x0; x < SIDE && x <= x1; x++) {
-				double dx = x - cx, dy = y - cy;
-
-				acc[(size_t)y * SIDE + x] += (float)(amp *
-					exp(-(dx * dx + dy * dy) / (2 * r * r)));
-			}
-	}
-	rng = 0xc0ffee00ull + (uint64_t)t;
-	for (size_t i = 0; i < (size_t)SIDE * SIDE; i++) {
-		double s = 100.0 + acc[i];
-		uint64_t u = splitmix(&rng);
-		/* Sum of four uniforms: roughly normal, mean 0, sd 1. */
-		double g = ((double)(u & 0xffff) + (double)((u >> 16) & 0xffff) +
-			    (double)((u >> 32) & 0xffff) + (double)(u >> 48)) /
-				   65536.0 - 2.0;
-		double v = s + g * 1.732 * sqrt(s);
-
-		f[i] = (uint16_t)(v < 0 ? 0 : v > 65535 ? 65535 : v);
-	}
-	free(acc);
-}
 
 static uint64_t total;
 
@@ -93,7 +45,9 @@ int cli_demo(int argc, char **argv)
 	shardpipe_desc desc;
 	shardpipe_stream *s;
 	shardpipe_reader *r;
-	uint16_t *pattern, *back;
+	struct bench_pattern pat;
+	const uint16_t *pattern;
+	uint16_t *back;
 	size_t frame_bytes = (size_t)SIDE * SIDE * 2;
 	double t0, t1, in_lib;
 	int rc;
@@ -149,20 +103,20 @@ int cli_demo(int argc, char **argv)
 	}
 
 	fprintf(stderr, "generating %d distinct frames...\n", PATTERN_FRAMES);
-	pattern = malloc(frame_bytes * PATTERN_FRAMES);
 	back = malloc(frame_bytes);
-	if (pattern == NULL || back == NULL) {
+	if (back == NULL ||
+	    bench_pattern_make(&pat, FILL_MICRO, &desc, PATTERN_FRAMES) != 0) {
 		cli_error("demo: out of memory");
+		free(back);
 		return CLI_EXIT_FAIL;
 	}
-	for (int t = 0; t < PATTERN_FRAMES; t++)
-		make_frame(pattern + (size_t)t * SIDE * SIDE, t);
+	pattern = (const uint16_t *)pat.data;
 
 	rc = shardpipe_stream_open(&s, out, &desc);
 	if (rc != SHARDPIPE_OK) {
 		cli_error("demo: %s: %s", shardpipe_strerror(rc),
 			  shardpipe_last_error_message());
-		free(pattern);
+		bench_pattern_free(&pat);
 		free(back);
 		return CLI_EXIT_FAIL;
 	}
@@ -186,7 +140,7 @@ int cli_demo(int argc, char **argv)
 		rc = crc;
 	}
 	if (rc != SHARDPIPE_OK) {
-		free(pattern);
+		bench_pattern_free(&pat);
 		free(back);
 		return CLI_EXIT_FAIL;
 	}
@@ -211,7 +165,7 @@ int cli_demo(int argc, char **argv)
 			  r ? shardpipe_reader_message(r)
 			    : shardpipe_last_error_message());
 		shardpipe_reader_close(r);
-		free(pattern);
+		bench_pattern_free(&pat);
 		free(back);
 		return CLI_EXIT_FAIL;
 	}
@@ -254,7 +208,7 @@ int cli_demo(int argc, char **argv)
 		}
 		shardpipe_reader_close(r);
 		free(got);
-		free(pattern);
+		bench_pattern_free(&pat);
 		free(back);
 		if (status != CLI_EXIT_OK) {
 			printf("\n");
