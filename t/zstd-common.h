@@ -26,15 +26,6 @@ static inline uint64_t zt_bound(uint64_t n)
 	return n + (n >> 8) + (n < (128u << 10) ? ((128u << 10) - n) >> 11 : 0);
 }
 
-static inline void *zt_malloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (p == NULL)
-		bail("out of memory for %zu bytes", n);
-	return p;
-}
-
 static uint8_t *zt_scratch;
 
 /* The kernel's codec word: the level, and the checksum bit. */
@@ -58,10 +49,10 @@ static inline uint64_t zt_encode_word(const uint8_t *src, uint64_t n,
 	uint64_t size = 0, cap = zt_bound(n);
 
 	if (zt_scratch == NULL)
-		zt_scratch = zt_malloc(SPZ_SCRATCH_BYTES(SPZ_HLOG_MAX));
+		zt_scratch = test_xmalloc(SPZ_SCRATCH_BYTES(SPZ_HLOG_MAX));
 	/* The chunk alone in its allocation, so that a sanitizer or
 	 * valgrind sees any read past its end. */
-	uint8_t *chunk = zt_malloc(n);
+	uint8_t *chunk = test_xmalloc(n);
 
 	memcpy(chunk, src, n);
 	memset(slot + cap, 0xA5, ZT_GUARD);
@@ -86,7 +77,7 @@ static inline uint64_t zt_encode(const uint8_t *src, uint64_t n,
 static inline int zt_check(const char *what, const uint8_t *src,
 			   uint64_t n, const uint8_t *frame, uint64_t size)
 {
-	uint8_t *back = zt_malloc(n + 1);
+	uint8_t *back = test_xmalloc(n + 1);
 	unsigned long long fcs = ZSTD_getFrameContentSize(frame, size);
 	size_t r = ZSTD_decompress(back, n + 1, frame, size);
 	int good = 1;

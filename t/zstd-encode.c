@@ -45,7 +45,7 @@ static void cli_add(const uint8_t *frame, size_t fn, const uint8_t *src,
 static int check_one_cs(const char *what, const uint8_t *src, uint64_t n,
 			int level, int cs, int to_cli, struct zt_lits *lits)
 {
-	uint8_t *slot = zt_malloc(zt_bound(n) + ZT_GUARD);
+	uint8_t *slot = test_xmalloc(zt_bound(n) + ZT_GUARD);
 	int guard, good;
 	uint64_t size = zt_encode_word(src, n, slot, zt_word(level, cs),
 				       &guard);
@@ -80,7 +80,7 @@ static void edge_cases(uint64_t *rng)
 		131071, 131072, 131073, 4 * 131072 + 1,
 	};
 	const size_t big = 4 * 131072 + 1;
-	uint8_t *buf = zt_malloc(big);
+	uint8_t *buf = test_xmalloc(big);
 	char what[96];
 
 	for (int li = 0; li < NLEVELS; li++) {
@@ -128,7 +128,7 @@ static void stream_forms(void)
 {
 	static const uint32_t ns[] = { 255, 256, 1023, 1024, 4097, 8193, 16383,
 				       16384 };
-	uint8_t *buf = zt_malloc(16384), *seen = zt_malloc(248832 / 8 + 1);
+	uint8_t *buf = test_xmalloc(16384), *seen = test_xmalloc(248832 / 8 + 1);
 	char what[96];
 
 	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
@@ -174,7 +174,7 @@ static void stream_forms(void)
 static void weight_forms(uint64_t *rng)
 {
 	const size_t n = 60000;
-	uint8_t *buf = zt_malloc(n);
+	uint8_t *buf = test_xmalloc(n);
 	struct zt_lits l;
 
 	/* Skewed over 0..255: Huffman pays, the last symbol is > 128. */
@@ -229,9 +229,9 @@ static void checksums(uint64_t *rng)
 	};
 	static const int lv[] = { 1, 5, 9 };
 	const size_t big = 4 * 131072 + 1;
-	uint8_t *buf = zt_malloc(big);
-	uint8_t *a = zt_malloc(zt_bound(big) + ZT_GUARD);
-	uint8_t *b = zt_malloc(zt_bound(big) + ZT_GUARD);
+	uint8_t *buf = test_xmalloc(big);
+	uint8_t *a = test_xmalloc(zt_bound(big) + ZT_GUARD);
+	uint8_t *b = test_xmalloc(zt_bound(big) + ZT_GUARD);
 	char what[96];
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
@@ -257,7 +257,7 @@ static void checksums(uint64_t *rng)
 		   (unsigned long long)sb);
 		a[sa - 1] ^= 0x01;
 		{
-			uint8_t *back = zt_malloc(n + 1);
+			uint8_t *back = test_xmalloc(n + 1);
 			size_t r = ZSTD_decompress(back, n + 1, a, sa);
 
 			ok(ZSTD_isError(r) &&
@@ -276,7 +276,7 @@ static void checksums(uint64_t *rng)
 static void randomized(uint64_t *rng, int rounds)
 {
 	const size_t maxn = 600000;
-	uint8_t *buf = zt_malloc(maxn);
+	uint8_t *buf = test_xmalloc(maxn);
 	char what[96];
 
 	for (int r = 0; r < rounds; r++) {

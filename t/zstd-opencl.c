@@ -182,8 +182,8 @@ static void compare(struct ocl *o, const char *what, const uint8_t *pool,
 	const char *cs = word >> SPZ_ARG_CHECKSUM_BIT ? ", checksum" : "";
 
 	uint64_t cap = zt_bound(cb);
-	uint8_t *ref = zt_malloc(n * cap + ZT_GUARD), *got = zt_malloc(n * cap);
-	uint64_t *rsz = zt_malloc(n * 8), *gsz = zt_malloc(n * 8);
+	uint8_t *ref = test_xmalloc(n * cap + ZT_GUARD), *got = test_xmalloc(n * cap);
+	uint64_t *rsz = test_xmalloc(n * 8), *gsz = test_xmalloc(n * 8);
 
 	for (uint64_t j = 0; j < n; j++)
 		rsz[j] = ref_chunk(pool + j * cb, cb, ref + j * cap, word);
@@ -245,7 +245,7 @@ int main(void)
 	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
 		for (int kind = 0; kind < ZT_DISTS; kind += 2) {
 			uint64_t cb = sizes[si], n = 4;
-			uint8_t *pool = zt_malloc(n * cb);
+			uint8_t *pool = test_xmalloc(n * cb);
 			char what[96];
 
 			for (uint64_t j = 0; j < n; j++)
@@ -263,7 +263,7 @@ int main(void)
 		/* Microscopy-like frames, for the byte check and a timing. */
 		const int side = 512;
 		uint64_t cb = (uint64_t)side * side * 2, n = 4;
-		uint8_t *pool = zt_malloc(n * cb);
+		uint8_t *pool = test_xmalloc(n * cb);
 
 		for (uint64_t j = 0; j < n; j++)
 			zt_microscopy((uint16_t *)(pool + j * cb), side, (int)j);

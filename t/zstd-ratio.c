@@ -72,7 +72,7 @@ static int zr_price_z3(const uint8_t *src, size_t n, double *pre,
 	}
 	if (gen == NULL)
 		return 0;
-	s = zt_malloc(cap * sizeof(*s));
+	s = test_xmalloc(cap * sizeof(*s));
 	cc = ZSTD_createCCtx();
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3);
 	ns = gen(cc, s, cap, src, n);
@@ -125,9 +125,9 @@ static void row(const char *name, const uint8_t *data, size_t total,
 		size_t chunk)
 {
 	uint64_t cap = zt_bound(chunk);
-	uint8_t *slot = zt_malloc(cap + ZT_GUARD);
+	uint8_t *slot = test_xmalloc(cap + ZT_GUARD);
 	size_t zcap = ZSTD_compressBound(chunk);
-	uint8_t *z = zt_malloc(zcap);
+	uint8_t *z = test_xmalloc(zcap);
 	double ours[NOURS], secs[NOURS], lib[2], best = 0, pre = 0, fit = 0;
 	size_t sum;
 	int good = 1, priced = 1, at;
@@ -198,7 +198,7 @@ int main(void)
 	uint64_t seed = test_seed(), rng = seed;
 	const int side = 1024;
 	size_t frame = (size_t)side * side * 2;
-	uint8_t *buf = zt_malloc(4 * frame);
+	uint8_t *buf = test_xmalloc(4 * frame);
 
 	plan_lazy();
 	diag("| data set             |   chunk |  ours1 |  ours3 |  ours5 |  "
