@@ -32,5 +32,5 @@ bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/read.c src/cli/demo.c \
 	src/cli/conform.c bench/bench.c
-shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli
+shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
 shardpipe_LDADD = libshardpipe.la -lm

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../../bench/bench.h"
+#include "bench.h"
 
 #define SIDE 2048
 #define PATTERN_FRAMES 16   /* distinct frames, generated before timing */
