@@ -30,10 +30,12 @@ static void bench_usage(FILE *f)
 	fprintf(f,
 		"usage: shardpipe bench [cube|frames|stack] [--fill F] "
 		"[--codec C] [--dtype T]\n"
-		"         [--shape S --chunk C --shard N] [--rows N] "
-		"[--unbounded] [--span BYTES]\n"
-		"         [--threads N] [--backend B] [--output DIR "
-		"[--overwrite]] [--bound] [--repeat N] [--json]\n\n"
+		"         [--shape S --chunk C --shard N] [--names A,B,..] "
+		"[--index-location L]\n"
+		"         [--rows N] [--unbounded] [--span BYTES] [--frames N] "
+		"[--threads N] [--backend B]\n"
+		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
+		"[--json]\n\n"
 		"Streams a workload through the library and reports "
 		"throughput per stage.\n"
 		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
@@ -50,23 +52,26 @@ static void bench_usage(FILE *f)
 		"                  blosc:CNAME:LEVEL:SHUFFLE (e.g. "
 		"blosc:zstd:1:shuffle); default zstd:1\n"
 		"  --dtype T       element type (default uint16)\n"
-		"  --shape, --chunk, --shard, --names  any other geometry, as "
-		"for write\n"
+		"  --shape, --chunk, --shard, --names, --index-location\n"
+		"                  any other geometry, as for write\n"
 		"  --rows N        append N rows of dim 0 (default: the "
 		"workload's size)\n"
 		"  --unbounded     declare dim 0 unbounded (size 0)\n"
 		"  --span BYTES    bytes per append (default one dim-0 row)\n"
 		"  --frames N      distinct rows in the pattern (default: "
-		"micro 4, noise12 and xor 16)\n"
+		"micro 4, or one chunk's\n"
+		"                  depth along dim 0 if more; noise12 and xor "
+		"16)\n"
 		"  --output DIR    write a real store (default: a sink that "
 		"counts and discards)\n"
+		"  --overwrite     replace a store already at DIR\n"
 		"  --bound         also compress the same chunks with the "
 		"same codec, level and\n"
 		"                  threads and nothing else, and report the "
 		"fraction of that\n"
 		"  --repeat N      run N times, each run followed by its bound, "
 		"and report the\n"
-		"                  fastest of each (default 1)\n"
+		"                  fastest of each (1..100, default 1)\n"
 		"  --json          one JSON object on stdout instead of the "
 		"table\n");
 }
@@ -529,8 +534,7 @@ int cli_bench(int argc, char **argv)
 			cli_error("bench: %s: %s", shardpipe_strerror(rc),
 				  shardpipe_last_error_message());
 			bench_pattern_free(&pat);
-			return rc == SHARDPIPE_ERR_EXISTS ? CLI_EXIT_FAIL
-							  : CLI_EXIT_USAGE;
+			return cli_exit_status(rc);
 		}
 		r.backend = shardpipe_stream_backend(s);
 		rc = append_all(s, &pat, r.bytes_in, span, early,

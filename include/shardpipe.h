@@ -95,8 +95,9 @@ typedef enum shardpipe_codec {
 	/* Levels 0..9, Blosc's clevel (0 stores).  Each chunk is one blosc1
 	 * container (c-blosc 1.x format) with the internal compressor,
 	 * shuffle and block size of the description's blosc_ fields; the
-	 * shuffle works on elements of the dtype's size.  Needs c-blosc at
-	 * build time (SHARDPIPE_ERR_CODEC otherwise) and the cpu backend. */
+	 * shuffle works on elements of the dtype's size.  The cpu backend
+	 * needs c-blosc at build time (SHARDPIPE_ERR_CODEC otherwise); the
+	 * kernel backends write SHARDPIPE_BLOSC_ZSTD only. */
 	SHARDPIPE_CODEC_BLOSC = 3,
 	SHARDPIPE_CODEC_COUNT_
 } shardpipe_codec;
@@ -211,8 +212,8 @@ SHARDPIPE_API void shardpipe_desc_init_sized(shardpipe_desc *desc,
  * are valid only during the call.  A callback returns 0 on success; any
  * other value makes the stream fail with SHARDPIPE_ERR_SINK, and that error
  * is sticky.  Callbacks run on the stream's writer thread (or on the
- * caller's thread inside flush and close), one at a time, never two at
- * once for one stream.
+ * caller's thread inside open_sink, for the first metadata, and inside
+ * flush and close), one at a time, never two at once for one stream.
  */
 typedef struct shardpipe_sink {
 	void *user;

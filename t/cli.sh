@@ -7,7 +7,7 @@ need_shardpipe
 
 scratch cli
 test_seed
-plan 20
+plan 26
 
 # 3-d uint16, 13 x 50 x 70, not dividing the chunks.
 random_bytes $((13 * 50 * 70 * 2)) "$tmp/in.raw"
@@ -53,6 +53,23 @@ ok $? "nothing was created"
 is $? 2 "zstd level 99 exits 2"
 "$SP" write --shape 10,10 --chunk 2 "$tmp/bad.zarr" < /dev/null 2> /dev/null
 is $? 2 "a chunk list of the wrong rank exits 2"
+
+# demo and bench refuse like write: exit 2, nothing created, before any
+# frame is generated or streamed.
+"$SP" demo --frames 1 --codec zstd:99 "$tmp/d.zarr" > /dev/null 2> "$tmp/err"
+is $? 2 "demo with zstd level 99 exits 2"
+test ! -e "$tmp/d.zarr"
+ok $? "and creates nothing"
+"$SP" demo --frames 1 --backend nope "$tmp/d.zarr" > /dev/null 2> "$tmp/err"
+is $? 2 "demo with an unknown backend exits 2"
+"$SP" bench --shape 4,64,64 --chunk 2,32,32 --shard 1,1,1 --rows 2 \
+	--output "$tmp/b.zarr" > /dev/null 2>&1
+ok $? "bench writes a real store"
+"$SP" bench --shape 4,64,64 --chunk 2,32,32 --shard 1,1,1 --rows 2 \
+	--output "$tmp/b.zarr" > /dev/null 2> "$tmp/err"
+is $? 2 "bench over an existing store exits 2"
+"$SP" verify "$tmp/b.zarr" > /dev/null
+ok $? "and leaves it valid"
 
 # Corrupt one byte of a shard's index: verify must name the shard.
 shard="$tmp/a.zarr/c/1/1/1"

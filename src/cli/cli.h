@@ -19,6 +19,14 @@ enum {
 	CLI_EXIT_UNSUPPORTED = 4 /* a valid store uses a feature we lack */
 };
 
+/*
+ * The exit status for a library error: 4 for a store feature we cannot
+ * read, 1 when the operation failed (I/O, memory, a device, a compressor, a
+ * malformed or corrupt store), 2 for everything the caller asked wrongly
+ * (the description, the backend, the path, an existing store).
+ */
+int cli_exit_status(int rc);
+
 /* Options that describe an array, shared by write, demo, bench, conform. */
 struct cli_desc_opts {
 	const char *shape, *chunk, *shard, *names, *dtype, *codec;

@@ -102,24 +102,24 @@ int cli_demo(int argc, char **argv)
 		desc.dims[d].chunks_per_shard = cps[d];
 	}
 
+	/* Open first: a bad description or backend is refused before the
+	 * frames are generated. */
+	rc = shardpipe_stream_open(&s, out, &desc);
+	if (rc != SHARDPIPE_OK) {
+		cli_error("demo: %s: %s", shardpipe_strerror(rc),
+			  shardpipe_last_error_message());
+		return cli_exit_status(rc);
+	}
 	fprintf(stderr, "generating %d distinct frames...\n", PATTERN_FRAMES);
 	back = malloc(frame_bytes);
 	if (back == NULL ||
 	    bench_pattern_make(&pat, FILL_MICRO, &desc, PATTERN_FRAMES) != 0) {
 		cli_error("demo: out of memory");
 		free(back);
+		shardpipe_stream_close(s);
 		return CLI_EXIT_FAIL;
 	}
 	pattern = (const uint16_t *)pat.data;
-
-	rc = shardpipe_stream_open(&s, out, &desc);
-	if (rc != SHARDPIPE_OK) {
-		cli_error("demo: %s: %s", shardpipe_strerror(rc),
-			  shardpipe_last_error_message());
-		bench_pattern_free(&pat);
-		free(back);
-		return CLI_EXIT_FAIL;
-	}
 	fprintf(stderr, "writing %d frames (%.2f GiB) to %s with backend %s, "
 		"codec %s\n", frames, (double)frames * frame_bytes / (1 << 30),
 		out, shardpipe_stream_backend(s), codec);
@@ -177,9 +177,11 @@ int cli_demo(int argc, char **argv)
 		int status = CLI_EXIT_OK;
 
 		shardpipe_reader_info(r, &info);
-		if (got == NULL || info.shape[0] != (uint64_t)frames) {
-			cli_error("demo: verify: %s", got ? "wrong shape"
-							  : "out of memory");
+		if (got == NULL) {
+			cli_error("demo: verify: out of memory");
+			status = CLI_EXIT_FAIL;
+		} else if (info.shape[0] != (uint64_t)frames) {
+			cli_error("demo: verify: wrong shape");
 			status = CLI_EXIT_MISMATCH;
 		}
 		for (uint64_t t = 0; t < (uint64_t)frames &&

@@ -25,7 +25,8 @@ static void usage(FILE *f)
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'shardpipe COMMAND --help' describes each command.\n"
+	fprintf(f, "\n'shardpipe COMMAND --help' describes each command; "
+		   "'shardpipe --version'\nprints the version.\n"
 		   "Environment: SHARDPIPE_BACKEND overrides the backend; "
 		   "SHARDPIPE_PLUGIN_PATH\nlists directories searched for "
 		   "backend plugins.\n");

@@ -27,6 +27,30 @@ double cli_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int cli_exit_status(int rc)
+{
+	switch (rc) {
+	case SHARDPIPE_OK:
+		return CLI_EXIT_OK;
+	case SHARDPIPE_ERR_UNSUPPORTED:
+		return CLI_EXIT_UNSUPPORTED;
+	case SHARDPIPE_ERR_NOMEM:
+	case SHARDPIPE_ERR_IO:
+	case SHARDPIPE_ERR_NOSPACE:
+	case SHARDPIPE_ERR_ACCESS:
+	case SHARDPIPE_ERR_CLOSED:
+	case SHARDPIPE_ERR_SINK:
+	case SHARDPIPE_ERR_DEVICE:
+	case SHARDPIPE_ERR_CODEC_FAILED:
+	case SHARDPIPE_ERR_FORMAT:
+	case SHARDPIPE_ERR_CORRUPT:
+	case SHARDPIPE_ERR_ABI:
+		return CLI_EXIT_FAIL;
+	default:
+		return CLI_EXIT_USAGE;
+	}
+}
+
 int cli_parse_list(const char *s, uint64_t *out)
 {
 	int n = 0;

@@ -5,6 +5,14 @@
 
 #include "cli.h"
 
+/* A store that cannot be read: 4 when it uses a feature we lack, 1
+ * otherwise (missing, malformed, corrupt, I/O). */
+static int reader_status(int rc)
+{
+	return rc == SHARDPIPE_ERR_UNSUPPORTED ? CLI_EXIT_UNSUPPORTED
+					       : CLI_EXIT_FAIL;
+}
+
 /* Dim-0 rows per read: one shard's worth, so every shard is decoded once. */
 static int read_slabs(shardpipe_reader *r, const char *what,
 		      int (*each)(void *, const void *, size_t, uint64_t),
@@ -43,7 +51,7 @@ static int read_slabs(shardpipe_reader *r, const char *what,
 			cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
 				  shardpipe_reader_message(r));
 			free(buf);
-			return CLI_EXIT_FAIL;
+			return reader_status(rc);
 		}
 		rc = each(user, buf, (size_t)(n * row_bytes), row);
 		if (rc != CLI_EXIT_OK) {
@@ -63,8 +71,7 @@ static int open_store(const char *what, const char *path,
 	if (rc != SHARDPIPE_OK) {
 		cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
 			  shardpipe_last_error_message());
-		return rc == SHARDPIPE_ERR_UNSUPPORTED ? CLI_EXIT_UNSUPPORTED
-						       : CLI_EXIT_FAIL;
+		return reader_status(rc);
 	}
 	return CLI_EXIT_OK;
 }
@@ -150,7 +157,7 @@ int cli_verify(int argc, char **argv)
 		cli_error("verify: %s: %s", shardpipe_strerror(rc),
 			  shardpipe_reader_message(r));
 		shardpipe_reader_close(r);
-		return CLI_EXIT_FAIL;
+		return reader_status(rc);
 	}
 	shardpipe_reader_info(r, &info);
 	if (raw != NULL) {

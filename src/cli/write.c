@@ -98,8 +98,7 @@ int cli_write(int argc, char **argv)
 			  shardpipe_last_error_message());
 		if (in != stdin)
 			fclose(in);
-		return rc == SHARDPIPE_ERR_IO || rc == SHARDPIPE_ERR_NOMEM ?
-			       CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+		return cli_exit_status(rc);
 	}
 	buf = malloc(bufsize);
 	progress = isatty(STDERR_FILENO);
