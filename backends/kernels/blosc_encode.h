@@ -139,13 +139,7 @@ KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		      u64 chunk_bytes, u64 capacity, u64 level, u64 typesize,
 		      u64 mode, u64 blocksize)
 {
-	LOCAL_ARRAY(u64, red, SP_WG_MAX);
-	LOCAL_ARRAY(u64, sh, SPZ_SH_WORDS);
-	LOCAL_ARRAY(u32, freq, 256);
-	LOCAL_ARRAY(u16, lcost, 256);
-	LOCAL_ARRAY(u8, hlen, 256);
-	LOCAL_ARRAY(u16, hcode, 256);
-	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES);
+	SPZ_LOCAL_ARRAYS();
 	u64 zlevel = level == 0 ? 1 : SPB_ZSTD_LEVEL(level);
 	struct spz_params prm = spz_params_of((i64)zlevel);
 	GLOBAL u8 *ws = scratch + GROUP_ID() *

@@ -262,6 +262,17 @@ static void close_set(struct kdrv *k, struct kset *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The plan's slots must hold the encoder's worst case for a chunk. */
+static int check_slots(const struct plan *p, uint64_t bound, const char *codec,
+		       struct sp_err *err)
+{
+	SP_RETURN_IF(p->slot_capacity < bound, err, SHARDPIPE_ERR_CODEC,
+		     "%s slot capacity %llu is below the encoder's bound %llu",
+		     codec, (unsigned long long)p->slot_capacity,
+		     (unsigned long long)bound);
+	return SHARDPIPE_OK;
+}
+
 /* What the gzip encoder takes, checked before anything is allocated. */
 static int check_gzip(const struct plan *p, struct sp_err *err)
 {
@@ -270,12 +281,7 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 		     "gzip kernels take chunks of at most %llu bytes, not %llu",
 		     (unsigned long long)SP_DEFL_MAX_CHUNK,
 		     (unsigned long long)p->chunk_bytes);
-	SP_RETURN_IF(p->slot_capacity < SP_DEFL_BOUND(p->chunk_bytes), err,
-		     SHARDPIPE_ERR_CODEC,
-		     "gzip slot capacity %llu is below the encoder's bound %llu",
-		     (unsigned long long)p->slot_capacity,
-		     (unsigned long long)SP_DEFL_BOUND(p->chunk_bytes));
-	return SHARDPIPE_OK;
+	return check_slots(p, SP_DEFL_BOUND(p->chunk_bytes), "gzip", err);
 }
 
 /*
@@ -306,11 +312,8 @@ static int open_zstd(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
 
-	SP_RETURN_IF(p->slot_capacity < SPZ_WORST_CASE(p->chunk_bytes), err,
-		     SHARDPIPE_ERR_CODEC,
-		     "zstd slot capacity %llu is below the encoder's bound %llu",
-		     (unsigned long long)p->slot_capacity,
-		     (unsigned long long)SPZ_WORST_CASE(p->chunk_bytes));
+	SP_FORWARD(check_slots(p, SPZ_WORST_CASE(p->chunk_bytes), "zstd",
+			       err));
 	return open_scratch(k, SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level)),
 			    "the zstd encoder's scratch", err);
 }
@@ -333,11 +336,7 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 		     SHARDPIPE_ERR_OVERFLOW,
 		     "a chunk of %llu bytes exceeds blosc's limit",
 		     (unsigned long long)p->chunk_bytes);
-	SP_RETURN_IF(p->slot_capacity < SPB_BOUND(p->chunk_bytes), err,
-		     SHARDPIPE_ERR_CODEC,
-		     "blosc slot capacity %llu is below the encoder's bound %llu",
-		     (unsigned long long)p->slot_capacity,
-		     (unsigned long long)SPB_BOUND(p->chunk_bytes));
+	SP_FORWARD(check_slots(p, SPB_BOUND(p->chunk_bytes), "blosc", err));
 	bs = SPB_BLOCKSIZE(p->chunk_bytes, (uint64_t)p->esize,
 			   (uint64_t)p->blosc_blocksize);
 	per = SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(

@@ -770,17 +770,22 @@ DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
 		     hcode, ft, size);
 }
 
+/* The work-group memory of one stream's encoder, declared by each kernel
+ * that runs it (zstd, blosc): local arrays live in kernel scope. */
+#define SPZ_LOCAL_ARRAYS()                                                    \
+	LOCAL_ARRAY(u64, red, SP_WG_MAX);                                     \
+	LOCAL_ARRAY(u64, sh, SPZ_SH_WORDS);                                   \
+	LOCAL_ARRAY(u32, freq, 256);                                          \
+	LOCAL_ARRAY(u16, lcost, 256);                                         \
+	LOCAL_ARRAY(u8, hlen, 256);                                           \
+	LOCAL_ARRAY(u16, hcode, 256);                                         \
+	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES)
+
 KERNEL sp_codec_zstd(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		     GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
 		     u64 chunk_bytes, u64 capacity, u64 level)
 {
-	LOCAL_ARRAY(u64, red, SP_WG_MAX);
-	LOCAL_ARRAY(u64, sh, SPZ_SH_WORDS);
-	LOCAL_ARRAY(u32, freq, 256);
-	LOCAL_ARRAY(u16, lcost, 256);
-	LOCAL_ARRAY(u8, hlen, 256);
-	LOCAL_ARRAY(u16, hcode, 256);
-	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES);
+	SPZ_LOCAL_ARRAYS();
 	struct spz_params prm = spz_params_of((i64)(level & 0xFFFFFFFFu));
 	u32 checksum = (u32)(level >> SPZ_ARG_CHECKSUM_BIT) & 1;
 	GLOBAL u8 *ws = scratch + GROUP_ID() * (u64)SPZ_SCRATCH_BYTES(prm.hlog);
