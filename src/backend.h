@@ -1,5 +1,5 @@
 /*
- * backend.h - the backend table (DESIGN.md "Backend table").
+ * backend.h - the backend table (doc/design.md §4 "Backend table").
  *
  * A backend executes stages 2-5 of the pipeline on batches of plan->K
  * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
@@ -53,7 +53,7 @@ struct backend_ops {
 	void (*close)(void *ctx);
 	/*
 	 * Optional (NULL: the host calls the stages one by one).  Scatter,
-	 * compress and aggregate one batch in one pass, as DESIGN.md allows
+	 * compress and aggregate one batch in one pass (doc/design.md §4.2)
 	 * behind the stage entries: the bytes of every chunk equal what the
 	 * stages produce.  batch is read until this returns; out is valid
 	 * until the next call or close.

@@ -1,5 +1,5 @@
 /*
- * plan.c - the geometry of a stream (DESIGN.md "Data flow"), computed once
+ * plan.c - the geometry of a stream (doc/design.md §3.1), computed once
  * at open and only executed by the backends.
  */
 #include "plan.h"

@@ -1,7 +1,7 @@
 /*
  * plan.h - the geometry of a stream, computed once from the description.
  *
- * Vocabulary (DESIGN.md): an epoch is every chunk sharing one chunk
+ * Vocabulary (doc/design.md §2): an epoch is every chunk sharing one chunk
  * coordinate along dim 0; M chunks per epoch; a batch is K consecutive
  * epochs handed to a backend at once; a shard epoch is chunks_per_shard[0]
  * epochs, after which S shards are complete.  Backends execute the plan and

@@ -14,7 +14,7 @@
 #include "zarr_meta.h"
 
 /*
- * Threads (DESIGN.md "Host layer").  The caller's thread stages appended
+ * Threads (doc/design.md §17).  The caller's thread stages appended
  * bytes into one of nstage batch buffers and queues each full batch.  The
  * pipeline thread runs the backend's stages on each batch in turn and adds
  * its epochs to the shard set being filled; a finished shard epoch goes to
@@ -465,8 +465,8 @@ static int fail(struct shardpipe_stream *s, int rc)
 #endif
 
 /*
- * Elements are little-endian in the store on every host (DESIGN.md
- * "Endianness").  On a big-endian host the staged elements are swapped in
+ * Elements are little-endian in the store on every host
+ * (doc/design.md §20).  On a big-endian host the staged elements are swapped in
  * place before the backend sees them, so that no backend knows the host's
  * byte order; spans are then always staged, never scattered from the
  * caller's (read-only) memory.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cuda-conform.sh - conformance of the cuda backend (DESIGN.md
+# cuda-conform.sh - conformance of the cuda backend (doc/design.md §18
 # "Conformance levels"): for codecs none, gzip and zstd at several levels
 # and local sizes, on a 3-d array with edge chunks and on the default
 # geometry, `shardpipe conform` must find that every store decodes to the

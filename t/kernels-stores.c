@@ -2,7 +2,7 @@
  * kernels-stores.c - whole stores through the public API, codec none: for
  * every configuration of kernels-configs.h and both index locations, the
  * kernel backends write stores byte-identical to the cpu backend's, file
- * by file (DESIGN.md "Conformance levels", L2), and every store reads back
+ * by file (doc/design.md §18, L2), and every store reads back
  * as the input (L1).  Built twice: t/kernels-stores checks `reference`;
  * t/opencl-stores (SP_TEST_OPENCL) checks `opencl` and t/cuda-stores
  * (SP_TEST_CUDA) checks `cuda`, each at three local sizes.

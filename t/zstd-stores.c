@@ -4,7 +4,7 @@
  * rotates over 1, 3, 5 and 9 (every other one with the content checksum)
  * and both index locations, the `opencl` backend at local sizes 1, 64 and
  * 256 writes stores byte-identical, file by file, to the `reference`
- * backend's (DESIGN.md L2), and every store reads back as the input
+ * backend's (doc/design.md §18, L2), and every store reads back as the input
  * through the library's reader, each chunk decoded by libzstd (L1).  Two
  * more configurations have chunks of several zstd blocks.  Skipped, with
  * the reason, where no OpenCL platform is usable.  First, on cpu and

@@ -1,6 +1,7 @@
 /*
- * cpu.c - the cpu backend: OpenMP threads over chunks, libzstd and
- * libdeflate with one context per thread (DESIGN.md "Compression kernels").
+ * cpu.c - the cpu backend (doc/design.md §6): a fused pass on its own worker
+ * threads, stage entries on OpenMP, libzstd and libdeflate with one context
+ * per thread.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * aggregate.h - stage 4 (spec/sharding-layer.md "GPU Aggregation Kernel"):
+ * aggregate.h - stage 4 of doc/design.md §3, in the order of §3.2:
  * the n = K*M compressed chunks of a batch, slot j = e*M + i holding chunk
  * i of epoch e, packed densely in shard-major order, epoch by epoch:
  * chunk (e, i) goes to position e*M + perm[i].

@@ -7,7 +7,7 @@
  * flow): they contain barriers.  `scratch` is a local array of at least
  * LOCAL_SIZE() entries, free for the collective's use during the call and
  * free again when it returns.  Results are exact integer sums, so they do
- * not depend on the local size (DESIGN.md "Determinism").
+ * not depend on the local size (doc/design.md §7.2 "Determinism").
  */
 #ifndef SP_KERNEL_COLLECTIVES_H
 #define SP_KERNEL_COLLECTIVES_H

@@ -5,7 +5,7 @@
  * and by the host driver (which allocates the scratch), so it holds only
  * macros of the chunk size n in bytes.
  *
- * The partition is a fixed function of n (DESIGN.md "Determinism"):
+ * The partition is a fixed function of n (doc/design.md §7.2 "Determinism"):
  * segments of SP_DEFL_SEG bytes are parsed independently (one work-item
  * each); SP_DEFL_BLK_SEGS consecutive segments form one unit, which is
  * a deflate block with its own Huffman codes unless it is merged with

@@ -6,8 +6,8 @@
  * with a stride of the local size and ends at a barrier, so a group of one
  * work-item (the reference executor) runs it unchanged.
  *
- * The output is a pure function of the chunk and the level (DESIGN.md
- * "Determinism"):
+ * The output is a pure function of the chunk and the level
+ * (doc/design.md §7.2 "Determinism"):
  *
  *  1. chains: prev[p] is the distance to the latest earlier position q
  *     with hash(q) == hash(p) (4 bytes hashed), 0 when there is none

@@ -1,6 +1,6 @@
 /*
  * driver.h - the host side of the kernel pipeline, shared by every kernel
- * backend (DESIGN.md "One kernel driver, thin device adapters").
+ * backend (doc/design.md §9 "The kernel driver").
  *
  * The driver owns the buffer pools, the order of launches per batch, the
  * read-back of exactly offsets[K*M] bytes and the error handling.  A

@@ -1,5 +1,5 @@
-# The portable kernel source (DESIGN.md "One kernel source, three
-# compilers"), the kernel driver shared by every kernel backend, and the
+# The portable kernel source (doc/design.md §7), the kernel driver shared
+# by every kernel backend (§9), and the
 # `reference` backend: the kernels compiled as C, linked into the library.
 KERNEL_INCLUDES = \
 	backends/kernels/geometry.h \

@@ -1,6 +1,6 @@
 /*
  * prelude-c.h - the kernel dialect mapped onto plain C: the kernel
- * reference executor (DESIGN.md "One kernel source, three compilers").
+ * reference executor (doc/design.md §12 "The reference executor").
  *
  * Every work-group runs with a single work-item, one group after the
  * other, so LOCAL_ID() is 0, LOCAL_SIZE() is 1, barriers have nothing to

@@ -1,6 +1,6 @@
 /*
- * reference-kernels.c - the kernels compiled by the C compiler (DESIGN.md
- * "One kernel source, three compilers"): this file is the only C-specific
+ * reference-kernels.c - the kernels compiled by the C compiler
+ * (doc/design.md §7, §12): this file is the only C-specific
  * part, a table from kernel names to calls that unpack the driver's
  * arguments.
  */

@@ -3,7 +3,7 @@
  * global scratch, shared by the kernel (zstd_encode.h) and the host
  * driver, so it holds only macros.
  *
- * Every partition here is a constant (DESIGN.md "Determinism"): blocks of
+ * Every partition here is a constant (doc/design.md §7.2): blocks of
  * SPZ_BLOCK bytes, match-finding segments of SPZ_SEG bytes inside a block,
  * SPZ_HIST_PARTS histogram parts, at most four Huffman streams cut into
  * parts of SPZ_HUF_PART literals.  None of

@@ -3,7 +3,7 @@
  * segment (SPZ_SEG bytes of a block) greedily, with a hash table of its
  * own in global scratch.
  *
- * Determinism (DESIGN.md): the table is cleared and then primed with the
+ * Determinism (doc/design.md §7.2): the table is cleared, then primed with the
  * positions of the `reach` bytes before the segment, in order, before the
  * segment is parsed, so a segment's sequences are a function of the chunk
  * bytes and the level only -- not of the local size, of which item parses

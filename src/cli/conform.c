@@ -1,6 +1,6 @@
 /*
  * conform.c - shardpipe conform: the same input through several backends,
- * then the checks of DESIGN.md "Conformance levels" on what they wrote.
+ * then the checks of doc/design.md §18 "Conformance levels" on what they wrote.
  *
  *   L1  each store decodes (library reader) to the input, fill beyond it,
  *       and passes the reader's full check (index CRCs, every chunk);
