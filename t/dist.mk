@@ -1,8 +1,9 @@
 # Release, ABI and documentation checks (distribution readiness): the
 # exported symbols, the public header in C and C++, plugin discovery and its
-# refusals, sizes past 4 GiB, the man pages.
+# refusals, sizes past 4 GiB, the man pages, and that every section of the
+# design document cited in the sources exists (design-cites.sh).
 DIST_SH_TESTS = t/header-compile.sh t/abi-symbols.sh t/abi-plugin.sh \
-	t/man-render.sh t/man-help.sh t/man-example.sh
+	t/man-render.sh t/man-help.sh t/man-example.sh t/design-cites.sh
 TESTS += $(DIST_SH_TESTS)
 EXTRA_DIST += $(DIST_SH_TESTS) scripts/cross-check-s390x
 
