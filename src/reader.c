@@ -1487,7 +1487,7 @@ static int next_coord(uint64_t *c, const uint64_t *lo, const uint64_t *hi,
 }
 
 int shardpipe_reader_read(shardpipe_reader *r, const uint64_t *start,
-			  const uint64_t *count, void *out)
+			  const uint64_t *count, void *out, size_t out_bytes)
 {
 	uint64_t total = 1, ostride[SHARDPIPE_MAX_RANK];
 	uint64_t cstride[SHARDPIPE_MAX_RANK];
@@ -1518,6 +1518,11 @@ int shardpipe_reader_read(shardpipe_reader *r, const uint64_t *start,
 	SP_RETURN_IF(!sp_mul_ok(total, r->esize, &total) || total > SIZE_MAX,
 		     &r->err, SHARDPIPE_ERR_OVERFLOW,
 		     "the region's size overflows");
+	/* The caller's buffer bounds every write below. */
+	SP_RETURN_IF(total > out_bytes, &r->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "the region holds %llu bytes, the output buffer %zu",
+		     (unsigned long long)total, out_bytes);
 	if (total == 0)
 		return SHARDPIPE_OK;
 	SP_RETURN_IF(out == NULL, &r->err, SHARDPIPE_ERR_INVALID_ARGUMENT,

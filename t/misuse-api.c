@@ -104,7 +104,7 @@ static void null_handles(void)
 	EXPECT(r == NULL, 1);
 	EXPECT(shardpipe_reader_info(NULL, &info),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
-	EXPECT(shardpipe_reader_read(NULL, start, count, &info),
+	EXPECT(shardpipe_reader_read(NULL, start, count, &info, sizeof(info)),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(shardpipe_reader_check(NULL), SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(shardpipe_reader_message(NULL) != NULL, 1);
@@ -120,7 +120,7 @@ static void null_handles(void)
 	EXPECT(shardpipe_stream_close(s), SHARDPIPE_OK);
 	EXPECT(shardpipe_reader_open(&r, path), SHARDPIPE_OK);
 	EXPECT(shardpipe_reader_info(r, NULL), SHARDPIPE_ERR_INVALID_ARGUMENT);
-	EXPECT(shardpipe_reader_read(r, NULL, count, &info),
+	EXPECT(shardpipe_reader_read(r, NULL, count, &info, sizeof(info)),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	shardpipe_reader_close(r);
 #undef EXPECT

@@ -498,7 +498,7 @@ static void roundtrip(const struct spec *sp, int regions)
 	ok(info_ok, "info matches");
 	got = malloc(n + 1);
 	want = malloc(n + 1);
-	rc = shardpipe_reader_read(r, zero, sp->shape, got);
+	rc = shardpipe_reader_read(r, zero, sp->shape, got, n + 1);
 	if (!is_int(rc, SHARDPIPE_OK, "whole read"))
 		diag("%s", shardpipe_reader_message(r));
 	is_blob(got, ref, n, "whole array equals the reference");
@@ -512,7 +512,7 @@ static void roundtrip(const struct spec *sp, int regions)
 		}
 		m = prod(cnt, sp->rank) * dsizes[sp->dtype];
 		extract(sp, ref, st, cnt, want);
-		rc = shardpipe_reader_read(r, st, cnt, got);
+		rc = shardpipe_reader_read(r, st, cnt, got, n + 1);
 		if (rc != SHARDPIPE_OK)
 			diag("region read: %s", shardpipe_reader_message(r));
 		is_blob(got, want, m, "region %d equals the reference", k);
@@ -738,7 +738,7 @@ static void test_fill_values(void)
 
 			put_native(want, cases[i].bits, es);
 			memset(got, 0xee, sizeof(got));
-			rc = shardpipe_reader_read(r, &st, &cnt, got);
+			rc = shardpipe_reader_read(r, &st, &cnt, got, sizeof(got));
 			ok(rc == SHARDPIPE_OK &&
 			   memcmp(got, want, es) == 0 &&
 			   memcmp(got + es, want, es) == 0 &&
@@ -1146,7 +1146,7 @@ static void expect_fault(const char *dir, int code, const char *n1,
 
 	if (!is_int(rc, SHARDPIPE_OK, "%s: the store opens", what))
 		return;
-	rc = shardpipe_reader_read(r, start, count, out);
+	rc = shardpipe_reader_read(r, start, count, out, sizeof(out));
 	m = shardpipe_reader_message(r);
 	is_int(rc, code, "%s: read fails with %d", what, code);
 	ok(strstr(m, n1) != NULL && (n2 == NULL || strstr(m, n2) != NULL),
@@ -1158,7 +1158,7 @@ static void expect_fault(const char *dir, int code, const char *n1,
 	ok(strstr(m, n1) != NULL && (n2 == NULL || strstr(m, n2) != NULL),
 	   "  check message names %s%s%s: %s", n1, n2 ? " and " : "",
 	   n2 ? n2 : "", m);
-	is_int(shardpipe_reader_read(r, start, small, out), SHARDPIPE_OK,
+	is_int(shardpipe_reader_read(r, start, small, out, sizeof(out)), SHARDPIPE_OK,
 	       "  a read that misses the damaged shard works");
 	shardpipe_reader_close(r);
 }
@@ -1359,7 +1359,7 @@ static void test_damage(int iterations)
 		free(f.data);
 		if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK)
 			bail("open: %s", shardpipe_last_error_message());
-		rc = shardpipe_reader_read(r, start, sp.shape, out);
+		rc = shardpipe_reader_read(r, start, sp.shape, out, sizeof(out));
 		if (rc == SHARDPIPE_OK) {
 			/* Damage to a payload without its own checksum may
 			 * go unseen; with one, wrong data is a failure. */
@@ -1436,7 +1436,7 @@ static void test_corpus(void)
 			shardpipe_reader_info(r, &info);
 			for (int k = 0; k < info.rank; k++)
 				cnt[k] = info.shape[k] ? 1 : 0;
-			ok(shardpipe_reader_read(r, st, cnt, out) == SHARDPIPE_OK &&
+			ok(shardpipe_reader_read(r, st, cnt, out, sizeof(out)) == SHARDPIPE_OK &&
 			   shardpipe_reader_check(r) == SHARDPIPE_OK,
 			   "  reads its first element and checks clean");
 			shardpipe_reader_close(r);
@@ -1494,7 +1494,8 @@ static void test_meta_fuzz(int iterations)
 				for (int d = 0; d < info.rank; d++)
 					cnt[d] = info.shape[d] < 8 ? info.shape[d]
 								   : 8;
-				shardpipe_reader_read(r, st, cnt, out);
+				shardpipe_reader_read(r, st, cnt, out,
+						      8 * 8 * 8 * sizeof(uint64_t));
 			}
 			shardpipe_reader_check(r);
 		}
