@@ -100,7 +100,7 @@ rm -f "$tmp/s$n-zarr-json-directory/zarr.json"
 mkdir "$tmp/s$n-zarr-json-directory/zarr.json"
 
 count=$(wc -l < "$tmp/list")
-plan $((count * 3))
+plan $((count * 3 + 2))
 printf 'abcdefgh' > "$tmp/raw"
 while IFS= read -r d; do
 	name=${d##*/}
@@ -126,4 +126,15 @@ while IFS= read -r d; do
 		fi
 	done
 done < "$tmp/list"
+
+# What real writers write and the reader accepts: an integral float as an
+# integer array's fill value, and null dimension_names.
+mkdir "$tmp/writers"
+meta '[4]' '[2]' uint16 7.0 "$BYTES" ',"dimension_names":null' \
+	> "$tmp/writers/zarr.json"
+"$SP" cat "$tmp/writers" > "$tmp/got" 2> "$tmp/err"
+is $? 0 "fill_value 7.0 for uint16 and null dimension_names are read"
+perl -e 'print pack("v4", 7, 7, 7, 7)' > "$tmp/want"
+cmp -s "$tmp/got" "$tmp/want"
+ok $? "the missing chunks read as 7"
 done_testing
