@@ -16,7 +16,7 @@ REL_SH_TESTS = t/fault-valgrind.sh t/hostile-cli-stores.sh \
 TESTS += $(REL_SH_TESTS)
 EXTRA_DIST += $(REL_SH_TESTS) scripts/run-fuzz scripts/run-sanitizers \
 	fuzz/README fuzz/fuzz-common.h fuzz/json.c fuzz/zarr-meta.c \
-	fuzz/shard.c fuzz/decode.c fuzz/corpus
+	fuzz/shard.c fuzz/decode.c fuzz/store.c fuzz/corpus
 
 REL_CHECK = t/fault-check.c t/fault-check.h
 REL_LDADD = $(TEST_LDADD) -lpthread
