@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (shardpipe_reader_open(&r, store[v]) != SHARDPIPE_OK)
 		return 0;
 	shardpipe_reader_check(r);
-	shardpipe_reader_read(r, start, count, out);
+	shardpipe_reader_read(r, start, count, out, sizeof(out));
 	shardpipe_reader_close(r);
 	return 0;
 }

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			empty |= info.shape[d] == 0;
 		}
 		if (!empty)
-			shardpipe_reader_read(r, start, count, out);
+			shardpipe_reader_read(r, start, count, out, sizeof(out));
 	}
 	shardpipe_reader_close(r);
 	return 0;

@@ -356,12 +356,16 @@ SHARDPIPE_API int shardpipe_reader_info(const shardpipe_reader *r,
 
 /*
  * Read the hyper-rectangle [start, start+count) into out (row-major, native
- * byte order), which holds prod(count) elements.  Missing chunks read as the
- * fill value.  Every index, CRC32C and decoded size is checked.
+ * byte order), which holds out_bytes bytes.  The region's size,
+ * prod(count) * element size, must fit: SHARDPIPE_ERR_OVERFLOW when that
+ * product overflows, SHARDPIPE_ERR_INVALID_ARGUMENT when it exceeds
+ * out_bytes; nothing is written then.  Missing chunks read as the fill
+ * value.  Every index, CRC32C and decoded size is checked.
  */
 SHARDPIPE_API int shardpipe_reader_read(shardpipe_reader *r,
 					const uint64_t *start,
-					const uint64_t *count, void *out);
+					const uint64_t *count, void *out,
+					size_t out_bytes);
 
 /*
  * Check every stored object: index CRCs, index bounds, every chunk decodes

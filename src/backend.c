@@ -2,8 +2,11 @@
  * backend.c - the registry of backends: the ones linked in, and plugins
  * (backend-<name>.so) loaded with dlopen at first use from
  * SHARDPIPE_PLUGIN_PATH (colon-separated) or the installed plugin
- * directory, each checked for the ABI it was built with.
+ * directory, each checked for the ABI it was built with.  Code running
+ * from its build tree searches that tree's .libs instead, so that an
+ * uninstalled program finds the plugins built beside it.
  */
+#define _GNU_SOURCE
 #include "backend.h"
 
 #include <dlfcn.h>
@@ -14,6 +17,29 @@
 #ifndef SHARDPIPE_PLUGIN_DIR
 #define SHARDPIPE_PLUGIN_DIR "/usr/local/lib/shardpipe"
 #endif
+
+/*
+ * The default plugin directory: the build tree's .libs when this code was
+ * loaded from a file under the build tree (the uninstalled library, or a
+ * test program that links it statically), the installed directory
+ * otherwise, so an installed library never looks into a build tree.
+ */
+static const char *plugin_dir(void)
+{
+#ifdef SHARDPIPE_BUILD_DIR
+	static char dir[4096];
+	Dl_info di;
+	size_t n = strlen(SHARDPIPE_BUILD_DIR);
+
+	if (dladdr((void *)plugin_dir, &di) != 0 && di.dli_fname != NULL &&
+	    strncmp(di.dli_fname, SHARDPIPE_BUILD_DIR, n) == 0 &&
+	    di.dli_fname[n] == '/' &&
+	    (size_t)snprintf(dir, sizeof(dir), "%s/.libs",
+			     SHARDPIPE_BUILD_DIR) < sizeof(dir))
+		return dir;
+#endif
+	return SHARDPIPE_PLUGIN_DIR;
+}
 
 struct entry {
 	const char *name;
@@ -80,13 +106,15 @@ static int try_load(struct entry *e, const char *dir)
  */
 static void load_plugin(struct entry *e)
 {
-	const char *env = getenv("SHARDPIPE_PLUGIN_PATH");
+	/* Not in a set-uid program: the environment is the caller's. */
+	const char *env = secure_getenv("SHARDPIPE_PLUGIN_PATH");
+	const char *home = plugin_dir();
 
 	if (e->tried)
 		return;
 	e->tried = 1;
 	if (env == NULL || *env == '\0') {
-		try_load(e, SHARDPIPE_PLUGIN_DIR);
+		try_load(e, home);
 	} else {
 		const char *p = env;
 
@@ -95,8 +123,7 @@ static void load_plugin(struct entry *e)
 			char dir[4096];
 
 			if (len == 0)
-				snprintf(dir, sizeof(dir), "%s",
-					 SHARDPIPE_PLUGIN_DIR);
+				snprintf(dir, sizeof(dir), "%s", home);
 			else
 				snprintf(dir, sizeof(dir), "%.*s", (int)len, p);
 			if (try_load(e, dir) || p[len] == '\0')
@@ -107,8 +134,7 @@ static void load_plugin(struct entry *e)
 	if (e->ops == NULL && e->why[0] == '\0')
 		snprintf(e->why, sizeof(e->why),
 			 "plugin backend-%s.so not found in %.150s", e->name,
-			 env && *env ? "SHARDPIPE_PLUGIN_PATH"
-				     : SHARDPIPE_PLUGIN_DIR);
+			 env && *env ? "SHARDPIPE_PLUGIN_PATH" : home);
 }
 
 static int probe_entry(struct entry *e, shardpipe_backend_info *info)

@@ -603,29 +603,45 @@ static int parse_fill(struct shardpipe_reader *r, const struct json_value *v)
 			return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 					 "fill_value of an integer array is "
 					 "a %s", r->path, json_type_name(v));
+		/* Real writers store 0.0 for an integer array; a float
+		 * with an integral value below 2^53 names one integer
+		 * exactly, so it is read as that integer.  1.5, 1e300
+		 * and the like stay refused. */
+		unsigned flags = v->num_flags;
+		int64_t vi = v->i;
+		uint64_t vu = v->u;
+
+		if (!(flags & (JSON_INT_I64 | JSON_INT_U64)) &&
+		    v->num == floor(v->num) && fabs(v->num) < 0x1p53) {
+			vi = (int64_t)v->num;
+			flags |= JSON_INT_I64;
+			if (vi >= 0) {
+				vu = (uint64_t)vi;
+				flags |= JSON_INT_U64;
+			}
+		}
 		if (is_signed) {
 			int64_t lo = width == 64 ? INT64_MIN
 						 : -((int64_t)1 << (width - 1));
 			int64_t hi = width == 64 ? INT64_MAX
 						 : ((int64_t)1 << (width - 1)) - 1;
 
-			if (!(v->num_flags & JSON_INT_I64) || v->i < lo ||
-			    v->i > hi)
+			if (!(flags & JSON_INT_I64) || vi < lo || vi > hi)
 				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 						 "fill_value is not an "
 						 "integer in %s's range",
 						 r->path, dtypes[t].name);
-			bits = (uint64_t)v->i;
+			bits = (uint64_t)vi;
 		} else {
 			uint64_t hi = width == 64 ? UINT64_MAX
 						  : ((uint64_t)1 << width) - 1;
 
-			if (!(v->num_flags & JSON_INT_U64) || v->u > hi)
+			if (!(flags & JSON_INT_U64) || vu > hi)
 				return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 						 "fill_value is not an "
 						 "integer in %s's range",
 						 r->path, dtypes[t].name);
-			bits = v->u;
+			bits = vu;
 		}
 	} else if (v->type == JSON_STRING &&
 		   v->len > 2 && v->str[0] == '0' && v->str[1] == 'x') {
@@ -746,7 +762,8 @@ static int parse_dim_names(struct shardpipe_reader *r,
 	const struct json_value *e;
 	int d = 0;
 
-	if (v == NULL)
+	/* null, as some writers store for "no names", is the same. */
+	if (v == NULL || v->type == JSON_NULL)
 		return SHARDPIPE_OK;
 	if (v->type != JSON_ARRAY || v->len != (size_t)r->rank)
 		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
@@ -1487,7 +1504,7 @@ static int next_coord(uint64_t *c, const uint64_t *lo, const uint64_t *hi,
 }
 
 int shardpipe_reader_read(shardpipe_reader *r, const uint64_t *start,
-			  const uint64_t *count, void *out)
+			  const uint64_t *count, void *out, size_t out_bytes)
 {
 	uint64_t total = 1, ostride[SHARDPIPE_MAX_RANK];
 	uint64_t cstride[SHARDPIPE_MAX_RANK];
@@ -1518,6 +1535,11 @@ int shardpipe_reader_read(shardpipe_reader *r, const uint64_t *start,
 	SP_RETURN_IF(!sp_mul_ok(total, r->esize, &total) || total > SIZE_MAX,
 		     &r->err, SHARDPIPE_ERR_OVERFLOW,
 		     "the region's size overflows");
+	/* The caller's buffer bounds every write below. */
+	SP_RETURN_IF(total > out_bytes, &r->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "the region holds %llu bytes, the output buffer %zu",
+		     (unsigned long long)total, out_bytes);
 	if (total == 0)
 		return SHARDPIPE_OK;
 	SP_RETURN_IF(out == NULL, &r->err, SHARDPIPE_ERR_INVALID_ARGUMENT,

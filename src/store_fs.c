@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -37,6 +37,21 @@ int store_fs_errno_code(int e)
 	}
 }
 
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+
+	if (d == NULL)
+		return 0;
+	while (empty && (e = readdir(d)) != NULL)
+		empty = strcmp(e->d_name, ".") == 0 ||
+			strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
 int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 		   struct sp_err *err)
 {
@@ -47,9 +62,15 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 	*out = NULL;
 	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
 		     "empty store path");
-	if (stat(path, &st) == 0) {
+	if (lstat(path, &st) == 0) {
+		/* Overwriting through a link would empty a directory the
+		 * user named by another path; ask for the real one. */
+		SP_RETURN_IF(S_ISLNK(st.st_mode), err, SHARDPIPE_ERR_PATH,
+			     "%s: is a symbolic link; give the store's own "
+			     "path (nothing was touched)", path);
 		SP_RETURN_IF(!S_ISDIR(st.st_mode), err, SHARDPIPE_ERR_PATH,
-			     "%s: exists and is not a directory", path);
+			     "%s: exists and is not a directory (nothing was "
+			     "touched)", path);
 		SP_RETURN_IF(access(path, W_OK | X_OK) != 0, err,
 			     store_fs_errno_code(errno), "%s: %s", path,
 			     strerror(errno));
@@ -61,6 +82,12 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 		SP_RETURN_IF(exists && !overwrite, err, SHARDPIPE_ERR_EXISTS,
 			     "%s: already holds a store (zarr.json); "
 			     "choose another path or overwrite", path);
+		/* Without zarr.json the files there are the user's, not a
+		 * store's: refuse with or without overwrite. */
+		SP_RETURN_IF(!exists && !dir_is_empty(path), err,
+			     SHARDPIPE_ERR_EXISTS,
+			     "%s: directory holds files and no zarr.json, so it "
+			     "is not a store; nothing was touched", path);
 	} else {
 		char *parent = strdup(path), *slash;
 		int rc = SHARDPIPE_OK;
@@ -103,13 +130,64 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 	return SHARDPIPE_OK;
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
+/* A name the chunk key encoding writes below c/: decimal digits. */
+static int is_key_part(const char *name)
 {
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p) != 0 && errno != ENOENT ? -1 : 0;
+	if (*name == '\0')
+		return 0;
+	for (; *name; name++)
+		if (*name < '0' || *name > '9')
+			return 0;
+	return 1;
+}
+
+/* Remove what a store owns below dir: regular files and directories named
+ * by chunk keys. Anything else (a foreign file, a link, a temporary of a
+ * concurrent writer) stays, and so does every directory that still holds
+ * it. */
+static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(depth > SHARDPIPE_MAX_RANK, err, SHARDPIPE_ERR_IO,
+		     "%s: deeper than any chunk key; left as it is", dir);
+	d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT ? SHARDPIPE_OK
+				       : sp_err_set(err,
+						    store_fs_errno_code(errno),
+						    "%s: %s", dir,
+						    strerror(errno));
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *p;
+
+		if (!is_key_part(e->d_name))
+			continue;
+		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc = remove_key_tree(p, depth + 1, err);
+			if (rc == SHARDPIPE_OK && rmdir(p) != 0 &&
+			    errno != ENOTEMPTY && errno != EEXIST &&
+			    errno != ENOENT)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: %s", p, strerror(errno));
+		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+			   unlink(p) != 0 && errno != ENOENT) {
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: cannot remove the old shard: %s",
+					p, strerror(errno));
+		}
+		free(p);
+	}
+	closedir(d);
+	return rc;
 }
 
 int store_fs_create(struct store_fs *s, struct sp_err *err)
@@ -133,11 +211,7 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", s->root) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	if (access(p, F_OK) == 0 &&
-	    nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		rc = sp_err_set(err, store_fs_errno_code(errno),
-				"%s: cannot remove the old shards: %s", p,
-				strerror(errno));
+	rc = remove_key_tree(p, 0, err);
 	free(p);
 	return rc;
 }

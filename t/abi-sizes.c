@@ -94,7 +94,7 @@ int main(void)
 		const uint64_t start[2] = { 0, 0 }, count[2] = { 5, COLS };
 
 		memset(back, 0xa5, sizeof(back));
-		is_int(shardpipe_reader_read(r, start, count, back),
+		is_int(shardpipe_reader_read(r, start, count, back, sizeof(back)),
 		       SHARDPIPE_OK, "read the 5 rows back");
 		is_blob(back, in, sizeof(in), "they hold the input");
 	}
@@ -105,7 +105,7 @@ int main(void)
 
 		memset(tail, 0xa5, sizeof(tail));
 		memset(zero, 0, sizeof(zero));
-		is_int(shardpipe_reader_read(r, start, count, tail),
+		is_int(shardpipe_reader_read(r, start, count, tail, sizeof(tail)),
 		       SHARDPIPE_OK, "read the last 2 rows (bytes above 44 GiB)");
 		is_blob(tail, zero, sizeof(tail), "they hold the fill value");
 	}

@@ -328,7 +328,7 @@ static int read_back(const char *root, const uint64_t *shape, int rank,
 		free(back);
 		return ok(0, "library reader returns the input %s", label);
 	}
-	rc = shardpipe_reader_read(rd, start, shape, back);
+	rc = shardpipe_reader_read(rd, start, shape, back, total + 1);
 	if (rc == SHARDPIPE_OK)
 		rc = shardpipe_reader_check(rd);
 	if (rc != SHARDPIPE_OK)

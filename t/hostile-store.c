@@ -104,7 +104,8 @@ static int library_code(const char *store, char *msg, size_t n)
 	if (info.rank == 2 && info.shape[0] <= ROWS && info.shape[1] <= COLS) {
 		count[0] = info.shape[0];
 		count[1] = info.shape[1];
-		int rr = shardpipe_reader_read(r, start, count, out);
+		int rr = shardpipe_reader_read(r, start, count, out,
+					       sizeof(out));
 		if (rc == SHARDPIPE_OK)
 			rc = rr;
 	}

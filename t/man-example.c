@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     {
         const uint64_t start[3] = { 7, 0, 0 }, count[3] = { 1, H, W };
 
-        rc = shardpipe_reader_read(r, start, count, back);
+        rc = shardpipe_reader_read(r, start, count, back, sizeof(back));
     }
     if (rc != SHARDPIPE_OK)
         fprintf(stderr, "read: %s: %s\n", shardpipe_strerror(rc),

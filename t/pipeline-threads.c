@@ -365,7 +365,7 @@ static void check_geometry(const struct geometry *g, uint64_t *rng,
 		if (rc == SHARDPIPE_OK)
 			rc = shardpipe_reader_open(&r, path);
 		if (rc == SHARDPIPE_OK) {
-			rc = shardpipe_reader_read(r, start, count, back);
+			rc = shardpipe_reader_read(r, start, count, back, total);
 			shardpipe_reader_close(r);
 		}
 		is_int(rc, SHARDPIPE_OK, "%s: the store reads back", g->name);

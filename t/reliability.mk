@@ -9,11 +9,14 @@ REL_C_TESTS = t/fault-store t/fault-sink t/crash-kill t/hostile-store \
 	t/misuse-api t/concurrent-streams
 check_PROGRAMS += $(REL_C_TESTS)
 TESTS += $(REL_C_TESTS)
-REL_SH_TESTS = t/fault-valgrind.sh
+# The two hostile tables run the program: stores through cat and verify,
+# command lines with the directory checksummed around each.
+REL_SH_TESTS = t/fault-valgrind.sh t/hostile-cli-stores.sh \
+	t/hostile-cli-args.sh
 TESTS += $(REL_SH_TESTS)
 EXTRA_DIST += $(REL_SH_TESTS) scripts/run-fuzz scripts/run-sanitizers \
 	fuzz/README fuzz/fuzz-common.h fuzz/json.c fuzz/zarr-meta.c \
-	fuzz/shard.c fuzz/decode.c fuzz/corpus
+	fuzz/shard.c fuzz/decode.c fuzz/store.c fuzz/corpus
 
 REL_CHECK = t/fault-check.c t/fault-check.h
 REL_LDADD = $(TEST_LDADD) -lpthread

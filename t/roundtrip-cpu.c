@@ -232,8 +232,8 @@ static int run(const struct config *c, uint64_t *rng, const char *tmp, int no)
 			shape_ok = info.rank == c->rank;
 			for (int d = 0; d < c->rank && shape_ok; d++)
 				shape_ok = info.shape[d] == shape[d];
-			rc = shape_ok ? shardpipe_reader_read(r, start, shape,
-							      back)
+			rc = shape_ok ? shardpipe_reader_read(r, start, shape, back,
+							      total + 1)
 				      : SHARDPIPE_ERR_FORMAT;
 			if (rc != SHARDPIPE_OK)
 				diag("reader: %s", shardpipe_reader_message(r));

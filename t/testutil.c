@@ -456,7 +456,7 @@ int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,
 	 * overrun it. */
 	same = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
 	       info.shape[0] == rows &&
-	       shardpipe_reader_read(r, start, info.shape, got) ==
+	       shardpipe_reader_read(r, start, info.shape, got, n) ==
 		       SHARDPIPE_OK;
 	if (!same)
 		diag("reader: %s", shardpipe_reader_message(r));

@@ -64,6 +64,13 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc);
 	"blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] (CNAME zstd, lz4, "      \
 	"lz4hc, blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle)"
 
+/* *out = a * b; 0 when that overflows.  Every size product the program
+ * forms from a store's or the user's numbers goes through here. */
+static inline int cli_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
 /* Print "shardpipe: " and the message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

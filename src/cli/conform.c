@@ -301,7 +301,8 @@ static void check_decodes(struct conform *c, struct run *r)
 	got = malloc(c->input_bytes ? c->input_bytes : 1);
 	if (got == NULL) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
-	} else if (shardpipe_reader_read(rd, start, c->shape, got) !=
+	} else if (shardpipe_reader_read(rd, start, c->shape, got,
+					  c->input_bytes) !=
 		   SHARDPIPE_OK) {
 		snprintf(r->why, sizeof(r->why), "read: %s",
 			 shardpipe_reader_message(rd));

@@ -189,7 +189,8 @@ int cli_demo(int argc, char **argv)
 			start[0] = t;
 			count[0] = (uint64_t)frames - t < slab ?
 					   (uint64_t)frames - t : slab;
-			rc = shardpipe_reader_read(r, start, count, got);
+			rc = shardpipe_reader_read(r, start, count, got,
+						   frame_bytes * slab);
 			if (rc != SHARDPIPE_OK) {
 				cli_error("demo: verify: %s: %s",
 					  shardpipe_strerror(rc),

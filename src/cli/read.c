@@ -13,14 +13,16 @@ static int reader_status(int rc)
 					       : CLI_EXIT_FAIL;
 }
 
-/* Dim-0 rows per read: one shard's worth, so every shard is decoded once. */
-static int read_slabs(shardpipe_reader *r, const char *what,
+/* Dim-0 rows per read: one shard's worth, so every shard is decoded once.
+ * Every size is a checked product: a store's shape is input, and a wrapped
+ * slab size once meant a 1-byte buffer for a multi-terabyte row. */
+static int read_slabs(shardpipe_reader *r, const char *what, const char *path,
 		      int (*each)(void *, const void *, size_t, uint64_t),
 		      void *user)
 {
 	shardpipe_array_info info;
 	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
-	uint64_t row_bytes, slab;
+	uint64_t row_bytes, slab, slab_bytes;
 	unsigned char *buf;
 	int rc;
 
@@ -28,16 +30,30 @@ static int read_slabs(shardpipe_reader *r, const char *what,
 	row_bytes = shardpipe_dtype_size(info.dtype);
 	for (int d = 1; d < info.rank; d++) {
 		count[d] = info.shape[d];
-		row_bytes *= info.shape[d];
+		if (!cli_mul_ok(row_bytes, info.shape[d], &row_bytes)) {
+			cli_error("%s: %s: one row of the array (dimensions "
+				  "1 to %d) holds more than 2^64 bytes", what,
+				  path, info.rank - 1);
+			return CLI_EXIT_FAIL;
+		}
 	}
 	slab = info.shard[0] ? info.shard[0] : 1;
 	/* Keep a slab within 1 GiB when shards are very tall. */
-	while (slab > 1 && row_bytes && slab * row_bytes > (1ull << 30))
+	while (slab > 1 && (!cli_mul_ok(slab, row_bytes, &slab_bytes) ||
+			    slab_bytes > (1ull << 30)))
 		slab /= 2;
-	buf = malloc(row_bytes * slab != 0 ? row_bytes * slab : 1);
+	if (!cli_mul_ok(slab, row_bytes, &slab_bytes) ||
+	    slab_bytes > (1ull << 30)) {
+		cli_error("%s: %s: one row of the array (dimension 0 fixed) "
+			  "holds %llu bytes, more than the 1 GiB read at once",
+			  what, path, (unsigned long long)row_bytes);
+		return CLI_EXIT_FAIL;
+	}
+	buf = malloc(slab_bytes != 0 ? (size_t)slab_bytes : 1);
 	if (buf == NULL) {
-		cli_error("%s: out of memory for %llu rows", what,
-			  (unsigned long long)slab);
+		cli_error("%s: %s: out of memory for %llu rows of %llu bytes",
+			  what, path, (unsigned long long)slab,
+			  (unsigned long long)row_bytes);
 		return CLI_EXIT_FAIL;
 	}
 	for (uint64_t row = 0; row < info.shape[0]; row += slab) {
@@ -46,18 +62,23 @@ static int read_slabs(shardpipe_reader *r, const char *what,
 
 		start[0] = row;
 		count[0] = n;
-		rc = shardpipe_reader_read(r, start, count, buf);
+		rc = shardpipe_reader_read(r, start, count, buf,
+					   (size_t)slab_bytes);
 		if (rc != SHARDPIPE_OK) {
-			cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
+			cli_error("%s: %s: %s: %s", what, path,
+				  shardpipe_strerror(rc),
 				  shardpipe_reader_message(r));
 			free(buf);
 			return reader_status(rc);
 		}
+		/* n <= slab, so n * row_bytes <= slab_bytes. */
 		rc = each(user, buf, (size_t)(n * row_bytes), row);
 		if (rc != CLI_EXIT_OK) {
 			free(buf);
 			return rc;
 		}
+		if (info.shape[0] - row <= slab)
+			break;
 	}
 	free(buf);
 	return CLI_EXIT_OK;
@@ -69,7 +90,7 @@ static int open_store(const char *what, const char *path,
 	int rc = shardpipe_reader_open(r, path);
 
 	if (rc != SHARDPIPE_OK) {
-		cli_error("%s: %s: %s", what, shardpipe_strerror(rc),
+		cli_error("%s: %s: %s: %s", what, path, shardpipe_strerror(rc),
 			  shardpipe_last_error_message());
 		return reader_status(rc);
 	}
@@ -81,7 +102,7 @@ struct against {
 	const char *path;
 	unsigned char *buf;
 	size_t cap;
-	uint64_t row_bytes;
+	uint64_t done; /* bytes compared before this slab */
 	int mismatch;
 };
 
@@ -90,6 +111,7 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 	struct against *a = user;
 	const unsigned char *d = data;
 
+	(void)row;
 	if (n > a->cap) {
 		free(a->buf);
 		a->buf = malloc(n);
@@ -102,7 +124,7 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 	size_t got = fread(a->buf, 1, n, a->raw);
 	for (size_t i = 0; i < n; i++) {
 		if (i >= got || a->buf[i] != d[i]) {
-			uint64_t at = row * a->row_bytes + i;
+			uint64_t at = a->done + i;
 
 			if (i >= got)
 				cli_error("verify: %s ends at byte %llu, the "
@@ -117,6 +139,7 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 			return CLI_EXIT_MISMATCH;
 		}
 	}
+	a->done += n;
 	return CLI_EXIT_OK;
 }
 
@@ -138,9 +161,18 @@ int cli_verify(int argc, char **argv)
 			       "shardpipe does not support.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc) {
+			if (raw != NULL) {
+				cli_error("verify: --against given twice (%s "
+					  "and %s)", raw, argv[i + 1]);
+				return CLI_EXIT_USAGE;
+			}
 			raw = argv[++i];
 		} else if (argv[i][0] == '-') {
 			cli_error("verify: unknown option %s", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (store != NULL) {
+			cli_error("verify: one store only: %s and %s", store,
+				  argv[i]);
 			return CLI_EXIT_USAGE;
 		} else {
 			store = argv[i];
@@ -154,7 +186,7 @@ int cli_verify(int argc, char **argv)
 		return status;
 	rc = shardpipe_reader_check(r);
 	if (rc != SHARDPIPE_OK) {
-		cli_error("verify: %s: %s", shardpipe_strerror(rc),
+		cli_error("verify: %s: %s: %s", store, shardpipe_strerror(rc),
 			  shardpipe_reader_message(r));
 		shardpipe_reader_close(r);
 		return reader_status(rc);
@@ -169,10 +201,7 @@ int cli_verify(int argc, char **argv)
 			shardpipe_reader_close(r);
 			return CLI_EXIT_FAIL;
 		}
-		a.row_bytes = shardpipe_dtype_size(info.dtype);
-		for (int d = 1; d < info.rank; d++)
-			a.row_bytes *= info.shape[d];
-		status = read_slabs(r, "verify", compare_slab, &a);
+		status = read_slabs(r, "verify", store, compare_slab, &a);
 		if (status == CLI_EXIT_OK && fgetc(a.raw) != EOF) {
 			cli_error("verify: %s holds more bytes than the store",
 				  raw);
@@ -219,9 +248,18 @@ int cli_cat(int argc, char **argv)
 			       "(elements in the host's byte order)\nto stdout or FILE.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			if (outpath != NULL) {
+				cli_error("cat: -o given twice (%s and %s)",
+					  outpath, argv[i + 1]);
+				return CLI_EXIT_USAGE;
+			}
 			outpath = argv[++i];
 		} else if (argv[i][0] == '-') {
 			cli_error("cat: unknown option %s", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (store != NULL) {
+			cli_error("cat: one store only: %s and %s", store,
+				  argv[i]);
 			return CLI_EXIT_USAGE;
 		} else {
 			store = argv[i];
@@ -238,7 +276,7 @@ int cli_cat(int argc, char **argv)
 		shardpipe_reader_close(r);
 		return CLI_EXIT_FAIL;
 	}
-	status = read_slabs(r, "cat", write_slab, out);
+	status = read_slabs(r, "cat", store, write_slab, out);
 	if (fflush(out) != 0 && status == CLI_EXIT_OK) {
 		cli_error("cat: write failed: %s", strerror(errno));
 		status = CLI_EXIT_FAIL;

@@ -1,0 +1,103 @@
+#!/bin/sh
+# hostile-cli-args.sh - a table of hostile command lines.  Each gets its
+# documented exit status and a message naming the argument at fault, and
+# every file that existed before is byte-identical after (the directory is
+# checksummed before and after each line).
+. "${srcdir:-.}/t/lib.sh"
+need_shardpipe
+scratch hostile-args
+
+cd "$tmp" || exit 1
+printf '0123456789abcdef' > in16
+"$SP" write --shape 16 --chunk 4 --shard 2 --dtype uint8 --input in16 st \
+	> /dev/null || { echo "1..0 # SKIP cannot write a store"; exit 0; }
+mkdir -p proj/c/src && echo keep > proj/c/src/main.c
+echo "not a store" > afile
+ln -s st lnk
+mkdir ro && echo keep > ro/x
+chmod 555 ro
+mkdir out
+
+# sums: every path under ., its type and content checksum, sorted.
+sums() {
+	find . -path ./out -prune -o -print | LC_ALL=C sort | while IFS= read -r p; do
+		if [ -L "$p" ]; then printf 'L %s %s\n' "$p" "$(readlink "$p")"
+		elif [ -f "$p" ]; then printf 'F %s %s\n' "$p" "$(cksum < "$p")"
+		else printf 'D %s\n' "$p"; fi
+	done
+}
+
+W="write --dtype uint8 --input in16"
+# EXIT|NEEDLE|ARGS (ARGS word-split by eval, so quotes work)
+cat > out/table <<'TABLE'
+2|--shape|write --dtype uint8 --input in16 --shape '' --chunk 4 new
+2|+3|write --dtype uint8 --input in16 --shape +3 --chunk 1 new
+2| 3|write --dtype uint8 --input in16 --shape ' 3' --chunk 1 new
+2|-3|write --dtype uint8 --input in16 --shape -3 --chunk 1 new
+2|--chunk|write --dtype uint8 --input in16 --shape 16 --chunk '' new
+2|-2|write --dtype uint8 --input in16 --shape 16 --chunk -2 new
+2|--shard|write --dtype uint8 --input in16 --shape 16 --chunk 4 --shard -1 new
+2|--shard|write --dtype uint8 --input in16 --shape 16 --chunk 4 --shard '' new
+2|overflow|write --dtype uint8 --input in16 --shape 4294967296,4294967296,4294967296 --chunk 1,1,1 new
+2|overflow|write --dtype uint16 --input in16 --shape 18446744073709551615 --chunk 18446744073709551615 new
+2|18446744073709551616|write --dtype uint8 --input in16 --shape 18446744073709551616 --chunk 1 new
+2|--dtype|write --dtype uint9 --input in16 --shape 16 --chunk 4 new
+2|st|write --dtype uint8 --input in16 --shape 16 --chunk 4 st
+2|proj|write --dtype uint8 --input in16 --shape 16 --chunk 4 --overwrite proj
+2|afile|write --dtype uint8 --input in16 --shape 16 --chunk 4 --overwrite afile
+2|lnk|write --dtype uint8 --input in16 --shape 16 --chunk 4 --overwrite lnk
+2|missing|write --dtype uint8 --input in16 --shape 16 --chunk 4 missing/new
+1|/proc/self|write --dtype uint8 --input in16 --shape 16 --chunk 4 /proc/self/new
+2|/proc/version|write --dtype uint8 --input in16 --shape 16 --chunk 4 --overwrite /proc/version
+2|proj|demo --frames 1 proj
+2|st|cat st st
+2|st|verify st st
+2|-o|cat -o out/a -o out/b st
+2|--against|verify st --against in16 --against afile
+2|--bogus|cat --bogus st
+2|--bogus|verify --bogus st
+1|nostore|cat nostore
+1|proj|cat proj
+1|afile|verify afile
+1|/proc|verify /proc
+3|afile|verify st --against afile
+1|nofile|verify st --against nofile
+2|--frobnicate|--frobnicate
+TABLE
+if [ "$(id -u)" != 0 ]; then
+	echo '1|ro|write --dtype uint8 --input in16 --shape 16 --chunk 4 ro/new' >> out/table
+fi
+plan $(($(wc -l < out/table) * 3 + 3))
+while IFS='|' read -r want needle args; do
+	sums > out/before
+	eval "set -- $args"
+	timeout 60 "$SP" "$@" > out/stdout 2> out/err
+	st=$?
+	is "$st" "$want" "$args: exit status"
+	if grep -qF -- "$needle" out/err; then
+		ok 0 "$args: message names $needle"
+	else
+		ok 1 "$args: message names $needle"
+		diag "$(cat out/err)"
+	fi
+	sums > out/after
+	if cmp -s out/before out/after; then
+		ok 0 "$args: every earlier file unchanged"
+	else
+		ok 1 "$args: every earlier file unchanged"
+		diff out/before out/after | while IFS= read -r l; do diag "$l"; done
+	fi
+	rm -rf new out/a out/b
+done < out/table
+chmod 755 ro
+
+# --overwrite of a real store removes only what the store owns: a foreign
+# file inside c/ survives, and the new data reads back.
+echo keep > st/c/notes
+printf 'fedcba9876543210' > in16b
+"$SP" write --shape 16 --chunk 4 --shard 2 --dtype uint8 --input in16b \
+	--overwrite st > /dev/null 2> out/err
+is $? 0 "--overwrite of a store holding a foreign file in c/"
+is "$(cat st/c/notes)" keep "the foreign file is untouched"
+is "$("$SP" cat st)" fedcba9876543210 "the new data reads back"
+done_testing
