@@ -88,11 +88,8 @@ int cli_demo(int argc, char **argv)
 	desc.backend = backend;
 	desc.threads = threads;
 	desc.overwrite = 1;
-	if (cli_parse_codec(codec, &desc) != 0) {
-		cli_error("demo: --codec: \"%s\" is not %s", codec,
-			  CLI_CODEC_SYNTAX);
+	if (cli_parse_codec(codec, &desc) != 0)
 		return CLI_EXIT_USAGE;
-	}
 	const char *names[3] = { "t", "y", "x" };
 	const uint64_t chunk[3] = { 4, 256, 256 }, cps[3] = { 8, 4, 4 };
 	for (int d = 0; d < 3; d++) {
