@@ -466,7 +466,8 @@ int cli_bench(int argc, char **argv)
 	}
 	if (o.chunk == NULL)
 		o.chunk = w->chunk;
-	if (o.shard == NULL && strcmp(r.workload, "custom") != 0)
+	if (o.shard == NULL && o.shard_shape == NULL &&
+	    o.chunks_per_shard == NULL && strcmp(r.workload, "custom") != 0)
 		o.shard = w->shard;
 	if (o.dtype == NULL)
 		o.dtype = "uint16";
