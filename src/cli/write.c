@@ -258,11 +258,15 @@ int cli_write(int argc, char **argv)
 		else if (desc.dims[0].size != 0 && size > capacity)
 			cli_error("write: %s holds %llu bytes, %llu more than "
 				  "the %llu bytes of --shape %s (%s); to take "
-				  "every row, stream with --shape %s", input,
-				  (unsigned long long)size,
+				  "every row, stream with --shape %s%s%s%s",
+				  input, (unsigned long long)size,
 				  (unsigned long long)(size - capacity),
 				  (unsigned long long)capacity, o.shape, dt,
-				  stream_shape(shp, sizeof(shp), &desc));
+				  stream_shape(shp, sizeof(shp), &desc),
+				  size % capacity == 0 ? " (or, for a stream "
+				  "of arrays of that shape, --shape 0," : "",
+				  size % capacity == 0 ? o.shape : "",
+				  size % capacity == 0 ? ")" : "");
 		else if (desc.dims[0].size != 0 && size < capacity &&
 			 !allow_short)
 			cli_error("write: %s holds %llu bytes, %llu fewer than "
@@ -348,10 +352,14 @@ int cli_write(int argc, char **argv)
 			left += n;
 		cli_error("write: the input holds %llu bytes more than the "
 			  "%llu bytes of --shape %s; they were not written; to "
-			  "take every row, stream with --shape %s",
+			  "take every row, stream with --shape %s%s%s%s",
 			  (unsigned long long)left,
 			  (unsigned long long)capacity, o.shape,
-			  stream_shape(shp, sizeof(shp), &desc));
+			  stream_shape(shp, sizeof(shp), &desc),
+			  left % capacity == 0 ? " (or, for a stream of "
+			  "arrays of that shape, --shape 0," : "",
+			  left % capacity == 0 ? o.shape : "",
+			  left % capacity == 0 ? ")" : "");
 		status = CLI_EXIT_USAGE;
 	} else if (status == CLI_EXIT_OK && held > 0) {
 		if (pad_partial) {
