@@ -171,8 +171,8 @@ static int bad_word(const char *s, const char *what, const char *field,
 static int bad_number(const char *s, const char *what, const char *field,
 		      size_t len)
 {
-	cli_error("--codec: \"%s\": %s \"%.*s\" is not a whole number", s,
-		  what, (int)len, field);
+	cli_error("--codec: \"%s\": %s \"%.*s\" is not a whole number in "
+		  "range", s, what, (int)len, field);
 	return -1;
 }
 
@@ -197,7 +197,7 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 		const char *colon = strchr(p, ':');
 
 		if (n == 5) {
-			cli_error("--codec: \"%s\" has more than 5 fields "
+			cli_error("--codec: \"%s\": more than 5 fields "
 				  "separated by ':'", s);
 			return -1;
 		}
