@@ -65,7 +65,7 @@ for bad in blosc:snappy blosc:zstd:x blosc:zstd:1:byteshuffle blosc::1 \
 	"$SP" write --shape 4 --chunk 2 --codec "$bad" "$tmp/bad.zarr" \
 		< /dev/null 2> "$tmp/err"
 	rc=$?
-	grep -q -F "--codec: \"$bad\": " "$tmp/err" &&
+	grep -q -F -e "--codec: \"$bad\": " "$tmp/err" &&
 		grep -q -e 'unknown' -e 'not a whole number' -e 'more than 5' \
 		"$tmp/err" && [ "$rc" -eq 2 ] && test ! -e "$tmp/bad.zarr"
 	ok $? "--codec $bad exits 2 naming the bad field ($(head -c 90 "$tmp/err")...)"
