@@ -39,7 +39,7 @@ t_refusals_LDFLAGS = $(TEST_LDFLAGS)
 t_roundtrip_cpu_LDADD = $(TEST_LDADD)
 t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 
-SH_TESTS = t/cli.sh
+SH_TESTS = t/cli.sh t/cli-input.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_sink_LDADD = $(TEST_LDADD)

@@ -30,6 +30,7 @@ int cli_exit_status(int rc);
 /* Options that describe an array, shared by write, demo, bench, conform. */
 struct cli_desc_opts {
 	const char *shape, *chunk, *shard, *names, *dtype, *codec;
+	const char *shard_shape, *chunks_per_shard;
 	const char *index_location, *backend;
 	int threads;
 	int overwrite;
@@ -37,14 +38,17 @@ struct cli_desc_opts {
 
 /*
  * If argv[*i] is one of the description options (--shape, --chunk,
- * --shard, --names, --dtype, --codec, --index-location, --backend,
+ * --shard-shape, --chunks-per-shard, --shard, --names, --dtype, --codec, --index-location, --backend,
  * --threads, --overwrite), consume it and its value, advancing *i, and
  * return 1; 0 if it is not; -1 (after printing why) on a missing value.
  */
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
 
-/* Build a description from the options; prints the error and returns
- * CLI_EXIT_USAGE on a bad value. */
+/*
+ * Build a description from the options; prints the error and returns
+ * CLI_EXIT_USAGE on a bad value.  Warns on stderr when one shard would hold
+ * over 2 GiB or its index would be larger than its data.
+ */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 
 /* Parse "a,b,c" into at most SHARDPIPE_MAX_RANK numbers; returns the count
@@ -54,8 +58,9 @@ int cli_parse_list(const char *s, uint64_t *out);
  * Parse a --codec value into desc's codec, level and blosc fields: "none",
  * "zstd[:LEVEL[:checksum]]", "gzip[:LEVEL]" or
  * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (defaults zstd, 1,
- * shuffle, 0 = automatic).  Returns 0, or -1 when s does not parse; level
- * ranges and what this build's c-blosc has are the library's to check.
+ * shuffle, 0 = automatic).  Returns 0, or -1 after printing which field
+ * does not parse and the closest valid word; level ranges and what this
+ * build's c-blosc has are the library's to check.
  */
 int cli_parse_codec(const char *s, shardpipe_desc *desc);
 /* The accepted forms, for messages. */
@@ -70,6 +75,11 @@ static inline int cli_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
 {
 	return !__builtin_mul_overflow(a, b, out);
 }
+
+/* The word of names[0..n-1] closest to the len-byte s, or NULL when none
+ * is near enough to be a typo of it. */
+const char *cli_closest(const char *s, size_t len, const char *const *names,
+			int n);
 
 /* Print "shardpipe: " and the message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -732,7 +732,8 @@ int cli_conform(int argc, char **argv)
 	if (o.shape == NULL && o.chunk == NULL) {
 		o.shape = "0,96,130";
 		o.chunk = "8,32,32";
-		if (o.shard == NULL)
+		if (o.shard == NULL && o.shard_shape == NULL &&
+		    o.chunks_per_shard == NULL)
 			o.shard = "2,2,2";
 		if (o.dtype == NULL)
 			o.dtype = "uint16";

@@ -41,7 +41,7 @@ int cli_demo(int argc, char **argv)
 {
 	const char *out = "shardpipe-demo.zarr", *backend = "auto";
 	const char *codec = "zstd:1";
-	int frames = 128, threads = 0;
+	int frames = 128, threads = 0, overwrite = 0;
 	shardpipe_desc desc;
 	shardpipe_stream *s;
 	shardpipe_reader *r;
@@ -55,10 +55,12 @@ int cli_demo(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe demo [--frames N] [--codec C] "
-			       "[--backend B] [--threads N] [OUT.zarr]\n\n"
+			       "[--backend B] [--threads N]\n"
+			       "                      [--overwrite] [OUT.zarr]\n\n"
 			       "Writes N (default 128, 1 GiB) synthetic 2048x2048 "
 			       "uint16 microscopy frames\nto OUT.zarr (default "
-			       "shardpipe-demo.zarr, replaced if it exists),\n"
+			       "shardpipe-demo.zarr; an existing store only with "
+			       "--overwrite),\n"
 			       "prints throughput and compression ratio, then "
 			       "reads the store back and\ncompares every "
 			       "element.\n");
@@ -69,6 +71,8 @@ int cli_demo(int argc, char **argv)
 			codec = argv[++i];
 		} else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
 			backend = argv[++i];
+		} else if (strcmp(argv[i], "--overwrite") == 0) {
+			overwrite = 1;
 		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
 			threads = atoi(argv[++i]);
 		} else if (argv[i][0] == '-') {
@@ -87,12 +91,9 @@ int cli_demo(int argc, char **argv)
 	desc.dtype = SHARDPIPE_DTYPE_UINT16;
 	desc.backend = backend;
 	desc.threads = threads;
-	desc.overwrite = 1;
-	if (cli_parse_codec(codec, &desc) != 0) {
-		cli_error("demo: --codec: \"%s\" is not %s", codec,
-			  CLI_CODEC_SYNTAX);
+	desc.overwrite = overwrite; /* write's rule */
+	if (cli_parse_codec(codec, &desc) != 0)
 		return CLI_EXIT_USAGE;
-	}
 	const char *names[3] = { "t", "y", "x" };
 	const uint64_t chunk[3] = { 4, 256, 256 }, cps[3] = { 8, 4, 4 };
 	for (int d = 0; d < 3; d++) {

@@ -101,6 +101,81 @@ static int pick(const char *s, size_t len, const char *const *names, int n)
 	return -1;
 }
 
+/* Edit distance between the len-byte s and the word w (both short). */
+static size_t distance(const char *s, size_t len, const char *w)
+{
+	size_t wl = strlen(w), row[64], diag;
+
+	if (len >= 64 || wl >= 64)
+		return (size_t)-1;
+	for (size_t j = 0; j <= wl; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= len; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= wl; j++) {
+			size_t up = row[j], best = diag + (s[i - 1] != w[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[wl];
+}
+
+const char *cli_closest(const char *s, size_t len, const char *const *names,
+			int n)
+{
+	const char *best = NULL;
+	size_t bestd = (size_t)-1;
+
+	for (int i = 0; i < n; i++) {
+		size_t d = distance(s, len, names[i]);
+
+		if (d < bestd) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	/* Past half the word it is a different word, not a typo. */
+	if (best == NULL || bestd > (strlen(best) + 1) / 2)
+		return NULL;
+	return best;
+}
+
+/* Print why field (len bytes) of --codec s is not one of names. */
+static int bad_word(const char *s, const char *what, const char *field,
+		    size_t len, const char *const *names, int n)
+{
+	const char *near = cli_closest(field, len, names, n);
+	char list[128] = "";
+
+	for (int i = 0; i < n; i++) {
+		strcat(list, names[i]);
+		strcat(list, i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+	}
+	if (near != NULL)
+		cli_error("--codec: \"%s\": unknown %s \"%.*s\"; did you mean "
+			  "\"%s\"? (%s)", s, what, (int)len, field, near, list);
+	else
+		cli_error("--codec: \"%s\": unknown %s \"%.*s\" (%s)", s, what,
+			  (int)len, field, list);
+	return -1;
+}
+
+/* Print why field (len bytes) of --codec s is not a number. */
+static int bad_number(const char *s, const char *what, const char *field,
+		      size_t len)
+{
+	cli_error("--codec: \"%s\": %s \"%.*s\" is not a whole number in "
+		  "range", s, what, (int)len, field);
+	return -1;
+}
+
 int cli_parse_codec(const char *s, shardpipe_desc *desc)
 {
 	/* In the order of shardpipe_codec, shardpipe_blosc_cname and
@@ -121,8 +196,11 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 	for (const char *p = s;; p++) {
 		const char *colon = strchr(p, ':');
 
-		if (n == 5)
+		if (n == 5) {
+			cli_error("--codec: \"%s\": more than 5 fields "
+				  "separated by ':'", s);
 			return -1;
+		}
 		field[n] = p;
 		len[n++] = colon ? (size_t)(colon - p) : strlen(p);
 		if (colon == NULL)
@@ -130,26 +208,52 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 		p = colon;
 	}
 	k = pick(field[0], len[0], codecs, 4);
-	if (k < 0)
-		return -1;
+	if (k < 0) {
+		/* "zstd=3" or "zstd,3": the level after the wrong separator. */
+		size_t word = strcspn(field[0], "=,; ");
+
+		if (word < len[0] && pick(field[0], word, codecs, 4) >= 0) {
+			cli_error("--codec: \"%s\": fields are separated by "
+				  "':', as in \"%.*s:%.*s\"", s, (int)word,
+				  field[0], (int)(len[0] - word - 1),
+				  field[0] + word + 1);
+			return -1;
+		}
+		return bad_word(s, "codec", field[0], len[0], codecs, 4);
+	}
 	desc->codec = (shardpipe_codec)k;
 	desc->level = 1;
 	desc->zstd_checksum = 0;
 	if (desc->codec == SHARDPIPE_CODEC_ZSTD && n == 3) {
 		/* zstd:LEVEL:checksum */
-		if (len[2] != 8 || strncmp(field[2], "checksum", 8) != 0)
-			return -1;
+		static const char *const flags[] = { "checksum" };
+
+		if (pick(field[2], len[2], flags, 1) < 0)
+			return bad_word(s, "zstd flag", field[2], len[2],
+					flags, 1);
 		desc->zstd_checksum = 1;
 		n = 2;
 	}
 	if (desc->codec != SHARDPIPE_CODEC_BLOSC) {
 		/* none, zstd[:LEVEL[:checksum]], gzip[:LEVEL]; ranges are
 		 * the library's to check, with its message. */
-		if (n > 2)
+		if (n > 2) {
+			cli_error("--codec: \"%s\": %s takes at most %s", s,
+				  codecs[k], k == SHARDPIPE_CODEC_ZSTD ?
+				  "a level and \"checksum\"" : k ==
+				  SHARDPIPE_CODEC_GZIP ? "a level" :
+				  "no fields");
 			return -1;
+		}
 		if (n == 2) {
-			if (parse_int(field[1], len[1], -1000, 1000, &v) != 0)
+			if (k == SHARDPIPE_CODEC_NONE) {
+				cli_error("--codec: \"%s\": none takes no "
+					  "fields", s);
 				return -1;
+			}
+			if (parse_int(field[1], len[1], -1000, 1000, &v) != 0)
+				return bad_number(s, "level", field[1],
+						  len[1]);
 			desc->level = (int)v;
 		}
 		return 0;
@@ -161,23 +265,25 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 	if (n > 1) {
 		k = pick(field[1], len[1], cnames, 5);
 		if (k < 0)
-			return -1;
+			return bad_word(s, "blosc compressor", field[1], len[1],
+					cnames, 5);
 		desc->blosc_cname = (shardpipe_blosc_cname)k;
 	}
 	if (n > 2) {
 		if (parse_int(field[2], len[2], -1000, 1000, &v) != 0)
-			return -1;
+			return bad_number(s, "level", field[2], len[2]);
 		desc->level = (int)v;
 	}
 	if (n > 3) {
 		k = pick(field[3], len[3], shuffles, 3);
 		if (k < 0)
-			return -1;
+			return bad_word(s, "shuffle", field[3], len[3],
+					shuffles, 3);
 		desc->blosc_shuffle = (shardpipe_blosc_shuffle)k;
 	}
 	if (n > 4) {
 		if (parse_int(field[4], len[4], 0, 0x7fffffffL, &v) != 0)
-			return -1;
+			return bad_number(s, "block size", field[4], len[4]);
 		desc->blosc_blocksize = (uint32_t)v;
 	}
 	return 0;
@@ -185,7 +291,8 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 
 static const char *const desc_opts[] = {
 	"--shape", "--chunk", "--shard", "--names", "--dtype", "--codec",
-	"--index-location", "--backend", "--threads",
+	"--index-location", "--backend", "--shard-shape", "--chunks-per-shard",
+	"--threads",
 };
 
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
@@ -193,7 +300,8 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 	const char *arg = argv[*i];
 	const char **slots[] = {
 		&o->shape, &o->chunk, &o->shard, &o->names, &o->dtype,
-		&o->codec, &o->index_location, &o->backend, NULL,
+		&o->codec, &o->index_location, &o->backend, &o->shard_shape,
+		&o->chunks_per_shard, NULL,
 	};
 
 	if (strcmp(arg, "--overwrite") == 0) {
@@ -225,6 +333,63 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 	return 0;
 }
 
+/*
+ * Whether --shard's chunk counts look like a shard shape in elements: the
+ * shard exceeds every bounded dim by more than a chunk (with dim 0
+ * unbounded and no other dim bounded, nothing can be told).
+ */
+static int shard_mistaken(int rank, const uint64_t *shape,
+			  const uint64_t *chunk, const uint64_t *cps)
+{
+	int bounded = 0;
+
+	for (int d = 0; d < rank; d++) {
+		uint64_t elems;
+
+		if (shape[d] == 0)
+			continue;
+		bounded = 1;
+		if (!__builtin_mul_overflow(chunk[d], cps[d], &elems) &&
+		    elems <= shape[d] + chunk[d])
+			return 0;
+	}
+	return bounded;
+}
+
+/* Warn when one shard is too large to handle or mostly index. */
+static void shard_warnings(const shardpipe_desc *desc)
+{
+	double raw = (double)shardpipe_dtype_size(desc->dtype), data = raw;
+	double entries = 1;
+
+	for (int d = 0; d < desc->rank; d++) {
+		const shardpipe_dim *m = &desc->dims[d];
+		double elems = (double)m->chunk * (double)m->chunks_per_shard;
+		double used = elems;
+
+		/* Chunks past a bounded edge are never written. */
+		if (m->size != 0 && m->chunk != 0) {
+			double edge = (double)((m->size + m->chunk - 1) /
+					       m->chunk) * (double)m->chunk;
+
+			if (edge < used)
+				used = edge;
+		}
+		raw *= elems;
+		data *= used;
+		entries *= (double)m->chunks_per_shard;
+	}
+	if (raw > 2.0 * (1u << 30))
+		fprintf(stderr, "shardpipe: warning: one shard spans %.1f GiB "
+			"of array (over 2 GiB); many readers and file systems "
+			"handle smaller shards better\n", raw / (1u << 30));
+	if (16 * entries + 4 > data)
+		fprintf(stderr, "shardpipe: warning: each shard index "
+			"(%.0f bytes, 16 per chunk slot) is larger than the "
+			"data it indexes (at most %.0f bytes); fewer chunks per "
+			"shard would keep it small\n", 16 * entries + 4, data);
+}
+
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 {
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
@@ -249,16 +414,53 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 			  o->chunk, rank);
 		return CLI_EXIT_USAGE;
 	}
-	if (o->shard != NULL) {
-		n = cli_parse_list(o->shard, shard);
+	if ((o->shard != NULL) + (o->shard_shape != NULL) +
+	    (o->chunks_per_shard != NULL) > 1) {
+		cli_error("give one of --shard-shape, --chunks-per-shard and "
+			  "--shard");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->shard_shape != NULL) {
+		n = cli_parse_list(o->shard_shape, shard);
 		if (n != rank) {
-			cli_error("--shard: \"%s\" must list %d chunk counts",
-				  o->shard, rank);
+			cli_error("--shard-shape: \"%s\" must list %d sizes in "
+				  "elements, like --shape", o->shard_shape, rank);
+			return CLI_EXIT_USAGE;
+		}
+		for (int d = 0; d < rank; d++) {
+			if (chunk[d] == 0)
+				break; /* the library names the zero chunk */
+			if (shard[d] == 0 || shard[d] % chunk[d] != 0) {
+				cli_error("--shard-shape: %llu on dim %d is not "
+					  "a multiple of the chunk %llu",
+					  (unsigned long long)shard[d], d,
+					  (unsigned long long)chunk[d]);
+				return CLI_EXIT_USAGE;
+			}
+			shard[d] /= chunk[d];
+		}
+	} else if (o->shard != NULL || o->chunks_per_shard != NULL) {
+		const char *v = o->shard ? o->shard : o->chunks_per_shard;
+		const char *opt = o->shard ? "--shard" : "--chunks-per-shard";
+
+		n = cli_parse_list(v, shard);
+		if (n != rank) {
+			cli_error("%s: \"%s\" must list %d chunk counts", opt,
+				  v, rank);
 			return CLI_EXIT_USAGE;
 		}
 	} else {
 		for (int d = 0; d < rank; d++)
 			shard[d] = 1;
+	}
+	if (o->shard != NULL && shard_mistaken(rank, shape, chunk, shard)) {
+		cli_error("--shard %s counts chunks per shard, so each shard "
+			  "would be far larger than the array on every bounded "
+			  "dim; for a shard shape in elements (zarr-python's "
+			  "shards=) use --shard-shape %s, or say "
+			  "--chunks-per-shard %s if that is meant", o->shard,
+			  o->shard, o->shard);
+		return CLI_EXIT_USAGE;
 	}
 	desc->rank = rank;
 	for (int d = 0; d < rank; d++) {
@@ -300,11 +502,8 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 			  "uint8..uint64, float16, float32, float64)", o->dtype);
 		return CLI_EXIT_USAGE;
 	}
-	if (o->codec != NULL && cli_parse_codec(o->codec, desc) != 0) {
-		cli_error("--codec: \"%s\" is not %s", o->codec,
-			  CLI_CODEC_SYNTAX);
+	if (o->codec != NULL && cli_parse_codec(o->codec, desc) != 0)
 		return CLI_EXIT_USAGE;
-	}
 	if (o->index_location != NULL) {
 		if (strcmp(o->index_location, "end") == 0)
 			desc->index_location = SHARDPIPE_INDEX_END;
@@ -320,5 +519,6 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 		desc->backend = o->backend;
 	desc->threads = o->threads;
 	desc->overwrite = o->overwrite;
+	shard_warnings(desc);
 	return CLI_EXIT_OK;
 }
