@@ -56,6 +56,7 @@ int cli_parse_list(const char *s, uint64_t *out);
  * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (defaults zstd, 1,
  * shuffle, 0 = automatic).  Returns 0, or -1 when s does not parse; level
  * ranges and what this build's c-blosc has are the library's to check.
+ * The parser is the library's, shardpipe_desc_set_codec().
  */
 int cli_parse_codec(const char *s, shardpipe_desc *desc);
 /* The accepted forms, for messages. */
