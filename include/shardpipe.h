@@ -200,6 +200,22 @@ SHARDPIPE_API void shardpipe_desc_init_sized(shardpipe_desc *desc,
 	shardpipe_desc_init_sized((desc), sizeof(*(desc)))
 
 /*
+ * Set desc's codec, level, zstd_checksum and blosc_ fields from a codec
+ * string, the grammar of the command-line tool's --codec: "none",
+ * "zstd[:LEVEL[:checksum]]", "gzip[:LEVEL]" or
+ * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (CNAME zstd, lz4, lz4hc,
+ * blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle; defaults
+ * level 1, zstd, shuffle, 0 = automatic).  Fields left out take their
+ * defaults.  A string that does not parse returns SHARDPIPE_ERR_CODEC,
+ * leaves *desc unchanged, and shardpipe_last_error_message() names the
+ * field at fault.  Level ranges and what this build's c-blosc has are
+ * checked at open.  desc must have been initialised by
+ * shardpipe_desc_init().
+ */
+SHARDPIPE_API int shardpipe_desc_set_codec(shardpipe_desc *desc,
+					   const char *spec);
+
+/*
  * A sink receives finished shards instead of the filesystem store.
  *
  * shard() is called once per shard, in the order shards complete, with the

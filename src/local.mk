@@ -17,7 +17,7 @@ libshardpipe_core_la_SOURCES = \
 	src/store_fs.c src/store_fs.h \
 	src/stream.c \
 	src/backend.c src/backend.h \
-	src/codec.c src/codec.h \
+	src/codec.c src/codec.h src/codec_spec.c \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
 

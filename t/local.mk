@@ -22,7 +22,7 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu t/sink
+	t/roundtrip-cpu t/sink t/codec-spec
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -38,6 +38,8 @@ t_refusals_LDADD = $(TEST_LDADD)
 t_refusals_LDFLAGS = $(TEST_LDFLAGS)
 t_roundtrip_cpu_LDADD = $(TEST_LDADD)
 t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
+t_codec_spec_LDADD = $(TEST_LDADD)
+t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
 
 SH_TESTS = t/cli.sh t/cli-input.sh
 TESTS += $(SH_TESTS)

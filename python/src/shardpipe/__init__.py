@@ -1,0 +1,403 @@
+"""shardpipe: stream N-dimensional arrays into sharded Zarr v3 stores.
+
+A thin layer over libshardpipe (the C library in this repository)::
+
+    import numpy as np
+    import shardpipe
+
+    with shardpipe.Stream("frames.zarr", shape=(0, 2048, 2048),
+                          chunks=(32, 256, 256), shards=(128, 1024, 1024),
+                          dtype="uint16", codec="zstd:1",
+                          dimension_names=("t", "y", "x")) as s:
+        for frame in camera:          # any C-contiguous uint16 buffer
+            s.append(frame)
+    a = shardpipe.open("frames.zarr")
+    a[10, :256, :256]                 # a NumPy array
+
+The stores open in zarr-python, TensorStore and any Zarr v3 reader.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Sequence
+
+from . import _shardpipe
+
+__all__ = [
+    "Stream", "Stats", "Reader", "BackendInfo", "open", "backends",
+    "Error", "InvalidDescriptionError", "StorageError", "CorruptStoreError",
+    "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
+    "library_version", "__version__",
+]
+
+__version__ = "0.1.0"
+library_version: str = _shardpipe.library_version
+
+
+# ---------------------------------------------------------------- errors
+
+class Error(Exception):
+    """A failure reported by libshardpipe.
+
+    ``str(e)`` is the library's message (it names the dimension, value or
+    file at fault); ``e.code`` is the library's error code
+    (``SHARDPIPE_ERR_*``, an int)."""
+
+    code: int | None
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class InvalidDescriptionError(Error, ValueError):
+    """The array description, codec string or backend choice is refused;
+    nothing was written."""
+
+
+class StorageError(Error, OSError):
+    """The store's path cannot be used, or a read or write failed
+    (I/O error, no space, no permission, a store already there)."""
+
+    def __init__(self, message: str, code: int | None = None):
+        # OSError's constructor reads two arguments as (errno, strerror).
+        OSError.__init__(self, message)
+        self.code = code
+
+
+class CorruptStoreError(Error):
+    """A store being read is malformed or fails a checksum or decode."""
+
+
+class UnsupportedError(Error):
+    """The store uses a codec or feature shardpipe does not read."""
+
+
+class DeviceError(Error):
+    """A backend's device failed, or a plugin is built for another ABI."""
+
+
+class SinkError(Error):
+    """The sink failed (only when it gave no Python exception of its own;
+    otherwise that exception is raised)."""
+
+
+class ClosedError(Error):
+    """The stream failed earlier or is closed."""
+
+
+# SHARDPIPE_ERR_* values, include/shardpipe.h.
+_FAMILY = {
+    1: InvalidDescriptionError, 2: InvalidDescriptionError,
+    3: InvalidDescriptionError, 4: InvalidDescriptionError,
+    5: InvalidDescriptionError, 6: InvalidDescriptionError,
+    7: InvalidDescriptionError, 8: InvalidDescriptionError,
+    9: InvalidDescriptionError, 10: InvalidDescriptionError,
+    11: StorageError, 12: StorageError, 13: Error, 14: StorageError,
+    15: StorageError, 16: StorageError, 17: InvalidDescriptionError,
+    18: ClosedError, 19: SinkError, 20: DeviceError, 21: Error,
+    22: CorruptStoreError, 23: CorruptStoreError, 24: UnsupportedError,
+    25: InvalidDescriptionError, 26: DeviceError,
+}
+_shardpipe._set_errors(tuple(_FAMILY.get(c, Error)
+                             for c in range(_shardpipe.ERR_COUNT)))
+
+
+# ---------------------------------------------------------------- writing
+
+@dataclass(frozen=True)
+class Stats:
+    """A stream's counters so far (``shardpipe_stats``)."""
+
+    bytes_in: int
+    """Array bytes appended."""
+    bytes_out: int
+    """Shard bytes written, indexes included."""
+    shards_written: int
+    chunks_written: int
+    rows_written: int
+    """Rows of dim 0 covered by written shards."""
+    seconds_stage: float
+    seconds_scatter: float
+    seconds_compress: float
+    seconds_aggregate: float
+    seconds_write: float
+    pool_bytes: int
+    """Memory planned for staging and pools."""
+
+
+_ZARR_DTYPES = frozenset((
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "float16", "float32", "float64"))
+
+
+def _dtype_name(dtype: Any) -> str:
+    """The Zarr name of a dtype given as a name, a NumPy dtype or a type;
+    a non-native byte order is refused (the library takes native bytes)."""
+    if isinstance(dtype, str) and dtype in _ZARR_DTYPES:
+        return dtype
+    import numpy as np
+
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError("dtype: %r is not a data type" % (dtype,)) from e
+    if not dt.isnative:
+        raise ValueError("dtype: %s is not in native byte order; convert "
+                         "with a.astype(a.dtype.newbyteorder('='))" % dt)
+    return dt.name
+
+
+class Stream:
+    """A stream writing one sharded Zarr v3 array.
+
+    ``path``: the store's directory (created; an existing store is refused
+    unless ``overwrite``).  ``shape``: the array's extent per dimension,
+    slowest first; 0 on dim 0 makes it grow with the appends.  ``chunks``:
+    the chunk (Zarr's inner chunk) shape.  ``shards``: the shard shape in
+    elements, as in zarr-python and TensorStore: a multiple of ``chunks``
+    on every dimension.  ``dtype``: a Zarr/NumPy name (``"uint16"``) or a
+    NumPy dtype.  ``codec``: the command line's codec string (``"zstd:3"``,
+    ``"gzip:6"``, ``"blosc:zstd:1:shuffle"``, ``"none"``), parsed by the
+    library.  ``backend``: ``"auto"``, ``"cpu"``, ``"reference"``,
+    ``"opencl"`` or ``"cuda"`` (``SHARDPIPE_BACKEND`` overrides).
+    ``threads``: worker threads, 0 for every core.  ``sink``: a callable
+    ``sink(coords, data)`` receiving each finished shard (its coordinates
+    in the shard grid and the whole shard object as bytes) instead of
+    files; then ``path`` may be None.  An exception raised in it fails the
+    stream, and is raised again from the next call.
+
+    A description the library refuses raises InvalidDescriptionError (or
+    StorageError for the path) with the library's message, before anything
+    is written.  Use it as a context manager: leaving the block closes the
+    stream, whether or not an exception is passing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None,
+                 shape: Sequence[int], chunks: Sequence[int],
+                 shards: Sequence[int], dtype: Any,
+                 codec: str = "zstd:1",
+                 dimension_names: Sequence[str | None] | None = None,
+                 index_location: str = "end", backend: str = "auto",
+                 threads: int = 0, overwrite: bool = False,
+                 sink: Callable[[tuple[int, ...], bytes], object] | None = None):
+        shape = tuple(int(x) for x in shape)
+        chunks = tuple(int(x) for x in chunks)
+        shards = tuple(int(x) for x in shards)
+        rank = len(shape)
+        for what, v in (("chunks", chunks), ("shards", shards)):
+            if len(v) != rank:
+                raise InvalidDescriptionError(
+                    "%s has %d entries, shape %d" % (what, len(v), rank), 2)
+        if dimension_names is not None:
+            dimension_names = tuple(dimension_names)
+            if len(dimension_names) != rank:
+                raise InvalidDescriptionError(
+                    "dimension_names has %d entries, shape %d"
+                    % (len(dimension_names), rank), 25)
+        per_shard = []
+        for d in range(rank):
+            if chunks[d] <= 0 or shards[d] <= 0 or shards[d] % chunks[d]:
+                raise InvalidDescriptionError(
+                    "dim %d: shard extent %d is not a positive multiple of "
+                    "the chunk extent %d" % (d, shards[d], chunks[d]), 5)
+            per_shard.append(shards[d] // chunks[d])
+        if path is not None:
+            path = os.fspath(path)
+        self._path = path
+        self._s = _shardpipe.Stream(
+            path, shape, chunks, per_shard, _dtype_name(dtype), codec,
+            dimension_names, index_location, backend, int(threads),
+            bool(overwrite), sink)
+
+    def append(self, buf: Any) -> None:
+        """Append array bytes in C order, continuing where the last append
+        ended; spans of any size (whole frames or not).
+
+        ``buf`` is any C-contiguous buffer: a NumPy array of the stream's
+        dtype (native byte order), or bytes-like raw array bytes.  A typed
+        buffer of another dtype raises TypeError, a non-contiguous one
+        ValueError, both naming it.  The GIL is released while the library
+        copies and works.  Ctrl-C during a long append closes the stream
+        (what was appended so far is a valid store) and raises
+        KeyboardInterrupt."""
+        self._s.append(buf)
+
+    def flush(self) -> None:
+        """Write every shard whose chunks are all complete, and
+        zarr.json."""
+        self._s.flush()
+
+    def close(self) -> None:
+        """Write the last, partial shards (padded with the fill value) and
+        the final zarr.json.  Closing again does nothing."""
+        self._s.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._s.closed
+
+    @property
+    def stats(self) -> Stats:
+        """The stream's counters (a Stats).  After close, the counters as
+        they stood when close began: the last, partial shards that close
+        writes are not in them."""
+        return Stats(*self._s.stats())
+
+    @property
+    def backend(self) -> str:
+        """The backend the stream runs on (``"cpu"``, ``"opencl"``, ...)."""
+        return self._s.backend
+
+    @property
+    def path(self) -> str | None:
+        return self._path
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.close()
+            return
+        # An exception is already passing: close, and let a failure to
+        # close be its context rather than replace it.
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return "<shardpipe.Stream %r backend=%s%s>" % (
+            self._path, self.backend, " closed" if self.closed else "")
+
+
+# ---------------------------------------------------------------- reading
+
+class Reader:
+    """A Zarr v3 array opened for reading by the library (``open()``).
+
+    ``a[...]`` with integers and slices (any step; Ellipsis) returns a NumPy
+    array through the library's region read; every index, CRC32C and
+    decoded size on the way is checked."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        import numpy as np
+
+        self._np = np
+        self._path = os.fspath(path)
+        self._r = _shardpipe.Reader(self._path)
+        shape, chunks, shards, dtype, names = self._r.info()
+        self.shape: tuple[int, ...] = shape
+        self.chunks: tuple[int, ...] = chunks
+        self.shards: tuple[int, ...] = shards
+        self.dtype = np.dtype(dtype)
+        self.dimension_names: tuple[str | None, ...] = names
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for x in self.shape:
+            n *= x
+        return n
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def read(self, start: Sequence[int], count: Sequence[int]):
+        """The region [start, start + count) as a NumPy array of shape
+        ``count``."""
+        np = self._np
+        out = np.empty(tuple(count), dtype=self.dtype)
+        if out.size:
+            self._r.read_into(tuple(start), tuple(count), out)
+        return out
+
+    def __getitem__(self, key: Any):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            if any(k is Ellipsis for k in key[i + 1:]):
+                raise IndexError("an index can only have a single ellipsis")
+            fill = (slice(None),) * (self.ndim - len(key) + 1)
+            key = key[:i] + fill + key[i + 1:]
+        if len(key) > self.ndim:
+            raise IndexError("too many indices: %d for %d dimensions"
+                             % (len(key), self.ndim))
+        key = key + (slice(None),) * (self.ndim - len(key))
+        start, count, post = [], [], []
+        for d, (k, n) in enumerate(zip(key, self.shape)):
+            if isinstance(k, slice):
+                lo, hi, step = k.indices(n)
+                if step > 0:
+                    first, last = lo, hi
+                else:
+                    # Read the span ascending, then step through it.
+                    last = lo + 1
+                    first = hi + 1 if hi >= 0 else 0
+                span = max(0, last - first)
+                start.append(first)
+                count.append(span)
+                if step > 0:
+                    post.append(slice(0, span, step))
+                else:
+                    post.append(slice(span - 1 if span else 0, None, step)
+                                if span else slice(0, 0))
+                continue
+            try:
+                i = int(k.__index__())
+            except AttributeError:
+                raise IndexError("only integers, slices and Ellipsis are "
+                                 "supported, not %r" % (k,)) from None
+            if i < -n or i >= n:
+                raise IndexError("index %d is out of bounds for dim %d of "
+                                 "size %d" % (i, d, n))
+            start.append(i % n)
+            count.append(1)
+            post.append(0)
+        out = self.read(start, count)
+        return out[tuple(post)]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self[...]
+        return a if dtype is None else a.astype(dtype)
+
+    def check(self) -> None:
+        """Check every stored object (index CRCs, bounds, every chunk
+        decodes to its size); raises CorruptStoreError naming the shard and
+        chunk at fault."""
+        self._r.check()
+
+    def __repr__(self) -> str:
+        return "<shardpipe.Reader %r shape=%s dtype=%s>" % (
+            self._path, self.shape, self.dtype)
+
+
+def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
+    """Open the Zarr v3 array at ``path`` for reading (any store whose
+    codecs shardpipe knows, written by shardpipe or not)."""
+    return Reader(path)
+
+
+# ---------------------------------------------------------------- backends
+
+class BackendInfo(NamedTuple):
+    """One backend as ``shardpipe backends`` lists it."""
+
+    name: str
+    usable: bool
+    gpu: bool
+    detail: str
+    """The device when usable, else why not."""
+
+
+def backends() -> list[BackendInfo]:
+    """Every backend this library knows, usable here or not."""
+    return [BackendInfo(*b) for b in _shardpipe.backends()]

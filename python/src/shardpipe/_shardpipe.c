@@ -1,0 +1,944 @@
+/*
+ * _shardpipe.c - the CPython extension under the shardpipe package.
+ *
+ * It uses only include/shardpipe.h and the buffer protocol (no NumPy C
+ * API): appends take any C-contiguous buffer, reads fill a writable one
+ * that the Python layer allocates as a NumPy array.  Every library call
+ * that can take time runs with the GIL released.  The Python layer
+ * (__init__.py) gives the classes their public shape; the exception
+ * classes it defines are handed to this module by _set_errors() so that a
+ * library code raises the family's class with the library's message.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include <shardpipe.h>
+
+/*
+ * The reader's region read with the output's capacity.  The library is
+ * gaining that argument (shardpipe_reader_read(r, start, count, out,
+ * out_bytes)); until it has, the capacity is checked here, before the call.
+ * After the change, the body becomes:
+ *     return shardpipe_reader_read(r, start, count, out, out_bytes);
+ */
+static int reader_read(shardpipe_reader *r, const uint64_t *start,
+		       const uint64_t *count, void *out, size_t out_bytes)
+{
+	(void)out_bytes;
+	return shardpipe_reader_read(r, start, count, out);
+}
+
+/* Appends are cut into spans of this size so that Ctrl-C is seen between
+ * them; far above the library's batch, so the cut costs nothing. */
+#define APPEND_SPAN ((size_t)64 << 20)
+
+/* The exception being raised, taken and given back whole (3.12's
+ * PyErr_GetRaisedException, spelled so that 3.11 has it too). */
+static PyObject *exc_take(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	return PyErr_GetRaisedException();
+#else
+	PyObject *t, *v, *tb;
+
+	PyErr_Fetch(&t, &v, &tb);
+	PyErr_NormalizeException(&t, &v, &tb);
+	if (v != NULL && tb != NULL)
+		PyException_SetTraceback(v, tb);
+	Py_XDECREF(t);
+	Py_XDECREF(tb);
+	return v;
+#endif
+}
+
+static void exc_give(PyObject *v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	PyErr_SetRaisedException(v);
+#else
+	PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(v)), v,
+		      PyException_GetTraceback(v));
+#endif
+}
+
+/* Indexed by shardpipe_error; set by _set_errors(). */
+static PyObject *error_classes;
+
+/* Raise the class of `code` with `msg`; returns NULL. */
+static PyObject *raise_code(int code, const char *msg)
+{
+	PyObject *cls = NULL, *exc;
+
+	if (error_classes != NULL && code >= 0 &&
+	    code < PyTuple_GET_SIZE(error_classes))
+		cls = PyTuple_GET_ITEM(error_classes, code);
+	if (cls == NULL || cls == Py_None)
+		cls = PyExc_RuntimeError;
+	if (msg == NULL || *msg == '\0')
+		msg = shardpipe_strerror(code);
+	exc = PyObject_CallFunction(cls, "si", msg, code);
+	if (exc != NULL) {
+		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+		Py_DECREF(exc);
+	}
+	return NULL;
+}
+
+/* "strerror: message", the CLI's form. */
+static PyObject *raise_lib(int code, const char *detail)
+{
+	char buf[1024];
+
+	if (detail != NULL && *detail != '\0')
+		snprintf(buf, sizeof(buf), "%s: %s", shardpipe_strerror(code),
+			 detail);
+	else
+		snprintf(buf, sizeof(buf), "%s", shardpipe_strerror(code));
+	return raise_code(code, buf);
+}
+
+/* ---------------------------------------------------------------- */
+/* Streams                                                            */
+
+typedef struct {
+	PyObject_HEAD
+	shardpipe_stream *s;
+	PyThread_type_lock lock;   /* one call into the stream at a time */
+	PyObject *sink;            /* the callable, or NULL */
+	PyObject *sink_exc;        /* what the sink raised, until re-raised */
+	int index_start;           /* the sink's shards put the index first */
+	size_t itemsize;
+	shardpipe_dtype dtype;
+	char backend[32];
+	int rc;                    /* the library's sticky error, once seen */
+	shardpipe_stats last;      /* the counters as close began */
+	int have_last;
+} StreamObject;
+
+static int sink_shard(void *user, const uint64_t *coords, int rank,
+		      const void *data, size_t data_bytes, const void *index,
+		      size_t index_bytes)
+{
+	StreamObject *self = user;
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *tup = NULL, *blob = NULL, *res = NULL;
+	int rc = 1;
+
+	/* After a failure the library stops calling, but be safe. */
+	if (self->sink_exc != NULL)
+		goto out;
+	tup = PyTuple_New(rank);
+	if (tup == NULL)
+		goto fail;
+	for (int d = 0; d < rank; d++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(coords[d]);
+
+		if (v == NULL)
+			goto fail;
+		PyTuple_SET_ITEM(tup, d, v);
+	}
+	blob = PyBytes_FromStringAndSize(NULL,
+					 (Py_ssize_t)(data_bytes + index_bytes));
+	if (blob == NULL)
+		goto fail;
+	{
+		char *p = PyBytes_AS_STRING(blob);
+
+		if (self->index_start) {
+			memcpy(p, index, index_bytes);
+			memcpy(p + index_bytes, data, data_bytes);
+		} else {
+			memcpy(p, data, data_bytes);
+			memcpy(p + data_bytes, index, index_bytes);
+		}
+	}
+	res = PyObject_CallFunctionObjArgs(self->sink, tup, blob, NULL);
+	if (res != NULL) {
+		rc = 0;
+		goto out;
+	}
+fail:
+	self->sink_exc = exc_take();
+out:
+	Py_XDECREF(res);
+	Py_XDECREF(blob);
+	Py_XDECREF(tup);
+	PyGILState_Release(g);
+	return rc;
+}
+
+/* Take the stream's lock; refuse a second thread rather than let two
+ * calls into one stream run at once. */
+static int stream_enter(StreamObject *self)
+{
+	if (self->s == NULL) {
+		raise_code(SHARDPIPE_ERR_CLOSED, "the stream is closed");
+		return -1;
+	}
+	if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"the stream is in use by another thread (calls "
+				"on one stream must not run concurrently)");
+		return -1;
+	}
+	return 0;
+}
+
+static void stream_leave(StreamObject *self)
+{
+	PyThread_release_lock(self->lock);
+}
+
+/* Turn a failed call's code into an exception: what the sink raised, if
+ * it is why, else the library's class and message. */
+static PyObject *stream_fail(StreamObject *self, int rc, const char *msg)
+{
+	self->rc = rc;
+	if (self->sink_exc != NULL) {
+		PyObject *e = self->sink_exc;
+
+		self->sink_exc = NULL;
+		exc_give(e);
+		return NULL;
+	}
+	return raise_lib(rc, msg);
+}
+
+static PyObject *stream_close_locked(StreamObject *self)
+{
+	shardpipe_stream *s = self->s;
+	char msg[512];
+	int rc;
+
+	self->s = NULL;
+	self->have_last = shardpipe_stream_stats(s, &self->last) == SHARDPIPE_OK;
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_stream_close(s);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK) {
+		/* close frees the stream; its message is left as this
+		 * thread's last error. */
+		snprintf(msg, sizeof(msg), "%s", shardpipe_last_error_message());
+		return stream_fail(self, rc, msg);
+	}
+	if (self->sink_exc != NULL)
+		return stream_fail(self, SHARDPIPE_ERR_SINK, NULL);
+	Py_RETURN_NONE;
+}
+
+static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {
+		"path", "shape", "chunks", "chunks_per_shard", "dtype", "codec",
+		"dimension_names", "index_location", "backend", "threads",
+		"overwrite", "sink", NULL,
+	};
+	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink;
+	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
+	const char *dtype, *codec, *index_location, *backend;
+	int threads, overwrite, rc, ret = -1;
+	shardpipe_desc desc;
+	shardpipe_stream *s = NULL;
+	shardpipe_sink sk;
+	Py_ssize_t rank;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipO", kwlist,
+					 &path_obj, &shape, &chunks, &cps,
+					 &dtype, &codec, &names,
+					 &index_location, &backend, &threads,
+					 &overwrite, &sink))
+		return -1;
+	if (self->s != NULL) {
+		PyErr_SetString(PyExc_RuntimeError, "stream already open");
+		return -1;
+	}
+	shardpipe_desc_init(&desc);
+	rank = PySequence_Size(shape);
+	if (rank < 0)
+		return -1;
+	if (rank < 1 || rank > SHARDPIPE_MAX_RANK) {
+		raise_code(SHARDPIPE_ERR_RANK, "shape must have 1 to 16 "
+			   "dimensions");
+		return -1;
+	}
+	desc.rank = (int)rank;
+	for (int d = 0; d < desc.rank; d++) {
+		PyObject *t[3] = { shape, chunks, cps };
+		uint64_t *f[3] = { &desc.dims[d].size, &desc.dims[d].chunk,
+				   &desc.dims[d].chunks_per_shard };
+
+		for (int k = 0; k < 3; k++) {
+			PyObject *v = PySequence_GetItem(t[k], d);
+
+			if (v == NULL)
+				return -1;
+			*f[k] = PyLong_AsUnsignedLongLong(v);
+			Py_DECREF(v);
+			if (PyErr_Occurred())
+				return -1;
+		}
+	}
+	if (path_obj != Py_None && !PyUnicode_FSConverter(path_obj, &path_bytes))
+		return -1;
+	if (path_bytes == NULL && sink == Py_None) {
+		PyErr_SetString(PyExc_TypeError, "a path or a sink is needed");
+		return -1;
+	}
+	if (names != Py_None) {
+		for (int d = 0; d < desc.rank; d++) {
+			PyObject *v = PySequence_GetItem(names, d);
+
+			if (v == NULL)
+				goto out;
+			if (v != Py_None) {
+				name_bytes[d] = PyUnicode_AsUTF8String(v);
+				if (name_bytes[d] == NULL) {
+					Py_DECREF(v);
+					goto out;
+				}
+				desc.dims[d].name =
+					PyBytes_AS_STRING(name_bytes[d]);
+			}
+			Py_DECREF(v);
+		}
+	}
+	rc = shardpipe_dtype_from_name(dtype, &desc.dtype);
+	if (rc != SHARDPIPE_OK) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "unknown dtype \"%.64s\" (bool, "
+			 "int8..int64, uint8..uint64, float16..float64)",
+			 dtype);
+		raise_code(rc, msg);
+		goto out;
+	}
+	rc = shardpipe_desc_set_codec(&desc, codec);
+	if (rc != SHARDPIPE_OK) {
+		raise_lib(rc, shardpipe_last_error_message());
+		goto out;
+	}
+	if (strcmp(index_location, "end") == 0) {
+		desc.index_location = SHARDPIPE_INDEX_END;
+	} else if (strcmp(index_location, "start") == 0) {
+		desc.index_location = SHARDPIPE_INDEX_START;
+	} else {
+		PyErr_Format(PyExc_ValueError, "index_location must be "
+			     "\"start\" or \"end\", not \"%s\"",
+			     index_location);
+		goto out;
+	}
+	desc.backend = backend;
+	desc.threads = threads;
+	desc.overwrite = overwrite;
+	if (sink != Py_None) {
+		if (!PyCallable_Check(sink)) {
+			PyErr_SetString(PyExc_TypeError, "sink must be "
+					"callable as sink(coords, data)");
+			goto out;
+		}
+		Py_INCREF(sink);
+		self->sink = sink;
+		self->index_start = desc.index_location == SHARDPIPE_INDEX_START;
+		memset(&sk, 0, sizeof(sk));
+		sk.user = self;
+		sk.shard = sink_shard;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	if (self->sink != NULL)
+		rc = shardpipe_stream_open_sink(&s, &sk, &desc);
+	else
+		rc = shardpipe_stream_open(&s, PyBytes_AS_STRING(path_bytes),
+					   &desc);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK) {
+		raise_lib(rc, shardpipe_last_error_message());
+		goto out;
+	}
+	self->s = s;
+	self->dtype = desc.dtype;
+	self->itemsize = shardpipe_dtype_size(desc.dtype);
+	snprintf(self->backend, sizeof(self->backend), "%s",
+		 shardpipe_stream_backend(s));
+	ret = 0;
+out:
+	Py_XDECREF(path_bytes);
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
+		Py_XDECREF(name_bytes[d]);
+	return ret;
+}
+
+static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	StreamObject *self = (StreamObject *)type->tp_alloc(type, 0);
+
+	(void)args;
+	(void)kw;
+	if (self == NULL)
+		return NULL;
+	self->lock = PyThread_allocate_lock();
+	if (self->lock == NULL) {
+		Py_DECREF(self);
+		return PyErr_NoMemory();
+	}
+	return (PyObject *)self;
+}
+
+static void stream_dealloc(StreamObject *self)
+{
+	if (self->s != NULL) {
+		/* An unclosed stream is still closed, so that its store is
+		 * valid; an error here has nobody left to hear it. */
+		PyObject *r = stream_close_locked(self);
+
+		if (r == NULL)
+			PyErr_WriteUnraisable((PyObject *)self);
+		Py_XDECREF(r);
+	}
+	Py_CLEAR(self->sink);
+	Py_CLEAR(self->sink_exc);
+	if (self->lock != NULL)
+		PyThread_free_lock(self->lock);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The struct-module format characters of each dtype (any byte-order
+ * prefix is read separately); NumPy writes 'l' or 'q' for int64. */
+static int format_matches(shardpipe_dtype t, const char *fmt)
+{
+	static const char *const chars[SHARDPIPE_DTYPE_COUNT_] = {
+		"?", "b", "h", "i", "lq", "B", "H", "I", "LQ", "e", "f", "d",
+	};
+	char c;
+
+	if (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' ||
+	    *fmt == '!') {
+		int little = *fmt == '<';
+		int big = *fmt == '>' || *fmt == '!';
+		const uint16_t one = 1;
+		int host_little = *(const uint8_t *)&one == 1;
+
+		if ((little && !host_little) || (big && host_little))
+			return -1;
+		fmt++;
+	}
+	c = fmt[0];
+	if (c == '\0' || fmt[1] != '\0')
+		return 0;
+	/* 'i' and 'l' are 4 or 8 bytes by platform; itemsize decides. */
+	if (t == SHARDPIPE_DTYPE_INT32 && c == 'l' && sizeof(long) == 4)
+		return 1;
+	if (t == SHARDPIPE_DTYPE_UINT32 && c == 'L' && sizeof(long) == 4)
+		return 1;
+	return strchr(chars[t], c) != NULL;
+}
+
+static PyObject *stream_append(StreamObject *self, PyObject *obj)
+{
+	Py_buffer view;
+	const char *p;
+	size_t left;
+	int rc = SHARDPIPE_OK, interrupted = 0;
+
+	if (stream_enter(self) != 0)
+		return NULL;
+	if (PyObject_GetBuffer(obj, &view, PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
+		stream_leave(self);
+		if (PyErr_ExceptionMatches(PyExc_TypeError) ||
+		    PyErr_ExceptionMatches(PyExc_BufferError)) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_TypeError, "append: a %.100s is not "
+				     "a buffer (pass a NumPy array or bytes)",
+				     Py_TYPE(obj)->tp_name);
+		}
+		return NULL;
+	}
+	if (!PyBuffer_IsContiguous(&view, 'C')) {
+		PyErr_Format(PyExc_ValueError, "append: the %.100s is not "
+			     "C-contiguous (row-major); pass "
+			     "numpy.ascontiguousarray(a)",
+			     Py_TYPE(obj)->tp_name);
+		goto fail;
+	}
+	/* Bytes-like objects (format "B", no dtype of their own) are raw
+	 * array bytes; anything typed must be the stream's dtype. */
+	{
+		int has_dtype = PyObject_HasAttrString(obj, "dtype");
+		const char *fmt = view.format != NULL ? view.format : "B";
+		int raw = !has_dtype && strcmp(fmt, "B") == 0;
+
+		if (!raw && format_matches(self->dtype, fmt) != 1) {
+			PyObject *dt = has_dtype
+				? PyObject_GetAttrString(obj, "dtype") : NULL;
+			PyObject *dts = dt ? PyObject_Str(dt) : NULL;
+			const char *got = dts ? PyUnicode_AsUTF8(dts) : NULL;
+
+			PyErr_Clear();
+			PyErr_Format(PyExc_TypeError, "append: dtype mismatch: "
+				     "the stream holds %s (native byte order), "
+				     "the %.100s holds %s",
+				     shardpipe_dtype_name(self->dtype),
+				     Py_TYPE(obj)->tp_name,
+				     got ? got : fmt);
+			Py_XDECREF(dts);
+			Py_XDECREF(dt);
+			goto fail;
+		}
+	}
+	p = view.buf;
+	left = (size_t)view.len;
+	while (left > 0 && rc == SHARDPIPE_OK) {
+		size_t n = left < APPEND_SPAN ? left : APPEND_SPAN;
+
+		Py_BEGIN_ALLOW_THREADS
+		rc = shardpipe_stream_append(self->s, p, n);
+		Py_END_ALLOW_THREADS
+		p += n;
+		left -= n;
+		if (rc == SHARDPIPE_OK && left > 0 &&
+		    PyErr_CheckSignals() != 0) {
+			interrupted = 1;
+			break;
+		}
+	}
+	PyBuffer_Release(&view);
+	if (interrupted) {
+		/* The caller cannot know how much of the buffer went in, so
+		 * the stream cannot go on: close it, leaving a valid store of
+		 * what was appended, and let the exception through. */
+		PyObject *exc = exc_take();
+		PyObject *r = stream_close_locked(self);
+
+		Py_XDECREF(r);
+		if (r == NULL)
+			PyErr_Clear();
+		stream_leave(self);
+		exc_give(exc);
+		return NULL;
+	}
+	if (rc != SHARDPIPE_OK) {
+		PyObject *r = stream_fail(self, rc,
+					  shardpipe_stream_message(self->s));
+		stream_leave(self);
+		return r;
+	}
+	stream_leave(self);
+	Py_RETURN_NONE;
+fail:
+	PyBuffer_Release(&view);
+	stream_leave(self);
+	return NULL;
+}
+
+static PyObject *stream_flush(StreamObject *self, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	if (stream_enter(self) != 0)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_stream_flush(self->s);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK) {
+		PyObject *r = stream_fail(self, rc,
+					  shardpipe_stream_message(self->s));
+		stream_leave(self);
+		return r;
+	}
+	stream_leave(self);
+	Py_RETURN_NONE;
+}
+
+static PyObject *stream_close(StreamObject *self, PyObject *unused)
+{
+	PyObject *r;
+
+	(void)unused;
+	if (self->s == NULL) {
+		/* Closing twice is harmless; a sink's exception not yet
+		 * seen still surfaces. */
+		if (self->sink_exc != NULL)
+			return stream_fail(self, SHARDPIPE_ERR_SINK, NULL);
+		Py_RETURN_NONE;
+	}
+	if (stream_enter(self) != 0)
+		return NULL;
+	r = stream_close_locked(self);
+	stream_leave(self);
+	return r;
+}
+
+static PyObject *stream_stats(StreamObject *self, PyObject *unused)
+{
+	shardpipe_stats st;
+	int rc;
+
+	(void)unused;
+	if (self->s == NULL && self->have_last) {
+		/* Closed: the library freed the stream; what it counted up to
+		 * close is all there is. */
+		st = self->last;
+	} else {
+		if (stream_enter(self) != 0)
+			return NULL;
+		rc = shardpipe_stream_stats(self->s, &st);
+		stream_leave(self);
+		if (rc != SHARDPIPE_OK)
+			return raise_lib(rc, NULL);
+	}
+	return Py_BuildValue("(KKKKKdddddK)",
+			     (unsigned long long)st.bytes_in,
+			     (unsigned long long)st.bytes_out,
+			     (unsigned long long)st.shards_written,
+			     (unsigned long long)st.chunks_written,
+			     (unsigned long long)st.rows_written,
+			     st.seconds_stage, st.seconds_scatter,
+			     st.seconds_compress, st.seconds_aggregate,
+			     st.seconds_write,
+			     (unsigned long long)st.pool_bytes);
+}
+
+static PyObject *stream_get_backend(StreamObject *self, void *closure)
+{
+	(void)closure;
+	return PyUnicode_FromString(self->backend);
+}
+
+static PyObject *stream_get_closed(StreamObject *self, void *closure)
+{
+	(void)closure;
+	return PyBool_FromLong(self->s == NULL);
+}
+
+static PyMethodDef stream_methods[] = {
+	{ "append", (PyCFunction)stream_append, METH_O,
+	  "append(buf) -> None: append C-contiguous array bytes." },
+	{ "flush", (PyCFunction)stream_flush, METH_NOARGS,
+	  "flush() -> None: write every complete shard and zarr.json." },
+	{ "close", (PyCFunction)stream_close, METH_NOARGS,
+	  "close() -> None: write the last shards and zarr.json." },
+	{ "stats", (PyCFunction)stream_stats, METH_NOARGS,
+	  "stats() -> tuple: the library's counters." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef stream_getset[] = {
+	{ "backend", (getter)stream_get_backend, NULL,
+	  "The backend the stream runs on.", NULL },
+	{ "closed", (getter)stream_get_closed, NULL,
+	  "True once the stream is closed.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject StreamType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "shardpipe._shardpipe.Stream",
+	.tp_basicsize = sizeof(StreamObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "The library's stream; see shardpipe.Stream.",
+	.tp_new = stream_new,
+	.tp_init = (initproc)stream_init,
+	.tp_dealloc = (destructor)stream_dealloc,
+	.tp_methods = stream_methods,
+	.tp_getset = stream_getset,
+};
+
+/* ---------------------------------------------------------------- */
+/* Readers                                                            */
+
+typedef struct {
+	PyObject_HEAD
+	shardpipe_reader *r;
+	PyThread_type_lock lock;
+	shardpipe_array_info info;
+} ReaderObject;
+
+static PyObject *reader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	ReaderObject *self;
+	PyObject *path_obj, *path_bytes = NULL;
+	shardpipe_reader *r = NULL;
+	int rc;
+
+	(void)kw;
+	if (!PyArg_ParseTuple(args, "O", &path_obj))
+		return NULL;
+	if (!PyUnicode_FSConverter(path_obj, &path_bytes))
+		return NULL;
+	self = (ReaderObject *)type->tp_alloc(type, 0);
+	if (self == NULL) {
+		Py_DECREF(path_bytes);
+		return NULL;
+	}
+	self->lock = PyThread_allocate_lock();
+	if (self->lock == NULL) {
+		Py_DECREF(path_bytes);
+		Py_DECREF(self);
+		return PyErr_NoMemory();
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_reader_open(&r, PyBytes_AS_STRING(path_bytes));
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path_bytes);
+	if (rc != SHARDPIPE_OK) {
+		Py_DECREF(self);
+		return raise_lib(rc, shardpipe_last_error_message());
+	}
+	self->r = r;
+	rc = shardpipe_reader_info(r, &self->info);
+	if (rc != SHARDPIPE_OK) {
+		Py_DECREF(self);
+		return raise_lib(rc, NULL);
+	}
+	return (PyObject *)self;
+}
+
+static void reader_dealloc(ReaderObject *self)
+{
+	shardpipe_reader_close(self->r);
+	if (self->lock != NULL)
+		PyThread_free_lock(self->lock);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *u64_tuple(const uint64_t *v, int n)
+{
+	PyObject *t = PyTuple_New(n);
+
+	if (t == NULL)
+		return NULL;
+	for (int d = 0; d < n; d++) {
+		PyObject *x = PyLong_FromUnsignedLongLong(v[d]);
+
+		if (x == NULL) {
+			Py_DECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, d, x);
+	}
+	return t;
+}
+
+static PyObject *reader_get_info(ReaderObject *self, PyObject *unused)
+{
+	const shardpipe_array_info *in = &self->info;
+	PyObject *names = PyTuple_New(in->rank);
+
+	(void)unused;
+	if (names == NULL)
+		return NULL;
+	for (int d = 0; d < in->rank; d++) {
+		PyObject *x;
+
+		if (in->dim_names[d][0] == '\0') {
+			x = Py_NewRef(Py_None);
+		} else {
+			x = PyUnicode_FromString(in->dim_names[d]);
+			if (x == NULL) {
+				Py_DECREF(names);
+				return NULL;
+			}
+		}
+		PyTuple_SET_ITEM(names, d, x);
+	}
+	return Py_BuildValue("(NNNsN)", u64_tuple(in->shape, in->rank),
+			     u64_tuple(in->chunk, in->rank),
+			     u64_tuple(in->shard, in->rank),
+			     shardpipe_dtype_name(in->dtype), names);
+}
+
+/* read_into(start, count, out): fill the writable C-contiguous buffer
+ * out, which must hold exactly prod(count) elements. */
+static PyObject *reader_read_into(ReaderObject *self, PyObject *args)
+{
+	PyObject *start_obj, *count_obj, *out_obj;
+	uint64_t start[SHARDPIPE_MAX_RANK], count[SHARDPIPE_MAX_RANK];
+	uint64_t want = shardpipe_dtype_size(self->info.dtype);
+	Py_buffer view;
+	int rank = self->info.rank, rc;
+
+	if (!PyArg_ParseTuple(args, "OOO", &start_obj, &count_obj, &out_obj))
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		PyObject *seq = k == 0 ? start_obj : count_obj;
+		uint64_t *v = k == 0 ? start : count;
+
+		if (PySequence_Size(seq) != rank) {
+			if (!PyErr_Occurred())
+				PyErr_Format(PyExc_ValueError, "%s must have "
+					     "%d entries",
+					     k == 0 ? "start" : "count", rank);
+			return NULL;
+		}
+		for (int d = 0; d < rank; d++) {
+			PyObject *x = PySequence_GetItem(seq, d);
+
+			if (x == NULL)
+				return NULL;
+			v[d] = PyLong_AsUnsignedLongLong(x);
+			Py_DECREF(x);
+			if (PyErr_Occurred())
+				return NULL;
+		}
+		if (k == 1)
+			for (int d = 0; d < rank; d++)
+				if (__builtin_mul_overflow(want, count[d],
+							   &want)) {
+					return raise_code(
+						SHARDPIPE_ERR_OVERFLOW,
+						"the region's byte count "
+						"overflows");
+				}
+	}
+	if (PyObject_GetBuffer(out_obj, &view,
+			       PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+		return NULL;
+	if ((uint64_t)view.len != want) {
+		PyErr_Format(PyExc_ValueError, "out holds %zd bytes, the "
+			     "region %llu", view.len,
+			     (unsigned long long)want);
+		PyBuffer_Release(&view);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	PyThread_acquire_lock(self->lock, WAIT_LOCK);
+	rc = reader_read(self->r, start, count, view.buf, (size_t)view.len);
+	PyThread_release_lock(self->lock);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&view);
+	if (rc != SHARDPIPE_OK)
+		return raise_lib(rc, shardpipe_reader_message(self->r));
+	Py_RETURN_NONE;
+}
+
+static PyObject *reader_check(ReaderObject *self, PyObject *unused)
+{
+	int rc;
+
+	(void)unused;
+	Py_BEGIN_ALLOW_THREADS
+	PyThread_acquire_lock(self->lock, WAIT_LOCK);
+	rc = shardpipe_reader_check(self->r);
+	PyThread_release_lock(self->lock);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK)
+		return raise_lib(rc, shardpipe_reader_message(self->r));
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef reader_methods[] = {
+	{ "info", (PyCFunction)reader_get_info, METH_NOARGS,
+	  "info() -> (shape, chunks, shards, dtype name, dimension names)" },
+	{ "read_into", (PyCFunction)reader_read_into, METH_VARARGS,
+	  "read_into(start, count, out) -> None" },
+	{ "check", (PyCFunction)reader_check, METH_NOARGS,
+	  "check() -> None: verify every stored object." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject ReaderType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "shardpipe._shardpipe.Reader",
+	.tp_basicsize = sizeof(ReaderObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "The library's reader; see shardpipe.open().",
+	.tp_new = reader_new,
+	.tp_dealloc = (destructor)reader_dealloc,
+	.tp_methods = reader_methods,
+};
+
+/* ---------------------------------------------------------------- */
+/* Module                                                             */
+
+static PyObject *mod_backends(PyObject *m, PyObject *unused)
+{
+	int n = shardpipe_backend_count();
+	PyObject *list = PyList_New(0);
+
+	(void)m;
+	(void)unused;
+	if (list == NULL)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		shardpipe_backend_info info;
+		PyObject *t;
+		int rc;
+
+		memset(&info, 0, sizeof(info));
+		Py_BEGIN_ALLOW_THREADS
+		rc = shardpipe_backend_probe(i, &info);
+		Py_END_ALLOW_THREADS
+		if (rc != SHARDPIPE_OK) {
+			Py_DECREF(list);
+			return raise_lib(rc, NULL);
+		}
+		t = Py_BuildValue("(sOOs)", info.name,
+				  info.usable ? Py_True : Py_False,
+				  info.gpu ? Py_True : Py_False, info.detail);
+		if (t == NULL || PyList_Append(list, t) != 0) {
+			Py_XDECREF(t);
+			Py_DECREF(list);
+			return NULL;
+		}
+		Py_DECREF(t);
+	}
+	return list;
+}
+
+static PyObject *mod_set_errors(PyObject *m, PyObject *tup)
+{
+	(void)m;
+	if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != SHARDPIPE_ERR_COUNT_)
+		return PyErr_Format(PyExc_TypeError, "a tuple of %d classes",
+				    (int)SHARDPIPE_ERR_COUNT_);
+	Py_XSETREF(error_classes, Py_NewRef(tup));
+	Py_RETURN_NONE;
+}
+
+static PyObject *mod_strerror(PyObject *m, PyObject *arg)
+{
+	long code = PyLong_AsLong(arg);
+
+	(void)m;
+	if (code == -1 && PyErr_Occurred())
+		return NULL;
+	return PyUnicode_FromString(shardpipe_strerror((int)code));
+}
+
+static PyMethodDef mod_methods[] = {
+	{ "backends", mod_backends, METH_NOARGS,
+	  "backends() -> [(name, usable, gpu, detail)]" },
+	{ "_set_errors", mod_set_errors, METH_O, NULL },
+	{ "strerror", mod_strerror, METH_O,
+	  "strerror(code) -> str: the library's sentence for a code." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef moddef = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "shardpipe._shardpipe",
+	.m_doc = "The C extension under shardpipe: use the shardpipe package.",
+	.m_size = -1,
+	.m_methods = mod_methods,
+};
+
+PyMODINIT_FUNC PyInit__shardpipe(void)
+{
+	PyObject *m;
+
+	if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&ReaderType) < 0)
+		return NULL;
+	m = PyModule_Create(&moddef);
+	if (m == NULL)
+		return NULL;
+	if (PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) < 0 ||
+	    PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+	    PyModule_AddStringConstant(m, "library_version",
+				       shardpipe_version()) < 0 ||
+	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
