@@ -38,28 +38,26 @@ struct kdev_arg {
 #define KDEV_MAX_ARGS 12
 
 /* Kernel ids in the order of SP_KERNEL_LIST (kernel-list.h). */
-#define KDEV_KERNEL_ID(name, sig) KDEV_K_##name,
+#define KDEV_KERNEL_ID(name, args) KDEV_K_##name,
 enum kdev_kernel_id { SP_KERNEL_LIST(KDEV_KERNEL_ID) KDEV_NKERNELS };
 #undef KDEV_KERNEL_ID
 
 struct kdev_kernel {
 	const char *name;
-	const char *sig;   /* 'b' a buffer, 'u' a 64-bit value, per argument */
 };
 
 /* SP_KERNEL_LIST as data, indexed by enum kdev_kernel_id. */
 extern SP_DRIVER_API const struct kdev_kernel kdev_kernels[KDEV_NKERNELS];
 
-/*
- * Find kernel `name` and check args against its signature, for an
- * adapter's launch.  Returns SHARDPIPE_OK with *id set, or
- * SHARDPIPE_ERR_DEVICE with err naming the backend (`who`) and the kernel
- * when the name is unknown or the arguments do not match.
- */
-SP_DRIVER_API int kdev_kernel_lookup(const char *who, const char *name,
-				     const struct kdev_arg *args,
-				     unsigned nargs, unsigned *id,
-				     struct sp_err *err);
+/* One launch's kernel and arguments, as the driver's packer for that
+ * kernel (generated from kernel-list.h) built them: their number, order
+ * and kinds are the kernel's declaration, checked when the driver
+ * compiles. */
+struct kdev_launch {
+	enum kdev_kernel_id id;
+	unsigned nargs;
+	struct kdev_arg args[KDEV_MAX_ARGS];
+};
 
 /* 1 when needle occurs in hay, ignoring ASCII case (device choice by a
  * name substring, as SHARDPIPE_OPENCL_DEVICE and SHARDPIPE_CUDA_DEVICE
@@ -86,11 +84,11 @@ struct kdev_ops {
 	/* Start copying n bytes from buf + off to host dst. */
 	int (*download)(void *dev, void *dst, kdev_buf buf, uint64_t off,
 			uint64_t n, kdev_event *done, struct sp_err *err);
-	/* Enqueue kernel `name` over a 1-d range of `global` work-items in
-	 * groups of `local` (global is a multiple of local). */
-	int (*launch)(void *dev, const char *name, const struct kdev_arg *args,
-		      unsigned nargs, uint64_t global, uint64_t local,
-		      struct sp_err *err);
+	/* Enqueue kernel l->id over a 1-d range of `global` work-items in
+	 * groups of `local` (global is a multiple of local).  l need not
+	 * outlive the call. */
+	int (*launch)(void *dev, const struct kdev_launch *l, uint64_t global,
+		      uint64_t local, struct sp_err *err);
 	/* Block until ev completes, then release it.  ev may be NULL. */
 	int (*wait)(void *dev, kdev_event ev, struct sp_err *err);
 	/* Block until everything issued so far completes. */
