@@ -69,7 +69,7 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 	write_cat opencl
 	for lv in 1 3 9; do
 		for ls in 1 64 256; do
-			SHARDPIPE_KERNEL_LOCAL_SIZE=$ls "$SP" conform \
+			SHARDPIPE_KERNEL_DEBUG=local=$ls "$SP" conform \
 				--codec "zstd:$lv" --backends opencl,reference \
 				> "$tmp/out" 2>&1
 			ok $? "zstd:$lv, opencl local size $ls: conform passes"
@@ -77,7 +77,7 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 			ok $? "zstd:$lv, local $ls: opencl = reference bytes"
 		done
 	done
-	SHARDPIPE_KERNEL_LOCAL_SIZE=7 "$SP" conform \
+	SHARDPIPE_KERNEL_DEBUG=local=7 "$SP" conform \
 		--codec zstd:5:checksum --backends opencl,reference \
 		> "$tmp/out" 2>&1
 	ok $? "zstd:5:checksum, opencl local size 7: conform passes"

@@ -98,7 +98,9 @@ struct kdrv {
 	uint64_t enc_groups, bl_blocksize;
 	struct kset set[2];
 	int nsets, cur;
-	int sync;              /* finish every stage before returning */
+	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
+	 * stage timings of an asynchronous device only mean something so. */
+	int sync;
 	enum kstate state;
 };
 
@@ -152,29 +154,56 @@ static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
 	return rc;
 }
 
+/*
+ * SHARDPIPE_KERNEL_DEBUG, the driver's one test and bench hook, read once
+ * per open: comma-separated words, "local=N" running every kernel at local
+ * size N (tests run each kernel at several), "sync" making every stage
+ * complete before it returns (per-stage timings, bench).
+ */
+static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
+{
+	const char *env = getenv("SHARDPIPE_KERNEL_DEBUG");
+	const char *w = env;
+
+	while (w != NULL && *w != '\0') {
+		size_t len = strcspn(w, ",");
+
+		if (len == 4 && strncmp(w, "sync", 4) == 0) {
+			k->sync = 1;
+		} else if (len > 6 && strncmp(w, "local=", 6) == 0) {
+			char *end;
+			unsigned long long v = strtoull(w + 6, &end, 10);
+
+			SP_RETURN_IF(end != w + len || v < 1 || v > cap, err,
+				     SHARDPIPE_ERR_INVALID_ARGUMENT,
+				     "SHARDPIPE_KERNEL_DEBUG=%s: %.*s is not a "
+				     "local size in 1..%llu", env, (int)len - 6,
+				     w + 6, (unsigned long long)cap);
+			k->local = k->copy_local = v;
+		} else {
+			SP_RETURN_IF(len > 0, err,
+				     SHARDPIPE_ERR_INVALID_ARGUMENT,
+				     "SHARDPIPE_KERNEL_DEBUG=%s: unknown word "
+				     "\"%.*s\" (known: local=N, sync)", env,
+				     (int)len, w);
+		}
+		w += len + (w[len] == ',');
+	}
+	return SHARDPIPE_OK;
+}
+
 static int pick_local(struct kdrv *k, struct sp_err *err)
 {
 	uint64_t cap = min_u64(k->lim.max_local, SP_WG_MAX);
-	const char *env = getenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
 
 	if (cap == 0)
 		cap = 1;
 	k->local = min_u64(k->lim.local ? k->lim.local : 1, cap);
 	k->copy_local = k->lim.copy_local ? min_u64(k->lim.copy_local, cap)
 					  : k->local;
-	if (env != NULL && *env != '\0') {
-		char *end;
-		unsigned long long v = strtoull(env, &end, 10);
-
-		SP_RETURN_IF(*end != '\0' || v < 1 || v > cap, err,
-			     SHARDPIPE_ERR_INVALID_ARGUMENT,
-			     "SHARDPIPE_KERNEL_LOCAL_SIZE=%s is not a local size "
-			     "in 1..%llu", env, (unsigned long long)cap);
-		k->local = k->copy_local = v;
-	}
 	if (k->lim.max_groups == 0)
 		k->lim.max_groups = 1;
-	return SHARDPIPE_OK;
+	return read_debug(k, cap, err);
 }
 
 static void fill_geometry(const struct plan *p, uint64_t nruns,
@@ -365,10 +394,6 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(check_gzip(p, err));
 	SP_FORWARD(pick_local(k, err));
-	/* Stage timings of an asynchronous device only mean something when
-	 * each stage completes before the call returns (bench, tuning). */
-	k->sync = getenv("SHARDPIPE_KERNEL_SYNC") != NULL &&
-		  strcmp(getenv("SHARDPIPE_KERNEL_SYNC"), "1") == 0;
 	k->n = p->K * p->M;
 	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
 	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);

@@ -118,10 +118,11 @@ struct kdrv;
 
 /*
  * Take over dev (closed by kdrv_close, or here on failure) and allocate the
- * pools for plan.  SHARDPIPE_KERNEL_LOCAL_SIZE, when set, overrides the
- * local size (tests run every kernel at several); SHARDPIPE_KERNEL_SYNC=1
- * makes every stage complete before it returns, so that per-stage timings
- * measure the stage (bench).  Refuses codecs that no
+ * pools for plan.  SHARDPIPE_KERNEL_DEBUG (comma-separated words), when
+ * set: "local=N" overrides the local size (tests run every kernel at
+ * several), "sync" makes every stage complete before it returns, so that
+ * per-stage timings measure the stage (bench); an unknown word or a local
+ * size the device cannot run is refused here.  Refuses codecs that no
  * kernel implements yet, before allocating anything large.
  */
 SP_DRIVER_API int kdrv_open(const struct kdev_ops *ops, void *dev,
