@@ -9,6 +9,19 @@
  * order they were issued (an in-order queue or stream); upload and download
  * return an event the driver waits on before it touches the host memory
  * involved.
+ *
+ * A device adapter (opencl.c, cuda.c, reference.c; a HIP or Level Zero
+ * one the same way) implements, in its own file, only its API's calls:
+ *   - the struct kdev_ops below (alloc, free, upload, download, launch,
+ *     wait, finish, close; host_alloc/host_free optional);
+ *   - launch: kernel l->id with l->args, each 8 bytes, a device buffer or
+ *     a u64, in the order kernel-list.h declares; the adapter finds its
+ *     compiled kernels by SP_KERNEL_LIST order or kdev_kernels[id].name;
+ *   - at open, a struct kdev_limits for its device, then kdrv_open;
+ *   - a probe and the backend_ops/plugin entry, whose stage entries are
+ *     the kdrv_op_* functions below.
+ * The kernels themselves are compiled from backends/kernels/ by the
+ * adapter's compiler through its prelude (prelude-*.h).
  */
 #ifndef SHARDPIPE_KERNEL_DRIVER_H
 #define SHARDPIPE_KERNEL_DRIVER_H
