@@ -269,14 +269,14 @@ static void run_config(const struct backend_ops *ocl, const struct bcfg *c,
 	for (size_t l = 0; l < N_LOCAL; l++) {
 		char buf[16];
 
-		snprintf(buf, sizeof(buf), "%u", local_sizes[l]);
-		setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", buf, 1);
+		snprintf(buf, sizeof(buf), "local=%u", local_sizes[l]);
+		setenv("SHARDPIPE_KERNEL_DEBUG", buf, 1);
 		snprintf(label, sizeof(label),
 			 "opencl local %u: blosc:zstd:%d:%s: %s",
 			 local_sizes[l], level, shuffles[shuffle], c->what);
 		run_backend(ocl, &p, c->pattern, label, seed, ref, 0);
 	}
-	unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+	unsetenv("SHARDPIPE_KERNEL_DEBUG");
 #else
 	(void)ocl;
 #endif

@@ -99,7 +99,7 @@ test ! -e "$tmp/n.zarr"
 ok $? "and creates nothing"
 # Each stage completes before the next is issued, so that its figure is
 # its own (the stages are otherwise asynchronous).
-SHARDPIPE_KERNEL_SYNC=1 "$SP" bench --backend cuda --codec zstd:1 \
+SHARDPIPE_KERNEL_DEBUG=sync "$SP" bench --backend cuda --codec zstd:1 \
 	--shape 16,256,256 --chunk 4,64,64 --shard 1,2,2 --rows 16 \
 	> "$tmp/bench" 2>&1
 ok $? "bench runs on cuda"

@@ -38,7 +38,7 @@ same() {
 
 for codec in $codecs; do
 	for local in $locals; do
-		SHARDPIPE_KERNEL_LOCAL_SIZE=$local "$SP" conform \
+		SHARDPIPE_KERNEL_DEBUG=local=$local "$SP" conform \
 			--backends "cuda,$others" --codec "$codec" \
 			--seed "$seed" --shape 0,19,23 --chunk 4,5,7 \
 			--shard 2,3,2 --dtype float32 --rows 17 \

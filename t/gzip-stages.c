@@ -105,7 +105,7 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 
 	sp_err_clear(&err);
 	if (ops->open(p, &ctx, &err) != SHARDPIPE_OK) {
-		if (strstr(err.msg, "SHARDPIPE_KERNEL_LOCAL_SIZE"))
+		if (strstr(err.msg, "SHARDPIPE_KERNEL_DEBUG"))
 			skip(1, "%s: %s", label, err.msg);
 		else if (!ok(0, "%s: open", label))
 			diag("%s", err.msg);
@@ -199,13 +199,13 @@ static void run_config(const struct backend_ops *ocl, const struct kcfg *c,
 	for (size_t l = 0; l < N_LOCAL; l++) {
 		char buf[16];
 
-		snprintf(buf, sizeof(buf), "%u", local_sizes[l]);
-		setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", buf, 1);
+		snprintf(buf, sizeof(buf), "local=%u", local_sizes[l]);
+		setenv("SHARDPIPE_KERNEL_DEBUG", buf, 1);
 		snprintf(label, sizeof(label), "%s local %u: gzip:%d: %s",
 			 ocl->name, local_sizes[l], level, c->what);
 		run_backend(ocl, &p, label, seed, ref, 0);
 	}
-	unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+	unsetenv("SHARDPIPE_KERNEL_DEBUG");
 #else
 	(void)ocl;
 #endif

@@ -76,7 +76,7 @@ for level in 0 1 2 3 4 5 6 7 8 9; do
 		bad=
 		for local in 1 7 64; do
 			out=$tmp/ocl-$level-$local.zarr
-			if ! SHARDPIPE_KERNEL_LOCAL_SIZE=$local write opencl \
+			if ! SHARDPIPE_KERNEL_DEBUG=local=$local write opencl \
 				$level "$out"; then
 				bad="$bad local $local: write failed;"
 				sed 's/^/# /' "$tmp/write.log"

@@ -209,7 +209,7 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 	if (ops->open(&p, &ctx, &err) != SHARDPIPE_OK) {
 		/* A device whose work-groups are smaller than the size
 		 * asked for cannot run it; that is no fault of the kernels. */
-		if (local != 0 && strstr(err.msg, "SHARDPIPE_KERNEL_LOCAL_SIZE"))
+		if (local != 0 && strstr(err.msg, "SHARDPIPE_KERNEL_DEBUG"))
 			skip(1, "%s: %s", label, err.msg);
 		else if (!ok(0, "%s: open", label))
 			diag("%s", err.msg);
@@ -285,8 +285,8 @@ int main(void)
 		char buf[16];
 
 		if (local_sizes[l] != 0) {
-			snprintf(buf, sizeof(buf), "%u", local_sizes[l]);
-			setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", buf, 1);
+			snprintf(buf, sizeof(buf), "local=%u", local_sizes[l]);
+			setenv("SHARDPIPE_KERNEL_DEBUG", buf, 1);
 		}
 		for (size_t i = 0; i < N_KCFGS; i++)
 			run_config(ops, &kcfgs[i], local_sizes[l], seed + i);

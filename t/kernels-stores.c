@@ -20,7 +20,7 @@
 
 struct variant {
 	const char *backend;
-	const char *local;   /* SHARDPIPE_KERNEL_LOCAL_SIZE, NULL: default */
+	const char *local;   /* SHARDPIPE_KERNEL_DEBUG local=, NULL: default */
 };
 
 #if defined(SP_TEST_CUDA)
@@ -107,9 +107,14 @@ int main(void)
 			for (size_t v = 0; v < N_VARIANTS; v++) {
 				const struct variant *va = &variants[v];
 
-				if (va->local != NULL)
-					setenv("SHARDPIPE_KERNEL_LOCAL_SIZE",
-					       va->local, 1);
+				if (va->local != NULL) {
+					char dbg[32];
+
+					snprintf(dbg, sizeof(dbg), "local=%s",
+						 va->local);
+					setenv("SHARDPIPE_KERNEL_DEBUG", dbg,
+					       1);
+				}
 				if (asprintf(&got, "%s/%s-%zu-%d-%zu", root,
 					     va->backend, i, loc, v) < 0)
 					bail("out of memory");
@@ -131,7 +136,7 @@ int main(void)
 					   va->local ? va->local : "-",
 					   c->what, where);
 				}
-				unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+				unsetenv("SHARDPIPE_KERNEL_DEBUG");
 				free(got);
 			}
 			ok(test_reads_back(want, kcfg_rows(c), data, n),

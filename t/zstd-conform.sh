@@ -5,7 +5,8 @@
 # with the content checksum at level 5; where opencl is usable, its stores
 # at three local sizes (a fourth with the checksum) are byte-identical to
 # reference's (L2), else a skip with the reason; stores `shardpipe write`
-# makes with each kernel backend come back through `shardpipe cat`.
+# makes with each kernel backend come back through `shardpipe cat`;
+# SHARDPIPE_KERNEL_DEBUG refuses an unknown word and a bad local size.
 . "${top_srcdir:-.}/t/lib.sh"
 SP=${SHARDPIPE:-./shardpipe}
 [ -x "$SP" ] || skip_all "shardpipe program not built"
@@ -13,13 +14,24 @@ SP=${SHARDPIPE:-./shardpipe}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-zstd-conform-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 test_seed
-plan 36
+plan 40
 
 for lv in 1 3 9; do
 	"$SP" conform --codec "zstd:$lv" --backends cpu,reference \
 		> "$tmp/out" 2>&1
 	ok $? "zstd:$lv: reference and cpu stores decode to the input"
 	sed 's/^/# /' "$tmp/out"
+done
+# The kernel driver's debug entry refuses what it does not know, naming it,
+# before any kernel runs.
+for bad in "sync,bogus:bogus" "local=0:0 is not a local size"; do
+	SHARDPIPE_KERNEL_DEBUG=${bad%%:*} "$SP" conform --codec zstd:1 \
+		--backends cpu,reference > "$tmp/out" 2>&1
+	test $? -eq 1
+	ok $? "SHARDPIPE_KERNEL_DEBUG=${bad%%:*}: conform fails"
+	grep -q "reference: invalid argument: SHARDPIPE_KERNEL_DEBUG=.*${bad#*:}" \
+		"$tmp/out"
+	ok $? "SHARDPIPE_KERNEL_DEBUG=${bad%%:*}: the refusal names it"
 done
 # A 2-d uint16 array in chunks of 64 KiB and 320 KiB (three blocks).
 for shape in "0,512:64,512" "0,640:256,640"; do
@@ -69,7 +81,7 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 	write_cat opencl
 	for lv in 1 3 9; do
 		for ls in 1 64 256; do
-			SHARDPIPE_KERNEL_LOCAL_SIZE=$ls "$SP" conform \
+			SHARDPIPE_KERNEL_DEBUG=local=$ls "$SP" conform \
 				--codec "zstd:$lv" --backends opencl,reference \
 				> "$tmp/out" 2>&1
 			ok $? "zstd:$lv, opencl local size $ls: conform passes"
@@ -77,7 +89,7 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 			ok $? "zstd:$lv, local $ls: opencl = reference bytes"
 		done
 	done
-	SHARDPIPE_KERNEL_LOCAL_SIZE=7 "$SP" conform \
+	SHARDPIPE_KERNEL_DEBUG=local=7 "$SP" conform \
 		--codec zstd:5:checksum --backends opencl,reference \
 		> "$tmp/out" 2>&1
 	ok $? "zstd:5:checksum, opencl local size 7: conform passes"

@@ -182,7 +182,11 @@ int main(void)
 			ok(test_reads_back(want, kcfg_rows(c), data, n),
 			   "reference store reads back: %s", what);
 			for (size_t v = 0; v < N_LOCALS; v++) {
-				setenv("SHARDPIPE_KERNEL_LOCAL_SIZE", locals[v], 1);
+				char dbg[32];
+
+				snprintf(dbg, sizeof(dbg), "local=%s",
+					 locals[v]);
+				setenv("SHARDPIPE_KERNEL_DEBUG", dbg, 1);
 				if (asprintf(&got, "%s/opencl-%zu-%d-%zu", root, i,
 					     loc, v) < 0)
 					bail("out of memory");
@@ -195,7 +199,7 @@ int main(void)
 					   "opencl (local %s) store equals "
 					   "reference's byte for byte: %s",
 					   locals[v], what);
-				unsetenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
+				unsetenv("SHARDPIPE_KERNEL_DEBUG");
 				test_rmtree(got);
 				free(got);
 			}

@@ -312,21 +312,22 @@ static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
 	return SHARDPIPE_OK;
 }
 
-static int cu_launch(void *devp, const char *name, const struct kdev_arg *args,
-		     unsigned nargs, uint64_t global, uint64_t local,
-		     struct sp_err *err)
+static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
+		     uint64_t local, struct sp_err *err)
 {
 	struct cu_dev *c = devp;
+	const char *name = kdev_kernels[l->id].name;
+	const struct kdev_arg *args = l->args;
+	unsigned nargs = l->nargs;
 	struct cu_buf *bufs[KDEV_MAX_ARGS];
 	void *ptrs[KDEV_MAX_ARGS];
 	uint64_t vals[KDEV_MAX_ARGS];
 	void *params[KDEV_MAX_ARGS];
-	unsigned id, nbufs = 0;
+	unsigned nbufs = 0;
 	uint64_t groups;
 	dim3 grid = { 1, 1, 1 }, block = { 1, 1, 1 };
 	cudaError_t rc;
 
-	SP_FORWARD(kdev_kernel_lookup("cuda", name, args, nargs, &id, err));
 	SP_RETURN_IF(nargs > KDEV_MAX_ARGS || local == 0 || local > 1024 ||
 		     global % local != 0 || global / local > INT_MAX, err,
 		     SHARDPIPE_ERR_DEVICE,
@@ -349,7 +350,7 @@ static int cu_launch(void *devp, const char *name, const struct kdev_arg *args,
 	SP_FORWARD(after(c->compute, bufs, nbufs, err));
 	grid.x = (unsigned)groups;
 	block.x = (unsigned)local;
-	rc = cudaLaunchKernel(sp_cuda_kernel_table[id], grid, block, params, 0,
+	rc = cudaLaunchKernel(sp_cuda_kernel_table[l->id], grid, block, params, 0,
 			      c->compute);
 	if (rc != cudaSuccess) {
 		char call[320];

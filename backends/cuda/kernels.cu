@@ -8,7 +8,7 @@
 #include "kernels.h"
 #include "kernel-list.h"
 
-#define SP_CUDA_ENTRY(name, sig) (const void *)name,
+#define SP_CUDA_ENTRY(name, args) (const void *)name,
 
 extern "C" __attribute__((visibility("hidden")))
 const void *const sp_cuda_kernel_table[] = { SP_KERNEL_LIST(SP_CUDA_ENTRY) };

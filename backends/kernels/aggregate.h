@@ -11,8 +11,9 @@
 #ifndef SP_KERNEL_AGGREGATE_H
 #define SP_KERNEL_AGGREGATE_H
 
-KERNEL sp_agg_permute(GLOBAL const u64 *sizes, GLOBAL const u32 *perm,
-		      GLOBAL u64 *psizes, u64 M, u64 n)
+#include "kernel-list.h"
+
+SP_KERNEL_ENTRY(sp_agg_permute)
 {
 	for (u64 j = GLOBAL_ID(); j < n; j += GLOBAL_SIZE()) {
 		u64 e = j / M, i = j - e * M;
@@ -22,7 +23,7 @@ KERNEL sp_agg_permute(GLOBAL const u64 *sizes, GLOBAL const u32 *perm,
 }
 
 /* Only group 0 works: a launch of more groups gives the same result. */
-KERNEL sp_agg_scan(GLOBAL const u64 *psizes, GLOBAL u64 *offsets, u64 n)
+SP_KERNEL_ENTRY(sp_agg_scan)
 {
 	LOCAL_ARRAY(u64, scratch, SP_WG_MAX);
 
@@ -30,9 +31,7 @@ KERNEL sp_agg_scan(GLOBAL const u64 *psizes, GLOBAL u64 *offsets, u64 n)
 		wg_scan_array_u64(psizes, offsets, n, scratch);
 }
 
-KERNEL sp_agg_gather(GLOBAL const u8 *slots, GLOBAL const u64 *sizes,
-		     GLOBAL const u32 *perm, GLOBAL const u64 *offsets,
-		     GLOBAL u8 *out, u64 M, u64 n, u64 capacity)
+SP_KERNEL_ENTRY(sp_agg_gather)
 {
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
 		u64 e = j / M, i = j - e * M;

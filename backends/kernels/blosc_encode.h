@@ -22,6 +22,7 @@
 #ifndef SP_KERNEL_BLOSC_ENCODE_H
 #define SP_KERNEL_BLOSC_ENCODE_H
 
+#include "kernel-list.h"
 #include "blosc_layout.h"
 #include "zstd_encode.h"
 
@@ -134,10 +135,7 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 	BARRIER();
 }
 
-KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
-		      GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
-		      u64 chunk_bytes, u64 capacity, u64 level, u64 typesize,
-		      u64 mode, u64 blocksize)
+SP_KERNEL_ENTRY(sp_codec_blosc)
 {
 	SPZ_LOCAL_ARRAYS();
 	u64 zlevel = level == 0 ? 1 : SPB_ZSTD_LEVEL(level);

@@ -7,8 +7,9 @@
 #ifndef SP_KERNEL_CODEC_NONE_H
 #define SP_KERNEL_CODEC_NONE_H
 
-KERNEL sp_codec_none(GLOBAL const u8 *pool, GLOBAL u8 *slots,
-		     GLOBAL u64 *sizes, u64 n, u64 chunk_bytes, u64 capacity)
+#include "kernel-list.h"
+
+SP_KERNEL_ENTRY(sp_codec_none)
 {
 	const u64 unit = copy_unit(chunk_bytes | capacity);
 

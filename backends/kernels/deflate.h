@@ -65,6 +65,7 @@
 #ifndef SP_KERNEL_DEFLATE_H
 #define SP_KERNEL_DEFLATE_H
 
+#include "kernel-list.h"
 #include "collectives.h"
 #include "crc32.h"
 #include "deflate-layout.h"
@@ -1181,9 +1182,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
  * its length to sizes[j].  scratch holds SP_DEFL_SCRATCH_BYTES(chunk_bytes)
  * per work-group launched.  chunk_bytes < SP_DEFL_MAX_CHUNK.
  */
-KERNEL sp_codec_gzip(GLOBAL const u8 *pool, GLOBAL u8 *slots,
-		     GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
-		     u64 chunk_bytes, u64 capacity, u64 level)
+SP_KERNEL_ENTRY(sp_codec_gzip)
 {
 	LOCAL_ARRAY(u32, keys, SP_DEFL_WIN);
 	LOCAL_ARRAY(u32, crc_tab, SP_CRC32_TABLE);

@@ -20,34 +20,39 @@
 #include "geometry.h"
 #include "zstd_layout.h"
 
-#define KDEV_KERNEL_ENTRY(name, sig) { #name, sig },
+#define KDEV_KERNEL_ENTRY(name, args) { #name },
 const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
 	SP_KERNEL_LIST(KDEV_KERNEL_ENTRY)
 };
 
-int kdev_kernel_lookup(const char *who, const char *name,
-		       const struct kdev_arg *args, unsigned nargs,
-		       unsigned *id, struct sp_err *err)
-{
-	const struct kdev_kernel *k = NULL;
-
-	for (unsigned i = 0; i < KDEV_NKERNELS && k == NULL; i++)
-		if (strcmp(kdev_kernels[i].name, name) == 0) {
-			k = &kdev_kernels[i];
-			*id = i;
-		}
-	SP_RETURN_IF(k == NULL, err, SHARDPIPE_ERR_DEVICE,
-		     "%s: no kernel named %s", who, name);
-	SP_RETURN_IF(strlen(k->sig) != nargs, err, SHARDPIPE_ERR_DEVICE,
-		     "%s: %s takes %zu arguments, given %u", who, name,
-		     strlen(k->sig), nargs);
-	for (unsigned i = 0; i < nargs; i++)
-		SP_RETURN_IF((k->sig[i] == 'b') != (args[i].kind == KDEV_ARG_BUF),
-			     err, SHARDPIPE_ERR_DEVICE,
-			     "%s: %s argument %u is not a %s", who, name, i,
-			     k->sig[i] == 'b' ? "buffer" : "value");
-	return SHARDPIPE_OK;
-}
+/*
+ * pack_<name>(arg...): a launch of kernel <name> with its arguments, one
+ * C parameter per declared argument (kdev_buf for a buffer, uint64_t for a
+ * value), so a launch with arguments missing, extra or of the wrong kind
+ * does not compile.
+ */
+#define PACK_PARAM_B(type, arg) kdev_buf arg
+#define PACK_PARAM_U(arg) uint64_t arg
+#define PACK_PUT_B(type, arg)                                                 \
+	(l.args[l.nargs++] = (struct kdev_arg){ .kind = KDEV_ARG_BUF,         \
+						.buf = (arg) })
+#define PACK_PUT_U(arg)                                                       \
+	(l.args[l.nargs++] = (struct kdev_arg){ .kind = KDEV_ARG_U64,         \
+						.u64 = (arg) })
+#define PACK_ONE(...) 1
+#define PACKER(name, args)                                                    \
+	_Static_assert(sizeof((char[]){ args(PACK_ONE, PACK_ONE) }) <=        \
+			       KDEV_MAX_ARGS,                                 \
+		       #name " takes more than KDEV_MAX_ARGS arguments");     \
+	static struct kdev_launch pack_##name(args(PACK_PARAM_B,              \
+						   PACK_PARAM_U))             \
+	{                                                                     \
+		struct kdev_launch l = { .id = KDEV_K_##name };               \
+                                                                              \
+		args(PACK_PUT_B, PACK_PUT_U);                                 \
+		return l;                                                     \
+	}
+SP_KERNEL_LIST(PACKER)
 
 int kdev_name_matches(const char *hay, const char *needle)
 {
@@ -93,12 +98,11 @@ struct kdrv {
 	uint64_t enc_groups, bl_blocksize;
 	struct kset set[2];
 	int nsets, cur;
-	int sync;              /* finish every stage before returning */
+	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
+	 * stage timings of an asynchronous device only mean something so. */
+	int sync;
 	enum kstate state;
 };
-
-#define ARG_BUF(b) ((struct kdev_arg){ .kind = KDEV_ARG_BUF, .buf = (b) })
-#define ARG_U64(v) ((struct kdev_arg){ .kind = KDEV_ARG_U64, .u64 = (v) })
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -116,27 +120,23 @@ static uint64_t unit_of(uint64_t v)
 }
 
 /* A launch for `items` independent work-items (grid-stride kernels). */
-static int launch_items(struct kdrv *k, const char *name,
-			const struct kdev_arg *args, unsigned nargs,
-			uint64_t items, struct sp_err *err)
+static int launch_items(struct kdrv *k, struct kdev_launch l, uint64_t items,
+			struct sp_err *err)
 {
 	uint64_t groups = (items + k->local - 1) / k->local;
 
 	groups = min_u64(groups ? groups : 1, k->lim.max_groups);
-	return k->ops->launch(k->dev, name, args, nargs, groups * k->local,
-			      k->local, err);
+	return k->ops->launch(k->dev, &l, groups * k->local, k->local, err);
 }
 
 /* A launch of one work-group of `local` items per unit of work (groups
  * stride over the units). */
-static int launch_groups(struct kdrv *k, const char *name,
-			 const struct kdev_arg *args, unsigned nargs,
-			 uint64_t units, uint64_t local, struct sp_err *err)
+static int launch_groups(struct kdrv *k, struct kdev_launch l, uint64_t units,
+			 uint64_t local, struct sp_err *err)
 {
 	uint64_t groups = min_u64(units ? units : 1, k->lim.max_groups);
 
-	return k->ops->launch(k->dev, name, args, nargs, groups * local, local,
-			      err);
+	return k->ops->launch(k->dev, &l, groups * local, local, err);
 }
 
 static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
@@ -154,29 +154,56 @@ static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
 	return rc;
 }
 
+/*
+ * SHARDPIPE_KERNEL_DEBUG, the driver's one test and bench hook, read once
+ * per open: comma-separated words, "local=N" running every kernel at local
+ * size N (tests run each kernel at several), "sync" making every stage
+ * complete before it returns (per-stage timings, bench).
+ */
+static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
+{
+	const char *env = getenv("SHARDPIPE_KERNEL_DEBUG");
+	const char *w = env;
+
+	while (w != NULL && *w != '\0') {
+		size_t len = strcspn(w, ",");
+
+		if (len == 4 && strncmp(w, "sync", 4) == 0) {
+			k->sync = 1;
+		} else if (len > 6 && strncmp(w, "local=", 6) == 0) {
+			char *end;
+			unsigned long long v = strtoull(w + 6, &end, 10);
+
+			SP_RETURN_IF(end != w + len || v < 1 || v > cap, err,
+				     SHARDPIPE_ERR_INVALID_ARGUMENT,
+				     "SHARDPIPE_KERNEL_DEBUG=%s: %.*s is not a "
+				     "local size in 1..%llu", env, (int)len - 6,
+				     w + 6, (unsigned long long)cap);
+			k->local = k->copy_local = v;
+		} else {
+			SP_RETURN_IF(len > 0, err,
+				     SHARDPIPE_ERR_INVALID_ARGUMENT,
+				     "SHARDPIPE_KERNEL_DEBUG=%s: unknown word "
+				     "\"%.*s\" (known: local=N, sync)", env,
+				     (int)len, w);
+		}
+		w += len + (w[len] == ',');
+	}
+	return SHARDPIPE_OK;
+}
+
 static int pick_local(struct kdrv *k, struct sp_err *err)
 {
 	uint64_t cap = min_u64(k->lim.max_local, SP_WG_MAX);
-	const char *env = getenv("SHARDPIPE_KERNEL_LOCAL_SIZE");
 
 	if (cap == 0)
 		cap = 1;
 	k->local = min_u64(k->lim.local ? k->lim.local : 1, cap);
 	k->copy_local = k->lim.copy_local ? min_u64(k->lim.copy_local, cap)
 					  : k->local;
-	if (env != NULL && *env != '\0') {
-		char *end;
-		unsigned long long v = strtoull(env, &end, 10);
-
-		SP_RETURN_IF(*end != '\0' || v < 1 || v > cap, err,
-			     SHARDPIPE_ERR_INVALID_ARGUMENT,
-			     "SHARDPIPE_KERNEL_LOCAL_SIZE=%s is not a local size "
-			     "in 1..%llu", env, (unsigned long long)cap);
-		k->local = k->copy_local = v;
-	}
 	if (k->lim.max_groups == 0)
 		k->lim.max_groups = 1;
-	return SHARDPIPE_OK;
+	return read_debug(k, cap, err);
 }
 
 static void fill_geometry(const struct plan *p, uint64_t nruns,
@@ -367,10 +394,6 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(check_gzip(p, err));
 	SP_FORWARD(pick_local(k, err));
-	/* Stage timings of an asynchronous device only mean something when
-	 * each stage completes before the call returns (bench, tuning). */
-	k->sync = getenv("SHARDPIPE_KERNEL_SYNC") != NULL &&
-		  strcmp(getenv("SHARDPIPE_KERNEL_SYNC"), "1") == 0;
 	k->n = p->K * p->M;
 	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
 	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);
@@ -455,7 +478,6 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 	const struct plan *p = k->plan;
 	struct kset *s;
 	kdev_event up = NULL;
-	struct kdev_arg args[3];
 	uint64_t per_item = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
 	int rc;
 
@@ -470,10 +492,7 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 	}
 	SP_FORWARD(k->ops->upload(k->dev, s->in, 0, batch, p->batch_bytes, &up,
 				  err));
-	args[0] = ARG_BUF(s->in);
-	args[1] = ARG_BUF(s->pool);
-	args[2] = ARG_BUF(k->geo);
-	rc = launch_items(k, "sp_scatter", args, 3,
+	rc = launch_items(k, pack_sp_scatter(s->in, s->pool, k->geo),
 			  (k->nruns + per_item - 1) / per_item, err);
 	/* The caller's rows may be reused once this returns, whatever the
 	 * launch did. */
@@ -491,44 +510,45 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
 	struct kset *s = &k->set[k->cur];
-	struct kdev_arg args[6];
+	/* The level word; zstd's carries the checksum bit. */
+	uint64_t level = (uint64_t)(uint32_t)p->level |
+			 (uint64_t)(p->codec == SHARDPIPE_CODEC_ZSTD &&
+				    p->zstd_checksum)
+				 << SPZ_ARG_CHECKSUM_BIT;
+	struct kdev_launch l;
 
 	SP_RETURN_IF(k->state != KS_SCATTERED, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "compress called before scatter");
-	args[0] = ARG_BUF(s->pool);
-	args[1] = ARG_BUF(s->slots);
-	args[2] = ARG_BUF(s->sizes);
-	args[3] = ARG_U64(k->n);
-	args[4] = ARG_U64(p->chunk_bytes);
-	args[5] = ARG_U64(p->slot_capacity);
-	if (p->codec != SHARDPIPE_CODEC_NONE) {
-		/* The encoders share their first eight arguments; the last
-		 * of them is the level (zstd: with the checksum bit). */
-		uint64_t word = (uint64_t)(uint32_t)p->level |
-				(uint64_t)(p->codec == SHARDPIPE_CODEC_ZSTD &&
-					   p->zstd_checksum)
-					<< SPZ_ARG_CHECKSUM_BIT;
-		const char *name = p->codec == SHARDPIPE_CODEC_GZIP ?
-			"sp_codec_gzip" : p->codec == SHARDPIPE_CODEC_ZSTD ?
-			"sp_codec_zstd" : "sp_codec_blosc";
-		unsigned nargs = p->codec == SHARDPIPE_CODEC_BLOSC ? 11 : 8;
-		struct kdev_arg enc[11] = {
-			args[0], args[1], args[2], ARG_BUF(k->enc_scratch),
-			args[3], args[4], args[5], ARG_U64(word),
-			ARG_U64(p->esize), ARG_U64((uint64_t)p->blosc_shuffle),
-			ARG_U64(k->bl_blocksize),
-		};
-
+	if (p->codec == SHARDPIPE_CODEC_NONE) {
+		l = pack_sp_codec_none(s->pool, s->slots, s->sizes, k->n,
+				       p->chunk_bytes, p->slot_capacity);
+		SP_FORWARD(launch_groups(k, l, k->n, k->copy_local, err));
+	} else {
+		if (p->codec == SHARDPIPE_CODEC_GZIP)
+			l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
+					       k->enc_scratch, k->n,
+					       p->chunk_bytes,
+					       p->slot_capacity, level);
+		else if (p->codec == SHARDPIPE_CODEC_ZSTD)
+			l = pack_sp_codec_zstd(s->pool, s->slots, s->sizes,
+					       k->enc_scratch, k->n,
+					       p->chunk_bytes,
+					       p->slot_capacity, level);
+		else
+			l = pack_sp_codec_blosc(s->pool, s->slots, s->sizes,
+						k->enc_scratch, k->n,
+						p->chunk_bytes,
+						p->slot_capacity, level,
+						p->esize,
+						(uint64_t)p->blosc_shuffle,
+						k->bl_blocksize);
 		/* copy_local: a CPU device runs best with one work-item
 		 * per group, the groups giving the parallelism, as for the
 		 * copies; a GPU gets the full local size. */
-		SP_FORWARD(k->ops->launch(k->dev, name, enc, nargs,
+		SP_FORWARD(k->ops->launch(k->dev, &l,
 					  k->enc_groups * k->copy_local,
 					  k->copy_local, err));
-	} else {
-		SP_FORWARD(launch_groups(k, "sp_codec_none", args, 6, k->n,
-					 k->copy_local, err));
 	}
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
@@ -540,33 +560,21 @@ int kdrv_aggregate(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
 	struct kset *s = &k->set[k->cur];
-	struct kdev_arg args[8];
 
 	SP_RETURN_IF(k->state != KS_COMPRESSED, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "aggregate called before compress");
-	args[0] = ARG_BUF(s->sizes);
-	args[1] = ARG_BUF(k->perm);
-	args[2] = ARG_BUF(s->psizes);
-	args[3] = ARG_U64(p->M);
-	args[4] = ARG_U64(k->n);
-	SP_FORWARD(launch_items(k, "sp_agg_permute", args, 5, k->n, err));
-
-	args[0] = ARG_BUF(s->psizes);
-	args[1] = ARG_BUF(s->offsets);
-	args[2] = ARG_U64(k->n);
-	SP_FORWARD(launch_groups(k, "sp_agg_scan", args, 3, 1, k->local, err));
-
-	args[0] = ARG_BUF(s->slots);
-	args[1] = ARG_BUF(s->sizes);
-	args[2] = ARG_BUF(k->perm);
-	args[3] = ARG_BUF(s->offsets);
-	args[4] = ARG_BUF(s->agg);
-	args[5] = ARG_U64(p->M);
-	args[6] = ARG_U64(k->n);
-	args[7] = ARG_U64(p->slot_capacity);
-	SP_FORWARD(launch_groups(k, "sp_agg_gather", args, 8, k->n,
-				 k->copy_local, err));
+	SP_FORWARD(launch_items(k, pack_sp_agg_permute(s->sizes, k->perm,
+							s->psizes, p->M, k->n),
+				k->n, err));
+	SP_FORWARD(launch_groups(k, pack_sp_agg_scan(s->psizes, s->offsets,
+						     k->n),
+				 1, k->local, err));
+	SP_FORWARD(launch_groups(k, pack_sp_agg_gather(s->slots, s->sizes,
+						       k->perm, s->offsets,
+						       s->agg, p->M, k->n,
+						       p->slot_capacity),
+				 k->n, k->copy_local, err));
 
 	SP_FORWARD(k->ops->download(k->dev, s->h_off, s->offsets, 0,
 				    (k->n + 1) * sizeof(*s->h_off),

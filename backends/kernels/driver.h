@@ -9,6 +9,19 @@
  * order they were issued (an in-order queue or stream); upload and download
  * return an event the driver waits on before it touches the host memory
  * involved.
+ *
+ * A device adapter (opencl.c, cuda.c, reference.c; a HIP or Level Zero
+ * one the same way) implements, in its own file, only its API's calls:
+ *   - the struct kdev_ops below (alloc, free, upload, download, launch,
+ *     wait, finish, close; host_alloc/host_free optional);
+ *   - launch: kernel l->id with l->args, each 8 bytes, a device buffer or
+ *     a u64, in the order kernel-list.h declares; the adapter finds its
+ *     compiled kernels by SP_KERNEL_LIST order or kdev_kernels[id].name;
+ *   - at open, a struct kdev_limits for its device, then kdrv_open;
+ *   - a probe and the backend_ops/plugin entry, whose stage entries are
+ *     the kdrv_op_* functions below.
+ * The kernels themselves are compiled from backends/kernels/ by the
+ * adapter's compiler through its prelude (prelude-*.h).
  */
 #ifndef SHARDPIPE_KERNEL_DRIVER_H
 #define SHARDPIPE_KERNEL_DRIVER_H
@@ -38,28 +51,26 @@ struct kdev_arg {
 #define KDEV_MAX_ARGS 12
 
 /* Kernel ids in the order of SP_KERNEL_LIST (kernel-list.h). */
-#define KDEV_KERNEL_ID(name, sig) KDEV_K_##name,
+#define KDEV_KERNEL_ID(name, args) KDEV_K_##name,
 enum kdev_kernel_id { SP_KERNEL_LIST(KDEV_KERNEL_ID) KDEV_NKERNELS };
 #undef KDEV_KERNEL_ID
 
 struct kdev_kernel {
 	const char *name;
-	const char *sig;   /* 'b' a buffer, 'u' a 64-bit value, per argument */
 };
 
 /* SP_KERNEL_LIST as data, indexed by enum kdev_kernel_id. */
 extern SP_DRIVER_API const struct kdev_kernel kdev_kernels[KDEV_NKERNELS];
 
-/*
- * Find kernel `name` and check args against its signature, for an
- * adapter's launch.  Returns SHARDPIPE_OK with *id set, or
- * SHARDPIPE_ERR_DEVICE with err naming the backend (`who`) and the kernel
- * when the name is unknown or the arguments do not match.
- */
-SP_DRIVER_API int kdev_kernel_lookup(const char *who, const char *name,
-				     const struct kdev_arg *args,
-				     unsigned nargs, unsigned *id,
-				     struct sp_err *err);
+/* One launch's kernel and arguments, as the driver's packer for that
+ * kernel (generated from kernel-list.h) built them: their number, order
+ * and kinds are the kernel's declaration, checked when the driver
+ * compiles. */
+struct kdev_launch {
+	enum kdev_kernel_id id;
+	unsigned nargs;
+	struct kdev_arg args[KDEV_MAX_ARGS];
+};
 
 /* 1 when needle occurs in hay, ignoring ASCII case (device choice by a
  * name substring, as SHARDPIPE_OPENCL_DEVICE and SHARDPIPE_CUDA_DEVICE
@@ -86,11 +97,11 @@ struct kdev_ops {
 	/* Start copying n bytes from buf + off to host dst. */
 	int (*download)(void *dev, void *dst, kdev_buf buf, uint64_t off,
 			uint64_t n, kdev_event *done, struct sp_err *err);
-	/* Enqueue kernel `name` over a 1-d range of `global` work-items in
-	 * groups of `local` (global is a multiple of local). */
-	int (*launch)(void *dev, const char *name, const struct kdev_arg *args,
-		      unsigned nargs, uint64_t global, uint64_t local,
-		      struct sp_err *err);
+	/* Enqueue kernel l->id over a 1-d range of `global` work-items in
+	 * groups of `local` (global is a multiple of local).  l need not
+	 * outlive the call. */
+	int (*launch)(void *dev, const struct kdev_launch *l, uint64_t global,
+		      uint64_t local, struct sp_err *err);
 	/* Block until ev completes, then release it.  ev may be NULL. */
 	int (*wait)(void *dev, kdev_event ev, struct sp_err *err);
 	/* Block until everything issued so far completes. */
@@ -120,10 +131,11 @@ struct kdrv;
 
 /*
  * Take over dev (closed by kdrv_close, or here on failure) and allocate the
- * pools for plan.  SHARDPIPE_KERNEL_LOCAL_SIZE, when set, overrides the
- * local size (tests run every kernel at several); SHARDPIPE_KERNEL_SYNC=1
- * makes every stage complete before it returns, so that per-stage timings
- * measure the stage (bench).  Refuses codecs that no
+ * pools for plan.  SHARDPIPE_KERNEL_DEBUG (comma-separated words), when
+ * set: "local=N" overrides the local size (tests run every kernel at
+ * several), "sync" makes every stage complete before it returns, so that
+ * per-stage timings measure the stage (bench); an unknown word or a local
+ * size the device cannot run is refused here.  Refuses codecs that no
  * kernel implements yet, before allocating anything large.
  */
 SP_DRIVER_API int kdrv_open(const struct kdev_ops *ops, void *dev,

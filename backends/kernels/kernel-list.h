@@ -1,23 +1,58 @@
 /*
- * kernel-list.h - every kernel of kernels.h, once: its name and its
- * argument signature ('b' a device buffer, 'u' a 64-bit value; every
- * argument is 8 bytes, see struct kdev_arg).  The OpenCL and CUDA plugins
- * and the reference executor build their kernel tables from this list, so
- * a new kernel is one line here plus its body.  Plain preprocessor text:
- * the CUDA plugin includes it from C++, the others from C.
+ * kernel-list.h - every kernel of kernels.h, declared once: its name and
+ * its arguments.  From this one declaration come the kernel's entry
+ * signature (SP_KERNEL_ENTRY, in the kernel body's file), the reference
+ * executor's unpacker (reference-kernels.c), the OpenCL and CUDA kernel
+ * tables (opencl.c, kernels.cu) and the driver's typed argument packer
+ * (driver.c), so changing a kernel's arguments is an edit here plus its
+ * body, and a body, packer or launch that disagrees fails to compile.
+ * Plain preprocessor text: the OpenCL compiler reads it (embedded), the
+ * CUDA plugin includes it from C++, the others from C.
+ *
+ * SP_ARGS_<name>(B, U) lists the arguments in order: B(type, arg) a device
+ * buffer of `type` elements, U(arg) a 64-bit value.  Every argument is 8
+ * bytes (struct kdev_arg).
  */
 #ifndef SP_KERNEL_LIST_H
 #define SP_KERNEL_LIST_H
 
-/* X(name, signature) for each kernel, in a fixed order. */
+#define SP_ARGS_sp_scatter(B, U) B(const u8, in), B(u8, pool), B(const u64, geo)
+#define SP_ARGS_sp_codec_none(B, U)                                           \
+	B(const u8, pool), B(u8, slots), B(u64, sizes), U(n), U(chunk_bytes), \
+		U(capacity)
+#define SP_ARGS_sp_agg_permute(B, U)                                          \
+	B(const u64, sizes), B(const u32, perm), B(u64, psizes), U(M), U(n)
+#define SP_ARGS_sp_agg_scan(B, U) B(const u64, psizes), B(u64, offsets), U(n)
+#define SP_ARGS_sp_agg_gather(B, U)                                           \
+	B(const u8, slots), B(const u64, sizes), B(const u32, perm),          \
+		B(const u64, offsets), B(u8, out), U(M), U(n), U(capacity)
+/* The encoders share their first eight arguments; the last of them is the
+ * level (zstd: with the checksum bit, SPZ_ARG_CHECKSUM_BIT). */
+#define SP_ARGS_ENCODER(B, U)                                                 \
+	B(const u8, pool), B(u8, slots), B(u64, sizes), B(u8, scratch), U(n), \
+		U(chunk_bytes), U(capacity), U(level)
+#define SP_ARGS_sp_codec_gzip(B, U) SP_ARGS_ENCODER(B, U)
+#define SP_ARGS_sp_codec_zstd(B, U) SP_ARGS_ENCODER(B, U)
+#define SP_ARGS_sp_codec_blosc(B, U)                                          \
+	SP_ARGS_ENCODER(B, U), U(typesize), U(mode), U(blocksize)
+
+/* X(name, args) for each kernel, in a fixed order (the kernel ids of
+ * driver.h); args is SP_ARGS_<name>. */
 #define SP_KERNEL_LIST(X)                                                     \
-	X(sp_scatter, "bbb")                                                  \
-	X(sp_codec_none, "bbbuuu")                                            \
-	X(sp_agg_permute, "bbbuu")                                            \
-	X(sp_agg_scan, "bbu")                                                 \
-	X(sp_agg_gather, "bbbbbuuu")                                          \
-	X(sp_codec_gzip, "bbbbuuuu")                                          \
-	X(sp_codec_zstd, "bbbbuuuu")                                          \
-	X(sp_codec_blosc, "bbbbuuuuuuu")
+	X(sp_scatter, SP_ARGS_sp_scatter)                                     \
+	X(sp_codec_none, SP_ARGS_sp_codec_none)                               \
+	X(sp_agg_permute, SP_ARGS_sp_agg_permute)                             \
+	X(sp_agg_scan, SP_ARGS_sp_agg_scan)                                   \
+	X(sp_agg_gather, SP_ARGS_sp_agg_gather)                               \
+	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
+	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
+	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)
+
+/* A kernel body's entry, in the prelude's dialect:
+ *     SP_KERNEL_ENTRY(sp_scatter) { ... } */
+#define SP_KERNEL_PARAM_B(type, arg) GLOBAL type *arg
+#define SP_KERNEL_PARAM_U(arg) u64 arg
+#define SP_KERNEL_ENTRY(name)                                                 \
+	KERNEL name(SP_ARGS_##name(SP_KERNEL_PARAM_B, SP_KERNEL_PARAM_U))
 
 #endif

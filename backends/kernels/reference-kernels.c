@@ -1,72 +1,38 @@
 /*
  * reference-kernels.c - the kernels compiled by the C compiler
  * (doc/design.md §7, §12): this file is the only C-specific
- * part, a table from kernel names to calls that unpack the driver's
- * arguments.
+ * part, a table of calls that unpack the driver's arguments, each
+ * generated from the kernel's declaration in kernel-list.h.
  */
 #include "prelude-c.h"
 #include "kernels.h"
 
 #include "reference-kernels.h"
 
-#define B(i) ((void *)a[i].buf)
-#define V(i) (a[i].u64)
+/* An argument's position is an enumerator named for it, local to its
+ * unpacker, so the unpacking follows the declared order. */
+#define REF_POS_B(type, arg) ref_pos_##arg
+#define REF_POS_U(arg) ref_pos_##arg
+#define REF_GET_B(type, arg) (GLOBAL type *)a[ref_pos_##arg].buf
+#define REF_GET_U(arg) a[ref_pos_##arg].u64
+#define REF_CALL(name, args)                                                  \
+	static void call_##name(const struct kdev_arg *a)                     \
+	{                                                                     \
+		enum { args(REF_POS_B, REF_POS_U) };                          \
+		name(args(REF_GET_B, REF_GET_U));                             \
+	}
+SP_KERNEL_LIST(REF_CALL)
 
-static void call_sp_scatter(const struct kdev_arg *a)
-{
-	sp_scatter(B(0), B(1), B(2));
-}
-
-static void call_sp_codec_none(const struct kdev_arg *a)
-{
-	sp_codec_none(B(0), B(1), B(2), V(3), V(4), V(5));
-}
-
-static void call_sp_codec_gzip(const struct kdev_arg *a)
-{
-	sp_codec_gzip(B(0), B(1), B(2), B(3), V(4), V(5), V(6), V(7));
-}
-
-static void call_sp_codec_zstd(const struct kdev_arg *a)
-{
-	sp_codec_zstd(B(0), B(1), B(2), B(3), V(4), V(5), V(6), V(7));
-}
-
-static void call_sp_codec_blosc(const struct kdev_arg *a)
-{
-	sp_codec_blosc(B(0), B(1), B(2), B(3), V(4), V(5), V(6), V(7), V(8),
-		       V(9), V(10));
-}
-
-static void call_sp_agg_permute(const struct kdev_arg *a)
-{
-	sp_agg_permute(B(0), B(1), B(2), V(3), V(4));
-}
-
-static void call_sp_agg_scan(const struct kdev_arg *a)
-{
-	sp_agg_scan(B(0), B(1), V(2));
-}
-
-static void call_sp_agg_gather(const struct kdev_arg *a)
-{
-	sp_agg_gather(B(0), B(1), B(2), B(3), B(4), V(5), V(6), V(7));
-}
-
-/* One call per kernel of kernel-list.h, in its order: a kernel added to
- * the list without a call_<name> here does not compile. */
-#define REF_CALL(name, sig) call_##name,
+#define REF_ENTRY(name, args) call_##name,
 static void (*const calls[KDEV_NKERNELS])(const struct kdev_arg *) = {
-	SP_KERNEL_LIST(REF_CALL)
+	SP_KERNEL_LIST(REF_ENTRY)
 };
 
-int ref_kernel_run(const char *name, const struct kdev_arg *args,
-		   unsigned nargs, uint64_t groups, struct sp_err *err)
+int ref_kernel_run(unsigned id, const struct kdev_arg *args, uint64_t groups,
+		   struct sp_err *err)
 {
-	unsigned id;
-
-	SP_FORWARD(kdev_kernel_lookup("reference", name, args, nargs, &id,
-				      err));
+	SP_RETURN_IF(id >= KDEV_NKERNELS, err, SHARDPIPE_ERR_DEVICE,
+		     "reference: no kernel %u", id);
 	for (uint64_t g = 0; g < groups; g++) {
 		sp_ref_item.group = g;
 		sp_ref_item.groups = groups;

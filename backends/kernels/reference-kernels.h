@@ -9,12 +9,11 @@
 #include "driver.h"
 
 /*
- * Run kernel `name` as `groups` work-groups of one work-item, in order.
- * Returns SHARDPIPE_OK, or SHARDPIPE_ERR_DEVICE with err naming the kernel
- * when it is unknown or its arguments do not match its signature.
+ * Run kernel `id` (enum kdev_kernel_id) as `groups` work-groups of one
+ * work-item, in order, with the arguments its packer (driver.c) built.
+ * Returns SHARDPIPE_OK, or SHARDPIPE_ERR_DEVICE for an unknown id.
  */
-SP_INTERNAL int ref_kernel_run(const char *name, const struct kdev_arg *args,
-			       unsigned nargs, uint64_t groups,
-			       struct sp_err *err);
+SP_INTERNAL int ref_kernel_run(unsigned id, const struct kdev_arg *args,
+			       uint64_t groups, struct sp_err *err);
 
 #endif

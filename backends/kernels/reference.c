@@ -51,16 +51,17 @@ static int ref_download(void *dev, void *dst, kdev_buf buf, uint64_t off,
 	return SHARDPIPE_OK;
 }
 
-static int ref_launch(void *dev, const char *name, const struct kdev_arg *args,
-		      unsigned nargs, uint64_t global, uint64_t local,
-		      struct sp_err *err)
+static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
+		      uint64_t local, struct sp_err *err)
 {
+	const char *name = kdev_kernels[l->id].name;
+
 	SP_RETURN_IF(local == 0 || global % local != 0, err,
 		     SHARDPIPE_ERR_DEVICE,
 		     "reference: %s launched with global %llu, local %llu",
 		     name, (unsigned long long)global,
 		     (unsigned long long)local);
-	return ref_kernel_run(name, args, nargs, global / local, err);
+	return ref_kernel_run(l->id, l->args, global / local, err);
 }
 
 static int ref_wait(void *dev, kdev_event ev, struct sp_err *err)

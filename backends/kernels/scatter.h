@@ -25,6 +25,8 @@
 #ifndef SP_KERNEL_SCATTER_H
 #define SP_KERNEL_SCATTER_H
 
+#include "kernel-list.h"
+
 /* Coordinates of a run: epoch e, chunk coordinates t[1..inner], within-
  * chunk coordinates n[0..inner-1] (n[inner] is always 0). */
 DEVICE_FN void scatter_unravel(GLOBAL const u64 *geo, u64 r, u64 *e, u64 *t,
@@ -98,7 +100,7 @@ DEVICE_FN void scatter_run(GLOBAL const u8 *in, GLOBAL u8 *dst,
 	item_zero(dst + valid * esize, (run - valid) * esize, unit);
 }
 
-KERNEL sp_scatter(GLOBAL const u8 *in, GLOBAL u8 *pool, GLOBAL const u64 *geo)
+SP_KERNEL_ENTRY(sp_scatter)
 {
 	const int inner = (int)geo[SP_GEO_RANK] - 1;
 	const u64 run_bytes = geo[SP_GEO_CHUNK(inner)] * geo[SP_GEO_ESIZE];

@@ -35,6 +35,7 @@
 #ifndef SP_KERNEL_ZSTD_ENCODE_H
 #define SP_KERNEL_ZSTD_ENCODE_H
 
+#include "kernel-list.h"
 #include "zstd_layout.h"
 #include "zstd_bits.h"
 #include "zstd_huf.h"
@@ -781,9 +782,7 @@ DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
 	LOCAL_ARRAY(u16, hcode, 256);                                         \
 	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES)
 
-KERNEL sp_codec_zstd(GLOBAL const u8 *pool, GLOBAL u8 *slots,
-		     GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
-		     u64 chunk_bytes, u64 capacity, u64 level)
+SP_KERNEL_ENTRY(sp_codec_zstd)
 {
 	SPZ_LOCAL_ARRAYS();
 	struct spz_params prm = spz_params_of((i64)(level & 0xFFFFFFFFu));

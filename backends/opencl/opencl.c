@@ -243,18 +243,15 @@ static int ocl_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
 	return SHARDPIPE_OK;
 }
 
-static int ocl_launch(void *devp, const char *name, const struct kdev_arg *args,
-		      unsigned nargs, uint64_t global, uint64_t local,
-		      struct sp_err *err)
+static int ocl_launch(void *devp, const struct kdev_launch *launch,
+		      uint64_t global, uint64_t local, struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
-	cl_kernel k;
+	const struct kdev_arg *args = launch->args;
+	cl_kernel k = o->kernels[launch->id];
 	size_t g = (size_t)global, l = (size_t)local;
-	unsigned id;
 
-	SP_FORWARD(kdev_kernel_lookup("opencl", name, args, nargs, &id, err));
-	k = o->kernels[id];
-	for (unsigned i = 0; i < nargs; i++) {
+	for (unsigned i = 0; i < launch->nargs; i++) {
 		if (args[i].kind == KDEV_ARG_BUF) {
 			cl_mem m = (cl_mem)args[i].buf;
 
