@@ -134,7 +134,7 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 	BARRIER();
 }
 
-KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
+ENCODER_KERNEL sp_codec_blosc(GLOBAL const u8 *pool, GLOBAL u8 *slots,
 		      GLOBAL u64 *sizes, GLOBAL u8 *scratch, u64 n,
 		      u64 chunk_bytes, u64 capacity, u64 level, u64 typesize,
 		      u64 mode, u64 blocksize)
