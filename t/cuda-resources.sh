@@ -17,12 +17,18 @@ src=${top_srcdir:-.}/backends
 kernels=$(sed -n 's/^[	 ]*X(\(sp_[a-z0-9_]*\),.*/\1/p' \
 	"$src/kernels/kernel-list.h")
 [ -n "$kernels" ] || skip_all "no kernels found in kernel-list.h"
+"$SHARDPIPE_NVCC" --list-gpu-code 2> /dev/null | grep -qx sm_90 ||
+	skip_all "$SHARDPIPE_NVCC does not target sm_90"
 scratch cudares
 
-"$SHARDPIPE_NVCC" -I"$src/kernels" -gencode arch=compute_90,code=sm_90 \
+# A compile error is a failure, not a skip: the kernels must build.
+if ! "$SHARDPIPE_NVCC" -I"$src/kernels" -gencode arch=compute_90,code=sm_90 \
 	-Xptxas -v -c -o "$tmp/k.o" "$src/cuda/kernels.cu" \
-	> "$tmp/log" 2>&1 ||
-	skip_all "nvcc cannot compile for sm_90: $(tail -1 "$tmp/log")"
+	> "$tmp/log" 2>&1; then
+	echo "Bail out! nvcc failed on the kernels for sm_90:"
+	sed 's/^/# /' "$tmp/log"
+	exit 1
+fi
 
 # One line per kernel: "NAME REGISTERS STACK SPILL_STORES SPILL_LOADS".
 # ptxas prints the stack line, then the register line, after naming the
