@@ -7,16 +7,21 @@
 #                    reports its device or why not; a write asking for it
 #                    fails cleanly; auto falls through; bench on a device
 #   cuda-kernels.sh  every kernel is in the fat binary for every target
+#   cuda-resources.sh  ptxas's registers and stack of every kernel (sm_90):
+#                    encoders within 128 registers and no stack, scatter
+#                    no stack (issue 26); needs nvcc only, no device
 #   cuda-conform.sh  cuda bytes = reference bytes = opencl bytes for codecs
 #                    none, gzip and zstd at several local sizes (L1, L2)
 #   cuda-stages, cuda-gzip, cuda-stores  the stage and store checks of the
 #                    opencl tests, on cuda (linked with the adapter)
-CUDA_SH_TESTS = t/cuda-backend.sh t/cuda-kernels.sh t/cuda-conform.sh
+CUDA_SH_TESTS = t/cuda-backend.sh t/cuda-kernels.sh t/cuda-resources.sh \
+	t/cuda-conform.sh
 TESTS += $(CUDA_SH_TESTS)
 EXTRA_DIST += $(CUDA_SH_TESTS) t/cuda-stages.c t/cuda-gzip.c t/cuda-stores.c
 AM_TESTS_ENVIRONMENT += \
 	SHARDPIPE_NVCC_GENCODE='$(NVCC_GENCODE)'; \
-	export SHARDPIPE_NVCC_GENCODE;
+	export SHARDPIPE_NVCC_GENCODE; \
+	SHARDPIPE_NVCC='$(NVCC)'; export SHARDPIPE_NVCC;
 
 if HAVE_CUDA
 CUDA_C_TESTS = t/cuda-stages t/cuda-gzip t/cuda-stores

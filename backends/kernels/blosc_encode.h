@@ -135,7 +135,7 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 	BARRIER();
 }
 
-SP_KERNEL_ENTRY(sp_codec_blosc)
+SP_ENCODER_ENTRY(sp_codec_blosc)
 {
 	SPZ_LOCAL_ARRAYS();
 	u64 zlevel = level == 0 ? 1 : SPB_ZSTD_LEVEL(level);

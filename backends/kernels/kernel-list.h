@@ -54,5 +54,9 @@
 #define SP_KERNEL_PARAM_U(arg) u64 arg
 #define SP_KERNEL_ENTRY(name)                                                 \
 	KERNEL name(SP_ARGS_##name(SP_KERNEL_PARAM_B, SP_KERNEL_PARAM_U))
+/* The same for the three encoders: ENCODER_KERNEL carries CUDA's launch
+ * bounds, which hold each to 128 registers (t/cuda-resources.sh). */
+#define SP_ENCODER_ENTRY(name)                                                \
+	ENCODER_KERNEL name(SP_ARGS_##name(SP_KERNEL_PARAM_B, SP_KERNEL_PARAM_U))
 
 #endif

@@ -27,6 +27,7 @@ typedef uint32_t __attribute__((__may_alias__)) w32;
 typedef uint64_t __attribute__((__may_alias__)) w64;
 
 #define KERNEL static void
+#define ENCODER_KERNEL static void
 #define DEVICE_FN static inline
 #define GLOBAL
 #define LOCAL

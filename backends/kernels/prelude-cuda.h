@@ -23,6 +23,10 @@ typedef unsigned int w32;
 typedef unsigned long long w64;
 
 #define KERNEL extern "C" __global__ void
+/* An encoder: two groups of SP_WG_MAX (256) items per SM hold at most 128
+ * registers each, which ptxas must then meet without spilling
+ * (t/cuda-resources.sh). */
+#define ENCODER_KERNEL extern "C" __global__ void __launch_bounds__(256, 2)
 #define DEVICE_FN static __device__ __forceinline__
 #define GLOBAL
 #define LOCAL

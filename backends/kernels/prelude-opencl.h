@@ -22,6 +22,7 @@ typedef uint w32;
 typedef ulong w64;
 
 #define KERNEL __kernel void
+#define ENCODER_KERNEL __kernel void
 #define DEVICE_FN static inline
 #define GLOBAL __global
 #define LOCAL __local

@@ -14,11 +14,12 @@
  * coordinate being lifted from (chunk index, within-chunk index) per
  * dimension.
  *
- * A work-item takes SP_GEO_RUNS_PER_ITEM consecutive runs: it unravels the
- * first with divisions and steps to the next ones like an odometer.  A GPU
- * takes one run per work-item for parallelism; a CPU device may take more
- * to save the divisions (on PoCL the gain measured within noise: its
- * scatter is bound elsewhere).  The output does not depend on it.
+ * A work-item takes SP_GEO_RUNS_PER_ITEM consecutive runs and locates
+ * each with divisions, one dimension at a time, keeping no coordinate
+ * arrays: indexed private arrays would live on a GPU's stack
+ * (t/cuda-resources.sh).  A GPU takes one run per work-item for
+ * parallelism; a CPU device may take more.  The output does not depend on
+ * it.
  *
  * geo: the table of geometry.h.  in: the batch; pool: K*M chunks.
  */
@@ -27,77 +28,55 @@
 
 #include "kernel-list.h"
 
-/* Coordinates of a run: epoch e, chunk coordinates t[1..inner], within-
- * chunk coordinates n[0..inner-1] (n[inner] is always 0). */
-DEVICE_FN void scatter_unravel(GLOBAL const u64 *geo, u64 r, u64 *e, u64 *t,
-			       u64 *n)
+/*
+ * Run r's first input element (*src) and how many of its elements lie
+ * inside the array (*valid).  Pool order makes r (epoch e, chunk
+ * coordinates t[1..inner], within-chunk coordinates n[0..inner-1]); both
+ * are unravelled innermost first, in one pass.
+ */
+DEVICE_FN void scatter_locate(GLOBAL const u64 *geo, u64 r, u64 *src,
+			      u64 *valid)
 {
 	const int inner = (int)geo[SP_GEO_RANK] - 1;
 	u64 rpc = geo[SP_GEO_RUNS_PER_CHUNK], M = geo[SP_GEO_M];
-	u64 slot = r / rpc, q = r - slot * rpc, i;
+	u64 slot = r / rpc, q = r - slot * rpc, e = slot / M;
+	u64 i = slot - e * M, v = geo[SP_GEO_CHUNK(inner)];
+	u64 at = e * geo[SP_GEO_EPOCH_ELEMS];
 
-	*e = slot / M;
-	i = slot - *e * M;
-	for (int d = inner; d >= 1; d--) {
-		u64 cnt = geo[SP_GEO_COUNT(d)];
+	for (int d = inner; d >= 0; d--) {
+		u64 t = 0, n = 0, x;
 
-		t[d] = i % cnt;
-		i /= cnt;
-	}
-	for (int d = inner - 1; d >= 0; d--) {
-		u64 ch = geo[SP_GEO_CHUNK(d)];
+		if (d >= 1) {
+			u64 cnt = geo[SP_GEO_COUNT(d)];
 
-		n[d] = q % ch;
-		q /= ch;
-	}
-}
+			t = i % cnt;
+			i /= cnt;
+		}
+		if (d < inner) {
+			u64 ch = geo[SP_GEO_CHUNK(d)];
 
-/* The run after (e, t, n) in pool order. */
-DEVICE_FN void scatter_step(GLOBAL const u64 *geo, u64 *e, u64 *t, u64 *n)
-{
-	const int inner = (int)geo[SP_GEO_RANK] - 1;
-
-	for (int d = inner - 1; d >= 0; d--) {
-		if (++n[d] < geo[SP_GEO_CHUNK(d)])
-			return;
-		n[d] = 0;
-	}
-	for (int d = inner; d >= 1; d--) {
-		if (++t[d] < geo[SP_GEO_COUNT(d)])
-			return;
-		t[d] = 0;
-	}
-	++*e;
-}
-
-DEVICE_FN void scatter_run(GLOBAL const u8 *in, GLOBAL u8 *dst,
-			   GLOBAL const u64 *geo, u64 e, const u64 *t,
-			   const u64 *n)
-{
-	const int inner = (int)geo[SP_GEO_RANK] - 1;
-	const u64 esize = geo[SP_GEO_ESIZE], unit = geo[SP_GEO_UNIT];
-	const u64 run = geo[SP_GEO_CHUNK(inner)];
-	u64 src = e * geo[SP_GEO_EPOCH_ELEMS], valid = run;
-
-	/* Dim 0 needs no check: an epoch's rows past the array end are
-	 * already fill in the input. */
-	if (inner > 0)
-		src += n[0] * geo[SP_GEO_IN_STRIDE(0)];
-	for (int d = 1; d <= inner; d++) {
-		u64 x = t[d] * geo[SP_GEO_CHUNK(d)] + (d < inner ? n[d] : 0);
-
+			n = q % ch;
+			q /= ch;
+		}
+		/* Dim 0 needs no check: an epoch's rows past the array end
+		 * are already fill in the input. */
+		if (d == 0) {
+			at += n * geo[SP_GEO_IN_STRIDE(0)];
+			continue;
+		}
+		x = t * geo[SP_GEO_CHUNK(d)] + n;
 		if (d == inner) {
 			u64 left = geo[SP_GEO_SIZE(d)] - x;
 
-			if (left < valid)
-				valid = left;
+			if (left < v)
+				v = left;
 		} else if (x >= geo[SP_GEO_SIZE(d)]) {
-			valid = 0;
+			v = 0;
 		}
-		src += x * geo[SP_GEO_IN_STRIDE(d)];
+		at += x * geo[SP_GEO_IN_STRIDE(d)];
 	}
-	item_copy(dst, in + src * esize, valid * esize, unit);
-	item_zero(dst + valid * esize, (run - valid) * esize, unit);
+	*src = at;
+	*valid = v;
 }
 
 SP_KERNEL_ENTRY(sp_scatter)
@@ -106,16 +85,20 @@ SP_KERNEL_ENTRY(sp_scatter)
 	const u64 run_bytes = geo[SP_GEO_CHUNK(inner)] * geo[SP_GEO_ESIZE];
 	const u64 nruns = geo[SP_GEO_NRUNS];
 	const u64 per = geo[SP_GEO_RUNS_PER_ITEM];
+	const u64 esize = geo[SP_GEO_ESIZE], unit = geo[SP_GEO_UNIT];
 	const u64 items = (nruns + per - 1) / per;
 
 	for (u64 it = GLOBAL_ID(); it < items; it += GLOBAL_SIZE()) {
 		u64 r = it * per, end = r + per < nruns ? r + per : nruns;
-		u64 e, t[SP_GEO_MAX_RANK], n[SP_GEO_MAX_RANK];
 
-		scatter_unravel(geo, r, &e, t, n);
 		for (; r < end; r++) {
-			scatter_run(in, pool + r * run_bytes, geo, e, t, n);
-			scatter_step(geo, &e, t, n);
+			GLOBAL u8 *dst = pool + r * run_bytes;
+			u64 src, valid;
+
+			scatter_locate(geo, r, &src, &valid);
+			item_copy(dst, in + src * esize, valid * esize, unit);
+			item_zero(dst + valid * esize,
+				  run_bytes - valid * esize, unit);
 		}
 	}
 }

@@ -150,12 +150,23 @@ DEVICE_FN u32 spz_highbit(u64 v)
 #define SPZ_FT_COUNT 4
 
 /*
+ * After the tables, the building item's scratch: a normalised
+ * distribution of up to SPZ_FT_SYMS symbols, then the 64 cells of a
+ * symbol spread.  In local memory because indexed private arrays would
+ * live on a GPU's stack (t/cuda-resources.sh).  A kernel declares the
+ * whole area as SPZ_FT_AREA_WORDS words: the i32 view needs alignment.
+ */
+#define SPZ_FT_NORM(ft) ((LOCAL i32 *)((ft) + SPZ_FT_COUNT * SPZ_FT_BYTES))
+#define SPZ_FT_CELLS(ft) ((ft) + SPZ_FT_COUNT * SPZ_FT_BYTES + 4 * SPZ_FT_SYMS)
+#define SPZ_FT_AREA_WORDS ((SPZ_FT_COUNT * SPZ_FT_BYTES) / 4 + SPZ_FT_SYMS + 16)
+
+/*
  * Build from norm[0..nsym) (sum 1 << log, -1 meaning "less than 1") the
  * decoding table's symbol spread, then the per-symbol state lists.
- * cells is private scratch of 1 << log bytes.
+ * cells is scratch of 1 << log bytes.
  */
-DEVICE_FN void spz_ft_build(LOCAL u8 *t, const i32 *norm, u32 nsym, u32 log,
-			    u8 *cells)
+DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
+			    u32 log, LOCAL u8 *cells)
 {
 	u32 size = 1u << log, high = size - 1, pos = 0;
 	u32 step = (size >> 1) + (size >> 3) + 3, at = 0;
@@ -226,7 +237,7 @@ DEVICE_FN u32 spz_ft_encode(LOCAL const u8 *t, struct spz_bw *b,
  * probability below 1 used.  Written byte-aligned through b.
  */
 DEVICE_FN void spz_ncount_write(struct spz_bw *b, GLOBAL u8 *dst,
-				const i32 *norm, u32 nsym, u32 log)
+				LOCAL const i32 *norm, u32 nsym, u32 log)
 {
 	i32 remaining = (1 << log) + 1, threshold = 1 << log;
 	u32 nbits = log + 1, s = 0, prev0 = 0;
@@ -300,11 +311,11 @@ CONSTANT_DATA u32 spz_ml_bits[21] = {
 	1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
 };
 
-/* Build the three predefined tables; cells: private, 64 bytes. */
+/* Build the three predefined tables (ft: the whole area). */
 DEVICE_FN void spz_ft_predefined(LOCAL u8 *ft)
 {
-	i32 norm[53];
-	u8 cells[64];
+	LOCAL i32 *norm = SPZ_FT_NORM(ft);
+	LOCAL u8 *cells = SPZ_FT_CELLS(ft);
 
 	for (u32 s = 0; s < 36; s++)
 		norm[s] = spz_ll_norm[s];

@@ -174,8 +174,7 @@ DEVICE_FN void spz_lit_plan(u32 nlit, u32 budget, GLOBAL u8 *ws,
 		u64 bits = 0;
 
 		desc = spz_huf_describe(hlen, maxbits, maxsym,
-					ws + SPZ_OFF_DESC,
-					ft + SPZ_FT_HW * SPZ_FT_BYTES);
+					ws + SPZ_OFF_DESC, ft);
 		for (u32 s = 0; s < 256; s++)
 			bits += (u64)freq[s] * hlen[s];
 		if (desc != 0) {
@@ -780,9 +779,10 @@ DEVICE_FN void spz_chunk(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
 	LOCAL_ARRAY(u16, lcost, 256);                                         \
 	LOCAL_ARRAY(u8, hlen, 256);                                           \
 	LOCAL_ARRAY(u16, hcode, 256);                                         \
-	LOCAL_ARRAY(u8, ft, SPZ_FT_COUNT * SPZ_FT_BYTES)
+	LOCAL_ARRAY(u32, ft_area, SPZ_FT_AREA_WORDS);                         \
+	LOCAL u8 *ft = (LOCAL u8 *)ft_area
 
-SP_KERNEL_ENTRY(sp_codec_zstd)
+SP_ENCODER_ENTRY(sp_codec_zstd)
 {
 	SPZ_LOCAL_ARRAYS();
 	struct spz_params prm = spz_params_of((i64)(level & 0xFFFFFFFFu));

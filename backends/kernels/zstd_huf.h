@@ -23,8 +23,8 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 	GLOBAL u32 *order = tmp;          /* present symbols, rarest first */
 	GLOBAL u32 *wt = tmp + 256;       /* node weights, then depths */
 	GLOBAL u32 *parent = tmp + 768;
-	u32 m = 0, li = 0, ni, nn, maxbits = 0;
-	u32 cnt[SPZ_HUF_MAXBITS + 2], next;
+	GLOBAL u32 *cnt = parent;         /* once the depths are known */
+	u32 m = 0, li = 0, ni, nn, maxbits = 0, next;
 	i32 kraft = 0;
 	const i32 full = 1 << SPZ_HUF_MAXBITS;
 
@@ -49,16 +49,18 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 		wt[i] = freq[order[i]];
 	ni = nn = m;
 	while (nn < 2 * m - 1) {
-		u32 pick[2];
+		u32 p0, p1;
 
-		for (u32 k = 0; k < 2; k++) {
-			if (li < m && (ni >= nn || wt[li] <= wt[ni]))
-				pick[k] = li++;
-			else
-				pick[k] = ni++;
-		}
-		wt[nn] = wt[pick[0]] + wt[pick[1]];
-		parent[pick[0]] = parent[pick[1]] = nn;
+		if (li < m && (ni >= nn || wt[li] <= wt[ni]))
+			p0 = li++;
+		else
+			p0 = ni++;
+		if (li < m && (ni >= nn || wt[li] <= wt[ni]))
+			p1 = li++;
+		else
+			p1 = ni++;
+		wt[nn] = wt[p0] + wt[p1];
+		parent[p0] = parent[p1] = nn;
 		nn++;
 	}
 	/* Depths from the root down; a parent's index exceeds its
@@ -130,14 +132,18 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
  * The tree description of section 4.2.1 into desc (global, at least
  * SPZ_DESC_CAP bytes): weights of symbols 0..maxsym-1, directly when
  * maxsym <= 128, FSE-compressed when that is possible and smaller.
- * ft: the local FSE table slot to use.  Returns its size, 0 when neither
+ * ft: the FSE table area (zstd_bits.h); the weights' table is built in
+ * its SPZ_FT_HW slot.  Returns the description's size, 0 when neither
  * form can describe this tree.
  */
 DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
-			       GLOBAL u8 *desc, LOCAL u8 *ft)
+			       GLOBAL u8 *desc, LOCAL u8 *area)
 {
-	u32 direct = 0, fse = 0, nw = maxsym;
-	u32 wcount[SPZ_HUF_MAXBITS + 1], distinct = 0;
+	LOCAL u8 *ft = area + SPZ_FT_HW * SPZ_FT_BYTES;
+	/* Weight counts after the distribution in the area's scratch. */
+	LOCAL i32 *norm = SPZ_FT_NORM(area);
+	LOCAL u32 *wcount = (LOCAL u32 *)norm + 32;
+	u32 direct = 0, fse = 0, nw = maxsym, distinct = 0;
 
 	if (nw <= 128)
 		direct = 1 + (nw + 1) / 2;
@@ -152,9 +158,8 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 	 * next-to-last one's state, and with one symbol no state reads any
 	 * bit.  And three weights or more (RFC 8878 4.2.1.2). */
 	if (distinct >= 2 && nw >= 3) {
-		i32 norm[SPZ_HUF_MAXBITS + 1], sum = 0;
+		i32 sum = 0;
 		u32 nsym = 0, top = 0;
-		u8 cells[64];
 		struct spz_bw b;
 		u32 st1, st2;
 
@@ -180,7 +185,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 			sum--;
 		}
 		norm[top] += 64 - sum;
-		spz_ft_build(ft, norm, nsym, 6, cells);
+		spz_ft_build(ft, norm, nsym, 6, SPZ_FT_CELLS(area));
 		spz_bw_init(&b, 1, SPZ_DESC_CAP < 128 ? SPZ_DESC_CAP : 128);
 		spz_ncount_write(&b, desc, norm, nsym, 6);
 		/*
@@ -192,14 +197,15 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		 */
 		{
 			u32 last = nw - 1;
-			u32 *sa = (last & 1) ? &st2 : &st1;
-			u32 *sb = (last & 1) ? &st1 : &st2;
 			u32 wl = len[last] ? maxbits + 1 - len[last] : 0;
 			u32 wp = len[last - 1] ? maxbits + 1 - len[last - 1]
 					       : 0;
+			u32 fl = spz_ft_first(ft, wl), fp = spz_ft_first(ft, wp);
 
-			*sa = spz_ft_first(ft, wl);
-			*sb = spz_ft_first(ft, wp);
+			/* No pointers to the states: private variables
+			 * whose address is taken go to a GPU's stack. */
+			st1 = (last & 1) ? fp : fl;
+			st2 = (last & 1) ? fl : fp;
 		}
 		for (u32 i = nw - 2; i-- > 0;) {
 			u32 w = len[i] ? maxbits + 1 - len[i] : 0;

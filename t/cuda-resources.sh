@@ -1,0 +1,81 @@
+#!/bin/sh
+# cuda-resources.sh - what the kernels cost a GPU, read from ptxas (issue
+# 26): the kernel source is compiled for sm_90 with -Xptxas -v, and
+#   - each encoder (sp_codec_zstd, sp_codec_blosc, sp_codec_gzip) holds
+#     at most 128 registers per work-item and no stack frame (an indexed
+#     private array or a spill is local memory: slow, and per thread);
+#   - sp_scatter has no stack frame;
+#   - every kernel of kernel-list.h is reported.
+# The figures of every kernel follow as comments.  Needs no GPU, only the
+# nvcc configure found; skips without one.
+. "${top_srcdir:-.}/t/lib.sh"
+[ -n "$SHARDPIPE_NVCC" ] ||
+	skip_all "nvcc not configured (configure found no CUDA toolkit)"
+[ -x "$SHARDPIPE_NVCC" ] ||
+	skip_all "configured nvcc $SHARDPIPE_NVCC is not executable"
+src=${top_srcdir:-.}/backends
+kernels=$(sed -n 's/^[	 ]*X(\(sp_[a-z0-9_]*\),.*/\1/p' \
+	"$src/kernels/kernel-list.h")
+[ -n "$kernels" ] || skip_all "no kernels found in kernel-list.h"
+"$SHARDPIPE_NVCC" --list-gpu-code 2> /dev/null | grep -qx sm_90 ||
+	skip_all "$SHARDPIPE_NVCC does not target sm_90"
+scratch cudares
+
+# A compile error is a failure, not a skip: the kernels must build.
+if ! "$SHARDPIPE_NVCC" -I"$src/kernels" -gencode arch=compute_90,code=sm_90 \
+	-Xptxas -v -c -o "$tmp/k.o" "$src/cuda/kernels.cu" \
+	> "$tmp/log" 2>&1; then
+	echo "Bail out! nvcc failed on the kernels for sm_90:"
+	sed 's/^/# /' "$tmp/log"
+	exit 1
+fi
+
+# One line per kernel: "NAME REGISTERS STACK SPILL_STORES SPILL_LOADS".
+# ptxas prints the stack line, then the register line, after naming the
+# entry function.
+awk '
+	/Compiling entry function/ {
+		f = $0; sub(/^[^'\'']*'\''/, "", f); sub(/'\''.*/, "", f)
+	}
+	/bytes stack frame/ { st = $1; ss = $5; sl = $9 }
+	/Used [0-9]+ registers/ {
+		for (i = 1; i <= NF; i++) if ($i == "Used") r = $(i + 1)
+		if (f != "") print f, r, st, ss, sl
+		f = ""
+	}' "$tmp/log" > "$tmp/res"
+
+plan $(($(echo "$kernels" | wc -l) + 7))
+diag "kernel registers stack spill-stores spill-loads (sm_90)"
+sed 's/^/#   /' "$tmp/res"
+for k in $kernels; do
+	grep -q "^$k " "$tmp/res"
+	ok $? "ptxas reports $k"
+done
+field() { awk -v k="$1" -v i="$2" '$1 == k { print $i }' "$tmp/res"; }
+# todo CONDITION-EXIT-STATUS DESCRIPTION REASON: a known shortfall, reported
+# as TAP TODO (visible in the log, not a failure) until it is met.
+todo() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2 # TODO $3"
+	else
+		echo "not ok $tap_n - $2 # TODO $3"
+	fi
+}
+for k in sp_codec_zstd sp_codec_blosc sp_codec_gzip; do
+	r=$(field $k 2) st=$(field $k 3)
+	[ -n "$r" ] && [ "$r" -le 128 ]
+	ok $? "$k: ${r:-no} registers, at most 128"
+	if [ $k = sp_codec_gzip ]; then
+		# defl_chunk keeps its whole scratch map and every phase's
+		# state live at once: ptxas spills a few words at 128
+		# registers until the chunk is split into steps (issue 26).
+		[ "$st" = 0 ]
+		todo $? "$k: no stack frame (${st:-?} bytes)" \
+			"gzip spills at 128 registers (issue 26)"
+	else
+		is "$st" 0 "$k: no stack frame"
+	fi
+done
+is "$(field sp_scatter 3)" 0 "sp_scatter: no stack frame"
+done_testing
