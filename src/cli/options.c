@@ -361,7 +361,14 @@ static void shard_warnings(const shardpipe_desc *desc)
 {
 	double raw = (double)shardpipe_dtype_size(desc->dtype), data = raw;
 	double entries = 1;
+	uint64_t chunk_bytes = shardpipe_dtype_size(desc->dtype);
 
+	/* A chunk whose size overflows is the library's to refuse; warning
+	 * about its shards first would only confuse. */
+	for (int d = 0; d < desc->rank; d++)
+		if (__builtin_mul_overflow(chunk_bytes, desc->dims[d].chunk,
+					   &chunk_bytes))
+			return;
 	for (int d = 0; d < desc->rank; d++) {
 		const shardpipe_dim *m = &desc->dims[d];
 		double elems = (double)m->chunk * (double)m->chunks_per_shard;

@@ -228,9 +228,11 @@ int cli_write(int argc, char **argv)
 		if (__builtin_mul_overflow(row_bytes, desc.dims[d].size,
 					   &row_bytes))
 			row_bytes = 0; /* the library refuses the shape */
+	/* An array too large to count in bytes is the library's to refuse,
+	 * with its message: no length check before that. */
 	if (desc.dims[0].size != 0 &&
 	    __builtin_mul_overflow(row_bytes, desc.dims[0].size, &capacity))
-		capacity = UINT64_MAX;
+		row_bytes = 0;
 	in = strcmp(input, "-") == 0 ? stdin : fopen(input, "rb");
 	if (in == NULL) {
 		cli_error("write: %s: %s", input, strerror(errno));

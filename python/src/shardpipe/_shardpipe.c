@@ -15,20 +15,6 @@
 
 #include <shardpipe.h>
 
-/*
- * The reader's region read with the output's capacity.  The library is
- * gaining that argument (shardpipe_reader_read(r, start, count, out,
- * out_bytes)); until it has, the capacity is checked here, before the call.
- * After the change, the body becomes:
- *     return shardpipe_reader_read(r, start, count, out, out_bytes);
- */
-static int reader_read(shardpipe_reader *r, const uint64_t *start,
-		       const uint64_t *count, void *out, size_t out_bytes)
-{
-	(void)out_bytes;
-	return shardpipe_reader_read(r, start, count, out);
-}
-
 /* Appends are cut into spans of this size so that Ctrl-C is seen between
  * them; far above the library's batch, so the cut costs nothing. */
 #define APPEND_SPAN ((size_t)64 << 20)
@@ -803,7 +789,8 @@ static PyObject *reader_read_into(ReaderObject *self, PyObject *args)
 	}
 	Py_BEGIN_ALLOW_THREADS
 	PyThread_acquire_lock(self->lock, WAIT_LOCK);
-	rc = reader_read(self->r, start, count, view.buf, (size_t)view.len);
+	rc = shardpipe_reader_read(self->r, start, count, view.buf,
+				  (size_t)view.len);
 	PyThread_release_lock(self->lock);
 	Py_END_ALLOW_THREADS
 	PyBuffer_Release(&view);
