@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cliinput
 test_seed
-plan 73
+plan 76
 
 # has FILE TEXT: FILE contains TEXT (fixed string).
 has() { grep -q -F -e "$2" "$1"; }
@@ -212,4 +212,15 @@ cksum "$tmp/sum.zarr/zarr.json" | cmp -s - "$tmp/before" &&
 ok $? "and leaves it untouched"
 "$SP" demo --frames 1 --overwrite "$tmp/sum.zarr" > /dev/null 2>&1
 ok $? "demo --overwrite replaces it"
+# A directory that holds the user's files and no store is refused, with
+# or without --overwrite, and nothing in it changes.
+mkdir "$tmp/notes" && echo mine > "$tmp/notes/notes.txt"
+printf '0123456789abcdef' |
+	"$SP" write --shape 16 --chunk 4 --chunks-per-shard 2 "$tmp/notes" 2> "$tmp/err"
+is $? 2 "write into a directory holding files and no zarr.json exits 2"
+has "$tmp/err" "$tmp/notes"
+ok $? "and names the directory"
+[ "$(ls -A "$tmp/notes")" = notes.txt ] &&
+	[ "$(cat "$tmp/notes/notes.txt")" = mine ]
+ok $? "and leaves only the user's file, unchanged"
 done_testing
