@@ -52,7 +52,7 @@ typedef enum shardpipe_error {
 	SHARDPIPE_ERR_LEVEL = 9,            /* level out of the codec's range */
 	SHARDPIPE_ERR_BACKEND = 10,         /* unknown or unusable backend */
 	SHARDPIPE_ERR_PATH = 11,            /* path cannot hold a store */
-	SHARDPIPE_ERR_EXISTS = 12,          /* path already holds a store */
+	SHARDPIPE_ERR_EXISTS = 12,          /* path holds a store or other files */
 	SHARDPIPE_ERR_NOMEM = 13,           /* an allocation failed */
 	SHARDPIPE_ERR_IO = 14,              /* a read or write failed (EIO, ...) */
 	SHARDPIPE_ERR_NOSPACE = 15,         /* the filesystem is full (ENOSPC) */
