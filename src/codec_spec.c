@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closest.h"
 #include "common.h"
-
-#define CODEC_SYNTAX                                                          \
-	"none, zstd[:LEVEL[:checksum]], gzip[:LEVEL] or "                     \
-	"blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] (CNAME zstd, lz4, "      \
-	"lz4hc, blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle)"
 
 /* A signed decimal integer filling all of s (a level or a block size). */
 static int parse_int(const char *s, size_t len, long lo, long hi, long *out)
@@ -42,15 +38,36 @@ static int pick(const char *s, size_t len, const char *const *names, int n)
 	return -1;
 }
 
-/* Refuse spec, naming field k (1-based) and what is wrong with it. */
-static int bad_field(const char *spec, int k, const char *field, size_t len,
-		     const char *why)
+/* Refuse spec: field k (1-based, len bytes) is not one of names; the
+ * message offers the closest of them. */
+static int bad_word(const char *spec, const char *what, int k,
+		    const char *field, size_t len, const char *const *names,
+		    int n)
+{
+	const char *near = sp_closest(field, len, names, n);
+	char list[128] = "", msg[512];
+
+	for (int i = 0; i < n; i++) {
+		strcat(list, names[i]);
+		strcat(list, i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+	}
+	snprintf(msg, sizeof(msg), "\"%s\": unknown %s \"%.*s\" (field %d)"
+		 "%s%s%s (%s)", spec, what, (int)len, field, k,
+		 near ? "; did you mean \"" : "", near ? near : "",
+		 near ? "\"?" : "", list);
+	sp_last_error_set(msg);
+	return SHARDPIPE_ERR_CODEC;
+}
+
+/* Refuse spec: field k is not a whole number in range, or is more than
+ * the codec takes. */
+static int bad_field(const char *spec, const char *what, int k,
+		     const char *field, size_t len, const char *why)
 {
 	char msg[512];
 
-	snprintf(msg, sizeof(msg),
-		 "codec \"%s\": field %d \"%.*s\" %s (the forms are "
-		 CODEC_SYNTAX ")", spec, k, (int)len, field, why);
+	snprintf(msg, sizeof(msg), "\"%s\": %s \"%.*s\" (field %d) %s", spec,
+		 what, (int)len, field, k, why);
 	sp_last_error_set(msg);
 	return SHARDPIPE_ERR_CODEC;
 }
@@ -66,6 +83,10 @@ static int parse(const char *s, shardpipe_desc *desc)
 	static const char *const shuffles[] = {
 		"noshuffle", "shuffle", "bitshuffle",
 	};
+	static const char *const flags[] = { "checksum" };
+	static const char *const takes[] = {
+		"no fields", "a level and \"checksum\"", "a level",
+	};
 	const char *field[6];
 	size_t len[6];
 	int n = 0, k;
@@ -76,8 +97,9 @@ static int parse(const char *s, shardpipe_desc *desc)
 		const char *colon = strchr(p, ':');
 
 		if (n == 5)
-			return bad_field(s, 6, p, strlen(p),
-					 "is one too many");
+			return bad_field(s, "value", 6, p, strlen(p),
+					 "is one too many: more than 5 fields "
+					 "separated by ':'");
 		field[n] = p;
 		len[n++] = colon ? (size_t)(colon - p) : strlen(p);
 		if (colon == NULL)
@@ -85,34 +107,48 @@ static int parse(const char *s, shardpipe_desc *desc)
 		p = colon;
 	}
 	k = pick(field[0], len[0], codecs, 4);
-	if (k < 0)
-		return bad_field(s, 1, field[0], len[0],
-				 "is not a codec (none, zstd, gzip "
-				 "or blosc)");
+	if (k < 0) {
+		/* "zstd=3" or "zstd,3": the level after the wrong separator. */
+		size_t word = strcspn(field[0], "=,; ");
+		char msg[512];
+
+		if (word < len[0] && pick(field[0], word, codecs, 4) >= 0) {
+			snprintf(msg, sizeof(msg), "\"%s\": fields are "
+				 "separated by ':', as in \"%.*s:%.*s\"", s,
+				 (int)word, field[0], (int)(len[0] - word - 1),
+				 field[0] + word + 1);
+			sp_last_error_set(msg);
+			return SHARDPIPE_ERR_CODEC;
+		}
+		return bad_word(s, "codec", 1, field[0], len[0], codecs, 4);
+	}
 	desc->codec = (shardpipe_codec)k;
 	desc->level = 1;
 	desc->zstd_checksum = 0;
 	if (desc->codec == SHARDPIPE_CODEC_ZSTD && n == 3) {
 		/* zstd:LEVEL:checksum */
-		if (len[2] != 8 || strncmp(field[2], "checksum", 8) != 0)
-			return bad_field(s, 3, field[2], len[2],
-					 "is not \"checksum\"");
+		if (pick(field[2], len[2], flags, 1) < 0)
+			return bad_word(s, "zstd flag", 3, field[2], len[2],
+					flags, 1);
 		desc->zstd_checksum = 1;
 		n = 2;
 	}
 	if (desc->codec != SHARDPIPE_CODEC_BLOSC) {
 		/* none, zstd[:LEVEL[:checksum]], gzip[:LEVEL]; ranges are
 		 * checked at open, with the codec's own message. */
-		if (n > 2)
-			return bad_field(s, n, field[n - 1], len[n - 1],
-					 "is one too many");
-		if (n == 2 && desc->codec == SHARDPIPE_CODEC_NONE)
-			return bad_field(s, 2, field[1], len[1],
-					 "is one too many (none takes no fields)");
+		if (n > 2 || (n == 2 && desc->codec == SHARDPIPE_CODEC_NONE)) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "is one too many: %s takes "
+				 "%s", codecs[k], takes[k]);
+			return bad_field(s, "value", n, field[n - 1],
+					 len[n - 1], why);
+		}
 		if (n == 2) {
 			if (parse_int(field[1], len[1], -1000, 1000, &v) != 0)
-				return bad_field(s, 2, field[1], len[1],
-						 "is not a level (an integer)");
+				return bad_field(s, "level", 2, field[1],
+						 len[1], "is not a whole "
+						 "number in range");
 			desc->level = (int)v;
 		}
 		return SHARDPIPE_OK;
@@ -124,33 +160,28 @@ static int parse(const char *s, shardpipe_desc *desc)
 	if (n > 1) {
 		k = pick(field[1], len[1], cnames, 5);
 		if (k < 0)
-			return bad_field(s, 2, field[1], len[1],
-					 "is not a blosc compressor (zstd, "
-					 "lz4, "
-					 "lz4hc, blosclz or zlib)");
+			return bad_word(s, "blosc compressor", 2, field[1],
+					len[1], cnames, 5);
 		desc->blosc_cname = (shardpipe_blosc_cname)k;
 	}
 	if (n > 2) {
 		if (parse_int(field[2], len[2], -1000, 1000, &v) != 0)
-			return bad_field(s, 3, field[2], len[2],
-					 "is not a level (an integer)");
+			return bad_field(s, "level", 3, field[2], len[2],
+					 "is not a whole number in range");
 		desc->level = (int)v;
 	}
 	if (n > 3) {
 		k = pick(field[3], len[3], shuffles, 3);
 		if (k < 0)
-			return bad_field(s, 4, field[3], len[3],
-					 "is not a shuffle (noshuffle, "
-					 "shuffle or "
-					 "bitshuffle)");
+			return bad_word(s, "shuffle", 4, field[3], len[3],
+					shuffles, 3);
 		desc->blosc_shuffle = (shardpipe_blosc_shuffle)k;
 	}
 	if (n > 4) {
 		if (parse_int(field[4], len[4], 0, 0x7fffffffL, &v) != 0)
-			return bad_field(s, 5, field[4], len[4],
-					 "is not a block size in bytes "
-					 "(0 .. "
-					 "2147483647)");
+			return bad_field(s, "block size", 5, field[4], len[4],
+					 "is not a whole number in range "
+					 "(0 .. 2147483647)");
 		desc->blosc_blocksize = (uint32_t)v;
 	}
 	return SHARDPIPE_OK;

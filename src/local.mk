@@ -17,7 +17,7 @@ libshardpipe_core_la_SOURCES = \
 	src/store_fs.c src/store_fs.h \
 	src/stream.c \
 	src/backend.c src/backend.h \
-	src/codec.c src/codec.h src/codec_spec.c \
+	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
 
@@ -32,6 +32,6 @@ libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/read.c src/cli/demo.c \
-	src/cli/conform.c bench/bench.c
+	src/cli/conform.c bench/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
 shardpipe_LDADD = libshardpipe.la -lm

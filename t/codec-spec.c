@@ -37,14 +37,14 @@ int main(void)
 	/* A bad string and the field text the message must quote. */
 	static const char *const bad[][2] = {
 		{ "zstdx", "\"zstdx\"" },
-		{ "zstd:x", "field 2 \"x\"" },
-		{ "zstd:1:check", "field 3 \"check\"" },
-		{ "gzip:1:2", "field 3 \"2\"" },
-		{ "blosc:snappy", "field 2 \"snappy\"" },
-		{ "blosc:zstd:1:byteshuffle", "field 4 \"byteshuffle\"" },
-		{ "blosc:zstd:1:shuffle:-5", "field 5 \"-5\"" },
-		{ "blosc:zstd:1:shuffle:0:9", "field 6" },
-		{ "", "field 1" },
+		{ "zstd:x", "\"x\" (field 2)" },
+		{ "zstd:1:check", "\"check\" (field 3)" },
+		{ "gzip:1:2", "\"2\" (field 3)" },
+		{ "blosc:snappy", "\"snappy\" (field 2)" },
+		{ "blosc:zstd:1:byteshuffle", "\"byteshuffle\" (field 4)" },
+		{ "blosc:zstd:1:shuffle:-5", "\"-5\" (field 5)" },
+		{ "blosc:zstd:1:shuffle:0:9", "(field 6)" },
+		{ "", "(field 1)" },
 	};
 	size_t ng = sizeof(good) / sizeof(good[0]);
 	size_t nb = sizeof(bad) / sizeof(bad[0]);

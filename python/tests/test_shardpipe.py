@@ -228,9 +228,9 @@ def test_refusals(tmp_path):
     assert shardpipe.open(p).shape == (6, 16, 16)
 
     bad = [
-        (dict(codec="zstd:x"), 'field 2 "x" is not a level'),
-        (dict(codec="blosc:snappy"), 'field 2 "snappy"'),
-        (dict(codec="lzma"), 'field 1 "lzma" is not a codec'),
+        (dict(codec="zstd:x"), 'level "x" .field 2. is not a whole number'),
+        (dict(codec="blosc:snappy"), 'compressor "snappy" .field 2.'),
+        (dict(codec="lzma"), 'unknown codec "lzma" .field 1.'),
         (dict(codec="zstd:99"), "level"),
         (dict(dtype="complex64"), "complex64"),
         (dict(dtype="int12"), "not a data type"),

@@ -58,28 +58,18 @@ int cli_parse_list(const char *s, uint64_t *out);
  * Parse a --codec value into desc's codec, level and blosc fields: "none",
  * "zstd[:LEVEL[:checksum]]", "gzip[:LEVEL]" or
  * "blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]]" (defaults zstd, 1,
- * shuffle, 0 = automatic).  Returns 0, or -1 after printing which field
- * does not parse and the closest valid word; level ranges and what this
- * build's c-blosc has are the library's to check.
+ * shuffle, 0 = automatic), through the library's
+ * shardpipe_desc_set_codec().  Returns 0, or -1 after printing the
+ * library's message (the field at fault and the closest valid word);
+ * level ranges and what this build's c-blosc has are checked at open.
  */
 int cli_parse_codec(const char *s, shardpipe_desc *desc);
-/* The accepted forms, for messages. */
-#define CLI_CODEC_SYNTAX                                                      \
-	"none, zstd[:LEVEL[:checksum]], gzip[:LEVEL] or "                     \
-	"blosc[:CNAME[:LEVEL[:SHUFFLE[:BLOCKSIZE]]]] (CNAME zstd, lz4, "      \
-	"lz4hc, blosclz or zlib; SHUFFLE noshuffle, shuffle or bitshuffle)"
-
 /* *out = a * b; 0 when that overflows.  Every size product the program
  * forms from a store's or the user's numbers goes through here. */
 static inline int cli_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
 {
 	return !__builtin_mul_overflow(a, b, out);
 }
-
-/* The word of names[0..n-1] closest to the len-byte s, or NULL when none
- * is near enough to be a typo of it. */
-const char *cli_closest(const char *s, size_t len, const char *const *names,
-			int n);
 
 /* Print "shardpipe: " and the message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

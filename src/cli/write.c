@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "closest.h"
 
 static void write_usage(FILE *f)
 {
@@ -197,7 +198,7 @@ int cli_write(int argc, char **argv)
 		} else if (strcmp(argv[i], "--quiet") == 0) {
 			quiet = 1;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			const char *near = cli_closest(argv[i],
+			const char *near = sp_closest(argv[i],
 				strcspn(argv[i], "="), write_opts,
 				(int)(sizeof(write_opts) / sizeof(*write_opts)));
 
