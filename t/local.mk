@@ -22,7 +22,7 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu t/sink
+	t/roundtrip-cpu t/sink t/fill-empty
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -42,5 +42,7 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 SH_TESTS = t/cli.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
+t_fill_empty_LDADD = $(TEST_LDADD)
+t_fill_empty_LDFLAGS = $(TEST_LDFLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LDFLAGS)

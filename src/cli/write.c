@@ -13,7 +13,9 @@ static void write_usage(FILE *f)
 		"[--dtype T] [--codec C]\n"
 		"         [--names A,B,..] [--index-location start|end] "
 		"[--input FILE|-]\n"
-		"         [--backend B] [--threads N] [--overwrite] OUT.zarr\n\n"
+		"         [--backend B] [--threads N] [--overwrite]\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable] "
+		"OUT.zarr\n\n"
 		"Streams raw row-major array bytes (stdin by default) into a "
 		"sharded Zarr v3 store.\n"
 		"  --shape S         sizes, slowest dim first; 0 in dim 0 = "
@@ -41,7 +43,16 @@ static void write_usage(FILE *f)
 		"  --backend B       auto, cpu, reference, opencl, cuda "
 		"(SHARDPIPE_BACKEND overrides)\n"
 		"  --threads N       worker threads, 0 = every core (default)\n"
-		"  --overwrite       replace a store already at OUT.zarr\n");
+		"  --overwrite       replace a store already at OUT.zarr\n"
+		"  --fill-value V    the fill value (default 0): an integer, "
+		"true/false,\n"
+		"                    or a float, nan, inf, -inf\n"
+		"  --write-empty-chunks  store chunks that are all fill value "
+		"too (default: leave\n"
+		"                    them and shards of only such chunks out)\n"
+		"  --durable         fsync every shard, directory and zarr.json "
+		"before zarr.json\n"
+		"                    advertises it\n");
 }
 
 int cli_write(int argc, char **argv)
