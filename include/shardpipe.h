@@ -316,6 +316,11 @@ typedef struct shardpipe_stats {
 	double seconds_aggregate; /* aggregate and fetch */
 	double seconds_write;     /* shard index, serialization, store */
 	uint64_t pool_bytes;      /* memory planned for staging and pools */
+	/* Appends and skips that waited for the pipeline (a free staging
+	 * buffer, room in its queue, or a batch scattered from the
+	 * caller's span), and the seconds they waited in all. */
+	uint64_t appends_blocked;
+	double seconds_blocked;
 } shardpipe_stats;
 
 SHARDPIPE_API int shardpipe_stream_stats(const shardpipe_stream *s,

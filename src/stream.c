@@ -66,6 +66,7 @@ struct shardpipe_stream {
 	size_t staged;           /* bytes of the current batch received */
 	int sticky;              /* first failure, returned ever after */
 	struct sp_err err;
+	double waited;           /* seconds this append waited (under mu) */
 
 	/* Pipeline thread. */
 	uint8_t *empty;          /* K * M flags by position, or NULL when
@@ -575,6 +576,16 @@ static void to_little_endian(uint8_t *p, uint64_t nbytes, unsigned esize)
 		}
 }
 
+/* Caller's thread, under mu: wait on the condition variable, counting
+ * the time as this append's back-pressure. */
+static void caller_wait(struct shardpipe_stream *s)
+{
+	double t0 = now();
+
+	pthread_cond_wait(&s->cv, &s->mu);
+	s->waited += now() - t0;
+}
+
 /* Caller's thread: queue a batch of `epochs` complete epochs; returns its
  * ticket (the value of `scattered` once its input is consumed). */
 static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
@@ -589,7 +600,7 @@ static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
 
 	pthread_mutex_lock(&s->mu);
 	while (s->q_len == QCAP)
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	j = &s->q[(s->q_head + s->q_len) % QCAP];
 	j->data = data;
 	j->buf = buf;
@@ -619,7 +630,7 @@ static int take_buffer(struct shardpipe_stream *s, int wait)
 		k = -1;
 		if (!wait)
 			break;
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return k;
@@ -839,7 +850,7 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
 	ticket = submit(s, src, -1, s->plan.K);
 	pthread_mutex_lock(&s->mu);
 	while (s->scattered < ticket)
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	pthread_mutex_unlock(&s->mu);
 	return check_async(s);
 }
@@ -885,8 +896,7 @@ static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 	pthread_mutex_unlock(&s->mu);
 }
 
-int shardpipe_stream_append(shardpipe_stream *s, const void *data,
-			    size_t nbytes)
+static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 {
 	const struct plan *p;
 	const uint8_t *src = data;
@@ -999,6 +1009,30 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	return SHARDPIPE_OK;
 }
 
+/* Count an append or skip that waited for the pipeline. */
+static void count_wait(struct shardpipe_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->waited > 0) {
+		s->stats.appends_blocked++;
+		s->stats.seconds_blocked += s->waited;
+		s->waited = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+int shardpipe_stream_append(shardpipe_stream *s, const void *data,
+			    size_t nbytes)
+{
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	rc = append_span(s, data, nbytes);
+	count_wait(s);
+	return rc;
+}
+
 int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 {
 	const struct plan *p;
@@ -1022,12 +1056,15 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 		n = p->size[0] * p->row_bytes - in;
 	while (n > 0) {
 		size_t take = n < FILL_BLOCK ? (size_t)n : FILL_BLOCK;
-		int rc = shardpipe_stream_append(s, s->fill_block, take);
+		int rc = append_span(s, s->fill_block, take);
 
-		if (rc != SHARDPIPE_OK)
+		if (rc != SHARDPIPE_OK) {
+			count_wait(s);
 			return rc;
+		}
 		n -= take;
 	}
+	count_wait(s);
 	if (p->size[0] != 0 && nbytes > p->size[0] * p->row_bytes - in)
 		return sp_err_set(&s->err, SHARDPIPE_ERR_BEYOND_END,
 				  "dim 0: skip reaches past its size %llu; "
