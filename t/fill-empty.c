@@ -410,6 +410,38 @@ static void empty_chunks(const char *tmp, uint64_t *rng)
 	free(a);
 }
 
+/* A skip writes the same store as appending the fill bytes it stands for:
+ * so the readers' checks of stores with fill regions (t/readers-fill.sh)
+ * cover skipped spans too. */
+static void skip_same_as_fill(const char *tmp, uint64_t *rng)
+{
+	size_t n = (size_t)NT * D1 * D2;
+	float *a = test_xmalloc(n * sizeof(float));
+	char dir[2][512];
+	shardpipe_desc d;
+	shardpipe_stream *s = NULL;
+	int rc, files = 0;
+
+	make_input(a, -1.5f, rng);
+	snprintf(dir[0], sizeof(dir[0]), "%s/skip-a.zarr", tmp);
+	snprintf(dir[1], sizeof(dir[1]), "%s/skip-b.zarr", tmp);
+	describe(&d, "cpu", -1.5f, SHARDPIPE_CODEC_ZSTD);
+	rc = write_store(dir[0], &d, a);
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_open(&s, dir[1], &d);
+	if (rc == SHARDPIPE_OK) {
+		rc = shardpipe_stream_append(s, a, n * sizeof(float));
+		if (shardpipe_stream_close(s) != SHARDPIPE_OK)
+			rc = SHARDPIPE_ERR_IO;
+	}
+	if (rc == SHARDPIPE_OK && !test_same_tree(dir[0], dir[1], &files))
+		rc = SHARDPIPE_ERR_IO;
+	ok(rc == SHARDPIPE_OK,
+	   "a skip writes the same store as appending its fill bytes (%d "
+	   "files)", files);
+	free(a);
+}
+
 static void skips(const char *tmp)
 {
 	char dir[512];
@@ -500,6 +532,7 @@ int main(void)
 	fill_values(tmp);
 	empty_chunks(tmp, &rng);
 	skips(tmp);
+	skip_same_as_fill(tmp, &rng);
 	refusals(tmp);
 	durable(tmp, &rng);
 	test_rmtree(tmp);
