@@ -114,7 +114,14 @@ int cli_write(int argc, char **argv)
 	buf = malloc(bufsize);
 	progress = isatty(STDERR_FILENO);
 	while (buf != NULL) {
-		size_t n = fread(buf, 1, bufsize, in);
+		/* Whatever has arrived, not a full buffer: a pipe fed frame
+		 * by frame (a camera) is appended, and its shards become
+		 * visible, as the frames come. */
+		ssize_t got = read(fileno(in), buf, bufsize);
+		size_t n = got > 0 ? (size_t)got : 0;
+
+		if (got < 0 && errno == EINTR)
+			continue;
 
 		if (n > 0) {
 			rc = shardpipe_stream_append(s, buf, n);
@@ -133,9 +140,10 @@ int cli_write(int argc, char **argv)
 				(unsigned long long)st.shards_written,
 				(double)st.bytes_in / 1e9 / (last - t0));
 		}
-		if (n < bufsize) {
-			if (ferror(in)) {
-				cli_error("write: %s: read error", input);
+		if (got <= 0) {
+			if (got < 0) {
+				cli_error("write: %s: read error: %s", input,
+					  strerror(errno));
 				status = CLI_EXIT_FAIL;
 			}
 			break;
