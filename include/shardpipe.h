@@ -199,6 +199,11 @@ typedef struct shardpipe_desc {
 	 * before the next zarr.json can advertise it (see "Durability" in
 	 * shardpipe(3)).  Default 0.  Ignored by sinks. */
 	int durable;
+	/* Bytes the stream's staging, backend pools and shard sets may
+	 * plan for (shardpipe_stats.pool_bytes); 0 (default) = no cap.  A
+	 * cap lowers the epochs per batch until the pools fit; open refuses
+	 * with SHARDPIPE_ERR_NOMEM when even one epoch a batch does not. */
+	uint64_t max_memory;
 } shardpipe_desc;
 
 /*

@@ -80,6 +80,8 @@ static int fill_settings(struct plan *p, const shardpipe_desc *desc,
 		p->write_empty_chunks = desc->write_empty_chunks != 0;
 	if (DESC_HAS(desc, durable))
 		p->durable = desc->durable != 0;
+	if (DESC_HAS(desc, max_memory))
+		p->max_memory = desc->max_memory;
 	SP_RETURN_IF(p->dtype == SHARDPIPE_DTYPE_BOOL && p->fill[0] > 1, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fill_value %u is not a bool (0 or 1)", p->fill[0]);

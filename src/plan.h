@@ -92,6 +92,7 @@ struct plan {
 	uint8_t fill_le[8];
 	int write_empty_chunks;
 	int durable;
+	uint64_t max_memory;      /* 0: no cap */
 };
 
 /*

@@ -700,6 +700,34 @@ static int start_threads(struct shardpipe_stream *s)
 	return SHARDPIPE_OK;
 }
 
+/* Staging buffers, the backend's pools (as it reports them, or chunks,
+ * compressed slots and aggregated), and the shard sets at their worst
+ * case: every chunk of a shard epoch at slot capacity.  bctx NULL: the
+ * generic estimate, before the backend is open. */
+static uint64_t pools(const struct shardpipe_stream *s, int nstage)
+{
+	const struct plan *p = &s->plan;
+	uint64_t n = (uint64_t)nstage * p->batch_bytes +
+		     NSETS * p->cps[0] * p->M * p->slot_capacity;
+
+	if (s->bctx != NULL && s->be->pool_bytes != NULL)
+		return n + s->be->pool_bytes(s->bctx);
+	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
+}
+
+/* Lower the epochs per batch until the generic estimate of the pools fits
+ * the plan's max_memory (backends size their pools from K). */
+static void cap_batch(struct shardpipe_stream *s)
+{
+	struct plan *p = &s->plan;
+
+	while (p->max_memory != 0 && p->K > 1 &&
+	       pools(s, NSTAGE_MAX) > p->max_memory) {
+		p->K = (p->K + 1) / 2;
+		p->batch_bytes = p->K * p->epoch_bytes;
+	}
+}
+
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc)
 {
@@ -731,6 +759,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
 	if (rc == SHARDPIPE_OK)
+		cap_batch(s);
+	if (rc == SHARDPIPE_OK)
 		rc = backend_find(backend, &s->be, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = s->be->open(&s->plan, &s->bctx, &s->err);
@@ -740,6 +770,16 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	}
 	if (rc == SHARDPIPE_OK)
 		s->nstage = s->be->run_batch != NULL ? 2 : 1;
+	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
+	    pools(s, s->nstage) > s->plan.max_memory)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+				"max_memory %llu bytes: the pools need %llu "
+				"bytes even with %llu epoch(s) of %llu bytes a "
+				"batch",
+				(unsigned long long)s->plan.max_memory,
+				(unsigned long long)pools(s, s->nstage),
+				(unsigned long long)s->plan.K,
+				(unsigned long long)s->plan.epoch_bytes);
 	for (int k = 0; k < s->nstage && rc == SHARDPIPE_OK; k++) {
 		s->staging[k] = malloc(s->plan.batch_bytes);
 		s->stage_free[k] = 1;
@@ -778,18 +818,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		stream_free(s);
 		return rc;
 	}
-	/* Staging buffers, the backend's pools (as it reports them, or
-	 * chunks, compressed slots and aggregated), and the shard sets at
-	 * their worst case: every chunk of a shard epoch at slot capacity. */
-	s->stats.pool_bytes =
-		(uint64_t)s->nstage * s->plan.batch_bytes +
-		NSETS * s->plan.cps[0] * s->plan.M * s->plan.slot_capacity;
-	if (s->be->pool_bytes != NULL)
-		s->stats.pool_bytes += s->be->pool_bytes(s->bctx);
-	else
-		s->stats.pool_bytes += s->plan.K * s->plan.M *
-				       (s->plan.chunk_bytes +
-					2 * s->plan.slot_capacity);
+	s->stats.pool_bytes = pools(s, s->nstage);
 	*out = s;
 	return SHARDPIPE_OK;
 }
