@@ -54,6 +54,8 @@ static void bench_usage(FILE *f)
 		"  --dtype T       element type (default uint16)\n"
 		"  --shape, --chunk, --shard, --names, --index-location\n"
 		"                  any other geometry, as for write\n"
+		"  --fill-value, --write-empty-chunks, --durable\n"
+		"                  as for write (--durable needs --output)\n"
 		"  --rows N        append N rows of dim 0 (default: the "
 		"workload's size)\n"
 		"  --unbounded     declare dim 0 unbounded (size 0)\n"
@@ -159,6 +161,66 @@ static void json_list(const char *key, const shardpipe_desc *d, int which)
 	printf("], ");
 }
 
+/*
+ * Per-append latency of one run: every append's wall time (up to
+ * LAT_MAX of them), and from the library the appends that waited for the
+ * pipeline.  p50/p99/max are of the recorded ones.
+ */
+#define LAT_MAX (1u << 24)
+struct latency {
+	double *t;
+	uint64_t n, cap, span;
+	double p50, p99, max;
+	uint64_t blocked;
+	double seconds_blocked;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile q of the n sorted times. */
+static double rank_at(const double *t, uint64_t n, double q)
+{
+	uint64_t k = (uint64_t)(q * (double)n + 0.999999);
+
+	return n == 0 ? 0 : t[(k ? k : 1) - 1];
+}
+
+static void latency_summarise(struct latency *l, const shardpipe_stats *st)
+{
+	qsort(l->t, (size_t)l->n, sizeof(*l->t), cmp_double);
+	l->p50 = rank_at(l->t, l->n, 0.50);
+	l->p99 = rank_at(l->t, l->n, 0.99);
+	l->max = l->n ? l->t[l->n - 1] : 0;
+	l->blocked = st->appends_blocked;
+	l->seconds_blocked = st->seconds_blocked;
+}
+
+static void latency_text(const struct latency *l)
+{
+	printf("  latency    append p50 %.3f ms, p99 %.3f ms, max %.3f ms "
+	       "over %llu appends of %llu bytes\n",
+	       1e3 * l->p50, 1e3 * l->p99, 1e3 * l->max,
+	       (unsigned long long)l->n, (unsigned long long)l->span);
+	printf("  blocked    %llu appends waited for the pipeline, %.3f s "
+	       "in all\n",
+	       (unsigned long long)l->blocked, l->seconds_blocked);
+}
+
+static void latency_json(const struct latency *l)
+{
+	printf(", \"append_latency\": {\"appends\": %llu, \"span\": %llu, "
+	       "\"p50_ms\": %.4f, \"p99_ms\": %.4f, \"max_ms\": %.4f, "
+	       "\"blocked\": %llu, \"seconds_blocked\": %.4f}",
+	       (unsigned long long)l->n, (unsigned long long)l->span,
+	       1e3 * l->p50, 1e3 * l->p99, 1e3 * l->max,
+	       (unsigned long long)l->blocked, l->seconds_blocked);
+}
+
 struct result {
 	const char *workload, *fill, *codec_text, *backend, *output;
 	shardpipe_desc desc;
@@ -170,6 +232,7 @@ struct result {
 	uint64_t rss_base, rss_peak, rss_early, rss_mid, pattern_bytes;
 	int have_bound, repeat;
 	struct bench_bound bound;
+	struct latency lat;
 };
 
 /*
@@ -265,6 +328,7 @@ static void report_text(const struct result *r)
 						((double)r->bound.bytes / 1e9)
 				      : 0);
 	}
+	latency_text(&r->lat);
 	printf("terms (GB = 1e9 bytes, MB = 1e6; every rate is input bytes "
 	       "over that line's seconds):\n"
 	       "  stage      copying appended bytes into the pipeline's "
@@ -344,6 +408,7 @@ static void report_json(const struct result *r)
 		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0,
 		       r->bound.cpu_seconds, cpu_fraction(r));
 	}
+	latency_json(&r->lat);
 	printf("}\n");
 }
 
@@ -365,7 +430,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
  * shard epochs shows as a difference between them and the final one. */
 static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		      uint64_t total, uint64_t span, uint64_t early_bytes,
-		      uint64_t hwm[2])
+		      uint64_t hwm[2], struct latency *lat)
 {
 	const uint64_t period = pat->frames * pat->row_bytes;
 	uint64_t pos = 0;
@@ -378,7 +443,12 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 			n = total - pos;
 		if (n > period - at)
 			n = period - at;
+		double t0;
+
+		t0 = cli_now();
 		rc = shardpipe_stream_append(s, pat->data + at, (size_t)n);
+		if (lat->n < lat->cap)
+			lat->t[lat->n++] = cli_now() - t0;
 		pos += n;
 		if (!sampled && pos >= early_bytes) {
 			uint64_t rss;
@@ -409,6 +479,7 @@ int cli_bench(int argc, char **argv)
 	struct counter cnt = { 0 };
 	shardpipe_sink sink = { &cnt, count_shard, NULL };
 	uint64_t rss, hwm, hwm_early[2] = { 0, 0 }, hwm_later[2];
+	struct latency lat = { 0 };
 	double t0;
 
 	memset(&r, 0, sizeof(r));
@@ -529,6 +600,16 @@ int cli_bench(int argc, char **argv)
 	r.bytes_in = rows * pat.row_bytes;
 	if (span == 0)
 		span = pat.row_bytes;
+	lat.span = span;
+	lat.cap = (r.bytes_in + span - 1) / span;
+	if (lat.cap > LAT_MAX)
+		lat.cap = LAT_MAX;
+	lat.t = malloc((size_t)(lat.cap ? lat.cap : 1) * sizeof(*lat.t));
+	if (lat.t == NULL) {
+		cli_error("bench: out of memory for append latencies");
+		bench_pattern_free(&pat);
+		return CLI_EXIT_FAIL;
+	}
 
 	/* Memory is measured from here: the pattern is resident and counted
 	 * in the baseline, not in the stream's peak. */
@@ -554,11 +635,13 @@ int cli_bench(int argc, char **argv)
 			cli_error("bench: %s: %s", shardpipe_strerror(rc),
 				  shardpipe_last_error_message());
 			bench_pattern_free(&pat);
+			free(lat.t);
 			return cli_exit_status(rc);
 		}
 		r.backend = shardpipe_stream_backend(s);
+		lat.n = 0;
 		rc = append_all(s, &pat, r.bytes_in, span, early,
-				k == 0 ? hwm_early : hwm_later);
+				k == 0 ? hwm_early : hwm_later, &lat);
 		/* Stats cover every complete shard epoch once flushed; close
 		 * adds only the partial last one and the final zarr.json. */
 		if (rc == SHARDPIPE_OK)
@@ -577,12 +660,15 @@ int cli_bench(int argc, char **argv)
 		}
 		if (rc != SHARDPIPE_OK) {
 			bench_pattern_free(&pat);
+			free(lat.t);
 			return CLI_EXIT_FAIL;
 		}
 		if (k == 0 || secs < r.seconds) {
 			r.seconds = secs;
 			r.cpu_seconds = cpu;
 			r.st = st;
+			latency_summarise(&lat, &st);
+			r.lat = lat;
 		}
 		if (k == 0) {
 			/* Memory: the first run's peak, before the bound's
@@ -612,6 +698,7 @@ int cli_bench(int argc, char **argv)
 			if (bench_bound_run(&pat, &r.desc, rows, r.threads,
 					    r.bytes_in, 512u << 20, &bb) != 0) {
 				bench_pattern_free(&pat);
+				free(lat.t);
 				return CLI_EXIT_FAIL;
 			}
 			if (!r.have_bound || bb.seconds < r.bound.seconds)
@@ -627,6 +714,7 @@ int cli_bench(int argc, char **argv)
 		r.pattern_bytes < (256u << 20) ? r.pattern_bytes : 256u << 20,
 		r.threads);
 	bench_pattern_free(&pat);
+	free(lat.t);
 	if (json)
 		report_json(&r);
 	else

@@ -179,6 +179,31 @@ typedef struct shardpipe_desc {
 	 * Zarr's zstd "checksum": true.  Default 0.  Every backend honours it;
 	 * the kernel backends compute the checksum on the device. */
 	int zstd_checksum;
+	/* The fill value (Zarr's "fill_value"): one element of dtype as it
+	 * lies in memory, in the host's byte order, in the first
+	 * shardpipe_dtype_size(dtype) bytes (the rest is ignored).  Any
+	 * value of the dtype, NaN and infinities included; a bool is 0 or 1.
+	 * Default all zero.  Padding past the end of dim 0 and the spans of
+	 * shardpipe_stream_skip() hold it; cells past the edge of the other
+	 * dims inside edge chunks hold zero whatever it is (readers never
+	 * return them).  A caller built before this field gets zero. */
+	unsigned char fill_value[8];
+	/* Zero (the default, as in zarr-python and TensorStore): a chunk
+	 * whose cells inside the array all equal the fill value, byte for
+	 * byte, is not stored (its index entry is 2^64 - 1, as the
+	 * sharding spec says), and a shard whose chunks are all such is
+	 * not written; readers return the fill value there.  Nonzero:
+	 * every chunk and shard is written. */
+	int write_empty_chunks;
+	/* Nonzero: every object of a filesystem store is made durable
+	 * before the next zarr.json can advertise it (see "Durability" in
+	 * shardpipe(3)).  Default 0.  Ignored by sinks. */
+	int durable;
+	/* Bytes the stream's staging, backend pools and shard sets may
+	 * plan for (shardpipe_stats.pool_bytes); 0 (default) = no cap.  A
+	 * cap lowers the epochs per batch until the pools fit; open refuses
+	 * with SHARDPIPE_ERR_NOMEM when even one epoch a batch does not. */
+	uint64_t max_memory;
 } shardpipe_desc;
 
 /*
@@ -275,6 +300,18 @@ SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
 SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
 					  const void *data, size_t nbytes);
 
+/*
+ * Advance the stream by nbytes of fill value, as if that many bytes of
+ * elements equal to desc->fill_value had been appended (a dropped frame,
+ * a hole), without the caller building them.  nbytes and the bytes
+ * appended so far must both be multiples of the element size, otherwise
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, consuming nothing and not failing the
+ * stream.  Past a bounded dim 0, and on any other failure, as
+ * shardpipe_stream_append().  Chunks left all fill value are not stored
+ * unless desc->write_empty_chunks is set.
+ */
+SHARDPIPE_API int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes);
+
 /* Write every shard whose chunks are all complete, then zarr.json. */
 SHARDPIPE_API int shardpipe_stream_flush(shardpipe_stream *s);
 
@@ -300,6 +337,11 @@ typedef struct shardpipe_stats {
 	double seconds_aggregate; /* aggregate and fetch */
 	double seconds_write;     /* shard index, serialization, store */
 	uint64_t pool_bytes;      /* memory planned for staging and pools */
+	/* Appends and skips that waited for the pipeline (a free staging
+	 * buffer, room in its queue, or a batch scattered from the
+	 * caller's span), and the seconds they waited in all. */
+	uint64_t appends_blocked;
+	double seconds_blocked;
 } shardpipe_stats;
 
 SHARDPIPE_API int shardpipe_stream_stats(const shardpipe_stream *s,

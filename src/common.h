@@ -81,6 +81,15 @@ static inline uint64_t sp_ceil_div(uint64_t a, uint64_t b)
 }
 
 /* Little-endian stores, whatever the host's byte order. */
+static inline int sp_host_big_endian(void)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 static inline void sp_put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)

@@ -64,6 +64,33 @@ static void blosc_settings(const shardpipe_desc *desc,
 	*blocksize = desc->blosc_blocksize;
 }
 
+/* Whether the caller's description holds the field ending at `end`. */
+#define DESC_HAS(desc, field) \
+	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
+				sizeof((desc)->field))
+
+/* The fill value and the flags after it, or their defaults for a caller
+ * built before them. */
+static int fill_settings(struct plan *p, const shardpipe_desc *desc,
+			 struct sp_err *err)
+{
+	if (DESC_HAS(desc, fill_value))
+		memcpy(p->fill, desc->fill_value, p->esize);
+	if (DESC_HAS(desc, write_empty_chunks))
+		p->write_empty_chunks = desc->write_empty_chunks != 0;
+	if (DESC_HAS(desc, durable))
+		p->durable = desc->durable != 0;
+	if (DESC_HAS(desc, max_memory))
+		p->max_memory = desc->max_memory;
+	SP_RETURN_IF(p->dtype == SHARDPIPE_DTYPE_BOOL && p->fill[0] > 1, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fill_value %u is not a bool (0 or 1)", p->fill[0]);
+	for (unsigned i = 0; i < p->esize; i++)
+		p->fill_le[i] = sp_host_big_endian() ?
+					p->fill[p->esize - 1 - i] : p->fill[i];
+	return SHARDPIPE_OK;
+}
+
 static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 {
 	char label[96];
@@ -299,6 +326,7 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 			snprintf(p->names[d], sizeof(p->names[d]), "%s",
 				 dim->name);
 	}
+	SP_FORWARD(fill_settings(p, desc, err));
 	SP_FORWARD(compute_sizes(p, err));
 	compute_strides(p);
 	rc = compute_permutation(p, err);

@@ -84,6 +84,15 @@ struct plan {
 	/* Codec zstd only: a content checksum ends every frame.  After the
 	 * blosc fields for the same reason. */
 	int zstd_checksum;
+	/* The fill value, one element: fill in the host's byte order (for
+	 * padding staged input), fill_le as the store holds it (for
+	 * comparing staged input, which is little-endian by then).  Only
+	 * the host uses these and the flags below. */
+	uint8_t fill[8];
+	uint8_t fill_le[8];
+	int write_empty_chunks;
+	int durable;
+	uint64_t max_memory;      /* 0: no cap */
 };
 
 /*

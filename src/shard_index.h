@@ -14,6 +14,7 @@ struct shard_buf {
 	uint8_t *data;        /* chunk bytes, back to back */
 	size_t len, cap;
 	uint64_t *index;      /* 2 * chunks_per_shard entries */
+	uint64_t stored;      /* chunks stored (not left empty) */
 };
 
 struct shard_set {
@@ -29,11 +30,14 @@ SP_INTERNAL void shard_set_free(struct shard_set *set);
 
 /*
  * Add one epoch's chunks, as aggregated by a backend: data and offsets
- * (M+1 entries, relative to data) in shard-major order.
+ * (M+1 entries, relative to data) in shard-major order.  empty, when not
+ * NULL, flags by shard-major position the chunks not to store: their
+ * index entries stay 2^64 - 1.
  */
 SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
 				    const uint8_t *data,
 				    const uint64_t *offsets,
+				    const uint8_t *empty,
 				    struct sp_err *err);
 
 /*
@@ -43,6 +47,7 @@ SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
 SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
 				     const uint8_t *const *data,
 				     const uint64_t *sizes,
+				     const uint8_t *empty,
 				     struct sp_err *err);
 
 /*

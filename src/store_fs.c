@@ -12,6 +12,7 @@
 struct store_fs {
 	char *root;
 	int overwrite;
+	int durable;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -130,6 +131,25 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 	return SHARDPIPE_OK;
 }
 
+void store_fs_set_durable(struct store_fs *s, int durable)
+{
+	s->durable = durable;
+}
+
+/* fsync a directory, so that the names created in it survive a crash. */
+static int sync_dir(const char *dir, struct sp_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fsync(fd) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: fsync of the directory failed: %s", dir,
+				strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* A name the chunk key encoding writes below c/: decimal digits. */
 static int is_key_part(const char *name)
 {
@@ -198,6 +218,24 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
 		return sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
 				  s->root, strerror(errno));
+	if (s->durable) {
+		/* The root's own name, in its parent. */
+		char *parent = strdup(s->root), *slash;
+
+		if (parent == NULL)
+			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory");
+		slash = strrchr(parent, '/');
+		if (slash == NULL)
+			strcpy(parent, ".");
+		else if (slash == parent)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		rc = sync_dir(parent, err);
+		free(parent);
+		SP_FORWARD(rc);
+	}
 	if (!s->overwrite)
 		return SHARDPIPE_OK;
 	/* Replace the old store: its metadata first, so that no reader
@@ -229,13 +267,27 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 			continue;
 		char c = dir[i];
 		dir[i] = '\0';
-		int bad = mkdir(dir, 0777) != 0 && errno != EEXIST;
+		int made = mkdir(dir, 0777) == 0;
+		int bad = !made && errno != EEXIST;
 		int e = errno;
 		if (bad) {
 			int rc = sp_err_set(err, store_fs_errno_code(e),
 					    "%s: %s", dir, strerror(e));
 			dir[i] = c;
 			return rc;
+		}
+		if (made && s->durable) {
+			/* The new name lives in the parent directory. */
+			char *slash = strrchr(dir, '/');
+			int rc;
+
+			*slash = '\0';
+			rc = sync_dir(dir, err);
+			*slash = '/';
+			if (rc != SHARDPIPE_OK) {
+				dir[i] = c;
+				return rc;
+			}
 		}
 		dir[i] = c;
 	}
@@ -292,6 +344,12 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: write failed: %s", final,
 					strerror(errno));
+		/* The data before the name: rename may reach the disk
+		 * before the bytes do otherwise. */
+		if (rc == SHARDPIPE_OK && s->durable && fsync(fd) != 0)
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: fsync failed: %s", final,
+					strerror(errno));
 		if (close(fd) != 0 && rc == SHARDPIPE_OK)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: close failed: %s", final,
@@ -300,6 +358,8 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: rename failed: %s", final,
 					strerror(errno));
+		if (rc == SHARDPIPE_OK && s->durable)
+			rc = sync_dir(dir, err);
 		if (rc != SHARDPIPE_OK)
 			unlink(tmp);
 	}

@@ -18,6 +18,13 @@ struct store_fs;
  */
 SP_INTERNAL int store_fs_check(struct store_fs **out, const char *path,
 			       int overwrite, struct sp_err *err);
+/*
+ * With durable set, every object is fsync'ed, then renamed into place,
+ * then its directory fsync'ed (and each directory created, then its
+ * parent), before the write returns: once a later zarr.json is durable,
+ * everything it advertises is too.
+ */
+SP_INTERNAL void store_fs_set_durable(struct store_fs *s, int durable);
 /* Create the directory, removing an old store's objects if overwriting. */
 SP_INTERNAL int store_fs_create(struct store_fs *s, struct sp_err *err);
 SP_INTERNAL int store_fs_write_shard(struct store_fs *s,

@@ -66,8 +66,11 @@ struct shardpipe_stream {
 	size_t staged;           /* bytes of the current batch received */
 	int sticky;              /* first failure, returned ever after */
 	struct sp_err err;
+	double waited;           /* seconds this append waited (under mu) */
 
 	/* Pipeline thread. */
+	uint8_t *empty;          /* K * M flags by position, or NULL when
+				  * every chunk is stored */
 	struct shard_set sets[NSETS];
 	int fill_set;            /* set receiving epochs */
 	uint64_t epochs_done;    /* epochs through the backend */
@@ -101,7 +104,25 @@ struct shardpipe_stream {
 	int async_rc;
 	struct sp_err async_err;
 	shardpipe_stats stats;
+	uint8_t *fill_block;     /* FILL_BLOCK bytes of fill, for skip */
 };
+
+/* Bytes of fill value that skip appends at a time: a multiple of every
+ * element size. */
+#define FILL_BLOCK (64u << 10)
+
+/* Fill n bytes with the element pattern (n a multiple of esize). */
+static void fill_pattern(uint8_t *dst, size_t n, const uint8_t *elem,
+			 unsigned esize)
+{
+	size_t done;
+
+	if (n == 0)
+		return;
+	memcpy(dst, elem, esize < n ? esize : n);
+	for (done = esize; done < n; done *= 2)
+		memcpy(dst + done, dst, done < n - done ? done : n - done);
+}
 
 static __thread char last_error[512];
 
@@ -185,12 +206,25 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 	uint64_t coords[SHARDPIPE_MAX_RANK];
 	double t0 = now();
 
+	uint64_t chunks = 0;
+
 	for (uint64_t k = 0; k < p->S; k++) {
 		const struct shard_buf *b = &set->shards[k];
-		const uint8_t *idx = shard_set_index(set, k);
-		const void *first = b->data, *second = idx;
-		size_t first_len = b->len, second_len = p->index_bytes;
+		const uint8_t *idx;
+		const void *first, *second;
+		size_t first_len, second_len;
 		int rc = SHARDPIPE_OK;
+
+		/* A shard of empty chunks only is left out: readers
+		 * return the fill value for a missing shard. */
+		if (b->stored == 0)
+			continue;
+		chunks += b->stored;
+		idx = shard_set_index(set, k);
+		first = b->data;
+		first_len = b->len;
+		second = idx;
+		second_len = p->index_bytes;
 
 		if (p->index_location == SHARDPIPE_INDEX_START) {
 			first = idx;
@@ -223,7 +257,7 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		pthread_mutex_unlock(&s->mu);
 	}
 	pthread_mutex_lock(&s->mu);
-	s->stats.chunks_written += set->epochs * p->M;
+	s->stats.chunks_written += chunks;
 	s->stats.rows_written = rows;
 	pthread_mutex_unlock(&s->mu);
 	shard_set_reset(set);
@@ -294,6 +328,57 @@ static void release_input(struct shardpipe_stream *s,
 	pthread_mutex_unlock(&s->mu);
 }
 
+/*
+ * Whether chunk i of the epoch at `in` (little-endian, as staged) holds
+ * the fill value in every cell inside the array.  Cells past the edge of
+ * dims 1.. are not looked at: readers never return them.  Decided from
+ * the input alone, the decision is the same on every backend.  A chunk of
+ * real data differs within its first elements, so the scan costs little
+ * but on chunks that are empty.
+ */
+static int chunk_is_fill(const struct plan *p, const uint8_t *in,
+			 uint64_t i)
+{
+	uint64_t origin[SHARDPIPE_MAX_RANK], extent[SHARDPIPE_MAX_RANK];
+	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
+	const int last = p->rank - 1;
+	size_t run;
+
+	plan_chunk_box(p, i, origin, extent);
+	run = (size_t)(extent[last] * p->esize);
+	for (;;) {
+		const uint8_t *r = in;
+		int d;
+
+		for (d = 0; d < p->rank; d++)
+			r += (origin[d] + n[d]) * p->in_stride[d] * p->esize;
+		/* The run is all one element when it equals itself
+		 * shifted by one element. */
+		if (memcmp(r, p->fill_le, p->esize) != 0 ||
+		    memcmp(r, r + p->esize, run - p->esize) != 0)
+			return 0;
+		for (d = last - 1; d >= 0; d--) {
+			if (++n[d] < extent[d])
+				break;
+			n[d] = 0;
+		}
+		if (d < 0)
+			return 1;
+	}
+}
+
+/* Pipeline thread: flag by shard-major position the chunks of the batch's
+ * epochs that are all fill value. */
+static void find_empty(struct shardpipe_stream *s, const struct batch_job *job)
+{
+	const struct plan *p = &s->plan;
+
+	for (uint64_t e = 0; e < job->epochs; e++)
+		for (uint64_t i = 0; i < p->M; i++)
+			s->empty[e * p->M + p->perm[i]] = (uint8_t)chunk_is_fill(
+				p, job->data + e * p->epoch_bytes, i);
+}
+
 /* Pipeline thread: one batch through the backend, its epochs into sets. */
 static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 {
@@ -303,6 +388,8 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 	double t0 = now(), t1, t2, t3, tw = 0;
 	int fused = s->be->run_batch != NULL, rc;
 
+	if (s->empty != NULL)
+		find_empty(s, job);
 	if (fused) {
 		rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
 		release_input(s, job);
@@ -326,12 +413,17 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 		struct shard_set *set = &s->sets[s->fill_set];
 		double te = now();
 
+		const uint8_t *empty =
+			s->empty != NULL ? s->empty + e * p->M : NULL;
+
 		if (fused)
 			rc = shard_set_add_chunks(set, f.data + e * p->M,
-						  f.sizes + e * p->M, &s->perr);
+						  f.sizes + e * p->M, empty,
+						  &s->perr);
 		else
 			rc = shard_set_add_epoch(set, r.data,
-						 r.offsets + e * p->M, &s->perr);
+						 r.offsets + e * p->M, empty,
+						 &s->perr);
 		SP_FORWARD(rc);
 		tw += now() - te;
 		s->epochs_done++;
@@ -484,6 +576,16 @@ static void to_little_endian(uint8_t *p, uint64_t nbytes, unsigned esize)
 		}
 }
 
+/* Caller's thread, under mu: wait on the condition variable, counting
+ * the time as this append's back-pressure. */
+static void caller_wait(struct shardpipe_stream *s)
+{
+	double t0 = now();
+
+	pthread_cond_wait(&s->cv, &s->mu);
+	s->waited += now() - t0;
+}
+
 /* Caller's thread: queue a batch of `epochs` complete epochs; returns its
  * ticket (the value of `scattered` once its input is consumed). */
 static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
@@ -498,7 +600,7 @@ static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
 
 	pthread_mutex_lock(&s->mu);
 	while (s->q_len == QCAP)
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	j = &s->q[(s->q_head + s->q_len) % QCAP];
 	j->data = data;
 	j->buf = buf;
@@ -528,7 +630,7 @@ static int take_buffer(struct shardpipe_stream *s, int wait)
 		k = -1;
 		if (!wait)
 			break;
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return k;
@@ -568,6 +670,8 @@ static void stream_free(struct shardpipe_stream *s)
 	store_fs_free(s->fs);
 	for (int k = 0; k < NSTAGE_MAX; k++)
 		free(s->staging[k]);
+	free(s->empty);
+	free(s->fill_block);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
@@ -594,6 +698,34 @@ static int start_threads(struct shardpipe_stream *s)
 	}
 	s->threads_started = 1;
 	return SHARDPIPE_OK;
+}
+
+/* Staging buffers, the backend's pools (as it reports them, or chunks,
+ * compressed slots and aggregated), and the shard sets at their worst
+ * case: every chunk of a shard epoch at slot capacity.  bctx NULL: the
+ * generic estimate, before the backend is open. */
+static uint64_t pools(const struct shardpipe_stream *s, int nstage)
+{
+	const struct plan *p = &s->plan;
+	uint64_t n = (uint64_t)nstage * p->batch_bytes +
+		     NSETS * p->cps[0] * p->M * p->slot_capacity;
+
+	if (s->bctx != NULL && s->be->pool_bytes != NULL)
+		return n + s->be->pool_bytes(s->bctx);
+	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
+}
+
+/* Lower the epochs per batch until the generic estimate of the pools fits
+ * the plan's max_memory (backends size their pools from K). */
+static void cap_batch(struct shardpipe_stream *s)
+{
+	struct plan *p = &s->plan;
+
+	while (p->max_memory != 0 && p->K > 1 &&
+	       pools(s, NSTAGE_MAX) > p->max_memory) {
+		p->K = (p->K + 1) / 2;
+		p->batch_bytes = p->K * p->epoch_bytes;
+	}
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
@@ -627,6 +759,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
 	if (rc == SHARDPIPE_OK)
+		cap_batch(s);
+	if (rc == SHARDPIPE_OK)
 		rc = backend_find(backend, &s->be, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = s->be->open(&s->plan, &s->bctx, &s->err);
@@ -636,6 +770,16 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	}
 	if (rc == SHARDPIPE_OK)
 		s->nstage = s->be->run_batch != NULL ? 2 : 1;
+	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
+	    pools(s, s->nstage) > s->plan.max_memory)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+				"max_memory %llu bytes: the pools need %llu "
+				"bytes even with %llu epoch(s) of %llu bytes a "
+				"batch",
+				(unsigned long long)s->plan.max_memory,
+				(unsigned long long)pools(s, s->nstage),
+				(unsigned long long)s->plan.K,
+				(unsigned long long)s->plan.epoch_bytes);
 	for (int k = 0; k < s->nstage && rc == SHARDPIPE_OK; k++) {
 		s->staging[k] = malloc(s->plan.batch_bytes);
 		s->stage_free[k] = 1;
@@ -644,6 +788,23 @@ static int stream_open(shardpipe_stream **out, const char *path,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
 	}
+	if (rc == SHARDPIPE_OK && !s->plan.write_empty_chunks) {
+		s->empty = malloc((size_t)(s->plan.K * s->plan.M));
+		if (s->empty == NULL)
+			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+					"out of memory for chunk flags");
+	}
+	if (rc == SHARDPIPE_OK) {
+		s->fill_block = malloc(FILL_BLOCK);
+		if (s->fill_block == NULL)
+			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+					"out of memory for the fill value");
+		else
+			fill_pattern(s->fill_block, FILL_BLOCK, s->plan.fill,
+				     s->plan.esize);
+	}
+	if (rc == SHARDPIPE_OK && s->fs != NULL)
+		store_fs_set_durable(s->fs, s->plan.durable);
 	if (rc == SHARDPIPE_OK && s->fs != NULL)
 		rc = store_fs_create(s->fs, &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL)
@@ -657,18 +818,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		stream_free(s);
 		return rc;
 	}
-	/* Staging buffers, the backend's pools (as it reports them, or
-	 * chunks, compressed slots and aggregated), and the shard sets at
-	 * their worst case: every chunk of a shard epoch at slot capacity. */
-	s->stats.pool_bytes =
-		(uint64_t)s->nstage * s->plan.batch_bytes +
-		NSETS * s->plan.cps[0] * s->plan.M * s->plan.slot_capacity;
-	if (s->be->pool_bytes != NULL)
-		s->stats.pool_bytes += s->be->pool_bytes(s->bctx);
-	else
-		s->stats.pool_bytes += s->plan.K * s->plan.M *
-				       (s->plan.chunk_bytes +
-					2 * s->plan.slot_capacity);
+	s->stats.pool_bytes = pools(s, s->nstage);
 	*out = s;
 	return SHARDPIPE_OK;
 }
@@ -729,7 +879,7 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
 	ticket = submit(s, src, -1, s->plan.K);
 	pthread_mutex_lock(&s->mu);
 	while (s->scattered < ticket)
-		pthread_cond_wait(&s->cv, &s->mu);
+		caller_wait(s);
 	pthread_mutex_unlock(&s->mu);
 	return check_async(s);
 }
@@ -775,8 +925,7 @@ static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 	pthread_mutex_unlock(&s->mu);
 }
 
-int shardpipe_stream_append(shardpipe_stream *s, const void *data,
-			    size_t nbytes)
+static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 {
 	const struct plan *p;
 	const uint8_t *src = data;
@@ -874,7 +1023,9 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 			     tail);
 		memcpy(keep, buf + tail_at, tail);
 	}
-	memset(buf + tail_at, 0, (size_t)p->batch_bytes - tail_at);
+	/* In the host's order: submit swaps the batch to little-endian. */
+	fill_pattern(buf + tail_at, (size_t)p->batch_bytes - tail_at,
+		     p->fill, p->esize);
 	submit(s, buf, s->cur, n);
 	s->cur = -1;
 	s->staged = 0;
@@ -884,6 +1035,73 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 		s->staged = tail;
 		free(keep);
 	}
+	return SHARDPIPE_OK;
+}
+
+/* Count an append or skip that waited for the pipeline. */
+static void count_wait(struct shardpipe_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->waited > 0) {
+		s->stats.appends_blocked++;
+		s->stats.seconds_blocked += s->waited;
+		s->waited = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+int shardpipe_stream_append(shardpipe_stream *s, const void *data,
+			    size_t nbytes)
+{
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	rc = append_span(s, data, nbytes);
+	count_wait(s);
+	return rc;
+}
+
+int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
+{
+	const struct plan *p;
+	uint64_t n = nbytes, in;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	if (check_async(s) != SHARDPIPE_OK)
+		return s->sticky;
+	p = &s->plan;
+	pthread_mutex_lock(&s->mu);
+	in = s->stats.bytes_in;
+	pthread_mutex_unlock(&s->mu);
+	if (nbytes % p->esize != 0 || in % p->esize != 0)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "skip of %llu bytes at byte %llu: both must "
+				  "be multiples of the element size %u",
+				  (unsigned long long)nbytes,
+				  (unsigned long long)in, p->esize);
+	if (p->size[0] != 0 && n > p->size[0] * p->row_bytes - in)
+		n = p->size[0] * p->row_bytes - in;
+	while (n > 0) {
+		size_t take = n < FILL_BLOCK ? (size_t)n : FILL_BLOCK;
+		int rc = append_span(s, s->fill_block, take);
+
+		if (rc != SHARDPIPE_OK) {
+			count_wait(s);
+			return rc;
+		}
+		n -= take;
+	}
+	count_wait(s);
+	if (p->size[0] != 0 && nbytes > p->size[0] * p->row_bytes - in)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_BEYOND_END,
+				  "dim 0: skip reaches past its size %llu; "
+				  "the last %llu bytes were not skipped",
+				  (unsigned long long)p->size[0],
+				  (unsigned long long)(nbytes -
+						       (p->size[0] * p->row_bytes -
+							in)));
 	return SHARDPIPE_OK;
 }
 

@@ -2,6 +2,7 @@
 
 #include "codec.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct sbuf {
@@ -58,19 +59,96 @@ const char *zarr_dtype_name(shardpipe_dtype t)
 	return (unsigned)t < SHARDPIPE_DTYPE_COUNT_ ? dtype_names[t] : NULL;
 }
 
-/* The fill value is always zero, written in the dtype's JSON form. */
-static const char *fill_json(shardpipe_dtype t)
+/* The fill value's bit pattern, from the plan's little-endian copy. */
+static uint64_t fill_bits(const struct plan *p)
 {
-	switch (t) {
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < p->esize; i++)
+		v |= (uint64_t)p->fill_le[i] << (8 * i);
+	return v;
+}
+
+/* IEEE binary16 bits to double, exactly (every half is a double). */
+static double half_to_double(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f;
+	double m = h & 0x3ff;
+	double x = e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
+
+	return h & 0x8000 ? -x : x;
+}
+
+/*
+ * The fill value in the Zarr v3 core spec's JSON form: false/true, an
+ * integer, or for floats a number, "Infinity", "-Infinity", "NaN" (the
+ * spec's NaN: quiet, positive, no payload) or, for any other NaN, the bit
+ * pattern as "0x" and 2 * size hex digits, so that the value is exact.
+ */
+static void put_fill(struct sbuf *b, const struct plan *p)
+{
+	uint64_t bits = fill_bits(p);
+	unsigned w = 8 * p->esize;
+	uint64_t exp_mask, frac_mask, quiet;
+	double x;
+	char num[40];
+
+	switch (p->dtype) {
 	case SHARDPIPE_DTYPE_BOOL:
-		return "false";
+		put(b, "%s", bits ? "true" : "false");
+		return;
+	case SHARDPIPE_DTYPE_INT8:
+	case SHARDPIPE_DTYPE_INT16:
+	case SHARDPIPE_DTYPE_INT32:
+	case SHARDPIPE_DTYPE_INT64:
+		/* Sign-extend the low w bits. */
+		put(b, "%lld", w == 64 ? (long long)bits
+			       : (long long)(bits ^ (1ull << (w - 1))) -
+					 (1ll << (w - 1)));
+		return;
 	case SHARDPIPE_DTYPE_FLOAT16:
-	case SHARDPIPE_DTYPE_FLOAT32:
-	case SHARDPIPE_DTYPE_FLOAT64:
-		return "0.0";
-	default:
-		return "0";
+		exp_mask = 0x7c00;
+		frac_mask = 0x3ff;
+		quiet = 0x7e00;
+		x = half_to_double((uint16_t)bits);
+		break;
+	case SHARDPIPE_DTYPE_FLOAT32: {
+		uint32_t u = (uint32_t)bits;
+		float f;
+
+		memcpy(&f, &u, 4);
+		exp_mask = 0x7f800000;
+		frac_mask = 0x7fffff;
+		quiet = 0x7fc00000;
+		x = f;
+		break;
 	}
+	case SHARDPIPE_DTYPE_FLOAT64:
+		exp_mask = 0x7ff0000000000000ull;
+		frac_mask = 0xfffffffffffffull;
+		quiet = 0x7ff8000000000000ull;
+		memcpy(&x, &bits, 8);
+		break;
+	default:
+		put(b, "%llu", (unsigned long long)bits);
+		return;
+	}
+	if ((bits & exp_mask) == exp_mask && (bits & frac_mask) != 0) {
+		if (bits == quiet)
+			put(b, "\"NaN\"");
+		else
+			put(b, "\"0x%0*llx\"", (int)(2 * p->esize),
+			    (unsigned long long)bits);
+		return;
+	}
+	if (isinf(x)) {
+		put(b, "%s", x < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+		return;
+	}
+	/* 17 significant digits give back the same double, hence the same
+	 * float32 or float16 after the reader's rounding. */
+	snprintf(num, sizeof(num), "%.17g", x);
+	put(b, "%s%s", num, strpbrk(num, ".e") == NULL ? ".0" : "");
 }
 
 /* The bytes codec: "endian" is required except for one-byte types, where
@@ -106,7 +184,9 @@ int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
 	put_list(&b, shard, p->rank);
 	put(&b, "}},\n  \"chunk_key_encoding\": {\"name\": \"default\", "
 		"\"configuration\": {\"separator\": \"/\"}},\n");
-	put(&b, "  \"fill_value\": %s,\n", fill_json(p->dtype));
+	put(&b, "  \"fill_value\": ");
+	put_fill(&b, p);
+	put(&b, ",\n");
 	put(&b, "  \"codecs\": [{\"name\": \"sharding_indexed\", "
 		"\"configuration\": {\n    \"chunk_shape\": ");
 	put_list(&b, p->chunk, p->rank);

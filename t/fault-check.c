@@ -128,6 +128,51 @@ static int expected_chunk(const struct fc_geom *g, const uint64_t *o,
 	}
 }
 
+static int all_zero(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* Whether every chunk of shard k (grid coordinates) holds only the fill
+ * value 0 in the input: such a shard is not written by default. */
+static int shard_all_fill(const struct fc_geom *g, const uint64_t *k,
+			  fc_row_fn row, void *user)
+{
+	uint64_t slots = 1, chunk_bytes = g->esize;
+	uint8_t *want;
+	int fill = 1;
+
+	if (row == NULL)
+		return 0;
+	for (int d = 0; d < g->rank; d++) {
+		slots *= g->cps[d];
+		chunk_bytes *= g->chunk[d];
+	}
+	want = malloc(chunk_bytes);
+	if (want == NULL)
+		return 0;
+	for (uint64_t s = 0; s < slots && fill; s++) {
+		uint64_t o[SHARDPIPE_MAX_RANK], lin = s;
+		int inside = 1;
+
+		for (int d = g->rank - 1; d >= 0; d--) {
+			o[d] = (k[d] * g->cps[d] + lin % g->cps[d]) *
+			       g->chunk[d];
+			lin /= g->cps[d];
+			if (d > 0 && o[d] >= g->size[d])
+				inside = 0;
+		}
+		if (inside && expected_chunk(g, o, row, user, want) &&
+		    !all_zero(want, chunk_bytes))
+			fill = 0;
+	}
+	free(want);
+	return fill;
+}
+
 struct span {
 	uint64_t off, nb;
 };
@@ -199,8 +244,9 @@ int fc_check_shard(const struct fc_geom *g, const uint64_t *coords,
 		       expected_chunk(g, o, row, user, want);
 		if (off == EMPTY && nb == EMPTY) {
 			/* An empty slot reads as fill: right only where the
-			 * writer had no data. */
-			if (data)
+			 * writer had no data, or data all fill value (0),
+			 * which the writer leaves out by default. */
+			if (data && !all_zero(want, chunk_bytes))
 				rc = why_set(why, why_len, "slot %llu is empty "
 					     "but holds appended data",
 					     (unsigned long long)s);
@@ -695,7 +741,8 @@ int fc_check_store(const char *dir, const struct fc_geom *g, fc_row_fn row,
 				int d;
 
 				k[0] = s0;
-				if (!is_present(&w, k)) {
+				if (!is_present(&w, k) &&
+				    !shard_all_fill(g, k, row, user)) {
 					rep->missing++;
 					report(rep, "zarr.json advertises %llu "
 					       "rows but shard c/%llu/... of "

@@ -6,7 +6,7 @@
 # fuzz targets (fuzz/, scripts/run-fuzz) and the sanitizer builds
 # (scripts/run-sanitizers) are run by .ci/run, not by make check.
 REL_C_TESTS = t/fault-store t/fault-sink t/crash-kill t/hostile-store \
-	t/misuse-api t/concurrent-streams
+	t/misuse-api t/concurrent-streams t/live-readers
 check_PROGRAMS += $(REL_C_TESTS)
 TESTS += $(REL_C_TESTS)
 # The two hostile tables run the program: stores through cat and verify,
@@ -39,3 +39,6 @@ t_misuse_api_LDFLAGS = $(TEST_LDFLAGS)
 t_concurrent_streams_SOURCES = t/concurrent-streams.c $(REL_CHECK)
 t_concurrent_streams_LDADD = $(REL_LDADD)
 t_concurrent_streams_LDFLAGS = $(TEST_LDFLAGS)
+t_live_readers_SOURCES = t/live-readers.c
+t_live_readers_LDADD = $(REL_LDADD)
+t_live_readers_LDFLAGS = $(TEST_LDFLAGS)

@@ -38,7 +38,7 @@ int main(void)
 			bail("%s", err.msg);
 		for (int i = 0; i < 64; i++)
 			data[i] = (uint8_t)i;
-		shard_set_add_epoch(&set, data, offs, &err);
+		shard_set_add_epoch(&set, data, offs, NULL, &err);
 		shift = loc ? p.index_bytes : 0;
 
 		/* shard 0 holds chunks 0 (5 bytes) and 1 (7 bytes) of epoch

@@ -34,12 +34,18 @@ struct cli_desc_opts {
 	const char *index_location, *backend;
 	int threads;
 	int overwrite;
+	/* --fill-value, --write-empty-chunks, --durable */
+	const char *fill_value;
+	int write_empty_chunks;
+	int durable;
 };
 
 /*
  * If argv[*i] is one of the description options (--shape, --chunk,
- * --shard-shape, --chunks-per-shard, --shard, --names, --dtype, --codec, --index-location, --backend,
- * --threads, --overwrite), consume it and its value, advancing *i, and
+ * --shard-shape, --chunks-per-shard, --shard, --names, --dtype, --codec,
+ * --index-location, --backend, --threads, --overwrite, --fill-value,
+ * --write-empty-chunks, --durable), consume it and its value, advancing *i,
+ * and
  * return 1; 0 if it is not; -1 (after printing why) on a missing value.
  */
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);

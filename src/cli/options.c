@@ -1,6 +1,8 @@
 /* options.c - parsing shared by the subcommands. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,22 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 		o->overwrite = 1;
 		return 1;
 	}
+	if (strcmp(arg, "--write-empty-chunks") == 0) {
+		o->write_empty_chunks = 1;
+		return 1;
+	}
+	if (strcmp(arg, "--durable") == 0) {
+		o->durable = 1;
+		return 1;
+	}
+	if (strcmp(arg, "--fill-value") == 0) {
+		if (*i + 1 >= argc) {
+			cli_error("%s needs a value", arg);
+			return -1;
+		}
+		o->fill_value = argv[++*i];
+		return 1;
+	}
 	for (size_t k = 0; k < sizeof(desc_opts) / sizeof(desc_opts[0]); k++) {
 		if (strcmp(arg, desc_opts[k]) != 0)
 			continue;
@@ -190,6 +208,100 @@ static void shard_warnings(const shardpipe_desc *desc)
 			"(%.0f bytes, 16 per chunk slot) is larger than the "
 			"data it indexes (at most %.0f bytes); fewer chunks per "
 			"shard would keep it small\n", 16 * entries + 4, data);
+}
+
+/* IEEE binary16 nearest to x (ties to even), x finite and below 65520 in
+ * magnitude. */
+static uint16_t half_bits(double x)
+{
+	uint16_t sign = signbit(x) ? 0x8000 : 0;
+	double a = fabs(x);
+	int e;
+
+	if (a < ldexp(1, -14))
+		return sign | (uint16_t)nearbyint(ldexp(a, 24));
+	frexp(a, &e);
+	e -= 1;
+	/* A mantissa rounding up carries into the exponent by itself. */
+	return sign | (uint16_t)(((unsigned)(e + 15) << 10) +
+				 (unsigned)nearbyint((ldexp(a, -e) - 1) * 1024));
+}
+
+/* The low n bytes of v as an n-byte integer in the host's order. */
+static void put_native(unsigned char *dst, uint64_t v, size_t n)
+{
+	const uint16_t one = 1;
+	int little = *(const unsigned char *)&one;
+
+	for (size_t i = 0; i < n; i++)
+		dst[little ? i : n - 1 - i] = (unsigned char)(v >> (8 * i));
+}
+
+/*
+ * Parse a --fill-value for desc->dtype into desc->fill_value: true/false
+ * (or 1/0) for bool, a decimal integer in the type's range, or for floats
+ * anything strtod reads (nan, inf, -inf included).  Returns 0 or -1.
+ */
+static int parse_fill(const char *s, shardpipe_desc *desc)
+{
+	size_t n = shardpipe_dtype_size(desc->dtype);
+	char *end;
+
+	errno = 0;
+	if (*s == '\0')
+		return -1;
+	if (desc->dtype == SHARDPIPE_DTYPE_BOOL) {
+		int v = strcmp(s, "true") == 0 || strcmp(s, "1") == 0;
+
+		if (!v && strcmp(s, "false") != 0 && strcmp(s, "0") != 0)
+			return -1;
+		desc->fill_value[0] = (unsigned char)v;
+	} else if (desc->dtype <= SHARDPIPE_DTYPE_INT64) {
+		long long v = strtoll(s, &end, 10);
+		long long hi = n == 8 ? LLONG_MAX : (1ll << (8 * n - 1)) - 1;
+
+		if (errno != 0 || *end != '\0' || v > hi || v < -hi - 1)
+			return -1;
+		put_native(desc->fill_value, (uint64_t)v, n);
+	} else if (desc->dtype <= SHARDPIPE_DTYPE_UINT64) {
+		unsigned long long v;
+		unsigned long long hi = n == 8 ? ULLONG_MAX
+					       : (1ull << (8 * n)) - 1;
+
+		if (*s == '-')
+			return -1;
+		v = strtoull(s, &end, 10);
+		if (errno != 0 || *end != '\0' || v > hi)
+			return -1;
+		put_native(desc->fill_value, v, n);
+	} else {
+		double x = strtod(s, &end);
+
+		if (*end != '\0' || (errno == ERANGE && isinf(x)))
+			return -1;
+		if (desc->dtype == SHARDPIPE_DTYPE_FLOAT64) {
+			memcpy(desc->fill_value, &x, 8);
+		} else if (desc->dtype == SHARDPIPE_DTYPE_FLOAT32) {
+			float f = (float)x;
+
+			if (isinf(f) && !isinf(x))
+				return -1;
+			memcpy(desc->fill_value, &f, 4);
+		} else {
+			uint16_t h;
+
+			if (isnan(x))
+				h = 0x7e00;
+			else if (isinf(x))
+				h = x < 0 ? 0xfc00 : 0x7c00;
+			else if (fabs(x) >= 65520.0)
+				return -1;
+			else
+				h = half_bits(x);
+			memcpy(desc->fill_value, &h, 2);
+		}
+	}
+	return 0;
 }
 
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
@@ -321,6 +433,13 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 		desc->backend = o->backend;
 	desc->threads = o->threads;
 	desc->overwrite = o->overwrite;
+	desc->write_empty_chunks = o->write_empty_chunks;
+	desc->durable = o->durable;
+	if (o->fill_value != NULL && parse_fill(o->fill_value, desc) != 0) {
+		cli_error("--fill-value: \"%s\" is not a %s value", o->fill_value,
+			  shardpipe_dtype_name(desc->dtype));
+		return CLI_EXIT_USAGE;
+	}
 	shard_warnings(desc);
 	return CLI_EXIT_OK;
 }

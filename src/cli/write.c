@@ -20,7 +20,9 @@ static void write_usage(FILE *f)
 		"start|end]\n"
 		"         [--input FILE|-] [--pad-partial] [--allow-short] "
 		"[--quiet]\n"
-		"         [--backend B] [--threads N] [--overwrite] OUT.zarr\n\n"
+		"         [--backend B] [--threads N] [--overwrite]\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable] "
+		"OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.\n"
@@ -65,7 +67,16 @@ static void write_usage(FILE *f)
 		"  --backend B       auto, cpu, reference, opencl, cuda "
 		"(SHARDPIPE_BACKEND overrides)\n"
 		"  --threads N       worker threads, 0 = every core (default)\n"
-		"  --overwrite       replace a store already at OUT.zarr\n");
+		"  --overwrite       replace a store already at OUT.zarr\n"
+		"  --fill-value V    the fill value (default 0): an integer, "
+		"true/false,\n"
+		"                    or a float, nan, inf, -inf\n"
+		"  --write-empty-chunks  store chunks that are all fill value "
+		"too (default: leave\n"
+		"                    them and shards of only such chunks out)\n"
+		"  --durable         fsync every shard, directory and zarr.json "
+		"before zarr.json\n"
+		"                    advertises it\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -159,7 +170,8 @@ static const char *const write_opts[] = {
 	"--shape", "--chunk", "--shard-shape", "--chunks-per-shard", "--shard",
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
-	"--allow-short", "--quiet", "--help",
+	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
+	"--durable", "--help",
 };
 
 int cli_write(int argc, char **argv)
@@ -300,8 +312,15 @@ int cli_write(int argc, char **argv)
 	buf = malloc(bufsize);
 	progress = isatty(STDERR_FILENO) && !quiet;
 	while (buf != NULL) {
-		size_t want = bufsize - held, n = fread(buf + held, 1, want, in);
+		/* Whatever has arrived, not a full buffer: a pipe fed frame
+		 * by frame (a camera) is appended, and its shards become
+		 * visible, as the frames come. */
+		ssize_t got = read(fileno(in), buf + held, bufsize - held);
+		size_t n = got > 0 ? (size_t)got : 0;
 		size_t avail = held + n, whole = avail;
+
+		if (got < 0 && errno == EINTR)
+			continue;
 
 		/* Only whole rows go in: a trailing partial row is held back
 		 * until more input completes it. */
@@ -331,9 +350,10 @@ int cli_write(int argc, char **argv)
 				(unsigned long long)st.shards_written,
 				(double)st.bytes_in / 1e9 / (last - t0));
 		}
-		if (n < want) {
-			if (ferror(in)) {
-				cli_error("write: %s: read error", input);
+		if (got <= 0) {
+			if (got < 0) {
+				cli_error("write: %s: read error: %s", input,
+					  strerror(errno));
 				status = CLI_EXIT_FAIL;
 			}
 			break;

@@ -53,7 +53,11 @@ class Desc(ctypes.Structure):
                 # shardpipe_desc_init() fills the whole struct of the
                 # library's header: this mirror must keep up with it.
                 ("blosc_cname", ctypes.c_int), ("blosc_shuffle", ctypes.c_int),
-                ("blosc_blocksize", ctypes.c_uint32)]
+                ("blosc_blocksize", ctypes.c_uint32),
+                ("zstd_checksum", ctypes.c_int),
+                ("fill_value", ctypes.c_ubyte * 8),
+                ("write_empty_chunks", ctypes.c_int),
+                ("durable", ctypes.c_int), ("max_memory", ctypes.c_uint64)]
 
 
 class Stats(ctypes.Structure):
@@ -62,7 +66,9 @@ class Stats(ctypes.Structure):
         "rows_written")] + [(n, ctypes.c_double) for n in (
             "seconds_stage", "seconds_scatter", "seconds_compress",
             "seconds_aggregate", "seconds_write")] + [
-        ("pool_bytes", ctypes.c_uint64)]
+        ("pool_bytes", ctypes.c_uint64),
+        ("appends_blocked", ctypes.c_uint64),
+        ("seconds_blocked", ctypes.c_double)]
 
 
 def find_library():

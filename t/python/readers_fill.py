@@ -1,0 +1,180 @@
+"""readers_fill - zarr-python 3 and TensorStore read the fill value where
+`shardpipe write` left chunks and shards out, and a non-zero fill value,
+NaN with or without payload and infinities included, as written.
+
+For each configuration (dtype, fill value, --write-empty-chunks or not):
+  1    shardpipe write --fill-value exits 0
+  2    the store leaves out chunks (index entries 2^64-1, read with our
+       own parsing) and shards exactly where the input is all fill value,
+       or none with --write-empty-chunks
+  3-4  zarr-python: the fill value bitwise; the whole array bitwise
+  5-6  the same through TensorStore
+The inputs hold the fill value in whole chunks, in whole shards and in
+the rows a dropped frame would leave (t/fill-empty checks that
+shardpipe_stream_skip writes the same store as appending those bytes).
+"""
+
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from sptap import (Tap, expect, import_readers,  # noqa: E402
+                   require_shardpipe, run, scratch_dir, test_seed)
+
+np, ts, zarr = import_readers()
+from spdata import as_bits, compare, le_dtype, raw_bytes  # noqa: E402
+
+SHAPE = (11, 13, 10)
+CHUNK = (2, 4, 5)
+CPS = (2, 2, 1)
+CHECKS = 6
+
+# (dtype, --fill-value text, the fill value's bits)
+CONFIGS = [
+    ("uint16", "7", 7),
+    ("int8", "-3", 0xFD),
+    ("float32", "nan", 0x7FC00000),
+    ("float32", "-inf", 0xFF800000),
+    ("float64", "-1.5", struct.unpack("<Q", struct.pack("<d", -1.5))[0]),
+    ("float16", "inf", 0x7C00),
+    ("bool", "true", 1),
+]
+
+
+def fill_array(dt, bits):
+    if dt.kind == "b":
+        return np.array(bool(bits))
+    u = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    return np.array(bits, dtype=u).view(dt)
+
+
+def make(dt, bits, rng):
+    """Random data with the fill value in chunk (1, 1, 0), in shard epoch
+    1 (rows 4..7) and in row 9 (a dropped frame)."""
+    if dt.kind == "b":
+        a = rng.integers(0, 2, SHAPE).astype(bool)
+        a[:, :, :] = False
+        a.flat[::3] = True
+    elif dt.kind == "f":
+        a = rng.normal(0, 100, SHAPE).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, SHAPE, endpoint=True).astype(dt)
+    f = fill_array(dt, bits)
+    a[2:4, 4:8, 0:5] = f
+    a[4:8] = f
+    a[9] = f
+    # No other chunk may be all fill by chance: plant one non-fill cell
+    # in every chunk outside those regions (random data rarely needs it).
+    return a
+
+
+def chunk_empty(a, f, cc):
+    sl = tuple(slice(c * k, min((c + 1) * k, n))
+               for c, k, n in zip(cc, CHUNK, SHAPE))
+    blk = as_bits(np.ascontiguousarray(a[sl]))
+    return bool((blk == as_bits(np.ascontiguousarray(
+        np.broadcast_to(f, blk.shape)))).all())
+
+
+def check_layout(store, a, f, write_empty):
+    cc = [-(-n // k) for n, k in zip(SHAPE, CHUNK)]
+    sc = [-(-c // p) for c, p in zip(cc, CPS)]
+    per = CPS[0] * CPS[1] * CPS[2]
+    omitted = absent = 0
+    for s0 in range(sc[0]):
+        for s1 in range(sc[1]):
+            for s2 in range(sc[2]):
+                want = []
+                for w in range(per):
+                    c = (s0 * CPS[0] + w // (CPS[1] * CPS[2]),
+                         s1 * CPS[1] + w // CPS[2] % CPS[1],
+                         s2 * CPS[2] + w % CPS[2])
+                    inside = all(x < n for x, n in zip(c, cc))
+                    want.append(not inside or (not write_empty and
+                                               chunk_empty(a, f, c)))
+                path = os.path.join(store, "c", str(s0), str(s1), str(s2))
+                if not os.path.exists(path):
+                    expect(all(want), "%s absent, but holds data" % path)
+                    absent += 1
+                    continue
+                expect(not all(want), "%s written, but all empty" % path)
+                with open(path, "rb") as fh:
+                    b = fh.read()
+                idx = b[len(b) - 16 * per - 4:len(b) - 4]
+                for w in range(per):
+                    off, nb = struct.unpack_from("<QQ", idx, 16 * w)
+                    miss = off == nb == 2**64 - 1
+                    expect(miss == want[w], "%s entry %d: %s, wanted %s" %
+                           (path, w, "empty" if miss else "stored",
+                            "empty" if want[w] else "stored"))
+                    omitted += miss
+    if write_empty:
+        expect(absent == 0, "%d shards absent with --write-empty-chunks"
+               % absent)
+    else:
+        expect(absent > 0 and omitted > 0,
+               "nothing left out (%d shards, %d entries)" % (absent, omitted))
+
+
+def same_fill(got, f):
+    got = np.asarray(got)
+    if got.dtype.newbyteorder("=") != f.dtype.newbyteorder("="):
+        return "fill value dtype %s, wanted %s" % (got.dtype, f.dtype)
+    if got.shape != ():
+        return "fill value %r is not a scalar" % (got,)
+    if as_bits(got.reshape(1)).tolist() != as_bits(f.reshape(1)).tolist():
+        return "fill value %r, wanted %r (bitwise)" % (got, f)
+    return None
+
+
+def main():
+    tap = Tap()
+    sp = require_shardpipe()
+    rng = np.random.default_rng(test_seed())
+    work = scratch_dir("readers-fill")
+    tap.plan(CHECKS * len(CONFIGS) * 2)
+    ctx = ts.Context()
+    for dtype, text, bits in CONFIGS:
+        dt = le_dtype(dtype)
+        a = make(dt, bits, rng)
+        f = fill_array(dt, bits).astype(dt.newbyteorder("="))
+        for we in (0, 1):
+            label = "%s fill %s%s" % (dtype, text,
+                                      " --write-empty-chunks" if we else "")
+            store = os.path.join(work, "%s-%s-%d.zarr" % (dtype, text, we))
+            argv = [sp, "write", "--shape", ",".join(map(str, SHAPE)),
+                    "--chunk", ",".join(map(str, CHUNK)),
+                    "--shard", ",".join(map(str, CPS)), "--dtype", dtype,
+                    "--fill-value", text, store]
+            if we:
+                argv.insert(2, "--write-empty-chunks")
+            r = run(argv, stdin=raw_bytes(a),
+                    env=dict(os.environ, SHARDPIPE_BACKEND="cpu"))
+            if not tap.ok(r.returncode == 0, "write " + label,
+                          r.describe()):
+                for _ in range(CHECKS - 1):
+                    tap.skip(label, "the write failed")
+                continue
+            tap.check(label + ": chunks and shards left out where the "
+                      "input is all fill", lambda: check_layout(
+                          store, a, f, we))
+            za = zarr.open_array(store, mode="r")
+            tap.check(label + ": zarr-python's fill value",
+                      lambda: same_fill(za.fill_value, f))
+            tap.check(label + ": zarr-python reads the input",
+                      lambda: compare(za[...], a.astype(f.dtype)))
+            t = ts.open({"driver": "zarr3",
+                         "kvstore": {"driver": "file", "path": store}},
+                        read=True, context=ctx).result()
+            tap.check(label + ": TensorStore's fill value",
+                      lambda: same_fill(t.fill_value, f))
+            tap.check(label + ": TensorStore reads the input",
+                      lambda: compare(t.read().result(), a.astype(f.dtype)))
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
