@@ -96,7 +96,7 @@ static void check_fill(const char *tmp, shardpipe_dtype t, const void *v,
 		memcpy(expect + i * es, v, es);
 	rc = shardpipe_reader_open(&r, dir);
 	if (rc == SHARDPIPE_OK)
-		rc = shardpipe_reader_read(r, start, count, got);
+		rc = shardpipe_reader_read(r, start, count, got, sizeof(got));
 	ok(rc == SHARDPIPE_OK && memcmp(got, expect, 4 * es) == 0,
 	   "%s %s: unwritten cells read as the fill value",
 	   shardpipe_dtype_name(t), what);

@@ -112,7 +112,8 @@ static int look(const char *dir, const uint16_t *want, int final,
 	count[1] = D1;
 	count[2] = D2;
 	if (good && *rows > 0) {
-		rc = shardpipe_reader_read(r, start, count, buf);
+		rc = shardpipe_reader_read(r, start, count, buf,
+					   (size_t)ROWS * D1 * D2 * sizeof(*buf));
 		if (rc != SHARDPIPE_OK) {
 			diag("read of %llu rows: %s", (unsigned long long)*rows,
 			     shardpipe_reader_message(r));
