@@ -160,7 +160,9 @@ def test_one_stream_refuses_a_second_thread(tmp_path):
                 seen.append(str(e))
         return None
 
-    a = np.zeros((8, 64, 64), np.uint8)
+    # Not the fill value: chunks all equal to it are not written, and the
+    # sink would never run.
+    a = np.ones((8, 64, 64), np.uint8)
     s = shardpipe.Stream(None, a.shape, (1, 64, 64), (1, 64, 64), "uint8",
                          codec="none", backend="cpu", sink=sink)
     s.append(a)
@@ -320,7 +322,7 @@ def test_sink_exception_fails_the_stream(tmp_path):
         calls.append(coords)
         raise Boom("no room at %s" % (coords,))
 
-    frame = np.zeros((1, 64, 64), np.uint8)
+    frame = np.ones((1, 64, 64), np.uint8)  # not the fill value (see above)
     s = shardpipe.Stream(None, (0, 64, 64), (1, 64, 64), (1, 64, 64),
                          "uint8", codec="none", backend="cpu", sink=sink)
     with pytest.raises(Boom, match="no room at"):
