@@ -44,7 +44,7 @@ EXTRA_DIST += t/blosc-stages.c
 # asserted; every kernel chunk must decode with c-blosc).
 check_PROGRAMS += t/blosc-ratio
 TESTS += t/blosc-ratio
-t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/bench.h
+t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/fill.h
 t_blosc_ratio_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
 t_blosc_ratio_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) -lm
 t_blosc_ratio_LDFLAGS = $(TEST_LDFLAGS)
