@@ -32,7 +32,8 @@ t_blosc_stages_LDFLAGS = $(TEST_LDFLAGS)
 if HAVE_OPENCL
 check_PROGRAMS += t/blosc-opencl
 TESTS += t/blosc-opencl
-t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c
+t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c \
+	$(KERNEL_ADAPTER_SOURCES)
 nodist_t_blosc_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_blosc_opencl_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS) $(OPENCL_CFLAGS)
 t_blosc_opencl_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) $(OPENCL_LIBS)

@@ -28,7 +28,8 @@ t_gzip_ratio_LDFLAGS = $(TEST_LDFLAGS)
 if HAVE_OPENCL
 check_PROGRAMS += t/gzip-opencl
 TESTS += t/gzip-opencl
-t_gzip_opencl_SOURCES = t/gzip-opencl.c backends/opencl/opencl.c
+t_gzip_opencl_SOURCES = t/gzip-opencl.c backends/opencl/opencl.c \
+	$(KERNEL_ADAPTER_SOURCES)
 nodist_t_gzip_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_gzip_opencl_CPPFLAGS = $(GZIP_TEST_CPPFLAGS) $(OPENCL_CFLAGS)
 t_gzip_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)
