@@ -477,12 +477,15 @@ int cli_bench(int argc, char **argv)
 	struct result r;
 	shardpipe_stream *s;
 	struct counter cnt = { 0 };
-	shardpipe_sink sink = { &cnt, count_shard, NULL };
+	shardpipe_sink sink;
 	uint64_t rss, hwm, hwm_early[2] = { 0, 0 }, hwm_later[2];
 	struct latency lat = { 0 };
 	double t0;
 
 	memset(&r, 0, sizeof(r));
+	shardpipe_sink_init(&sink);
+	sink.user = &cnt;
+	sink.shard = count_shard;
 	for (int i = 1; i < argc; i++) {
 		int k = cli_desc_option(&o, argc, argv, &i);
 		const char *a = argv[i];
