@@ -531,7 +531,7 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 
 /* --------------------------------------------------------- the backend */
 
-static int cu_probe(shardpipe_backend_info *info)
+static int cu_probe(struct backend_probe *info)
 {
 	struct sp_err err;
 	int device;

@@ -394,7 +394,7 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 
 /* --------------------------------------------------------- the backend */
 
-static int ocl_probe(shardpipe_backend_info *info)
+static int ocl_probe(struct backend_probe *info)
 {
 	struct sp_err err;
 	cl_platform_id p = NULL;
