@@ -194,7 +194,7 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 		    const struct bench_pattern *pat, int k, struct lat_log *lat,
 		    uint64_t hwm[2], struct run *run)
 {
-	shardpipe_sink sink = { &run->cnt, count_shard, NULL };
+	shardpipe_sink sink;
 	shardpipe_stream *s;
 	uint64_t scratch[2];
 	uint64_t early = 2 * r->desc.dims[0].chunk *
@@ -202,6 +202,9 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 	double t0, c0;
 	int rc, crc;
 
+	shardpipe_sink_init(&sink);
+	sink.user = &run->cnt;
+	sink.shard = count_shard;
 	if (k > 0)
 		r->desc.overwrite = 1;
 	t0 = bench_now();

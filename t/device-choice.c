@@ -109,7 +109,7 @@ static const struct backend_ops *ops;
 static int probe_says(const char *want, int usable, const char *detail,
 		      int gpu)
 {
-	shardpipe_backend_info info;
+	struct backend_probe info;
 	int rc;
 
 	if (want == NULL)

@@ -253,7 +253,7 @@ int main(void)
 	uint64_t seed = test_seed();
 
 #ifdef SP_TEST_PLUGIN
-	shardpipe_backend_info info;
+	struct backend_probe info;
 
 	ocl = shardpipe_backend_plugin()->ops;
 	memset(&info, 0, sizeof(info));

@@ -269,7 +269,7 @@ int main(void)
 	uint64_t seed = test_seed();
 
 #ifdef SP_TEST_PLUGIN
-	shardpipe_backend_info info;
+	struct backend_probe info;
 
 	ops = shardpipe_backend_plugin()->ops;
 	memset(&info, 0, sizeof(info));

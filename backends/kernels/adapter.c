@@ -128,7 +128,7 @@ int kdev_choose(const struct kdev_adapter *a, struct kdev_device *out,
 	return sp_err_set(err, SHARDPIPE_ERR_BACKEND, "no %s device", a->api);
 }
 
-int kdev_probe(const struct kdev_adapter *a, shardpipe_backend_info *info)
+int kdev_probe(const struct kdev_adapter *a, struct backend_probe *info)
 {
 	struct kdev_device d;
 	struct sp_err err;
@@ -167,7 +167,7 @@ int kdev_open(const struct kdev_adapter *a, const struct plan *plan,
 
 /* ------------------------------------------------- the plugin's entry */
 
-static int plugin_probe(shardpipe_backend_info *info)
+static int plugin_probe(struct backend_probe *info)
 {
 	return kdev_probe(&kdev_plugin_adapter, info);
 }

@@ -86,7 +86,7 @@ SP_DRIVER_API int kdev_choose(const struct kdev_adapter *a,
 /* backend_ops.probe and .open for adapter a: the chosen device, or why
  * there is none; and the driver opened over it. */
 SP_DRIVER_API int kdev_probe(const struct kdev_adapter *a,
-			     shardpipe_backend_info *info);
+			     struct backend_probe *info);
 SP_DRIVER_API int kdev_open(const struct kdev_adapter *a,
 			    const struct plan *plan, void **ctx,
 			    struct sp_err *err);

@@ -101,7 +101,7 @@ static const struct kdev_limits ref_limits = {
 	.one_item_groups = 1,
 };
 
-static int ref_probe(shardpipe_backend_info *info)
+static int ref_probe(struct backend_probe *info)
 {
 	info->usable = 1;
 	info->gpu = 0;
