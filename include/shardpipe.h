@@ -169,6 +169,47 @@ typedef struct shardpipe_dim {
 } shardpipe_dim;
 
 /*
+ * Pyramids (see "Pyramids" in shardpipe(3)).  Each level above level 0
+ * halves the downsampled dims of the level below it, every block of 2^k
+ * elements (k the dims that halve) reduced to one element by a method.
+ * The rules are exact, so every backend writes the same bits:
+ *
+ *   MEAN      integers: the exact mean rounded half to even (bool: true
+ *             when more than half are true); floats: a fixed pairwise tree
+ *             over the block, each step (a + b) / 2 rounded once to
+ *             nearest even in the element's format.
+ *   MIN, MAX  by value.
+ *   MEDIAN    the lower of the two middle elements.
+ *   DECIMATE  the block's first element.
+ *
+ * Floats order -0 below +0; MEAN, MIN and MAX of a block holding a NaN
+ * give its first NaN, MEDIAN sorts NaNs above +inf.  Blocks are taken in
+ * row-major order, dim 0 slowest; a block at the far edge of a dim with
+ * an odd size takes its last element twice.
+ */
+typedef enum shardpipe_method {
+	SHARDPIPE_METHOD_MEAN = 0,
+	SHARDPIPE_METHOD_MIN = 1,
+	SHARDPIPE_METHOD_MAX = 2,
+	SHARDPIPE_METHOD_MEDIAN = 3,
+	SHARDPIPE_METHOD_DECIMATE = 4,
+	SHARDPIPE_METHOD_COUNT_
+} shardpipe_method;
+
+/* What an axis of an OME-NGFF image measures (its "type"). */
+typedef enum shardpipe_axis_type {
+	/* From the dim's name: t or time, c or channel, z, y or x. */
+	SHARDPIPE_AXIS_AUTO = 0,
+	SHARDPIPE_AXIS_SPACE = 1,
+	SHARDPIPE_AXIS_TIME = 2,
+	SHARDPIPE_AXIS_CHANNEL = 3,
+	SHARDPIPE_AXIS_COUNT_
+} shardpipe_axis_type;
+
+/* The most levels a pyramid may have, level 0 included. */
+#define SHARDPIPE_MAX_LEVELS 32
+
+/*
  * The description of an array and how to write it.  Initialise it with
  * shardpipe_desc_init(), which also records the struct's size so that later
  * releases may append fields without breaking callers built against this
@@ -231,12 +272,47 @@ typedef struct shardpipe_desc {
 	 * cap lowers the epochs per batch until the pools fit; open refuses
 	 * with SHARDPIPE_ERR_NOMEM when even one epoch a batch does not. */
 	uint64_t max_memory;
+	/*
+	 * Pyramids and OME-NGFF images (see "Pyramids" in shardpipe(3)).
+	 * downsample: bit d set halves dim d from each level to the next
+	 * (rounding up), while it is larger than 1.  With any bit set, or
+	 * with ngff nonzero, the store is an OME-NGFF 0.5 image: a group
+	 * whose zarr.json holds attributes.ome (its axes, and one dataset
+	 * per level with its scale and translation) and whose arrays 0, 1,
+	 * ... are the levels, each sharded as a single array would be.  That
+	 * needs rank 2 to 5, every dim named, an axis type for each (below),
+	 * at most one time axis and it first, at most one channel axis and it
+	 * next, then 2 or 3 space axes; only time and space dims halve.
+	 * Default 0 and 0: one array, as without these fields.  A sink
+	 * receives one array only: open_sink refuses both.
+	 */
+	uint32_t downsample;
+	shardpipe_method method;  /* default SHARDPIPE_METHOD_MEAN */
+	/* When downsample halves dim 0: -1 (default) reduces each block
+	 * whole by method; a shardpipe_method reduces each of the block's
+	 * two rows by method, then the two results by this one. */
+	int append_method;
+	/* Levels, level 0 included, 1 .. SHARDPIPE_MAX_LEVELS; 0 (default):
+	 * until every halving dim of a level fits in one chunk (an
+	 * unbounded dim 0 needs a number).  A count beyond the level where
+	 * every halving dim is 1 is refused. */
+	int max_levels;
+	int ngff;                 /* nonzero: OME-NGFF layout, even at 1 level */
+	/* Per dim, for the OME-NGFF axes: its type (default AUTO, from the
+	 * name), its unit (NULL or "": none; a space axis takes one of the
+	 * spec's units of length, "micrometer", ..., a time axis one of time,
+	 * "second", ...), and the physical size of one level-0 element along
+	 * it (0: 1.0; a level's scale multiplies it by the level's factor). */
+	shardpipe_axis_type axis_type[SHARDPIPE_MAX_RANK];
+	const char *unit[SHARDPIPE_MAX_RANK];
+	double scale[SHARDPIPE_MAX_RANK];
 } shardpipe_desc;
 
 /*
  * Fill *desc with defaults: rank 0 (the caller must set it), dtype uint8,
  * codec zstd level 1, index at end, backend "auto", all cores, no overwrite;
- * for blosc: compressor zstd, byte shuffle, automatic block size.
+ * for blosc: compressor zstd, byte shuffle, automatic block size; no
+ * pyramid (method mean, append_method -1).
  */
 SHARDPIPE_API void shardpipe_desc_init(shardpipe_desc *desc);
 

@@ -15,8 +15,9 @@
 #include "plan.h"
 
 /* Bumped whenever struct backend_ops, struct plan or struct batch_result
- * change in a way a plugin built earlier would misread. */
-#define SHARDPIPE_BACKEND_ABI 2
+ * change in a way a plugin built earlier would misread
+ * (doc/design.md §5.3; 3: the reduce entry and the plan's level fields). */
+#define SHARDPIPE_BACKEND_ABI 3
 
 struct batch_result {
 	/* K*M compressed chunks, back to back in shard-major order. */
@@ -75,6 +76,19 @@ struct backend_ops {
 	/* Optional: the bytes of host memory the context's pools take at
 	 * most, as the stream will use it (reported as planned pools). */
 	uint64_t (*pool_bytes)(void *ctx);
+	/*
+	 * Reduce rows into the next pyramid level's (doc/design.md §23.2),
+	 * by plan->reduce_geo: carry (NULL, or one row of this level that
+	 * comes first), then the first nrows rows of the batch passed to the
+	 * last scatter or run_batch (batch is that pointer, still valid; a
+	 * kernel backend reads its own copy), then tail (SP_RD_TAIL_*).  out
+	 * receives out_rows rows of the next level (plan_reduce_rows).
+	 * Required of a backend that streams pyramids; the host refuses a
+	 * pyramid at open on one without it.
+	 */
+	int (*reduce)(void *ctx, const void *batch, uint64_t nrows,
+		      const void *carry, int tail, void *out,
+		      uint64_t out_rows, struct sp_err *err);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

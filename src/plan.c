@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "codec.h"
+#include "ome.h"
 
 /* A batch is grown to about this many input bytes, so that small epochs
  * still give every thread several chunks and amortise per-batch costs. */
@@ -188,23 +189,46 @@ static int compute_sizes(struct plan *p, struct sp_err *err)
 	p->slot_capacity = codec_bound(p->codec, p->chunk_bytes);
 	SP_RETURN_IF(p->slot_capacity < p->chunk_bytes, err,
 		     SHARDPIPE_ERR_OVERFLOW, "chunk bound overflows");
+	return SHARDPIPE_OK;
+}
 
-	/* Batches: whole epochs, about BATCH_TARGET_BYTES, never more
-	 * epochs than a bounded array has. */
-	p->K = 1;
-	if (p->epoch_bytes < BATCH_TARGET_BYTES)
-		p->K = BATCH_TARGET_BYTES / p->epoch_bytes;
-	if (p->chunk_count[0] != 0 && p->K > p->chunk_count[0])
-		p->K = p->chunk_count[0];
-	if (p->K > 1 && p->K * p->M > BATCH_MAX_CHUNKS)
-		p->K = p->M >= BATCH_MAX_CHUNKS ? 1 : BATCH_MAX_CHUNKS / p->M;
-	MUL(p->epoch_bytes, p->K, &p->batch_bytes, "bytes per batch");
+void plan_set_epochs(struct plan *p, uint64_t k)
+{
+	if (p->chunk_count[0] != 0 && k > p->chunk_count[0])
+		k = p->chunk_count[0];
+	p->K = k > 0 ? k : 1;
+	p->batch_bytes = p->K * p->epoch_bytes;
+}
+
+/* The batch's pools must be countable in this host's memory. */
+static int check_batch(const struct plan *p, struct sp_err *err)
+{
+	uint64_t v;
+
+	MUL(p->epoch_bytes, p->K, &v, "bytes per batch");
 	MUL(p->K * p->M, p->slot_capacity, &v, "compressed pool size");
 	SP_RETURN_IF(v > SIZE_MAX || p->batch_bytes > SIZE_MAX, err,
 		     SHARDPIPE_ERR_OVERFLOW,
 		     "a batch of %llu bytes does not fit this host's memory",
 		     (unsigned long long)v);
 	return SHARDPIPE_OK;
+}
+
+/* Batches: whole epochs, about BATCH_TARGET_BYTES, never more epochs than
+ * a bounded array has. */
+static int compute_batch(struct plan *p, struct sp_err *err)
+{
+	uint64_t k = 1;
+
+	if (p->epoch_bytes < BATCH_TARGET_BYTES)
+		k = BATCH_TARGET_BYTES / p->epoch_bytes;
+	if (p->chunk_count[0] != 0 && k > p->chunk_count[0])
+		k = p->chunk_count[0];
+	if (k > 1 && k * p->M > BATCH_MAX_CHUNKS)
+		k = p->M >= BATCH_MAX_CHUNKS ? 1 : BATCH_MAX_CHUNKS / p->M;
+	MUL(p->epoch_bytes, k, &p->batch_bytes, "bytes per batch");
+	plan_set_epochs(p, k);
+	return check_batch(p, err);
 }
 
 static void compute_strides(struct plan *p)
@@ -320,6 +344,7 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 	}
 	SP_FORWARD(fill_settings(p, desc, err));
 	SP_FORWARD(compute_sizes(p, err));
+	SP_FORWARD(compute_batch(p, err));
 	compute_strides(p);
 	rc = compute_permutation(p, err);
 	if (rc != SHARDPIPE_OK)
@@ -363,4 +388,315 @@ void plan_shard_coords(const struct plan *p, uint64_t s0, uint64_t k,
 		k /= p->shard_count[d];
 	}
 	coords[0] = s0;
+}
+
+/*
+ * Pyramids (doc/design.md §23.1).  Level L+1 halves, rounding up, every
+ * flagged dim of level L that is larger than 1 (an unbounded dim 0 always
+ * halves); chunk and shard shapes stay those of level 0 in elements,
+ * clamped to the level's shape.  Every level batches as many epochs as
+ * level 0, so that a batch of level 0 makes at most one of each level
+ * above it.
+ */
+
+/* The pyramid's fields, or none for a caller built before them (they
+ * came together, so the last one tells). */
+static void pyramid_fields(const shardpipe_desc *desc, struct plan_levels *pl,
+			   int *max_levels, int *ngff)
+{
+	pl->downsample = 0;
+	pl->method = SHARDPIPE_METHOD_MEAN;
+	pl->append_method = -1;
+	*max_levels = 0;
+	*ngff = 0;
+	if (!SHARDPIPE_HAS_FIELD(desc, scale))
+		return;
+	pl->downsample = desc->downsample;
+	pl->method = (int)desc->method;
+	pl->append_method = desc->append_method;
+	*max_levels = desc->max_levels;
+	*ngff = desc->ngff != 0;
+}
+
+/* Whether dim d of a level of these sizes halves into the next. */
+static int halves(const struct plan_levels *pl, const uint64_t *size, int d)
+{
+	return (pl->downsample >> d & 1) != 0 && (size[d] == 0 || size[d] > 1);
+}
+
+/* Any flagged bounded dim of a level larger than its chunk. */
+static int level_exceeds_chunk(const struct plan_levels *pl,
+			       const struct plan *p0, const uint64_t *size)
+{
+	for (int d = 0; d < p0->rank; d++)
+		if ((pl->downsample >> d & 1) != 0 && size[d] > p0->chunk[d])
+			return 1;
+	return 0;
+}
+
+/* Levels until every flagged bounded dim is 1 (0 when there is none). */
+static int levels_possible(const struct plan_levels *pl, const struct plan *p0)
+{
+	int most = 0;
+
+	for (int d = 0; d < p0->rank; d++) {
+		int h = 0;
+
+		if ((pl->downsample >> d & 1) == 0 || p0->size[d] == 0)
+			continue;
+		while (h < 64 && ((uint64_t)1 << h) < p0->size[d])
+			h++;
+		if (h + 1 > most)
+			most = h + 1;
+	}
+	return most;
+}
+
+static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
+			 const shardpipe_desc *desc, int max_levels,
+			 struct sp_err *err)
+{
+	char label[96];
+
+	SP_RETURN_IF((uint64_t)pl->downsample >> p0->rank != 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "downsample 0x%x flags a dim beyond rank %d",
+		     (unsigned)pl->downsample, p0->rank);
+	SP_RETURN_IF(pl->method < 0 || pl->method >= SHARDPIPE_METHOD_COUNT_,
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "method %d is not one of mean, min, max, median, decimate "
+		     "(0..4)", pl->method);
+	SP_RETURN_IF(pl->append_method < -1 ||
+		     pl->append_method >= SHARDPIPE_METHOD_COUNT_, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "append_method %d is not -1 (the method) or one of mean, "
+		     "min, max, median, decimate (0..4)", pl->append_method);
+	SP_RETURN_IF(pl->append_method >= 0 && (pl->downsample & 1) == 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "append_method %s: it reduces along dim 0, which "
+		     "downsample does not halve",
+		     ome_method_name(pl->append_method));
+	SP_RETURN_IF(max_levels < 0 || max_levels > SHARDPIPE_MAX_LEVELS, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "max_levels %d is outside 0..%d", max_levels,
+		     SHARDPIPE_MAX_LEVELS);
+	SP_RETURN_IF(max_levels > 1 && pl->downsample == 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "max_levels %d, but downsample halves no dim", max_levels);
+	for (int d = 0; d < p0->rank; d++) {
+		double sc = SHARDPIPE_HAS_FIELD(desc, scale) ? desc->scale[d]
+							     : 0;
+
+		dim_label(label, sizeof(label), desc, d);
+		SP_RETURN_IF((pl->downsample >> d & 1) != 0 &&
+			     p0->size[d] == 1, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "downsample: %s has size 1 and cannot halve",
+			     label);
+		SP_RETURN_IF(!(sc == 0 || (sc > 0 && sc <= 1.7e308)), err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "scale: %s: %g is not a positive finite number",
+			     label, sc);
+	}
+	return SHARDPIPE_OK;
+}
+
+/* How many levels: max_levels, checked against what the dims allow, or
+ * until every flagged dim fits one chunk. */
+static int count_levels(struct plan_levels *pl, const struct plan *p0,
+			int max_levels, struct sp_err *err)
+{
+	int possible = levels_possible(pl, p0);
+	uint64_t size[SHARDPIPE_MAX_RANK];
+
+	if ((pl->downsample & 1) != 0 && p0->size[0] == 0)
+		possible = SHARDPIPE_MAX_LEVELS;
+	if (pl->downsample == 0) {
+		pl->n = 1;
+		return SHARDPIPE_OK;
+	}
+	if (max_levels > 0) {
+		SP_RETURN_IF(max_levels > possible, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels %d: the downsampled dims are 1 "
+			     "element at level %d, so at most %d levels",
+			     max_levels, possible - 1, possible);
+		pl->n = max_levels;
+		return SHARDPIPE_OK;
+	}
+	SP_RETURN_IF(levels_possible(pl, p0) == 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "downsample halves only dim 0, which is unbounded: give "
+		     "max_levels");
+	memcpy(size, p0->size, sizeof(size));
+	pl->n = 1;
+	while (pl->n < SHARDPIPE_MAX_LEVELS &&
+	       level_exceeds_chunk(pl, p0, size)) {
+		for (int d = 0; d < p0->rank; d++)
+			if (halves(pl, size, d))
+				size[d] = sp_ceil_div(size[d], 2);
+		pl->n++;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* Level q's plan, one above prev: its shape halved, chunks and shards of
+ * level 0 clamped to it, level 0's batch. */
+static int level_plan(const struct plan_levels *pl, struct plan *q,
+		      const struct plan *prev, const struct plan *p0,
+		      struct sp_err *err)
+{
+	*q = *prev;
+	q->perm = NULL;
+	q->pos_slot = NULL;
+	q->shard_first = NULL;
+	q->scale_level = prev->scale_level + 1;
+	memset(q->reduce_geo, 0, sizeof(q->reduce_geo));
+	memset(q->chunk_count, 0, sizeof(q->chunk_count));
+	memset(q->shard_count, 0, sizeof(q->shard_count));
+	for (int d = 0; d < q->rank; d++) {
+		uint64_t count;
+
+		if (halves(pl, prev->size, d) && prev->size[d] != 0)
+			q->size[d] = sp_ceil_div(prev->size[d], 2);
+		q->chunk[d] = p0->chunk[d];
+		q->cps[d] = p0->cps[d];
+		if (q->size[d] == 0)
+			continue;
+		if (q->chunk[d] > q->size[d])
+			q->chunk[d] = q->size[d];
+		count = sp_ceil_div(q->size[d], q->chunk[d]);
+		if (q->cps[d] > count)
+			q->cps[d] = count;
+	}
+	SP_FORWARD(compute_sizes(q, err));
+	plan_set_epochs(q, p0->K);
+	SP_FORWARD(check_batch(q, err));
+	compute_strides(q);
+	return compute_permutation(q, err);
+}
+
+static uint64_t kind_of(shardpipe_dtype t)
+{
+	switch (t) {
+	case SHARDPIPE_DTYPE_INT8:
+	case SHARDPIPE_DTYPE_INT16:
+	case SHARDPIPE_DTYPE_INT32:
+	case SHARDPIPE_DTYPE_INT64:
+		return SP_RD_SINT;
+	case SHARDPIPE_DTYPE_FLOAT16:
+	case SHARDPIPE_DTYPE_FLOAT32:
+	case SHARDPIPE_DTYPE_FLOAT64:
+		return SP_RD_FLOAT;
+	default:
+		return SP_RD_UINT;
+	}
+}
+
+/* The table by which p's rows reduce into those of next (reduce.h). */
+static void reduce_table(const struct plan_levels *pl, struct plan *p,
+			 const struct plan *next)
+{
+	uint64_t *g = p->reduce_geo, fill = 0;
+	int f0 = halves(pl, p->size, 0) ? 2 : 1;
+
+	memset(p->reduce_geo, 0, sizeof(p->reduce_geo));
+	for (unsigned i = 0; i < p->esize; i++)
+		fill |= (uint64_t)p->fill_le[i] << (8 * i);
+	g[SP_RGEO_RANK] = (uint64_t)p->rank;
+	g[SP_RGEO_ESIZE] = p->esize;
+	g[SP_RGEO_KIND] = kind_of(p->dtype);
+	g[SP_RGEO_METHOD] = (uint64_t)pl->method;
+	g[SP_RGEO_APPEND] = (uint64_t)(f0 == 2 && pl->append_method >= 0 ?
+					       pl->append_method : pl->method);
+	g[SP_RGEO_F0] = (uint64_t)f0;
+	g[SP_RGEO_IN_ROW] = p->row_bytes / p->esize;
+	g[SP_RGEO_OUT_ROW] = next->row_bytes / next->esize;
+	g[SP_RGEO_FILL] = fill;
+	g[SP_RGEO_PER_ITEM] = 1;
+	for (int d = 1; d < p->rank; d++) {
+		int f = halves(pl, p->size, d) ? 2 : 1;
+
+		g[SP_RGEO_OUT_SIZE(d)] = next->size[d];
+		g[SP_RGEO_IN_SIZE(d)] = p->size[d];
+		g[SP_RGEO_IN_STRIDE(d)] = p->in_stride[d];
+		g[SP_RGEO_FACTOR(d)] = (uint64_t)f;
+		g[SP_RGEO_KS] += f == 2;
+	}
+}
+
+/*
+ * Each level's scale and translation per dim (OME-NGFF 0.5, "multiscales"
+ * datasets): an element of a level whose dim halved h times covers 2^h
+ * elements of level 0, so its size is 2^h times theirs, and it stands at
+ * their centre, (2^h - 1) / 2 of them in; a decimated dim keeps the first
+ * element's place.
+ */
+static void transformations(struct plan_levels *pl, const struct plan *p0,
+			    const shardpipe_desc *desc)
+{
+	for (int d = 0; d < p0->rank; d++) {
+		double s0 = SHARDPIPE_HAS_FIELD(desc, scale) &&
+					    desc->scale[d] > 0 ?
+				    desc->scale[d] : 1.0;
+		int m = d == 0 && pl->append_method >= 0 ? pl->append_method
+							: pl->method;
+		double f = 1;
+
+		for (int L = 0; L < pl->n; L++) {
+			const struct plan *p = L == 0 ? p0 : &pl->level[L];
+
+			pl->scale[L][d] = s0 * f;
+			pl->translation[L][d] =
+				m == SHARDPIPE_METHOD_DECIMATE ? 0
+							       : s0 * (f - 1) / 2;
+			if (L + 1 < pl->n && halves(pl, p->size, d))
+				f *= 2;
+		}
+	}
+}
+
+uint64_t plan_reduce_rows(const struct plan *p, uint64_t carried,
+			  uint64_t nrows, int tail)
+{
+	uint64_t v = carried + nrows;
+
+	if (p->reduce_geo[SP_RGEO_F0] != 2)
+		return v;
+	return v / 2 + (v % 2 != 0 && tail != SP_RD_TAIL_NONE);
+}
+
+int plan_levels_init(struct plan_levels *pl, struct plan *p0,
+		     const shardpipe_desc *desc, struct sp_err *err)
+{
+	int max_levels, ngff, rc = SHARDPIPE_OK;
+
+	memset(pl, 0, sizeof(*pl));
+	p0->scale_level = 0;
+	memset(p0->reduce_geo, 0, sizeof(p0->reduce_geo));
+	pyramid_fields(desc, pl, &max_levels, &ngff);
+	pl->n = 1;
+	pl->group = ngff || pl->downsample != 0;
+	SP_FORWARD(check_pyramid(pl, p0, desc, max_levels, err));
+	SP_FORWARD(count_levels(pl, p0, max_levels, err));
+	for (int L = 1; L < pl->n && rc == SHARDPIPE_OK; L++) {
+		struct plan *prev = L == 1 ? p0 : &pl->level[L - 1];
+
+		rc = level_plan(pl, &pl->level[L], prev, p0, err);
+		if (rc == SHARDPIPE_OK)
+			reduce_table(pl, prev, &pl->level[L]);
+	}
+	if (rc != SHARDPIPE_OK) {
+		plan_levels_free(pl);
+		return rc;
+	}
+	transformations(pl, p0, desc);
+	return SHARDPIPE_OK;
+}
+
+void plan_levels_free(struct plan_levels *pl)
+{
+	for (int L = 1; L < SHARDPIPE_MAX_LEVELS; L++)
+		plan_free(&pl->level[L]);
+	pl->n = 1;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "../backends/kernels/reduce_layout.h"
 
 struct plan {
 	int rank;
@@ -93,6 +94,38 @@ struct plan {
 	int write_empty_chunks;
 	int durable;
 	uint64_t max_memory;      /* 0: no cap */
+	/*
+	 * Pyramids (doc/design.md §23): the array's pyramid level, 0 at
+	 * full resolution, and how its rows reduce into the next level's: the
+	 * table of reduce_layout.h, reduce_geo[SP_RGEO_F0] == 0 when there
+	 * is no next level.  Read by a backend's reduce entry, which a plugin
+	 * built before these fields lacks.
+	 */
+	int scale_level;
+	uint64_t reduce_geo[SP_RGEO_WORDS];
+};
+
+/*
+ * The arrays a stream writes (doc/design.md §23.1): without a pyramid one,
+ * level 0; with one, levels 1 .. n-1 above it, each a complete plan whose
+ * perm, pos_slot and shard_first it owns until a level's stream takes them
+ * over.  The rest is for the OME-NGFF group's zarr.json, the host's only.
+ */
+struct plan_levels {
+	int n;                    /* arrays, level 0 included */
+	int group;                /* OME-NGFF layout: a group of arrays 0.. */
+	uint32_t downsample;      /* bit d: dim d may halve */
+	int method;               /* SHARDPIPE_METHOD_* */
+	int append_method;        /* along dim 0: -1 = method */
+	struct plan level[SHARDPIPE_MAX_LEVELS]; /* [0] unused: the stream's */
+	/* Each level's coordinate transformations, per dim: the physical
+	 * size of one element, and where element 0's centre lies. */
+	double scale[SHARDPIPE_MAX_LEVELS][SHARDPIPE_MAX_RANK];
+	double translation[SHARDPIPE_MAX_LEVELS][SHARDPIPE_MAX_RANK];
+	/* OME-NGFF axis types ("time", "channel", "space") and units ("" =
+	 * none), set by ome_axes_init (ome_meta.c). */
+	char axis_type[SHARDPIPE_MAX_RANK][8];
+	char unit[SHARDPIPE_MAX_RANK][16];
 };
 
 /*
@@ -102,6 +135,33 @@ struct plan {
 SP_INTERNAL int plan_init(struct plan *p, const shardpipe_desc *desc,
 			  struct sp_err *err);
 SP_INTERNAL void plan_free(struct plan *p);
+
+/*
+ * The pyramid of description desc over its level-0 plan p0
+ * (doc/design.md §23.1): refuse what cannot be (a halving flag on a dim of size 1 or past
+ * the rank, an unknown method, more levels than the dims can halve, an
+ * append method without dim 0 halving, ...), naming the field and value;
+ * then every level's plan, p0's reduction table and the coordinate
+ * transformations.  pl->n is 1 and pl->group 0 for a description without
+ * pyramid or ngff fields.  On failure nothing is left allocated.
+ */
+SP_INTERNAL int plan_levels_init(struct plan_levels *pl, struct plan *p0,
+				 const shardpipe_desc *desc,
+				 struct sp_err *err);
+SP_INTERNAL void plan_levels_free(struct plan_levels *pl);
+
+/*
+ * Rows of the next level that reducing `carried` (0 or 1) rows of carry,
+ * nrows rows and `tail` (SP_RD_TAIL_*) gives: every row when dim 0 does
+ * not halve, else every pair, and an odd last row when a tail pairs it.
+ */
+SP_INTERNAL uint64_t plan_reduce_rows(const struct plan *p, uint64_t carried,
+				      uint64_t nrows, int tail);
+
+/* Epochs per batch: k, or the epochs a bounded dim 0 has if fewer, and
+ * the batch's bytes.  Every level of a stream gets the same k
+ * (doc/design.md §23.3). */
+SP_INTERNAL void plan_set_epochs(struct plan *p, uint64_t k);
 
 /*
  * The box of chunk i (0 <= i < M) inside one epoch: origin[d] is its first

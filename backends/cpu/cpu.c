@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "cpu_blosc.h"
+#include "cpu_reduce.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -61,6 +62,8 @@ struct lane {
 	char pad[64];           /* keep lanes off each other's lines */
 };
 
+struct cpu_ctx;
+
 struct crew {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
@@ -69,8 +72,20 @@ struct crew {
 	int busy;               /* workers not done with this batch */
 	int quit;
 	uint64_t gen;           /* batches started */
+	/* What every lane runs for the batch: the fused pass or a
+	 * reduction (doc/design.md §23.2). */
+	void (*job)(struct cpu_ctx *c, int lane);
 	const uint8_t *in;      /* the batch */
 	uint64_t next, total;   /* next item (atomic), items in the batch */
+};
+
+/* A reduction's arguments, for the lanes (backend_ops.reduce). */
+struct reduce_job {
+	const uint8_t *rows, *carry;
+	uint64_t nrows;
+	int tail;
+	uint8_t *out;
+	uint64_t nout;          /* output elements */
 };
 
 struct cpu_ctx {
@@ -90,6 +105,7 @@ struct cpu_ctx {
 	struct view fview;      /* items of run_batch */
 	struct crew crew;       /* started by the first run_batch */
 	int crew_started;
+	struct reduce_job red;
 	struct lane *lanes;     /* plan->threads */
 };
 
@@ -780,7 +796,7 @@ static void *worker_main(void *varg)
 			break;
 		seen = w->gen;
 		pthread_mutex_unlock(&w->mu);
-		fused_items(arg.c, arg.lane);
+		w->job(arg.c, arg.lane);
 		pthread_mutex_lock(&w->mu);
 		if (--w->busy == 0)
 			pthread_cond_signal(&w->done);
@@ -819,6 +835,73 @@ static int crew_start(struct cpu_ctx *c, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* Run job on every lane over `total` items taken from one counter, the
+ * caller as lane 0, and return once all are done. */
+static int crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
+		    uint64_t total, struct sp_err *err)
+{
+	struct crew *w = &c->crew;
+
+	if (!c->crew_started)
+		SP_FORWARD(crew_start(c, err));
+	pthread_mutex_lock(&w->mu);
+	w->job = job;
+	w->next = 0;
+	w->total = total;
+	w->busy = w->n;
+	w->gen++;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	job(c, 0);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	return SHARDPIPE_OK;
+}
+
+/* Outputs a reduction item takes: long enough to amortise locating its
+ * first, short enough that every lane gets several. */
+#define REDUCE_ITEM_OUTPUTS 16384
+
+static void reduce_items(struct cpu_ctx *c, int lane)
+{
+	const struct reduce_job *r = &c->red;
+
+	(void)lane;
+	for (;;) {
+		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
+						__ATOMIC_RELAXED);
+		uint64_t o = k * REDUCE_ITEM_OUTPUTS;
+
+		if (k >= c->crew.total)
+			break;
+		cpu_reduce_outputs(c->plan, r->rows, r->carry, r->nrows,
+				   r->tail, r->out, o,
+				   r->nout - o < REDUCE_ITEM_OUTPUTS ?
+					   r->nout : o + REDUCE_ITEM_OUTPUTS);
+	}
+}
+
+static int cpu_reduce(void *vctx, const void *batch, uint64_t nrows,
+		      const void *carry, int tail, void *out,
+		      uint64_t out_rows, struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+
+	SP_RETURN_IF(p->reduce_geo[SP_RGEO_F0] == 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "reduce: level %d is the pyramid's last",
+		     p->scale_level);
+	c->red = (struct reduce_job){
+		.rows = batch, .carry = carry, .nrows = nrows, .tail = tail,
+		.out = out, .nout = out_rows * p->reduce_geo[SP_RGEO_OUT_ROW],
+	};
+	return crew_run(c, reduce_items,
+			sp_ceil_div(c->red.nout, REDUCE_ITEM_OUTPUTS), err);
+}
+
 /*
  * Scatter, compress and aggregate in one parallel pass: each thread
  * gathers a work item into its scratch (or, for codec none, straight into
@@ -846,21 +929,8 @@ static int cpu_run_batch(void *vctx, const void *batch,
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
 	}
-	if (!c->crew_started)
-		SP_FORWARD(crew_start(c, err));
-	pthread_mutex_lock(&w->mu);
 	w->in = batch;
-	w->next = 0;
-	w->total = p->K * v->items;
-	w->busy = w->n;
-	w->gen++;
-	pthread_cond_broadcast(&w->go);
-	pthread_mutex_unlock(&w->mu);
-	fused_items(c, 0);
-	pthread_mutex_lock(&w->mu);
-	while (w->busy > 0)
-		pthread_cond_wait(&w->done, &w->mu);
-	pthread_mutex_unlock(&w->mu);
+	SP_FORWARD(crew_run(c, fused_items, p->K * v->items, err));
 	t1 = now();
 
 	for (int t = 0; t < p->threads; t++) {
@@ -916,4 +986,5 @@ const struct backend_ops sp_backend_cpu = {
 	.close = cpu_close,
 	.run_batch = cpu_run_batch,
 	.pool_bytes = cpu_pool_bytes,
+	.reduce = cpu_reduce,
 };

@@ -17,6 +17,7 @@
 #include "blosc_layout.h"
 #include "deflate-layout.h"
 #include "geometry.h"
+#include "reduce_layout.h"
 #include "zstd_layout.h"
 
 #define KDEV_KERNEL_ENTRY(name, args) { #name },
@@ -78,6 +79,10 @@ struct kdrv {
 	 * open. */
 	kdev_buf enc_scratch;
 	uint64_t enc_groups, bl_blocksize;
+	/* Pyramids: the reduction table, a carried row, and the next
+	 * level's rows of one batch (doc/design.md §23.2). */
+	kdev_buf rgeo, carry, red;
+	uint64_t red_rows;
 	struct kset set[2];
 	int nsets, cur;
 	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
@@ -354,6 +359,31 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 	return open_scratch(k, per, "the blosc encoder's scratch", err);
 }
 
+/* What the reduce kernel needs, when the plan has a next level: at most
+ * one output row per input row of a batch (pairs and a carried row make
+ * fewer). */
+static int open_reduce(struct kdrv *k, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	uint64_t g[SP_RGEO_WORDS], out_row_bytes;
+	kdev_event ev = NULL;
+
+	if (p->reduce_geo[SP_RGEO_F0] == 0)
+		return SHARDPIPE_OK;
+	memcpy(g, p->reduce_geo, sizeof(g));
+	g[SP_RGEO_PER_ITEM] = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
+	out_row_bytes = g[SP_RGEO_OUT_ROW] * p->esize;
+	k->red_rows = p->K * p->chunk[0];
+	SP_FORWARD(alloc_buf(k, sizeof(g), &k->rgeo, "the reduction table",
+			     err));
+	SP_FORWARD(alloc_buf(k, p->row_bytes, &k->carry, "the carried row",
+			     err));
+	SP_FORWARD(alloc_buf(k, k->red_rows * out_row_bytes, &k->red,
+			     "the next level's rows", err));
+	SP_FORWARD(k->ops->upload(k->dev, k->rgeo, 0, g, sizeof(g), &ev, err));
+	return k->ops->wait(k->dev, ev, err);
+}
+
 static int open_pools(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -400,7 +430,7 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 		SP_FORWARD(open_zstd(k, err));
 	if (p->codec == SHARDPIPE_CODEC_BLOSC)
 		SP_FORWARD(open_blosc(k, err));
-	return SHARDPIPE_OK;
+	return open_reduce(k, err);
 }
 
 int kdrv_open(const struct kdev_ops *ops, void *dev,
@@ -446,6 +476,12 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->perm);
 	if (k->enc_scratch != NULL)
 		k->ops->free(k->dev, k->enc_scratch);
+	if (k->rgeo != NULL)
+		k->ops->free(k->dev, k->rgeo);
+	if (k->carry != NULL)
+		k->ops->free(k->dev, k->carry);
+	if (k->red != NULL)
+		k->ops->free(k->dev, k->red);
 	k->ops->close(k->dev);
 	free(k);
 }
@@ -594,6 +630,43 @@ int kdrv_fetch(struct kdrv *k, struct batch_result *out, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* The batch scattered last is still in its input buffer: the next
+ * level's rows are made from it on the device and only they come back. */
+int kdrv_reduce(struct kdrv *k, uint64_t nrows, const void *carry, int tail,
+		void *out, uint64_t out_rows, struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	struct kset *s = &k->set[k->cur];
+	uint64_t per = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
+	uint64_t nout = out_rows * p->reduce_geo[SP_RGEO_OUT_ROW];
+	kdev_event ev = NULL;
+
+	SP_RETURN_IF(p->reduce_geo[SP_RGEO_F0] == 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "reduce: level %d is the pyramid's last",
+		     p->scale_level);
+	SP_RETURN_IF(nrows > p->K * p->chunk[0] || out_rows > k->red_rows, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "reduce: %llu rows into %llu, beyond a batch of %llu",
+		     (unsigned long long)nrows, (unsigned long long)out_rows,
+		     (unsigned long long)k->red_rows);
+	if (nout == 0)
+		return SHARDPIPE_OK;
+	if (carry != NULL) {
+		SP_FORWARD(k->ops->upload(k->dev, k->carry, 0, carry,
+					  p->row_bytes, &ev, err));
+		SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	}
+	SP_FORWARD(launch_items(k, pack_sp_reduce(s->in, k->carry, k->red,
+						  k->rgeo, nrows,
+						  carry != NULL, (uint64_t)tail,
+						  nout),
+				(nout + per - 1) / per, err));
+	SP_FORWARD(k->ops->download(k->dev, out, k->red, 0, nout * p->esize,
+				    &ev, err));
+	return k->ops->wait(k->dev, ev, err);
+}
+
 int kdrv_debug_read_pool(struct kdrv *k, void *dst, struct sp_err *err)
 {
 	struct kset *s = &k->set[k->cur];
@@ -643,6 +716,14 @@ int kdrv_op_aggregate(void *ctx, struct sp_err *err)
 int kdrv_op_fetch(void *ctx, struct batch_result *out, struct sp_err *err)
 {
 	return kdrv_fetch(ctx, out, err);
+}
+
+int kdrv_op_reduce(void *ctx, const void *batch, uint64_t nrows,
+		   const void *carry, int tail, void *out, uint64_t out_rows,
+		   struct sp_err *err)
+{
+	(void)batch;
+	return kdrv_reduce(ctx, nrows, carry, tail, out, out_rows, err);
 }
 
 void kdrv_op_close(void *ctx)

@@ -114,8 +114,9 @@ struct kdev_limits {
 	 * work-item per group copying contiguously, a GPU with many items
 	 * on adjacent words. */
 	uint64_t copy_local;
-	/* Consecutive scatter runs per work-item (>= 1); 1 gives a GPU
-	 * the most parallelism, more saves a CPU divisions. */
+	/* Consecutive scatter runs, and outputs of the reduce kernel, per
+	 * work-item (>= 1); 1 gives a GPU the most parallelism, more saves a
+	 * CPU divisions. */
 	uint64_t runs_per_item;
 	uint64_t max_groups;   /* groups worth launching at once */
 	int async;             /* operations overlap the host: two buffer sets */
@@ -143,6 +144,11 @@ SP_DRIVER_API int kdrv_compress(struct kdrv *k, struct sp_err *err);
 SP_DRIVER_API int kdrv_aggregate(struct kdrv *k, struct sp_err *err);
 SP_DRIVER_API int kdrv_fetch(struct kdrv *k, struct batch_result *out,
 			     struct sp_err *err);
+/* Reduce rows of the batch scattered last into the next pyramid level's,
+ * as backend_ops.reduce says (doc/design.md §23.2). */
+SP_DRIVER_API int kdrv_reduce(struct kdrv *k, uint64_t nrows,
+			      const void *carry, int tail, void *out,
+			      uint64_t out_rows, struct sp_err *err);
 SP_DRIVER_API void kdrv_close(struct kdrv *k);
 
 /*
@@ -155,13 +161,17 @@ SP_DRIVER_API int kdrv_op_compress(void *ctx, struct sp_err *err);
 SP_DRIVER_API int kdrv_op_aggregate(void *ctx, struct sp_err *err);
 SP_DRIVER_API int kdrv_op_fetch(void *ctx, struct batch_result *out,
 				struct sp_err *err);
+SP_DRIVER_API int kdrv_op_reduce(void *ctx, const void *batch,
+				 uint64_t nrows, const void *carry, int tail,
+				 void *out, uint64_t out_rows,
+				 struct sp_err *err);
 SP_DRIVER_API void kdrv_op_close(void *ctx);
 
 /* Those entries, for a kernel backend's struct backend_ops initializer. */
 #define KDRV_STAGE_ENTRIES                                                    \
 	.scatter = kdrv_op_scatter, .compress = kdrv_op_compress,             \
 	.aggregate = kdrv_op_aggregate, .fetch = kdrv_op_fetch,               \
-	.close = kdrv_op_close
+	.reduce = kdrv_op_reduce, .close = kdrv_op_close
 
 /* Block until every stage issued so far has completed (for timing). */
 SP_DRIVER_API int kdrv_finish(struct kdrv *k, struct sp_err *err);

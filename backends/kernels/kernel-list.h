@@ -35,6 +35,12 @@
 #define SP_ARGS_sp_codec_zstd(B, U) SP_ARGS_ENCODER(B, U)
 #define SP_ARGS_sp_codec_blosc(B, U)                                          \
 	SP_ARGS_ENCODER(B, U), U(typesize), U(mode), U(blocksize)
+/* One pyramid level's rows into the next's (reduce.h): g the table of
+ * reduce_layout.h; carried (0 or 1) rows of carry before nrows of rows;
+ * tail one of SP_RD_TAIL_*; nout output elements. */
+#define SP_ARGS_sp_reduce(B, U)                                               \
+	B(const u8, rows), B(const u8, carry), B(u8, out), B(const u64, g),   \
+		U(nrows), U(carried), U(tail), U(nout)
 
 /* X(name, args) for each kernel, in a fixed order (the kernel ids of
  * driver.h); args is SP_ARGS_<name>. */
@@ -46,7 +52,8 @@
 	X(sp_agg_gather, SP_ARGS_sp_agg_gather)                               \
 	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
 	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
-	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)
+	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)                             \
+	X(sp_reduce, SP_ARGS_sp_reduce)
 
 /* A kernel body's entry, in the prelude's dialect:
  *     SP_KERNEL_ENTRY(sp_scatter) { ... } */

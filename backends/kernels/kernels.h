@@ -15,3 +15,4 @@
 #include "zstd_encode.h"
 #include "blosc_encode.h"
 #include "aggregate.h"
+#include "reduce.h"
