@@ -210,9 +210,94 @@ static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
 	return rc;
 }
 
-int store_fs_create(struct store_fs *s, struct sp_err *err)
+/* Remove an old array's objects at dir: its zarr.json first, so that no
+ * reader pairs it with new shards, then its shard tree under c/. */
+static int remove_array(const char *dir, struct sp_err *err)
 {
 	char *p;
+	int rc = SHARDPIPE_OK;
+
+	if (asprintf(&p, "%s/zarr.json", dir) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (unlink(p) != 0 && errno != ENOENT)
+		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
+				strerror(errno));
+	free(p);
+	SP_FORWARD(rc);
+	if (asprintf(&p, "%s/c", dir) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	rc = remove_key_tree(p, 0, err);
+	free(p);
+	return rc;
+}
+
+/*
+ * The arrays of an old pyramid below root (doc/design.md §23.5): the
+ * directories named by a level's number that hold a zarr.json.  Each goes
+ * as a single store's objects would, and its directory with them when
+ * nothing else is left in it.
+ */
+static int remove_levels(const char *root, struct sp_err *err)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	if (d == NULL)
+		return SHARDPIPE_OK;
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *dir, *meta;
+
+		if (!is_key_part(e->d_name))
+			continue;
+		if (asprintf(&dir, "%s/%s", root, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (asprintf(&meta, "%s/zarr.json", dir) < 0) {
+			free(dir);
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
+			rc = remove_array(dir, err);
+			if (rc == SHARDPIPE_OK)
+				rmdir(dir); /* kept when it holds more */
+		}
+		free(meta);
+		free(dir);
+	}
+	closedir(d);
+	return rc;
+}
+
+int store_fs_child(const struct store_fs *parent, const char *name,
+		   struct store_fs **out, struct sp_err *err)
+{
+	struct store_fs *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (asprintf(&s->root, "%s/%s", parent->root, name) < 0) {
+		free(s);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	s->durable = parent->durable;
+	*out = s;
+	return SHARDPIPE_OK;
+}
+
+const char *store_fs_root(const struct store_fs *s)
+{
+	return s->root;
+}
+
+int store_fs_create(struct store_fs *s, struct sp_err *err)
+{
 	int rc = SHARDPIPE_OK;
 
 	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
@@ -238,20 +323,9 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 	}
 	if (!s->overwrite)
 		return SHARDPIPE_OK;
-	/* Replace the old store: its metadata first, so that no reader
-	 * pairs it with the new shards, then its shard tree. */
-	if (asprintf(&p, "%s/zarr.json", s->root) < 0)
-		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	if (unlink(p) != 0 && errno != ENOENT)
-		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
-				strerror(errno));
-	free(p);
-	SP_FORWARD(rc);
-	if (asprintf(&p, "%s/c", s->root) < 0)
-		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, err);
-	free(p);
-	return rc;
+	/* Replace the old store, a single array or a pyramid's group. */
+	SP_FORWARD(remove_array(s->root, err));
+	return remove_levels(s->root, err);
 }
 
 /* mkdir -p of dir, which lies below s->root. */

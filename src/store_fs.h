@@ -25,7 +25,18 @@ SP_INTERNAL int store_fs_check(struct store_fs **out, const char *path,
  * everything it advertises is too.
  */
 SP_INTERNAL void store_fs_set_durable(struct store_fs *s, int durable);
-/* Create the directory, removing an old store's objects if overwriting. */
+/*
+ * A store for the array `name` below parent's directory (a pyramid level,
+ * doc/design.md §23.5): the same durability, never overwriting (parent's
+ * creation removed the old levels), created by store_fs_create.
+ */
+SP_INTERNAL int store_fs_child(const struct store_fs *parent,
+			       const char *name, struct store_fs **out,
+			       struct sp_err *err);
+/* The store's directory, as given. */
+SP_INTERNAL const char *store_fs_root(const struct store_fs *s);
+/* Create the directory, removing an old store's objects if overwriting:
+ * a single array's, or a pyramid's group and the levels below it. */
 SP_INTERNAL int store_fs_create(struct store_fs *s, struct sp_err *err);
 SP_INTERNAL int store_fs_write_shard(struct store_fs *s,
 				     const uint64_t *coords, int rank,

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "ome.h"
 #include "plan.h"
 #include "shard_index.h"
 #include "store_fs.h"
@@ -44,6 +45,7 @@ struct batch_job {
 	int buf;                 /* staging index, -1 for the caller's span */
 	uint64_t epochs;         /* complete epochs (the rest is fill) */
 	uint64_t rows_in;        /* rows appended when it was queued */
+	int last;                /* queued by close: no rows come after */
 };
 
 struct set_job {
@@ -105,6 +107,20 @@ struct shardpipe_stream {
 	struct sp_err async_err;
 	shardpipe_stats stats;
 	uint8_t *fill_block;     /* FILL_BLOCK bytes of fill, for skip */
+
+	/*
+	 * Pyramids (doc/design.md §23.3).  Each level is a stream of its
+	 * own, fed by the pipeline thread of the level below with the rows
+	 * its backend reduces from each batch; the top stream (level 0)
+	 * also owns the levels' plans and the OME-NGFF group.
+	 */
+	struct plan_levels *levels; /* top stream only, else NULL */
+	struct store_fs *group;  /* the group's directory (top stream only) */
+	struct shardpipe_stream *next; /* the next level, or NULL */
+	uint8_t *red;            /* the next level's rows from one batch */
+	uint8_t *carry;          /* this level's row waiting for its pair */
+	int carried;
+	uint64_t rows_reduced;   /* rows of this level through the reduction */
 };
 
 /* Bytes of fill value that skip appends at a time: a multiple of every
@@ -158,6 +174,8 @@ void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 	d.backend = "auto";
 	d.blosc_cname = SHARDPIPE_BLOSC_ZSTD;
 	d.blosc_shuffle = SHARDPIPE_BLOSC_SHUFFLE;
+	d.method = SHARDPIPE_METHOD_MEAN;
+	d.append_method = -1;
 	/* A caller built against an older header owns fewer bytes. */
 	sp_struct_copy(desc, size, &d, sizeof(d));
 }
@@ -378,6 +396,65 @@ static void find_empty(struct shardpipe_stream *s, const struct batch_job *job)
 				p, job->data + e * p->epoch_bytes, i);
 }
 
+/* Where the row after `next_row` comes from when none will be appended:
+ * the fill value inside a bounded array, the last row again past its end
+ * (doc/design.md §23.2). */
+static int tail_at(const struct plan *p, uint64_t next_row)
+{
+	return p->size[0] != 0 && next_row < p->size[0] ? SP_RD_TAIL_FILL
+						      : SP_RD_TAIL_REPEAT;
+}
+
+/*
+ * Pipeline thread, before the batch's input is released: its rows
+ * reduced into the next level's (s->red), *out_rows of them.  The rows are
+ * those the array has: the appended ones, and in a bounded array the fill
+ * after them up to its size.  When dim 0 halves, pairs of rows reduce; an
+ * odd row is carried to pair with the next batch's first, unless no rows
+ * follow (the last batch), when the tail pairs it.
+ */
+static int reduce_rows(struct shardpipe_stream *s, const struct batch_job *job,
+		       uint64_t *out_rows)
+{
+	const struct plan *p = &s->plan;
+	uint64_t first = s->rows_reduced, rows = job->epochs * p->chunk[0];
+	uint64_t end = p->size[0] != 0 ? p->size[0] : job->rows_in;
+	uint64_t valid = end > first ? end - first : 0;
+	int tail = SP_RD_TAIL_NONE, odd;
+
+	if (valid > rows)
+		valid = rows;
+	if (job->last)
+		tail = tail_at(p, first + valid);
+	*out_rows = plan_reduce_rows(p, (uint64_t)s->carried, valid, tail);
+	if (*out_rows > 0)
+		SP_FORWARD(s->be->reduce(s->bctx, job->data, valid,
+					 s->carried ? s->carry : NULL, tail,
+					 s->red, *out_rows, &s->perr));
+	s->rows_reduced += valid;
+	odd = p->reduce_geo[SP_RGEO_F0] == 2 && tail == SP_RD_TAIL_NONE &&
+	      ((uint64_t)s->carried + valid) % 2 != 0;
+	if (odd && valid > 0)
+		memcpy(s->carry, job->data + (valid - 1) * p->row_bytes,
+		       (size_t)p->row_bytes);
+	s->carried = odd;
+	return SHARDPIPE_OK;
+}
+
+static int append_span(shardpipe_stream *s, const void *data, size_t nbytes);
+
+/* Hand the next level the rows reduced from this one (its "append"). */
+static int feed_next(struct shardpipe_stream *s, uint64_t rows,
+		     struct sp_err *err)
+{
+	struct shardpipe_stream *n = s->next;
+	int rc = append_span(n, s->red, (size_t)(rows * n->plan.row_bytes));
+
+	if (rc != SHARDPIPE_OK)
+		*err = n->err;
+	return rc;
+}
+
 /* Pipeline thread: one batch through the backend, its epochs into sets. */
 static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 {
@@ -386,11 +463,14 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 	struct batch_chunks f = { 0 };
 	double t0 = now(), t1, t2, t3, tw = 0;
 	int fused = s->be->run_batch != NULL, rc;
+	uint64_t red_rows = 0;
 
 	if (s->empty != NULL)
 		find_empty(s, job);
 	if (fused) {
 		rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
+		if (rc == SHARDPIPE_OK && s->next != NULL)
+			rc = reduce_rows(s, job, &red_rows);
 		release_input(s, job);
 		SP_FORWARD(rc);
 		t1 = t0 + f.seconds_scatter;
@@ -398,6 +478,8 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 		t3 = t2 + f.seconds_aggregate;
 	} else {
 		rc = s->be->scatter(s->bctx, job->data, &s->perr);
+		if (rc == SHARDPIPE_OK && s->next != NULL)
+			rc = reduce_rows(s, job, &red_rows);
 		release_input(s, job);
 		SP_FORWARD(rc);
 		t1 = now();
@@ -407,6 +489,8 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 		SP_FORWARD(s->be->fetch(s->bctx, &r, &s->perr));
 		t3 = now();
 	}
+	if (red_rows > 0)
+		SP_FORWARD(feed_next(s, red_rows, &s->perr));
 
 	for (uint64_t e = 0; e < job->epochs; e++) {
 		struct shard_set *set = &s->sets[s->fill_set];
@@ -588,12 +672,14 @@ static void caller_wait(struct shardpipe_stream *s)
 /* Caller's thread: queue a batch of `epochs` complete epochs; returns its
  * ticket (the value of `scattered` once its input is consumed). */
 static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
-		       int buf, uint64_t epochs)
+		       int buf, uint64_t epochs, int last)
 {
 	struct batch_job *j;
 	uint64_t ticket;
 
-	if (buf >= 0)
+	/* A pyramid level's rows come from the level below, little-endian
+	 * already. */
+	if (buf >= 0 && s->plan.scale_level == 0)
 		to_little_endian(s->staging[buf], epochs * s->plan.epoch_bytes,
 				 s->plan.esize);
 
@@ -605,6 +691,7 @@ static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
 	j->buf = buf;
 	j->epochs = epochs;
 	j->rows_in = rows_appended(s);
+	j->last = last;
 	s->q_len++;
 	ticket = ++s->queued;
 	pthread_cond_broadcast(&s->cv);
@@ -660,17 +747,27 @@ static void stop_threads(struct shardpipe_stream *s)
 
 static void stream_free(struct shardpipe_stream *s)
 {
+	if (s == NULL)
+		return;
 	stop_threads(s);
+	/* The next level is fed by this one's pipeline, gone now. */
+	stream_free(s->next);
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
 	for (int k = 0; k < NSETS; k++)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
 	store_fs_free(s->fs);
+	store_fs_free(s->group);
 	for (int k = 0; k < NSTAGE_MAX; k++)
 		free(s->staging[k]);
 	free(s->empty);
 	free(s->fill_block);
+	free(s->red);
+	free(s->carry);
+	if (s->levels != NULL)
+		plan_levels_free(s->levels);
+	free(s->levels);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
@@ -700,31 +797,165 @@ static int start_threads(struct shardpipe_stream *s)
 }
 
 /* Staging buffers, the backend's pools (as it reports them, or chunks,
- * compressed slots and aggregated), and the shard sets at their worst
- * case: every chunk of a shard epoch at slot capacity.  bctx NULL: the
- * generic estimate, before the backend is open. */
+ * compressed slots and aggregated), the shard sets at their worst case
+ * (every chunk of a shard epoch at slot capacity), and for a level below
+ * the last one batch of the next level's rows and a carried row.  bctx
+ * NULL: the generic estimate, before the backend is open. */
 static uint64_t pools(const struct shardpipe_stream *s, int nstage)
 {
 	const struct plan *p = &s->plan;
 	uint64_t n = (uint64_t)nstage * p->batch_bytes +
 		     NSETS * p->cps[0] * p->M * p->slot_capacity;
 
+	if (p->reduce_geo[SP_RGEO_F0] != 0)
+		n += p->K * p->chunk[0] * p->reduce_geo[SP_RGEO_OUT_ROW] *
+			     p->esize + p->row_bytes;
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
 		return n + s->be->pool_bytes(s->bctx);
 	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
 }
 
-/* Lower the epochs per batch until the generic estimate of the pools fits
- * the plan's max_memory (backends size their pools from K). */
+/* Every level's pools (doc/design.md §23.3). */
+static uint64_t all_pools(const struct shardpipe_stream *s, int nstage)
+{
+	uint64_t n = 0;
+
+	for (; s != NULL; s = s->next)
+		n += pools(s, nstage > 0 ? nstage : s->nstage);
+	return n;
+}
+
+/* Lower the epochs per batch, every level's alike, until the generic
+ * estimate of the pools fits the plan's max_memory (backends size their
+ * pools from K). */
 static void cap_batch(struct shardpipe_stream *s)
 {
 	struct plan *p = &s->plan;
 
 	while (p->max_memory != 0 && p->K > 1 &&
-	       pools(s, NSTAGE_MAX) > p->max_memory) {
-		p->K = (p->K + 1) / 2;
-		p->batch_bytes = p->K * p->epoch_bytes;
+	       all_pools(s, NSTAGE_MAX) > p->max_memory) {
+		uint64_t k = (p->K + 1) / 2;
+
+		for (struct shardpipe_stream *l = s; l != NULL; l = l->next)
+			plan_set_epochs(&l->plan, k);
 	}
+}
+
+static struct shardpipe_stream *stream_alloc(void)
+{
+	struct shardpipe_stream *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->cur = -1;
+	return s;
+}
+
+/*
+ * The levels above level 0 (doc/design.md §23.3), each a stream taking
+ * over its plan from s->levels, and the directories they will write: the
+ * group's at path, each level's below it (level 0's too).  Nothing is
+ * written yet.
+ */
+static int open_levels(struct shardpipe_stream *s, struct sp_err *err)
+{
+	struct plan_levels *pl = s->levels;
+	struct shardpipe_stream *prev = s;
+	char name[16];
+
+	s->group = s->fs;
+	s->fs = NULL;
+	SP_FORWARD(store_fs_child(s->group, "0", &s->fs, err));
+	for (int L = 1; L < pl->n; L++) {
+		struct shardpipe_stream *l = stream_alloc();
+
+		SP_RETURN_IF(l == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for pyramid level %d", L);
+		prev->next = l;
+		l->plan = pl->level[L];
+		memset(&pl->level[L], 0, sizeof(pl->level[L]));
+		l->be = s->be;
+		snprintf(name, sizeof(name), "%d", L);
+		SP_FORWARD(store_fs_child(s->group, name, &l->fs, err));
+		prev = l;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* One level's memory: the backend's context, the shard sets, staging,
+ * the empty-chunk flags, the fill block, and the next level's rows and a
+ * carried row when there is a next level. */
+static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
+{
+	const struct plan *p = &s->plan;
+
+	SP_FORWARD(s->be->open(p, &s->bctx, err));
+	for (int k = 0; k < NSETS; k++) {
+		SP_FORWARD(shard_set_init(&s->sets[k], p, err));
+		s->set_free[k] = k > 0;
+	}
+	s->nstage = s->be->run_batch != NULL ? 2 : 1;
+	for (int k = 0; k < s->nstage; k++) {
+		s->staging[k] = malloc(p->batch_bytes);
+		s->stage_free[k] = 1;
+		SP_RETURN_IF(s->staging[k] == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for a batch of %llu bytes",
+			     (unsigned long long)p->batch_bytes);
+	}
+	if (!p->write_empty_chunks) {
+		s->empty = malloc((size_t)(p->K * p->M));
+		SP_RETURN_IF(s->empty == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for chunk flags");
+	}
+	s->fill_block = malloc(FILL_BLOCK);
+	SP_RETURN_IF(s->fill_block == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the fill value");
+	fill_pattern(s->fill_block, FILL_BLOCK, p->fill, p->esize);
+	if (p->reduce_geo[SP_RGEO_F0] != 0) {
+		uint64_t out = p->K * p->chunk[0] *
+			       p->reduce_geo[SP_RGEO_OUT_ROW] * p->esize;
+
+		s->red = malloc(out ? (size_t)out : 1);
+		s->carry = malloc((size_t)p->row_bytes);
+		SP_RETURN_IF(s->red == NULL || s->carry == NULL, err,
+			     SHARDPIPE_ERR_NOMEM,
+			     "out of memory for %llu bytes of pyramid level %d",
+			     (unsigned long long)out, p->scale_level + 1);
+	}
+	return SHARDPIPE_OK;
+}
+
+/* The group's zarr.json (doc/design.md §23.4). */
+static int publish_group(struct shardpipe_stream *s, struct sp_err *err)
+{
+	char *json;
+	size_t len;
+	int rc;
+
+	SP_FORWARD(zarr_meta_render_group(s->levels, &s->plan, &json, &len,
+					  err));
+	rc = store_fs_write_meta(s->group, json, len, err);
+	free(json);
+	return rc;
+}
+
+/* The first writes: the store's directory (emptied of an old store when
+ * overwriting), and zarr.json of every array with no rows, then the
+ * group's, which points at them. */
+static int create_store(struct shardpipe_stream *s, struct sp_err *err)
+{
+	if (s->group != NULL)
+		SP_FORWARD(store_fs_create(s->group, err));
+	for (struct shardpipe_stream *l = s; l != NULL; l = l->next) {
+		if (l->fs != NULL)
+			SP_FORWARD(store_fs_create(l->fs, err));
+		SP_FORWARD(publish_meta(l, 0, err));
+	}
+	if (s->group != NULL)
+		SP_FORWARD(publish_group(s, err));
+	return SHARDPIPE_OK;
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
@@ -758,83 +989,72 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("the sink's shard callback is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	s = calloc(1, sizeof(*s));
-	if (s == NULL) {
+	s = stream_alloc();
+	if (s == NULL || (s->levels = calloc(1, sizeof(*s->levels))) == NULL) {
+		free(s);
 		sp_last_error_set("out of memory");
 		return SHARDPIPE_ERR_NOMEM;
 	}
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	s->cur = -1;
 	backend = getenv("SHARDPIPE_BACKEND");
 	if (backend == NULL || *backend == '\0')
 		backend = desc->backend;
 
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK && sink != NULL && s->levels->group)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				"a sink receives one array: a pyramid or an "
+				"OME-NGFF image (downsample, ngff) needs a "
+				"directory store");
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
-	if (rc == SHARDPIPE_OK)
-		cap_batch(s);
+	if (rc == SHARDPIPE_OK && s->fs != NULL)
+		store_fs_set_durable(s->fs, s->plan.durable);
 	if (rc == SHARDPIPE_OK)
 		rc = backend_find(backend, &s->be, &s->err);
+	if (rc == SHARDPIPE_OK && s->levels->n > 1 && s->be->reduce == NULL)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_BACKEND,
+				"backend %s cannot build pyramids (no reduce "
+				"entry)", s->be->name);
+	if (rc == SHARDPIPE_OK && s->levels->group)
+		rc = open_levels(s, &s->err);
 	if (rc == SHARDPIPE_OK)
-		rc = s->be->open(&s->plan, &s->bctx, &s->err);
-	for (int k = 0; k < NSETS && rc == SHARDPIPE_OK; k++) {
-		rc = shard_set_init(&s->sets[k], &s->plan, &s->err);
-		s->set_free[k] = k > 0;
-	}
-	if (rc == SHARDPIPE_OK)
-		s->nstage = s->be->run_batch != NULL ? 2 : 1;
+		cap_batch(s);
+	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
+	     l = l->next)
+		rc = open_memory(l, &s->err);
 	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
-	    pools(s, s->nstage) > s->plan.max_memory)
+	    all_pools(s, 0) > s->plan.max_memory)
 		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
 				"max_memory %llu bytes: the pools need %llu "
 				"bytes even with %llu epoch(s) of %llu bytes a "
-				"batch",
+				"batch%s",
 				(unsigned long long)s->plan.max_memory,
-				(unsigned long long)pools(s, s->nstage),
+				(unsigned long long)all_pools(s, 0),
 				(unsigned long long)s->plan.K,
-				(unsigned long long)s->plan.epoch_bytes);
-	for (int k = 0; k < s->nstage && rc == SHARDPIPE_OK; k++) {
-		s->staging[k] = malloc(s->plan.batch_bytes);
-		s->stage_free[k] = 1;
-		if (s->staging[k] == NULL)
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for a batch of %llu bytes",
-					(unsigned long long)s->plan.batch_bytes);
-	}
-	if (rc == SHARDPIPE_OK && !s->plan.write_empty_chunks) {
-		s->empty = malloc((size_t)(s->plan.K * s->plan.M));
-		if (s->empty == NULL)
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for chunk flags");
-	}
-	if (rc == SHARDPIPE_OK) {
-		s->fill_block = malloc(FILL_BLOCK);
-		if (s->fill_block == NULL)
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for the fill value");
-		else
-			fill_pattern(s->fill_block, FILL_BLOCK, s->plan.fill,
-				     s->plan.esize);
-	}
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		store_fs_set_durable(s->fs, s->plan.durable);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		rc = store_fs_create(s->fs, &s->err);
+				(unsigned long long)s->plan.epoch_bytes,
+				s->next != NULL ? " (every level's)" : "");
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = own;
 	if (rc == SHARDPIPE_OK)
-		rc = publish_meta(s, 0, &s->err);
-	if (rc == SHARDPIPE_OK)
-		rc = start_threads(s);
+		rc = create_store(s, &s->err);
+	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
+	     l = l->next) {
+		rc = start_threads(l);
+		if (rc != SHARDPIPE_OK)
+			s->err = l->err;
+	}
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(s->err.msg);
 		stream_free(s);
 		return rc;
 	}
-	s->stats.pool_bytes = pools(s, s->nstage);
+	for (struct shardpipe_stream *l = s; l != NULL; l = l->next)
+		l->stats.pool_bytes = pools(l, l->nstage);
 	*out = s;
 	return SHARDPIPE_OK;
 }
@@ -892,7 +1112,7 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
 	pthread_mutex_lock(&s->mu);
 	s->stats.bytes_in += s->plan.batch_bytes;
 	pthread_mutex_unlock(&s->mu);
-	ticket = submit(s, src, -1, s->plan.K);
+	ticket = submit(s, src, -1, s->plan.K, 0);
 	pthread_mutex_lock(&s->mu);
 	while (s->scattered < ticket)
 		caller_wait(s);
@@ -994,7 +1214,7 @@ static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 		s->stats.seconds_stage += now() - t0;
 		pthread_mutex_unlock(&s->mu);
 		if (s->staged == p->batch_bytes) {
-			submit(s, s->staging[s->cur], s->cur, p->K);
+			submit(s, s->staging[s->cur], s->cur, p->K, 0);
 			s->cur = -1;
 			s->staged = 0;
 			if (check_async(s) != SHARDPIPE_OK)
@@ -1041,8 +1261,8 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	}
 	/* In the host's order: submit swaps the batch to little-endian. */
 	fill_pattern(buf + tail_at, (size_t)p->batch_bytes - tail_at,
-		     p->fill, p->esize);
-	submit(s, buf, s->cur, n);
+		     p->scale_level == 0 ? p->fill : p->fill_le, p->esize);
+	submit(s, buf, s->cur, n, pad_last);
 	s->cur = -1;
 	s->staged = 0;
 	if (keep != NULL) {
@@ -1121,6 +1341,18 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 	return SHARDPIPE_OK;
 }
 
+/* A failure of the next level, s's own from now on (its message with
+ * it). */
+static int adopt(struct shardpipe_stream *s, const struct shardpipe_stream *n,
+		 int rc)
+{
+	if (rc != SHARDPIPE_OK && s->sticky == SHARDPIPE_OK) {
+		s->err = n->err;
+		s->sticky = rc;
+	}
+	return rc;
+}
+
 int shardpipe_stream_flush(shardpipe_stream *s)
 {
 	uint64_t rows;
@@ -1141,22 +1373,41 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 	pthread_mutex_lock(&s->mu);
 	rows = s->stats.rows_written;
 	pthread_mutex_unlock(&s->mu);
-	return fail(s, publish_meta(s, rows, &s->err));
+	rc = fail(s, publish_meta(s, rows, &s->err));
+	/* This level's pipeline is idle too, so the next level has every
+	 * row it will get from the batches so far. */
+	if (rc == SHARDPIPE_OK && s->next != NULL)
+		rc = adopt(s, s->next, shardpipe_stream_flush(s->next));
+	return rc;
 }
 
-int shardpipe_stream_close(shardpipe_stream *s)
+/*
+ * Close one level without freeing it: the partial last batch, its odd
+ * row paired with the tail (doc/design.md §23.2), the partial shard epoch
+ * and the final zarr.json; then the next level, which has its last rows
+ * by then.
+ */
+static int finish(struct shardpipe_stream *s)
 {
-	int rc;
+	int rc = check_async(s);
 
-	if (s == NULL)
-		return SHARDPIPE_OK;
-	rc = check_async(s);
 	if (rc == SHARDPIPE_OK && s->staged > 0)
 		rc = fail(s, drain(s, 1));
 	stop_threads(s);
 	if (rc == SHARDPIPE_OK)
 		rc = check_async(s);
 	/* The threads are gone: what they owned is the caller's now. */
+	if (rc == SHARDPIPE_OK && s->carried) {
+		const struct plan *p = &s->plan;
+		int tail = tail_at(p, s->rows_reduced);
+		uint64_t rows = plan_reduce_rows(p, 1, 0, tail);
+
+		rc = fail(s, s->be->reduce(s->bctx, NULL, 0, s->carry, tail,
+					   s->red, rows, &s->err));
+		s->carried = 0;
+		if (rc == SHARDPIPE_OK)
+			rc = fail(s, feed_next(s, rows, &s->err));
+	}
 	if (rc == SHARDPIPE_OK && s->sets[s->fill_set].epochs > 0)
 		rc = emit_shards(s, &s->sets[s->fill_set], s->shard_epochs,
 				 rows_appended(s), &s->err);
@@ -1169,6 +1420,21 @@ int shardpipe_stream_close(shardpipe_stream *s)
 		s->stats.rows_written = rows;
 		rc = publish_meta(s, rows, &s->err);
 	}
+	if (rc == SHARDPIPE_OK && s->next != NULL)
+		rc = adopt(s, s->next, finish(s->next));
+	return rc;
+}
+
+int shardpipe_stream_close(shardpipe_stream *s)
+{
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_OK;
+	rc = finish(s);
+	/* The group last, once every level says what it holds. */
+	if (rc == SHARDPIPE_OK && s->group != NULL)
+		rc = publish_group(s, &s->err);
 	if (rc != SHARDPIPE_OK)
 		sp_last_error_set(s->err.msg);
 	stream_free(s);
@@ -1178,14 +1444,29 @@ int shardpipe_stream_close(shardpipe_stream *s)
 int shardpipe_stream_stats_sized(const shardpipe_stream *s,
 				 shardpipe_stats *out, size_t size)
 {
-	struct shardpipe_stream *m = (struct shardpipe_stream *)s;
 	shardpipe_stats st;
 
 	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	pthread_mutex_lock(&m->mu);
-	st = s->stats;
-	pthread_mutex_unlock(&m->mu);
+	/* Level 0's, with what every level wrote and planned. */
+	for (const struct shardpipe_stream *l = s; l != NULL; l = l->next) {
+		struct shardpipe_stream *m = (struct shardpipe_stream *)l;
+
+		pthread_mutex_lock(&m->mu);
+		if (l == s) {
+			st = l->stats;
+		} else {
+			st.bytes_out += l->stats.bytes_out;
+			st.shards_written += l->stats.shards_written;
+			st.chunks_written += l->stats.chunks_written;
+			st.seconds_scatter += l->stats.seconds_scatter;
+			st.seconds_compress += l->stats.seconds_compress;
+			st.seconds_aggregate += l->stats.seconds_aggregate;
+			st.seconds_write += l->stats.seconds_write;
+			st.pool_bytes += l->stats.pool_bytes;
+		}
+		pthread_mutex_unlock(&m->mu);
+	}
 	return sp_struct_copy(out, size, &st, sizeof(st));
 }
 

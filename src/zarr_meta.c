@@ -1,6 +1,7 @@
 #include "zarr_meta.h"
 
 #include "codec.h"
+#include "ome.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -227,6 +228,75 @@ int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
 		free(b.p);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 				  "out of memory for zarr.json");
+	}
+	*out = b.p;
+	*len = b.len;
+	return SHARDPIPE_OK;
+}
+
+/* A number of a coordinate transformation: finite, in JSON's form. */
+static void put_double_list(struct sbuf *b, const double *v, int n)
+{
+	put(b, "[");
+	for (int i = 0; i < n; i++)
+		put(b, "%s%.17g", i ? ", " : "", v[i]);
+	put(b, "]");
+}
+
+int zarr_meta_render_group(const struct plan_levels *pl,
+			   const struct plan *p0, char **out, size_t *len,
+			   struct sp_err *err)
+{
+	struct sbuf b = { .cap = 4096 };
+	int first = 1;
+
+	b.p = malloc(b.cap);
+	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the group's zarr.json");
+	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"group\",\n"
+		"  \"attributes\": {\n    \"ome\": {\n"
+		"      \"version\": \"0.5\",\n      \"multiscales\": [{\n");
+	/* A constant name: the same image writes the same bytes wherever
+	 * it is stored. */
+	put(&b, "        \"name\": \"image\",\n        \"type\": \"%s\",\n",
+	    ome_method_name(pl->method));
+	put(&b, "        \"metadata\": {\"description\": \"each element of "
+		"a level reduces a block of the level below\", \"method\": "
+		"\"shardpipe\", \"version\": \"%s\", \"kwargs\": "
+		"{\"method\": \"%s\", \"append_method\": \"%s\", "
+		"\"downsample\": [",
+	    shardpipe_version(), ome_method_name(pl->method),
+	    ome_method_name(pl->append_method >= 0 ? pl->append_method
+						   : pl->method));
+	for (int d = 0; d < p0->rank; d++)
+		if ((pl->downsample >> d & 1) != 0) {
+			put(&b, "%s\"%s\"", first ? "" : ", ", p0->names[d]);
+			first = 0;
+		}
+	put(&b, "]}},\n        \"axes\": [");
+	for (int d = 0; d < p0->rank; d++) {
+		/* Names were checked at open: no quotes or escapes. */
+		put(&b, "%s\n          {\"name\": \"%s\", \"type\": \"%s\"",
+		    d ? "," : "", p0->names[d], pl->axis_type[d]);
+		if (pl->unit[d][0] != '\0')
+			put(&b, ", \"unit\": \"%s\"", pl->unit[d]);
+		put(&b, "}");
+	}
+	put(&b, "\n        ],\n        \"datasets\": [");
+	for (int L = 0; L < pl->n; L++) {
+		put(&b, "%s\n          {\"path\": \"%d\", "
+			"\"coordinateTransformations\": [{\"type\": \"scale\", "
+			"\"scale\": ", L ? "," : "", L);
+		put_double_list(&b, pl->scale[L], p0->rank);
+		put(&b, "}, {\"type\": \"translation\", \"translation\": ");
+		put_double_list(&b, pl->translation[L], p0->rank);
+		put(&b, "}]}");
+	}
+	put(&b, "\n        ]\n      }]\n    }\n  }\n}\n");
+	if (b.failed) {
+		free(b.p);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory for the group's zarr.json");
 	}
 	*out = b.p;
 	*len = b.len;

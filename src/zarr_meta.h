@@ -14,6 +14,15 @@
 SP_INTERNAL int zarr_meta_render(const struct plan *p, uint64_t rows,
 				 char **out, size_t *len, struct sp_err *err);
 
+/*
+ * Render the zarr.json of an OME-NGFF 0.5 image's group
+ * (doc/design.md §23.4): attributes.ome with the axes and one dataset per level.  Same
+ * ownership as zarr_meta_render().
+ */
+SP_INTERNAL int zarr_meta_render_group(const struct plan_levels *pl,
+				       const struct plan *p0, char **out,
+				       size_t *len, struct sp_err *err);
+
 /* The Zarr v3 data_type name of t ("uint16", "float32", ...). */
 SP_INTERNAL const char *zarr_dtype_name(shardpipe_dtype t);
 

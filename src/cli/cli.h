@@ -57,6 +57,35 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
  */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 
+/* The pyramid and OME-NGFF options (levels.c, doc/design.md §23). */
+struct cli_levels_opts {
+	const char *downsample, *method, *append_method, *levels;
+	const char *units, *scale, *axis_types;
+	int ngff;
+};
+
+/*
+ * If argv[*i] is a pyramid option (--downsample DIMS, --method M,
+ * --append-method M, --levels N, --units DIM=UNIT,..,
+ * --scale DIM=SIZE,.., --axis-types DIM=TYPE,.., --ngff), consume it and
+ * its value and return 1; 0 if it is not; -1 (after printing why) on a
+ * missing or repeated value.
+ */
+int cli_levels_option(struct cli_levels_opts *o, int argc, char **argv,
+		      int *i);
+
+/*
+ * Set desc's pyramid fields from the options, after cli_desc_build (dims
+ * are named by --names or by index).  Prints the error and returns
+ * CLI_EXIT_USAGE on a bad value; what the values mean together is the
+ * library's to check at open.
+ */
+int cli_levels_build(const struct cli_levels_opts *o, shardpipe_desc *desc);
+
+/* msg with a leading library field name (max_levels, ...) replaced by
+ * the option that sets it (--levels, ...), in buf; else msg. */
+const char *cli_levels_message(const char *msg, char *buf, size_t size);
+
 /* Parse "a,b,c" into at most SHARDPIPE_MAX_RANK numbers; returns the count
  * or -1. */
 int cli_parse_list(const char *s, uint64_t *out);

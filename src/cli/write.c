@@ -21,8 +21,11 @@ static void write_usage(FILE *f)
 		"         [--input FILE|-] [--pad-partial] [--allow-short] "
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
-		"         [--fill-value V] [--write-empty-chunks] [--durable] "
-		"OUT.zarr\n\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
+		"         [--downsample D,..] [--method M] [--append-method M] "
+		"[--levels N]\n"
+		"         [--ngff] [--units D=U,..] [--scale D=S,..] "
+		"[--axis-types D=T,..] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.\n"
@@ -76,7 +79,26 @@ static void write_usage(FILE *f)
 		"                    them and shards of only such chunks out)\n"
 		"  --durable         fsync every shard, directory and zarr.json "
 		"before zarr.json\n"
-		"                    advertises it\n");
+		"                    advertises it\n"
+		"Pyramids (an OME-NGFF 0.5 image: a group, arrays OUT/0, OUT/1, "
+		"...):\n"
+		"  --downsample D,..  dims that halve from each level to the "
+		"next (names or\n"
+		"                    indices; time and space axes only)\n"
+		"  --method M        mean (default), min, max, median or "
+		"decimate\n"
+		"  --append-method M along dim 0: reduce each row by --method, "
+		"then the two by M\n"
+		"  --levels N        levels, level 0 included (default: until "
+		"every halving dim\n"
+		"                    fits one chunk)\n"
+		"  --ngff            the OME-NGFF layout even without "
+		"--downsample\n"
+		"  --units D=U,..    OME-NGFF units (micrometer, second, ...)\n"
+		"  --scale D=S,..    the physical size of one element of level 0"
+		"\n"
+		"  --axis-types D=T,..  space, time or channel for dims not "
+		"named t, c, z, y, x\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -172,11 +194,13 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--help",
+	"--durable", "--downsample", "--method", "--append-method",
+	"--levels", "--ngff", "--units", "--scale", "--axis-types", "--help",
 };
 
 struct write_args {
 	struct cli_desc_opts o;
+	struct cli_levels_opts l;
 	const char *input, *out;
 	int pad_partial, allow_short, quiet;
 };
@@ -188,6 +212,8 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		int r = cli_desc_option(&a->o, argc, argv, &i);
 
+		if (r == 0)
+			r = cli_levels_option(&a->l, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -435,7 +461,8 @@ int cli_write(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((rc = cli_desc_build(&a.o, &w.desc)) != CLI_EXIT_OK)
+	if ((rc = cli_desc_build(&a.o, &w.desc)) != CLI_EXIT_OK ||
+	    (rc = cli_levels_build(&a.l, &w.desc)) != CLI_EXIT_OK)
 		return rc;
 	sizes_of(&w);
 	w.in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
@@ -447,8 +474,12 @@ int cli_write(int argc, char **argv)
 	if (status == CLI_EXIT_OK) {
 		rc = shardpipe_stream_open(&w.s, a.out, &w.desc);
 		if (rc != SHARDPIPE_OK) {
+			char msg[600];
+
 			cli_error("write: %s: %s", shardpipe_strerror(rc),
-				  shardpipe_last_error_message());
+				  cli_levels_message(
+					  shardpipe_last_error_message(), msg,
+					  sizeof(msg)));
 			status = cli_exit_status(rc);
 		}
 	}
