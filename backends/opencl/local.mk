@@ -21,6 +21,7 @@ OPENCL_KERNEL_INPUTS = \
 	$(top_srcdir)/backends/kernels/zstd_encode.h \
 	$(top_srcdir)/backends/kernels/blosc_layout.h \
 	$(top_srcdir)/backends/kernels/blosc_encode.h \
+	$(top_srcdir)/backends/kernels/empty_chunks.h \
 	$(top_srcdir)/backends/kernels/kernels.h
 
 backends/opencl/opencl-kernels.c: $(OPENCL_KERNEL_INPUTS) \
