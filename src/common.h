@@ -7,6 +7,7 @@
 #define SHARDPIPE_COMMON_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +51,12 @@ static inline int sp_err_set(struct sp_err *e, int code, const char *fmt, ...)
 SP_INTERNAL void sp_last_error_set(const char *msg);
 
 /* Return `code` with a message when `cond` holds (zstd's RETURN_ERROR_IF). */
+/* Whether the caller's description holds `field`: a program built
+ * against an older header passes a smaller struct (struct_size). */
+#define DESC_HAS(desc, field) \
+	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
+				sizeof((desc)->field))
+
 #define SP_RETURN_IF(cond, err, code, ...)                                    \
 	do {                                                                  \
 		if (cond)                                                     \

@@ -64,11 +64,6 @@ static void blosc_settings(const shardpipe_desc *desc,
 	*blocksize = desc->blosc_blocksize;
 }
 
-/* Whether the caller's description holds the field ending at `end`. */
-#define DESC_HAS(desc, field) \
-	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
-				sizeof((desc)->field))
-
 /* The fill value and the flags after it, or their defaults for a caller
  * built before them. */
 static int fill_settings(struct plan *p, const shardpipe_desc *desc,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "attrs.h"
 #include "backend.h"
 #include "plan.h"
 #include "shard_index.h"
@@ -102,6 +103,9 @@ struct shardpipe_stream {
 	int async_rc;
 	struct sp_err async_err;
 	shardpipe_stats stats;
+	/* Set by the caller's thread, rendered by whichever thread writes
+	 * zarr.json. */
+	struct attrs attrs;
 	uint8_t *fill_block;     /* FILL_BLOCK bytes of fill, for skip */
 };
 
@@ -182,7 +186,10 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
-	SP_FORWARD(zarr_meta_render(&s->plan, rows, &json, &len, err));
+	pthread_mutex_lock(&s->mu);
+	rc = zarr_meta_render(&s->plan, rows, &s->attrs, &json, &len, err);
+	pthread_mutex_unlock(&s->mu);
+	SP_FORWARD(rc);
 	if (s->fs != NULL)
 		rc = store_fs_write_meta(s->fs, json, len, err);
 	else if (s->sink.metadata != NULL &&
@@ -611,6 +618,7 @@ static void stream_free(struct shardpipe_stream *s)
 	for (int k = 0; k < NSTAGE_MAX; k++)
 		free(s->staging[k]);
 	free(s->fill_block);
+	attrs_free(&s->attrs);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
@@ -667,6 +675,22 @@ static void cap_batch(struct shardpipe_stream *s)
 	}
 }
 
+/* The description's attributes, refused (naming the key) before anything
+ * is written. */
+static int open_attrs(struct shardpipe_stream *s, const shardpipe_desc *desc)
+{
+	if (!DESC_HAS(desc, nattributes) || desc->nattributes == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(desc->attributes == NULL, &s->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "nattributes is %zu but attributes is NULL",
+		     desc->nattributes);
+	for (size_t k = 0; k < desc->nattributes; k++)
+		SP_FORWARD(attrs_set(&s->attrs, desc->attributes[k].key,
+				     desc->attributes[k].json, &s->err));
+	return SHARDPIPE_OK;
+}
+
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc)
 {
@@ -697,6 +721,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	rc = plan_init(&s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
 		cap_batch(s);
 	if (rc == SHARDPIPE_OK)
@@ -1036,6 +1062,22 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 						       (p->size[0] * p->row_bytes -
 							in)));
 	return SHARDPIPE_OK;
+}
+
+int shardpipe_stream_set_attribute(shardpipe_stream *s, const char *key,
+				   const char *json)
+{
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	if (check_async(s) != SHARDPIPE_OK)
+		return s->sticky;
+	/* A refusal is the caller's, not the stream's: not sticky. */
+	pthread_mutex_lock(&s->mu);
+	rc = attrs_set(&s->attrs, key, json, &s->err);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
 }
 
 int shardpipe_stream_flush(shardpipe_stream *s)

@@ -21,8 +21,8 @@ static void write_usage(FILE *f)
 		"         [--input FILE|-] [--pad-partial] [--allow-short] "
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
-		"         [--fill-value V] [--write-empty-chunks] [--durable] "
-		"OUT.zarr\n\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
+		"         [--attr KEY=JSON]... OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.\n"
@@ -76,7 +76,12 @@ static void write_usage(FILE *f)
 		"                    them and shards of only such chunks out)\n"
 		"  --durable         fsync every shard, directory and zarr.json "
 		"before zarr.json\n"
-		"                    advertises it\n");
+		"                    advertises it\n"
+		"  --attr KEY=JSON   a user attribute in zarr.json (KEY: up to "
+		"the first '=';\n"
+		"                    JSON: one JSON value); repeatable, a later "
+		"KEY replaces;\n"
+		"                    \"ome\" is reserved\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -171,10 +176,31 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--help",
+	"--durable", "--attr", "--help",
 };
 
-int cli_write(int argc, char **argv)
+/* --attr KEY=JSON as a description's attribute: the key is what comes
+ * before the first '=' (malloc'd), the JSON what follows. */
+static int split_attr(const char *arg, shardpipe_attribute *a)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL) {
+		cli_error("write: --attr %.60s: expected KEY=JSON", arg);
+		return CLI_EXIT_USAGE;
+	}
+	a->key = strndup(arg, (size_t)(eq - arg));
+	a->json = eq + 1;
+	if (a->key == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* attrs: room for argc attributes, to collect the --attr arguments; the
+ * caller frees their keys. */
+static int write_main(int argc, char **argv, shardpipe_attribute *attrs)
 {
 	struct cli_desc_opts o = { 0 };
 	const char *input = "-", *out = NULL;
@@ -190,6 +216,7 @@ int cli_write(int argc, char **argv)
 	double t0 = cli_now(), last = 0;
 	char shp[160];
 	struct stat sb;
+	int nattrs = 0;
 
 	for (int i = 1; i < argc; i++) {
 		int r = cli_desc_option(&o, argc, argv, &i);
@@ -209,6 +236,10 @@ int cli_write(int argc, char **argv)
 			allow_short = 1;
 		} else if (strcmp(argv[i], "--quiet") == 0) {
 			quiet = 1;
+		} else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
+			if ((rc = split_attr(argv[++i], &attrs[nattrs++])) !=
+			    CLI_EXIT_OK)
+				return rc;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			const char *near = sp_closest(argv[i],
 				strcspn(argv[i], "="), write_opts,
@@ -235,6 +266,9 @@ int cli_write(int argc, char **argv)
 	}
 	if ((rc = cli_desc_build(&o, &desc)) != CLI_EXIT_OK)
 		return rc;
+	/* The library checks them at open, before anything is written. */
+	desc.attributes = attrs;
+	desc.nattributes = (size_t)nattrs;
 	/* One row is one index of dim 0: every other dim, whole. */
 	row_bytes = shardpipe_dtype_size(desc.dtype);
 	for (int d = 1; d < desc.rank; d++)
@@ -434,5 +468,21 @@ int cli_write(int argc, char **argv)
 
 		summary(out, &desc, rows, appended, cli_now() - t0);
 	}
+	return status;
+}
+
+int cli_write(int argc, char **argv)
+{
+	shardpipe_attribute *attrs = calloc((size_t)argc, sizeof(*attrs));
+	int status;
+
+	if (attrs == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	status = write_main(argc, argv, attrs);
+	for (int k = 0; k < argc; k++)
+		free((char *)attrs[k].key);
+	free(attrs);
 	return status;
 }
