@@ -358,10 +358,14 @@ static void at_open(const char *tmp)
 static void sink_and_failure(const uint8_t *data)
 {
 	struct sink_log log = { 0 };
-	shardpipe_sink sk = { &log, sink_shard, sink_meta };
+	shardpipe_sink sk;
 	shardpipe_desc d;
 	shardpipe_stream *s = NULL;
 
+	shardpipe_sink_init(&sk);
+	sk.user = &log;
+	sk.shard = sink_shard;
+	sk.metadata = sink_meta;
 	describe(&d);
 	d.dims[1].chunks_per_shard = 1;
 	if (shardpipe_stream_open_sink(&s, &sk, &d) != SHARDPIPE_OK)
