@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "shardpipe.h"
 
@@ -63,6 +64,17 @@ SP_INTERNAL void sp_last_error_set(const char *msg);
 		if (sp_rc_ != SHARDPIPE_OK)                                   \
 			return sp_rc_;                                        \
 	} while (0)
+
+/* Seconds of CLOCK_MONOTONIC: every time the library measures or traces
+ * is on this one clock, so spans of different threads and of the device
+ * line up (doc/design.md §22). */
+static inline double sp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Overflow-checked arithmetic on sizes. */
 static inline int sp_mul_ok(uint64_t a, uint64_t b, uint64_t *out)

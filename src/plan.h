@@ -93,6 +93,9 @@ struct plan {
 	int write_empty_chunks;
 	int durable;
 	uint64_t max_memory;      /* 0: no cap */
+	/* SHARDPIPE_TRACE is set: kernel backends time their device work
+	 * and report it through backend_ops.spans (doc/design.md §22). */
+	int trace;
 };
 
 /*

@@ -20,6 +20,7 @@
 #include "deflate-layout.h"
 #include "kernels-configs.h"
 #include "plan.h"
+#include "stages.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -113,7 +114,7 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 		goto out;
 	}
 	for (uint64_t b = 0; b < BATCHES; b++) {
-		struct batch_result res;
+		struct fetched res = { 0 };
 		uint64_t bad = n;
 
 		make_batch(p, b, batch, &rng);
@@ -121,9 +122,10 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 			kdrv_debug_read_pool(ctx, pool, &err) == SHARDPIPE_OK &&
 			ops->compress(ctx, &err) == SHARDPIPE_OK &&
 			ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
-			ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+			fetch_batch(ops, ctx, n, &res, &err) == SHARDPIPE_OK,
 			"%s: batch %llu runs", label, (unsigned long long)b)) {
 			diag("%s", err.msg);
+			fetched_free(&res);
 			break;
 		}
 		/* Chunk j sits at shard-major position perm[j % M]. */
@@ -163,6 +165,7 @@ static int run_backend(const struct backend_ops *ops, const struct plan *p,
 					"%s: batch %llu bytes equal reference's",
 					label, (unsigned long long)b);
 		}
+		fetched_free(&res);
 	}
 out:
 	if (ctx != NULL)

@@ -22,7 +22,7 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory
+	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory t/trace
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -50,3 +50,5 @@ t_fill_empty_LDADD = $(TEST_LDADD)
 t_fill_empty_LDFLAGS = $(TEST_LDFLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LDFLAGS)
+t_trace_LDADD = $(TEST_LDADD)
+t_trace_LDFLAGS = $(TEST_LDFLAGS)
