@@ -6,8 +6,9 @@ shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS
 	$(BLOSC_CFLAGS)
 shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
 shardpipe_LDFLAGS = $(OPENMP_CFLAGS)
-# The workloads and the measured figures (the man page points at it).
-EXTRA_DIST += bench/README.md
+# The workloads and the measured figures (the man page points at it), and
+# the SHARDPIPE_TRACE timeline script with the picture the README shows.
+EXTRA_DIST += bench/README.md bench/trace-svg.py bench/trace-frames-opencl.svg
 
 # The threaded pipeline: the same bytes for any thread count, span size and
 # flush pattern; flush/close semantics and failures through a sink.

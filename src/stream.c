@@ -629,6 +629,7 @@ static void *pipeline_main(void *arg)
 			take_batch(s, &job, failed);
 		if (s->nflight == DEPTH || (!take && s->nflight > 0))
 			collect_oldest(s, failed);
+		trace_flush(s->trace, TRACE_PIPELINE);
 		pthread_mutex_lock(&s->mu);
 	}
 	s->pipe_done = 1;

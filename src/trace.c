@@ -293,9 +293,18 @@ void trace_span(struct trace *t, enum trace_track track, const char *name,
 	       "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"%s\":%llu}}", name, t->pid,
 	    (int)track + 1, 1e6 * (t0 - t->t0),
 	    t1 > t0 ? 1e6 * (t1 - t0) : 0.0, unit, (unsigned long long)n);
-	if (t->len >= FLUSH_BYTES) {
-		double f0 = sp_now();
+	pthread_mutex_unlock(&t->mu);
+}
 
+void trace_flush(struct trace *t, enum trace_track track)
+{
+	double f0;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->mu);
+	if (t->len >= FLUSH_BYTES) {
+		f0 = sp_now();
 		flush_locked(t);
 		put(t, ",\n{\"name\":\"trace write\",\"ph\":\"X\",\"pid\":%u,"
 		       "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", t->pid,

@@ -45,6 +45,11 @@ SP_INTERNAL void trace_span(struct trace *t, enum trace_track track,
 			    const char *name, const char *unit, uint64_t n,
 			    double t0, double t1);
 
+/* Add the spans so far to the file once they pass 1 MiB, recording the
+ * write as a span on `track`: called between batches, holding no lock of
+ * the stream, so that memory stays bounded. */
+SP_INTERNAL void trace_flush(struct trace *t, enum trace_track track);
+
 /* The device queue named by a backend's span ("upload", "compute",
  * "download"). */
 SP_INTERNAL enum trace_track trace_queue(const char *queue);

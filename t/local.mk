@@ -41,7 +41,7 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
 t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
 
-SH_TESTS = t/cli.sh t/cli-input.sh
+SH_TESTS = t/cli.sh t/cli-input.sh t/trace-cli.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)

@@ -90,6 +90,7 @@ struct kpending {
 /* Launches of a batch (scatter, compress, permute, scan, gather) and the
  * offsets' download. */
 #define KSET_PENDING 8
+#define KDRV_PLAIN 8
 
 struct kset {
 	kdev_buf in, pool, slots, sizes, psizes, offsets, agg;
@@ -126,6 +127,10 @@ struct kdrv {
 	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
 	 * stage timings of an asynchronous device only mean something so. */
 	int sync;
+	/* host_alloc's blocks from malloc where the adapter had none left
+	 * (the offsets of both sets, the stream's two staging buffers,
+	 * room to spare). */
+	void *plain[KDRV_PLAIN];
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -328,19 +333,37 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	}
 }
 
-/* Host memory that uploads read and downloads write: the adapter's where
- * it has its own (pinned), else malloc's. */
+/*
+ * Host memory that uploads read and downloads write: the adapter's where
+ * it has its own (pinned), else malloc's.  Pinned memory is a scarcer
+ * resource than memory: when the adapter has none left, malloc's serves,
+ * only slower, and is remembered so that it goes back to free.
+ */
 static void *host_alloc(struct kdrv *k, uint64_t bytes)
 {
-	if (k->ops->host_alloc != NULL)
-		return k->ops->host_alloc(k->dev, bytes);
-	return bytes <= SIZE_MAX ? malloc((size_t)bytes) : NULL;
+	void *p;
+
+	if (bytes > SIZE_MAX)
+		return NULL;
+	if (k->ops->host_alloc == NULL)
+		return malloc((size_t)bytes);
+	p = k->ops->host_alloc(k->dev, bytes);
+	for (int i = 0; p == NULL && i < KDRV_PLAIN; i++)
+		if (k->plain[i] == NULL)
+			return k->plain[i] = malloc((size_t)bytes);
+	return p;
 }
 
 static void host_free(struct kdrv *k, void *p)
 {
 	if (p == NULL)
 		return;
+	for (int i = 0; i < KDRV_PLAIN; i++)
+		if (k->plain[i] == p) {
+			k->plain[i] = NULL;
+			free(p);
+			return;
+		}
 	if (k->ops->host_free != NULL)
 		k->ops->host_free(k->dev, p);
 	else
