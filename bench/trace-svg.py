@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draw a SHARDPIPE_TRACE file as an SVG timeline, and say how much its
-batches overlap (doc/design.md §22).
+batches overlap (doc/design.md §23).
 
     trace-svg.py TRACE.json OUT.svg [--stream N] [--from MS] [--to MS]
 

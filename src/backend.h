@@ -5,8 +5,12 @@
  * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
  * aggregate the compressed chunks densely in shard-major order (epoch by
  * epoch: epoch e's chunks occupy positions e*M .. e*M+M-1, ordered by
- * plan->perm), and fetch the result to host memory.  Backends never see
- * files, keys or zarr.json, never print and never exit.
+ * plan->perm), and fetch the result to host memory.  Unless
+ * plan->write_empty_chunks, a chunk whose cells inside the array all equal
+ * the fill value (plan->fill_le) is given the compressed size 0, which the
+ * host reads as "not stored" (doc/design.md §22.2); no codec makes a chunk
+ * of zero bytes otherwise.  Backends never see files, keys or zarr.json,
+ * never print and never exit.
  */
 #ifndef SHARDPIPE_BACKEND_H
 #define SHARDPIPE_BACKEND_H
@@ -15,9 +19,9 @@
 #include "plan.h"
 
 /* Bumped whenever struct backend_ops, struct plan or the structs below
- * change in a way a plugin built earlier would misread
- * (doc/design.md §5.3). */
-#define SHARDPIPE_BACKEND_ABI 3
+ * change in a way a plugin built earlier would misread, or a contract
+ * changes that it would not keep (doc/design.md §5.3). */
+#define SHARDPIPE_BACKEND_ABI 4
 
 /* One range of a fetched batch's packed chunks, and where it goes. */
 struct batch_range {
@@ -26,7 +30,7 @@ struct batch_range {
 };
 
 /* A span of device work of the batch fetched last, for SHARDPIPE_TRACE
- * (doc/design.md §22): what ran, on which of the device's queues, and
+ * (doc/design.md §23): what ran, on which of the device's queues, and
  * when, in seconds of CLOCK_MONOTONIC. */
 struct batch_span {
 	const char *name;        /* static: "upload", a kernel's name, ... */
@@ -45,17 +49,30 @@ struct batch_chunks {
 	double seconds_scatter, seconds_compress, seconds_aggregate;
 };
 
+/*
+ * What a backend's probe fills: the layout shardpipe_backend_info had
+ * before it carried struct_size (doc/design.md §5.3, §16.3), so that the
+ * public struct grows without touching the plugin boundary.
+ */
+struct backend_probe {
+	const char *name;    /* set by the host */
+	int usable;
+	int gpu;             /* the device is a GPU ("auto" prefers those) */
+	char detail[256];    /* the device, or why it cannot run */
+};
+
 struct backend_ops {
 	const char *name;
-	/* Fill info->usable and info->detail (device name, or why not). */
-	int (*probe)(shardpipe_backend_info *info);
+	/* Fill info->usable, info->gpu and info->detail. */
+	int (*probe)(struct backend_probe *info);
 	/* Allocate pools for plan; the plan outlives the context. */
 	int (*open)(const struct plan *plan, void **ctx, struct sp_err *err);
 	/*
 	 * The stage entries (doc/design.md §4.1).  scatter reads
 	 * plan->batch_bytes of row-major input (K epochs; rows past the array
 	 * end are already fill) and returns once the input may be reused;
-	 * compress and aggregate act on the batch scattered last.  A backend
+	 * compress and aggregate act on the batch scattered last, compress
+	 * giving empty chunks the size 0 (see above).  A backend
 	 * without run_batch holds two batches between scatter and fetch, so
 	 * that the host issues batch k+1 before it fetches batch k; a third
 	 * scatter before a fetch is refused.
@@ -95,7 +112,7 @@ struct backend_ops {
 	void *(*host_alloc)(void *ctx, uint64_t bytes);
 	void (*host_free)(void *ctx, void *p);
 	/* Optional: with plan->trace, the device spans of the batch fetched
-	 * last, valid until the next scatter (doc/design.md §22). */
+	 * last, valid until the next scatter (doc/design.md §23). */
 	size_t (*spans)(void *ctx, const struct batch_span **out);
 };
 

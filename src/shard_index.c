@@ -71,8 +71,8 @@ static int reserve(struct shard_buf *b, size_t more, struct sp_err *err)
 }
 
 int shard_set_place(struct shard_set *set, const uint64_t *offsets,
-		    uint64_t epochs, const uint8_t *empty,
-		    struct batch_range *r, size_t *n, struct sp_err *err)
+		    uint64_t epochs, struct batch_range *r, size_t *n,
+		    struct sp_err *err)
 {
 	const struct plan *p = set->plan;
 
@@ -90,46 +90,40 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 	}
 	for (uint64_t e = 0; e < epochs; e++, set->epochs++) {
 		const uint64_t *off = offsets + e * p->M;
-		const uint8_t *gone = empty != NULL ? empty + e * p->M : NULL;
 		uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
 
 		for (uint64_t k = 0; k < p->S; k++) {
 			struct shard_buf *b = &set->shards[k];
-			struct batch_range *run = NULL;
+			uint64_t first = p->shard_first[k];
+			uint64_t last = p->shard_first[k + 1];
+			uint64_t bytes = off[last] - off[first];
 
 			/* A shard's chunks are contiguous in the packed
-			 * bytes (the shard permutation's purpose): one
-			 * range per shard, split only where a chunk is left
-			 * out. */
-			for (uint64_t j = p->shard_first[k];
-			     j < p->shard_first[k + 1]; j++) {
+			 * bytes (the shard permutation's purpose), empty
+			 * ones as nothing: one range per shard. */
+			if (bytes > 0)
+				r[(*n)++] = (struct batch_range){
+					b->data + b->len, off[first], bytes
+				};
+			for (uint64_t j = first; j < last; j++) {
 				uint64_t slot = slot0 + p->pos_slot[j];
 				uint64_t len = off[j + 1] - off[j];
 
-				if (gone != NULL && gone[j]) {
-					run = NULL;
+				if (len == 0)
 					continue;
-				}
-				if (run == NULL) {
-					run = &r[(*n)++];
-					*run = (struct batch_range){
-						b->data + b->len, off[j], 0
-					};
-				}
-				run->len += len;
-				b->index[2 * slot] = b->len;
+				b->index[2 * slot] =
+					b->len + (off[j] - off[first]);
 				b->index[2 * slot + 1] = len;
-				b->len += (size_t)len;
 				b->stored++;
 			}
+			b->len += (size_t)bytes;
 		}
 	}
 	return SHARDPIPE_OK;
 }
 
 int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
-			 const uint64_t *sizes, const uint8_t *empty,
-			 struct sp_err *err)
+			 const uint64_t *sizes, struct sp_err *err)
 {
 	const struct plan *p = set->plan;
 	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
@@ -144,13 +138,12 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 		size_t n = 0;
 
 		for (uint64_t j = first; j < last; j++)
-			if (empty == NULL || !empty[j])
-				n += (size_t)sizes[j];
+			n += (size_t)sizes[j];
 		SP_FORWARD(reserve(b, n, err));
 		for (uint64_t j = first; j < last; j++) {
 			uint64_t slot = slot0 + p->pos_slot[j];
 
-			if (empty != NULL && empty[j])
+			if (sizes[j] == 0)
 				continue;
 			b->index[2 * slot] = b->len;
 			b->index[2 * slot + 1] = sizes[j];
@@ -162,6 +155,8 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 		uint64_t lo = 0, hi = p->S, slot;
 		struct shard_buf *b;
 
+		if (sizes[j] == 0)
+			continue;
 		/* The shard holding position j: shard_first[lo] <= j. */
 		while (hi - lo > 1) {
 			uint64_t mid = (lo + hi) / 2;
@@ -171,8 +166,6 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 			else
 				hi = mid;
 		}
-		if (empty != NULL && empty[j])
-			continue;
 		slot = slot0 + p->pos_slot[j];
 		b = &set->shards[lo];
 

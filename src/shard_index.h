@@ -30,19 +30,19 @@ SP_INTERNAL void shard_set_free(struct shard_set *set);
 
 /*
  * Place `epochs` consecutive epochs of a fetched batch
- * (doc/design.md §14.2): offsets holds epochs * M + 1 entries of the batch's packed
- * chunks (each epoch's M chunks in shard-major order), empty (when not
- * NULL) flags by the same positions the chunks not to store, whose index
- * entries stay 2^64 - 1.  Each shard's index is filled and its buffer
- * grown; the ranges of packed bytes that belong in the shard buffers are
- * written to r (room for epochs * M entries; *n gets how many), so the
- * backend fetches them straight to their place.  The buffers do not move
- * again before the next call on this set.
+ * (doc/design.md §14.2): offsets holds epochs * M + 1 entries of the
+ * batch's packed chunks (each epoch's M chunks in shard-major order).  A
+ * chunk of size 0 is one the backend left out (all fill value,
+ * doc/design.md §22.2): its index entry stays 2^64 - 1.  Each shard's
+ * index is filled and its buffer grown; the ranges of packed bytes that
+ * belong in the shard buffers are written to r (room for epochs * S
+ * entries; *n gets how many), so the backend fetches them straight to
+ * their place.  The buffers do not move again before the next call on
+ * this set.
  */
 SP_INTERNAL int shard_set_place(struct shard_set *set, const uint64_t *offsets,
-				uint64_t epochs, const uint8_t *empty,
-				struct batch_range *r, size_t *n,
-				struct sp_err *err);
+				uint64_t epochs, struct batch_range *r,
+				size_t *n, struct sp_err *err);
 
 /*
  * Add one epoch's chunks from where they lie: data[j] and sizes[j] for
@@ -52,7 +52,6 @@ SP_INTERNAL int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
 				     const uint8_t *const *data,
 				     const uint64_t *sizes,
-				     const uint8_t *empty,
 				     struct sp_err *err);
 
 /*

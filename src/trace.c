@@ -1,5 +1,5 @@
 /*
- * trace.c - SHARDPIPE_TRACE=FILE (doc/design.md §22).
+ * trace.c - SHARDPIPE_TRACE=FILE (doc/design.md §23).
  *
  * The file is JSON in Chrome's trace event format, which Perfetto and
  * chrome://tracing open: an object whose "traceEvents" array holds one

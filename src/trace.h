@@ -1,7 +1,7 @@
 /*
  * trace.h - SHARDPIPE_TRACE=FILE: what every thread of a stream and its
  * device did, batch by batch, as a Chrome / Perfetto trace
- * (doc/design.md §22).
+ * (doc/design.md §23).
  */
 #ifndef SHARDPIPE_TRACE_H
 #define SHARDPIPE_TRACE_H

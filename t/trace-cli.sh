@@ -1,5 +1,5 @@
 #!/bin/sh
-# trace-cli.sh - SHARDPIPE_TRACE through the program (doc/design.md §22):
+# trace-cli.sh - SHARDPIPE_TRACE through the program (doc/design.md §23):
 # a file that is not a trace exits 2 and stays as it was, a path that
 # cannot be created exits 1, neither creates a store; an empty value
 # traces nothing; one `shardpipe` run writes a trace that bench/trace-svg.py

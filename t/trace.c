@@ -1,5 +1,5 @@
 /*
- * trace.c - SHARDPIPE_TRACE (doc/design.md §22): a file that is neither
+ * trace.c - SHARDPIPE_TRACE (doc/design.md §23): a file that is neither
  * absent nor a trace is refused and left as it was, as is a path that
  * cannot be created, and no store is created then; a trace of an earlier
  * process is replaced; streams of one process add to one file.  The file

@@ -104,7 +104,7 @@ static const struct kdev_limits ref_limits = {
 	.one_item_groups = 1,
 };
 
-static int ref_probe(shardpipe_backend_info *info)
+static int ref_probe(struct backend_probe *info)
 {
 	info->usable = 1;
 	info->gpu = 0;
@@ -123,5 +123,5 @@ const struct backend_ops sp_backend_reference = {
 	.name = "reference",
 	.probe = ref_probe,
 	.open = ref_open,
-	KDRV_BACKEND_OPS,
+	KDRV_STAGE_ENTRIES,
 };
