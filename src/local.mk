@@ -13,9 +13,10 @@ libshardpipe_core_la_SOURCES = \
 	src/plan.c src/plan.h \
 	src/crc32c.c src/crc32c.h \
 	src/shard_index.c src/shard_index.h \
-	src/zarr_meta.c src/zarr_meta.h src/ome.c src/ome.h \
+	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
+	src/ome.c src/ome.h \
 	src/store_fs.c src/store_fs.h \
-	src/stream.c src/struct_size.c \
+	src/stream.c src/struct_size.c src/trace.c src/trace.h \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c

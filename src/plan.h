@@ -86,16 +86,22 @@ struct plan {
 	 * blosc fields for the same reason. */
 	int zstd_checksum;
 	/* The fill value, one element: fill in the host's byte order (for
-	 * padding staged input), fill_le as the store holds it (for
-	 * comparing staged input, which is little-endian by then).  Only
-	 * the host uses these and the flags below. */
+	 * padding staged input), fill_le as the store holds it (backends
+	 * compare chunks with it, doc/design.md §22.2).  A plugin built
+	 * before ABI 3 does not know that it must. */
 	uint8_t fill[8];
 	uint8_t fill_le[8];
+	/* Zero: backends give a chunk whose cells inside the array all
+	 * equal fill_le the size 0 (not stored). */
 	int write_empty_chunks;
+	/* Only the host reads these. */
 	int durable;
 	uint64_t max_memory;      /* 0: no cap */
+	/* SHARDPIPE_TRACE is set: kernel backends time their device work
+	 * and report it through backend_ops.spans (doc/design.md §23). */
+	int trace;
 	/*
-	 * Pyramids (doc/design.md §23): the array's pyramid level, 0 at
+	 * Pyramids (doc/design.md §26): the array's pyramid level, 0 at
 	 * full resolution, and how its rows reduce into the next level's: the
 	 * table of reduce_layout.h, reduce_geo[SP_RGEO_F0] == 0 when there
 	 * is no next level.  Read by a backend's reduce entry, which a plugin
@@ -106,7 +112,7 @@ struct plan {
 };
 
 /*
- * The arrays a stream writes (doc/design.md §23.1): without a pyramid one,
+ * The arrays a stream writes (doc/design.md §26.1): without a pyramid one,
  * level 0; with one, levels 1 .. n-1 above it, each a complete plan whose
  * perm, pos_slot and shard_first it owns until a level's stream takes them
  * over.  The rest is for the OME-NGFF group's zarr.json, the host's only.
@@ -138,8 +144,9 @@ SP_INTERNAL void plan_free(struct plan *p);
 
 /*
  * The pyramid of description desc over its level-0 plan p0
- * (doc/design.md §23.1): refuse what cannot be (a halving flag on a dim of size 1 or past
- * the rank, an unknown method, more levels than the dims can halve, an
+ * (doc/design.md §26.1): refuse what cannot be (a halving flag on a dim of
+ * size 1 or past the rank, an unknown method, more levels than the dims
+ * can halve, an
  * append method without dim 0 halving, ...), naming the field and value;
  * then every level's plan, p0's reduction table and the coordinate
  * transformations.  pl->n is 1 and pl->group 0 for a description without
@@ -160,7 +167,7 @@ SP_INTERNAL uint64_t plan_reduce_rows(const struct plan *p, uint64_t carried,
 
 /* Epochs per batch: k, or the epochs a bounded dim 0 has if fewer, and
  * the batch's bytes.  Every level of a stream gets the same k
- * (doc/design.md §23.3). */
+ * (doc/design.md §26.3). */
 SP_INTERNAL void plan_set_epochs(struct plan *p, uint64_t k);
 
 /*

@@ -232,7 +232,7 @@ static int remove_array(const char *dir, struct sp_err *err)
 }
 
 /*
- * The arrays of an old pyramid below root (doc/design.md §23.5): the
+ * The arrays of an old pyramid below root (doc/design.md §26.5): the
  * directories named by a level's number that hold a zarr.json.  Each goes
  * as a single store's objects would, and its directory with them when
  * nothing else is left in it.

@@ -27,7 +27,7 @@ SP_INTERNAL int store_fs_check(struct store_fs **out, const char *path,
 SP_INTERNAL void store_fs_set_durable(struct store_fs *s, int durable);
 /*
  * A store for the array `name` below parent's directory (a pyramid level,
- * doc/design.md §23.5): the same durability, never overwriting (parent's
+ * doc/design.md §26.5): the same durability, never overwriting (parent's
  * creation removed the old levels), created by store_fs_create.
  */
 SP_INTERNAL int store_fs_child(const struct store_fs *parent,

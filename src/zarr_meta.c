@@ -163,8 +163,19 @@ static void put_bytes_codec(struct sbuf *b, unsigned esize)
 		       "{\"endian\": \"little\"}}");
 }
 
-int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
-		     size_t *len, struct sp_err *err)
+/* The user attributes, one per line (§15.4); keys are quoted already. */
+static void put_attrs(struct sbuf *b, const struct attrs *a)
+{
+	put(b, "{");
+	for (size_t i = 0; a != NULL && i < a->n; i++)
+		put(b, "%s\n    %.*s: %s", i ? "," : "",
+		    (int)a->v[i].key_len, a->v[i].key, a->v[i].value);
+	put(b, "%s}", a != NULL && a->n > 0 ? "\n  " : "");
+}
+
+int zarr_meta_render(const struct plan *p, uint64_t rows,
+		     const struct attrs *attrs, char **out, size_t *len,
+		     struct sp_err *err)
 {
 	struct sbuf b = { .cap = 2048 };
 	uint64_t shape[SHARDPIPE_MAX_RANK], shard[SHARDPIPE_MAX_RANK];
@@ -215,7 +226,9 @@ int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
 		"{\"name\": \"crc32c\"}],\n");
 	put(&b, "    \"index_location\": \"%s\"\n  }}],\n",
 	    p->index_location == SHARDPIPE_INDEX_START ? "start" : "end");
-	put(&b, "  \"attributes\": {},\n  \"dimension_names\": [");
+	put(&b, "  \"attributes\": ");
+	put_attrs(&b, attrs);
+	put(&b, ",\n  \"dimension_names\": [");
 	for (int d = 0; d < p->rank; d++) {
 		/* Names were checked at open: no quotes or escapes needed. */
 		if (p->names[d][0] != '\0')
@@ -244,8 +257,8 @@ static void put_double_list(struct sbuf *b, const double *v, int n)
 }
 
 int zarr_meta_render_group(const struct plan_levels *pl,
-			   const struct plan *p0, char **out, size_t *len,
-			   struct sp_err *err)
+			   const struct plan *p0, const struct attrs *attrs,
+			   char **out, size_t *len, struct sp_err *err)
 {
 	struct sbuf b = { .cap = 4096 };
 	int first = 1;
@@ -292,7 +305,12 @@ int zarr_meta_render_group(const struct plan_levels *pl,
 		put_double_list(&b, pl->translation[L], p0->rank);
 		put(&b, "}]}");
 	}
-	put(&b, "\n        ]\n      }]\n    }\n  }\n}\n");
+	put(&b, "\n        ]\n      }]\n    }");
+	/* The user's attributes beside "ome", which they may not use. */
+	for (size_t i = 0; attrs != NULL && i < attrs->n; i++)
+		put(&b, ",\n    %.*s: %s", (int)attrs->v[i].key_len,
+		    attrs->v[i].key, attrs->v[i].value);
+	put(&b, "\n  }\n}\n");
 	if (b.failed) {
 		free(b.p);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,

@@ -5,22 +5,27 @@
 #ifndef SHARDPIPE_ZARR_META_H
 #define SHARDPIPE_ZARR_META_H
 
+#include "attrs.h"
 #include "plan.h"
 
 /*
  * Render the array metadata with shape[0] = rows (the other dims come from
- * the plan).  *out is malloc'd and NUL-terminated; *len excludes the NUL.
+ * the plan) and the user attributes (NULL: none).  *out is malloc'd and
+ * NUL-terminated; *len excludes the NUL.
  */
 SP_INTERNAL int zarr_meta_render(const struct plan *p, uint64_t rows,
-				 char **out, size_t *len, struct sp_err *err);
+				 const struct attrs *attrs, char **out,
+				 size_t *len, struct sp_err *err);
 
 /*
  * Render the zarr.json of an OME-NGFF 0.5 image's group
- * (doc/design.md §23.4): attributes.ome with the axes and one dataset per level.  Same
- * ownership as zarr_meta_render().
+ * (doc/design.md §26.4): attributes.ome with the axes and one dataset per
+ * level, then the user attributes (NULL: none).  Same ownership as
+ * zarr_meta_render().
  */
 SP_INTERNAL int zarr_meta_render_group(const struct plan_levels *pl,
-				       const struct plan *p0, char **out,
+				       const struct plan *p0,
+				       const struct attrs *attrs, char **out,
 				       size_t *len, struct sp_err *err);
 
 /* The Zarr v3 data_type name of t ("uint16", "float32", ...). */

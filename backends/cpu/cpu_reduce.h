@@ -1,5 +1,5 @@
 /*
- * cpu_reduce.h - the cpu backend's pyramid reduction (doc/design.md §23.2).
+ * cpu_reduce.h - the cpu backend's pyramid reduction (doc/design.md §26.2).
  */
 #ifndef SHARDPIPE_CPU_REDUCE_H
 #define SHARDPIPE_CPU_REDUCE_H

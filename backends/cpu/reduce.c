@@ -1,6 +1,6 @@
 /*
  * reduce.c - the pyramid reduction on the cpu backend's threads
- * (doc/design.md §23.2): the kernels' element code (reduce_block.h)
+ * (doc/design.md §26.2): the kernels' element code (reduce_block.h)
  * compiled as C, so that cpu and the kernel backends cannot differ, and
  * specialised here per method and element type, which the kernels take
  * from their table at run time.

@@ -35,6 +35,9 @@
 #define SP_ARGS_sp_codec_zstd(B, U) SP_ARGS_ENCODER(B, U)
 #define SP_ARGS_sp_codec_blosc(B, U)                                          \
 	SP_ARGS_ENCODER(B, U), U(typesize), U(mode), U(blocksize)
+#define SP_ARGS_sp_empty_chunks(B, U)                                         \
+	B(const u8, pool), B(u64, sizes), B(const u64, geo), U(n),            \
+		U(chunk_bytes)
 /* One pyramid level's rows into the next's (reduce.h): g the table of
  * reduce_layout.h; carried (0 or 1) rows of carry before nrows of rows;
  * tail one of SP_RD_TAIL_*; nout output elements. */
@@ -53,6 +56,7 @@
 	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
 	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
 	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)                             \
+	X(sp_empty_chunks, SP_ARGS_sp_empty_chunks)                           \
 	X(sp_reduce, SP_ARGS_sp_reduce)
 
 /* A kernel body's entry, in the prelude's dialect:

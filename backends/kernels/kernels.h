@@ -14,5 +14,6 @@
 #include "deflate.h"
 #include "zstd_encode.h"
 #include "blosc_encode.h"
+#include "empty_chunks.h"
 #include "aggregate.h"
 #include "reduce.h"
