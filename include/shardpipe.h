@@ -602,10 +602,20 @@ typedef struct shardpipe_array_info {
 					       * when unsharded */
 	shardpipe_dtype dtype;
 	char dim_names[SHARDPIPE_MAX_RANK][64];
+	/* An OME-NGFF image opened at its group (see "Pyramids" in
+	 * shardpipe(3)): the number of its levels, of which the reader
+	 * reads level 0 (the fields above are level 0's); 0 for an array
+	 * opened directly.  levels_recomputed: shardpipe_reader_check()
+	 * recomputed every level from the one below it (the image's method
+	 * is one shardpipe knows). */
+	int levels;
+	int levels_recomputed;
 } shardpipe_array_info;
 
-/* Open the array at directory `path`.  On failure *out is NULL and
- * shardpipe_last_error_message() says why. */
+/* Open the array at directory `path`, or, when path is an OME-NGFF
+ * image's group, its level 0 (shardpipe_array_info.levels says how many
+ * there are; "path/1" opens level 1 of one written by shardpipe).  On
+ * failure *out is NULL and shardpipe_last_error_message() says why. */
 SHARDPIPE_API int shardpipe_reader_open(shardpipe_reader **out,
 					const char *path);
 /*
@@ -636,7 +646,11 @@ SHARDPIPE_API int shardpipe_reader_read(shardpipe_reader *r,
 /*
  * Check every stored object: index CRCs, index bounds, every chunk decodes
  * to its exact size.  Stops at the first fault; the message names the shard
- * and chunk.
+ * and chunk.  A reader opened at an OME-NGFF image's group checks every
+ * level so, and, when the image's "type" is a shardpipe_method, each level
+ * above 0 against the level below it reduced by that method (recomputed
+ * by the reader, element by element): a difference is
+ * SHARDPIPE_ERR_CORRUPT, naming the level, the element and both values.
  */
 SHARDPIPE_API int shardpipe_reader_check(shardpipe_reader *r);
 

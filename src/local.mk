@@ -20,7 +20,8 @@ libshardpipe_core_la_SOURCES = \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
-libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
+libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c \
+	src/reader_levels.c src/reader_levels.h src/half.h
 
 # The -version-info policy is written next to SHARDPIPE_LT_VERSION in
 # configure.ac.

@@ -22,6 +22,7 @@
 #include "codec.h"
 #include "crc32c.h"
 #include "json.h"
+#include "reader_levels.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -73,6 +74,10 @@ struct shardpipe_reader {
 	char *path;
 	int root_fd;
 	struct sp_err err;
+	/* Opened at an OME-NGFF image's group: its levels, of which this
+	 * reads level 0 (doc/design.md §26.6); else NULL. */
+	struct reader_levels *levels;
+	int recomputed;       /* check recomputed the levels */
 
 	int rank;
 	uint64_t shape[SHARDPIPE_MAX_RANK];
@@ -1063,14 +1068,24 @@ int shardpipe_reader_open(shardpipe_reader **out, const char *path)
 	}
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
-	if (r == NULL || (r->path = strdup(path)) == NULL) {
-		free(r);
+	if (r == NULL) {
 		sp_last_error_set("out of memory opening a reader");
 		return SHARDPIPE_ERR_NOMEM;
 	}
 	r->root_fd = -1;
 	r->fd = -1;
-	rc = open_store(r);
+	/* A multiscale image reads as its level 0. */
+	rc = reader_levels_find(path, &r->levels, &r->err);
+	if (rc == SHARDPIPE_OK) {
+		r->path = strdup(r->levels != NULL
+					 ? reader_levels_path(r->levels, 0)
+					 : path);
+		if (r->path == NULL)
+			rc = sp_err_set(&r->err, SHARDPIPE_ERR_NOMEM,
+					"out of memory opening a reader");
+	}
+	if (rc == SHARDPIPE_OK)
+		rc = open_store(r);
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(r->err.msg);
 		shardpipe_reader_close(r);
@@ -1096,6 +1111,8 @@ int shardpipe_reader_info_sized(const shardpipe_reader *r,
 		info.shard[d] = r->shard[d];
 		memcpy(info.dim_names[d], r->names[d], sizeof(info.dim_names[d]));
 	}
+	info.levels = r->levels != NULL ? reader_levels_count(r->levels) : 0;
+	info.levels_recomputed = r->recomputed;
 	return sp_struct_copy(out, size, &info, sizeof(info));
 }
 
@@ -1123,6 +1140,7 @@ void shardpipe_reader_close(shardpipe_reader *r)
 	free(r->enc);
 	free(r->dec);
 	free(r->path);
+	reader_levels_free(r->levels);
 	free(r);
 }
 
@@ -1755,6 +1773,10 @@ int shardpipe_reader_check(shardpipe_reader *r)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	sp_err_clear(&r->err);
 	if (r->sep == '/')
-		return walk_dir(r, r->root_fd, r->key_v2 ? "." : "c", 0, s);
-	return walk_flat(r);
+		SP_FORWARD(walk_dir(r, r->root_fd, r->key_v2 ? "." : "c", 0, s));
+	else
+		SP_FORWARD(walk_flat(r));
+	if (r->levels == NULL)
+		return SHARDPIPE_OK;
+	return reader_levels_check(r->levels, &r->recomputed, &r->err);
 }

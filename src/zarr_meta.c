@@ -1,6 +1,7 @@
 #include "zarr_meta.h"
 
 #include "codec.h"
+#include "half.h"
 #include "ome.h"
 
 #include <math.h>
@@ -70,16 +71,6 @@ static uint64_t fill_bits(const struct plan *p)
 	return v;
 }
 
-/* IEEE binary16 bits to double, exactly (every half is a double). */
-static double half_to_double(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f;
-	double m = h & 0x3ff;
-	double x = e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
-
-	return h & 0x8000 ? -x : x;
-}
-
 /*
  * The fill value in the Zarr v3 core spec's JSON form: false/true, an
  * integer, or for floats a number, "Infinity", "-Infinity", "NaN" (the
@@ -111,7 +102,7 @@ static void put_fill(struct sbuf *b, const struct plan *p)
 		exp_mask = 0x7c00;
 		frac_mask = 0x3ff;
 		quiet = 0x7e00;
-		x = half_to_double((uint16_t)bits);
+		x = sp_half_to_double((uint16_t)bits);
 		break;
 	case SHARDPIPE_DTYPE_FLOAT32: {
 		uint32_t u = (uint32_t)bits;

@@ -156,6 +156,10 @@ int cli_verify(int argc, char **argv)
 			       "Checks zarr.json, every shard index and CRC32C, "
 			       "and decodes every chunk;\nwith --against, "
 			       "compares the decoded array to a raw file.\n"
+			       "An OME-NGFF image (STORE a group) is checked "
+			       "level by level, each level\nrecomputed from the "
+			       "one below it; --against compares level 0, and "
+			       "STORE/1\nnames level 1 alone.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
 			       "3 differs from RAW,\n4 uses a codec or feature "
 			       "shardpipe does not support.\n");
@@ -212,7 +216,17 @@ int cli_verify(int argc, char **argv)
 	}
 	shardpipe_reader_close(r);
 	if (status == CLI_EXIT_OK) {
-		printf("%s: valid, shape ", store);
+		printf("%s: valid, ", store);
+		if (info.levels > 0)
+			printf("an OME-NGFF image of %d level%s%s; level 0 ",
+			       info.levels, info.levels > 1 ? "s" : "",
+			       info.levels < 2 ? "" :
+			       info.levels_recomputed ?
+				       ", each equal to the one below it "
+				       "reduced" :
+				       ", not recomputed (a method shardpipe "
+				       "does not know)");
+		printf("shape ");
 		for (int d = 0; d < info.rank; d++)
 			printf("%s%llu", d ? "," : "",
 			       (unsigned long long)info.shape[d]);
@@ -245,7 +259,9 @@ int cli_cat(int argc, char **argv)
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe cat STORE [-o FILE]\n\n"
 			       "Writes the decoded array as raw row-major bytes "
-			       "(elements in the host's byte order)\nto stdout or FILE.\n");
+			       "(elements in the host's byte order)\nto stdout or FILE.  "
+			       "Of an OME-NGFF image, level 0; STORE/1 is "
+			       "level 1.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			if (outpath != NULL) {

@@ -1,0 +1,638 @@
+/*
+ * reader_levels.c - a multiscale image's levels, found and recomputed
+ * (doc/design.md §26.6).  The recomputation shares nothing with the
+ * writer's reduce kernel (backends/kernels/reduce_block.h): it works on
+ * the values the reader returns, integers through a 128-bit sum and
+ * floats through the host's double arithmetic, so that a fault in either
+ * one shows as a difference rather than agreeing with itself.
+ */
+#define _GNU_SOURCE
+#include "reader_levels.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "half.h"
+#include "json.h"
+#include "ome.h"
+
+#define LEVELS_META_MAX (16u << 20)
+#define LEVELS_MAX 64
+/* The memory one comparison of two levels may read at once. */
+#define LEVELS_SLAB_BYTES (64u << 20)
+
+struct reader_levels {
+	int n;
+	char *paths[LEVELS_MAX];
+	int method;          /* SHARDPIPE_METHOD_*, or -1: unknown */
+	int append;          /* the method along dim 0 */
+	char type[48];       /* the image's "type", as written */
+};
+
+int reader_levels_count(const struct reader_levels *lv)
+{
+	return lv->n;
+}
+
+const char *reader_levels_path(const struct reader_levels *lv, int i)
+{
+	return lv->paths[i];
+}
+
+void reader_levels_free(struct reader_levels *lv)
+{
+	if (lv == NULL)
+		return;
+	for (int i = 0; i < lv->n; i++)
+		free(lv->paths[i]);
+	free(lv);
+}
+
+/* path/zarr.json, whole; *text NULL (and OK) when there is none. */
+static int read_group_meta(const char *path, char **text, size_t *len,
+			   struct sp_err *err)
+{
+	char *name;
+	FILE *f;
+	long size;
+	int rc = SHARDPIPE_OK;
+
+	*text = NULL;
+	if (asprintf(&name, "%s/zarr.json", path) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	f = fopen(name, "rb");
+	free(name);
+	if (f == NULL)
+		return SHARDPIPE_OK;
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0)
+		rc = sp_err_set(err, SHARDPIPE_ERR_IO,
+				"%s/zarr.json: cannot read it: %s", path,
+				strerror(errno));
+	else if ((unsigned long)size > LEVELS_META_MAX)
+		rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+				"%s/zarr.json: %ld bytes, over the %u a reader "
+				"takes", path, size, LEVELS_META_MAX);
+	else if ((*text = malloc((size_t)size + 1)) == NULL)
+		rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	else if (fread(*text, 1, (size_t)size, f) != (size_t)size)
+		rc = sp_err_set(err, SHARDPIPE_ERR_IO,
+				"%s/zarr.json: read failed", path);
+	fclose(f);
+	if (rc != SHARDPIPE_OK) {
+		free(*text);
+		*text = NULL;
+	}
+	*len = (size_t)size;
+	return rc;
+}
+
+/* A dataset path that stays inside the group: a plain name. */
+static int safe_name(const struct json_value *v)
+{
+	if (v == NULL || v->type != JSON_STRING || v->len == 0 || v->len > 64 ||
+	    strnlen(v->str, v->len) != v->len || strcmp(v->str, ".") == 0 ||
+	    strcmp(v->str, "..") == 0)
+		return 0;
+	for (size_t i = 0; i < v->len; i++) {
+		char c = v->str[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static int method_of(const struct json_value *v)
+{
+	for (int m = 0; v != NULL && v->type == JSON_STRING &&
+			m < SHARDPIPE_METHOD_COUNT_; m++)
+		if (json_is_str(v, ome_method_name(m)))
+			return m;
+	return -1;
+}
+
+static int parse_group(const char *path, const struct json_value *root,
+		       struct reader_levels *lv, struct sp_err *err)
+{
+	const struct json_value *ms, *ds, *kw;
+
+	ms = json_get(json_get(json_get(root, "attributes"), "ome"),
+		      "multiscales");
+	ms = ms != NULL && ms->type == JSON_ARRAY ? json_at(ms, 0) : NULL;
+	ds = json_get(ms, "datasets");
+	SP_RETURN_IF(ds == NULL || ds->type != JSON_ARRAY || ds->len == 0, err,
+		     SHARDPIPE_ERR_FORMAT,
+		     "%s: a group, and not an OME-NGFF image (no "
+		     "attributes.ome.multiscales[0].datasets): open one of its "
+		     "arrays", path);
+	SP_RETURN_IF(ds->len > LEVELS_MAX, err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: %zu levels, more than the %d a reader takes", path,
+		     ds->len, LEVELS_MAX);
+	for (const struct json_value *d = ds->child; d != NULL; d = d->next) {
+		const struct json_value *p = json_get(d, "path");
+
+		SP_RETURN_IF(!safe_name(p), err, SHARDPIPE_ERR_FORMAT,
+			     "%s: dataset %d's path is not a plain name "
+			     "inside the group", path, lv->n);
+		if (asprintf(&lv->paths[lv->n], "%s/%s", path, p->str) < 0)
+			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory");
+		lv->n++;
+	}
+	lv->method = method_of(json_get(ms, "type"));
+	if (json_get(ms, "type") != NULL &&
+	    json_get(ms, "type")->type == JSON_STRING)
+		snprintf(lv->type, sizeof(lv->type), "%.*s",
+			 (int)json_get(ms, "type")->len,
+			 json_get(ms, "type")->str);
+	kw = json_get(json_get(ms, "metadata"), "kwargs");
+	lv->append = json_get(kw, "append_method") != NULL ?
+			     method_of(json_get(kw, "append_method")) :
+			     lv->method;
+	if (lv->append < 0)
+		lv->method = -1;
+	return SHARDPIPE_OK;
+}
+
+int reader_levels_find(const char *path, struct reader_levels **out,
+		       struct sp_err *err)
+{
+	static const struct json_limits limits = {
+		.max_depth = 64,
+		.max_bytes = 128u << 20,
+		.max_number_len = 1024,
+	};
+	struct reader_levels *lv;
+	struct json_error je;
+	struct json_doc *doc;
+	char *text;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	SP_FORWARD(read_group_meta(path, &text, &len, err));
+	if (text == NULL)
+		return SHARDPIPE_OK;
+	doc = json_parse(text, len, &limits, &je);
+	free(text);
+	/* Not JSON, or not a group: the array's reader says what is wrong. */
+	if (doc == NULL ||
+	    !json_is_str(json_get(json_root(doc), "node_type"), "group")) {
+		json_free(doc);
+		return SHARDPIPE_OK;
+	}
+	lv = calloc(1, sizeof(*lv));
+	if (lv == NULL) {
+		json_free(doc);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	rc = parse_group(path, json_root(doc), lv, err);
+	json_free(doc);
+	if (rc != SHARDPIPE_OK) {
+		reader_levels_free(lv);
+		return rc;
+	}
+	*out = lv;
+	return SHARDPIPE_OK;
+}
+
+/* ------------------------------------------------------- the recomputation */
+
+enum kind { K_UNSIGNED, K_SIGNED, K_FLOAT };
+
+struct elem {
+	shardpipe_dtype t;
+	size_t size;
+	enum kind kind;
+};
+
+static struct elem elem_of(shardpipe_dtype t)
+{
+	struct elem e = { t, shardpipe_dtype_size(t), K_UNSIGNED };
+
+	if (t >= SHARDPIPE_DTYPE_INT8 && t <= SHARDPIPE_DTYPE_INT64)
+		e.kind = K_SIGNED;
+	else if (t >= SHARDPIPE_DTYPE_FLOAT16)
+		e.kind = K_FLOAT;
+	return e;
+}
+
+/* The element at p, as the reader returns it (native byte order). */
+static uint64_t load(const struct elem *e, const uint8_t *p)
+{
+	uint8_t b8;
+	uint16_t b16;
+	uint32_t b32;
+	uint64_t b64;
+
+	switch (e->size) {
+	case 1:
+		memcpy(&b8, p, 1);
+		return b8;
+	case 2:
+		memcpy(&b16, p, 2);
+		return b16;
+	case 4:
+		memcpy(&b32, p, 4);
+		return b32;
+	default:
+		memcpy(&b64, p, 8);
+		return b64;
+	}
+}
+
+static int64_t as_signed(const struct elem *e, uint64_t v)
+{
+	unsigned w = 8 * (unsigned)e->size;
+
+	return w == 64 ? (int64_t)v
+		       : (int64_t)(v ^ (1ull << (w - 1))) - (1ll << (w - 1));
+}
+
+static double as_double(const struct elem *e, uint64_t v)
+{
+	float f;
+	double d;
+	uint32_t u = (uint32_t)v;
+
+	if (e->size == 2)
+		return sp_half_to_double((uint16_t)v);
+	if (e->size == 4) {
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+/* A double of the element's format back to its bits; a NaN is the
+ * quiet one. */
+static uint64_t from_double(const struct elem *e, double x)
+{
+	float f = (float)x;
+	uint32_t u;
+	uint64_t v;
+
+	if (e->size == 2)
+		return sp_double_to_half(x);
+	if (e->size == 4) {
+		if (isnan(x))
+			return 0x7fc00000u;
+		memcpy(&u, &f, 4);
+		return u;
+	}
+	if (isnan(x))
+		return 0x7ff8000000000000ull;
+	memcpy(&v, &x, 8);
+	return v;
+}
+
+/* (a + b) / 2 rounded once to the element's format.  binary16's sum is
+ * exact in a double; binary32's rounds there first, which cannot change
+ * its rounding to 24 bits (53 >= 2 * 24 + 2); binary64's sum halves
+ * exactly unless it overflowed, when the halves are summed instead. */
+static double avg2(const struct elem *e, double a, double b)
+{
+	double s = a + b;
+
+	if (e->size == 2)
+		return sp_half_to_double(sp_double_to_half(s / 2));
+	if (e->size == 4)
+		return (float)(s / 2);
+	if (isinf(s) && isfinite(a) && isfinite(b))
+		return a / 2 + b / 2;
+	return s / 2;
+}
+
+static double mean_tree(const struct elem *e, const double *x, int n)
+{
+	if (n == 1)
+		return x[0];
+	return avg2(e, mean_tree(e, x, n / 2), mean_tree(e, x + n / 2, n / 2));
+}
+
+/* Value order: floats with -0 below +0 and NaNs above everything. */
+static int before(const struct elem *e, uint64_t a, uint64_t b)
+{
+	double x, y;
+
+	if (e->kind == K_UNSIGNED)
+		return a < b;
+	if (e->kind == K_SIGNED)
+		return as_signed(e, a) < as_signed(e, b);
+	x = as_double(e, a);
+	y = as_double(e, b);
+	if (isnan(x) || isnan(y))
+		return !isnan(x) && isnan(y);
+	return x < y || (x == y && signbit(x) && !signbit(y));
+}
+
+static uint64_t mean_int(const struct elem *e, const uint64_t *v, int n)
+{
+	unsigned w = 8 * (unsigned)e->size;
+	uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+	__int128 sum = 0, q, r;
+
+	for (int i = 0; i < n; i++)
+		sum += e->kind == K_SIGNED ? (__int128)as_signed(e, v[i])
+					   : (__int128)v[i];
+	q = sum / n;
+	r = sum % n;
+	if (r < 0) {
+		q -= 1;
+		r += n;
+	}
+	if (2 * r > n || (2 * r == n && (q & 1) != 0))
+		q++;
+	return (uint64_t)q & mask;
+}
+
+/* The block's values reduced by one method. */
+static uint64_t reduce_plain(const struct elem *e, int method,
+			     const uint64_t *v, int n)
+{
+	double x[16];
+	int order[16];
+
+	if (method == SHARDPIPE_METHOD_DECIMATE)
+		return v[0];
+	if (e->kind == K_FLOAT && method != SHARDPIPE_METHOD_MEDIAN)
+		for (int i = 0; i < n; i++)
+			if (isnan(as_double(e, v[i])))
+				return v[i];
+	if (method == SHARDPIPE_METHOD_MEAN && e->kind != K_FLOAT)
+		return mean_int(e, v, n);
+	if (method == SHARDPIPE_METHOD_MEAN) {
+		for (int i = 0; i < n; i++)
+			x[i] = as_double(e, v[i]);
+		return from_double(e, mean_tree(e, x, n));
+	}
+	if (method == SHARDPIPE_METHOD_MIN || method == SHARDPIPE_METHOD_MAX) {
+		uint64_t best = v[0];
+
+		for (int i = 1; i < n; i++)
+			if (method == SHARDPIPE_METHOD_MIN ? before(e, v[i], best)
+							   : before(e, best, v[i]))
+				best = v[i];
+		return best;
+	}
+	/* The median: an insertion sort of positions, stable, so that equal
+	 * values keep their block order; the lower middle. */
+	for (int i = 0; i < n; i++) {
+		int j = i;
+
+		while (j > 0 && before(e, v[i], v[order[j - 1]])) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	return v[order[n > 1 ? n / 2 - 1 : 0]];
+}
+
+/* One level's element from its block (values in block order, dim 0's
+ * rows first), by the image's method and append method. */
+static uint64_t reduce_block(const struct reader_levels *lv,
+			     const struct elem *e, int rows,
+			     const uint64_t *v, int n)
+{
+	uint64_t two[2];
+
+	if (rows == 1 || lv->append == lv->method)
+		return reduce_plain(e, lv->method, v, n);
+	two[0] = reduce_plain(e, lv->method, v, n / 2);
+	two[1] = reduce_plain(e, lv->method, v + n / 2, n / 2);
+	return reduce_plain(e, lv->append, two, 2);
+}
+
+struct pair {
+	shardpipe_reader *lo, *hi;      /* the level below, the level */
+	shardpipe_array_info a, b;      /* hi's, lo's */
+	int f[SHARDPIPE_MAX_RANK];      /* 2: the dim halved */
+	int level;
+};
+
+/* Which dims halved from lo to hi, from their shapes alone. */
+static int factors(struct pair *p, struct sp_err *err)
+{
+	SP_RETURN_IF(p->a.rank != p->b.rank || p->a.dtype != p->b.dtype, err,
+		     SHARDPIPE_ERR_CORRUPT,
+		     "level %d: rank %d %s, but level %d is rank %d %s",
+		     p->level, p->a.rank, shardpipe_dtype_name(p->a.dtype),
+		     p->level - 1, p->b.rank, shardpipe_dtype_name(p->b.dtype));
+	for (int d = 0; d < p->a.rank; d++) {
+		uint64_t below = p->b.shape[d], here = p->a.shape[d];
+
+		if (here == below)
+			p->f[d] = 1;
+		else if (below > 1 && here == below / 2 + below % 2)
+			p->f[d] = 2;
+		else
+			return sp_err_set(err, SHARDPIPE_ERR_CORRUPT,
+					  "level %d: dim %d is %llu, neither "
+					  "level %d's %llu nor half of it",
+					  p->level, d, (unsigned long long)here,
+					  p->level - 1,
+					  (unsigned long long)below);
+	}
+	return SHARDPIPE_OK;
+}
+
+static uint64_t row_bytes(const shardpipe_array_info *in)
+{
+	uint64_t n = shardpipe_dtype_size(in->dtype);
+
+	for (int d = 1; d < in->rank; d++)
+		n *= in->shape[d];
+	return n;
+}
+
+static int read_rows(shardpipe_reader *r, const shardpipe_array_info *in,
+		     uint64_t first, uint64_t n, uint8_t *buf, size_t cap,
+		     int level, struct sp_err *err)
+{
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
+	int rc;
+
+	start[0] = first;
+	count[0] = n;
+	for (int d = 1; d < in->rank; d++)
+		count[d] = in->shape[d];
+	rc = shardpipe_reader_read(r, start, count, buf, cap);
+	SP_RETURN_IF(rc != SHARDPIPE_OK, err, rc, "level %d: %s", level,
+		     shardpipe_reader_message(r));
+	return SHARDPIPE_OK;
+}
+
+/* "(r, y, x)" of a coordinate. */
+static const char *coords_str(char *buf, size_t size, const uint64_t *y,
+			      int rank)
+{
+	size_t n = (size_t)snprintf(buf, size, "(");
+
+	for (int d = 0; d < rank && n < size; d++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%llu", d ? ", " : "",
+				      (unsigned long long)y[d]);
+	snprintf(buf + n < buf + size ? buf + n : buf + size - 1,
+		 n < size ? size - n : 1, ")");
+	return buf;
+}
+
+/*
+ * Level p->level's rows first .. first+n-1 (in hi) against its block of
+ * level - 1's rows (in lo, from row lo_first): every element's block
+ * gathered in block order, edges replicated, and reduced.
+ */
+static int compare_rows(const struct reader_levels *lv, const struct pair *p,
+			const uint8_t *hi, uint64_t first, uint64_t n,
+			const uint8_t *lo, uint64_t lo_first,
+			struct sp_err *err)
+{
+	const struct elem e = elem_of(p->a.dtype);
+	const int rank = p->a.rank;
+	uint64_t y[SHARDPIPE_MAX_RANK] = { 0 }, lo_stride[SHARDPIPE_MAX_RANK];
+	uint64_t v[16];
+	int halving[SHARDPIPE_MAX_RANK], k = 0;
+
+	for (int d = rank - 1; d >= 0; d--)
+		lo_stride[d] = d == rank - 1 ? 1 : lo_stride[d + 1] *
+							   p->b.shape[d + 1];
+	for (int d = 0; d < rank; d++)
+		if (p->f[d] == 2)
+			halving[k++] = d;
+	for (uint64_t i = 0;; i++) {
+		uint64_t got = load(&e, hi + i * e.size), want;
+		int nb = 1 << k;
+
+		for (int j = 0; j < nb; j++) {
+			uint64_t off = 0;
+
+			for (int d = 0; d < rank; d++) {
+				uint64_t x = y[d] * (uint64_t)p->f[d];
+
+				for (int h = 0; h < k; h++)
+					if (halving[h] == d)
+						x += (uint64_t)(j >> (k - 1 - h)) & 1;
+				if (x >= p->b.shape[d])
+					x = p->b.shape[d] - 1;
+				if (d == 0)
+					x -= lo_first;
+				off += x * lo_stride[d];
+			}
+			v[j] = load(&e, lo + off * e.size);
+		}
+		want = reduce_block(lv, &e, p->f[0], v, nb);
+		if (got != want) {
+			char at[SHARDPIPE_MAX_RANK * 22 + 4];
+			uint64_t abs[SHARDPIPE_MAX_RANK];
+
+			memcpy(abs, y, sizeof(abs));
+			abs[0] += first;
+			return sp_err_set(err, SHARDPIPE_ERR_CORRUPT,
+					  "level %d: element %s is 0x%0*llx, "
+					  "level %d reduced by %s gives 0x%0*llx",
+					  p->level,
+					  coords_str(at, sizeof(at), abs, rank),
+					  (int)(2 * e.size),
+					  (unsigned long long)got, p->level - 1,
+					  lv->type, (int)(2 * e.size),
+					  (unsigned long long)want);
+		}
+		/* Next coordinate, rows relative to `first`. */
+		int d = rank - 1;
+
+		for (; d >= 0; d--) {
+			if (++y[d] < (d == 0 ? n : p->a.shape[d]))
+				break;
+			y[d] = 0;
+		}
+		if (d < 0)
+			return SHARDPIPE_OK;
+	}
+}
+
+/* Level `level` against level - 1 reduced, a slab of rows at a time. */
+static int compare_level(const struct reader_levels *lv, int level,
+			 struct sp_err *err)
+{
+	struct pair p = { .level = level };
+	uint64_t ra, rb, slab;
+	uint8_t *hi = NULL, *lo = NULL;
+	int rc;
+
+	rc = shardpipe_reader_open(&p.lo, lv->paths[level - 1]);
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_reader_open(&p.hi, lv->paths[level]);
+	if (rc != SHARDPIPE_OK) {
+		sp_err_set(err, rc, "%s", shardpipe_last_error_message());
+		goto out;
+	}
+	shardpipe_reader_info(p.hi, &p.a);
+	shardpipe_reader_info(p.lo, &p.b);
+	if ((rc = factors(&p, err)) != SHARDPIPE_OK)
+		goto out;
+	ra = row_bytes(&p.a);
+	rb = row_bytes(&p.b);
+	/* Every size is the reader's, checked when it opened. */
+	slab = LEVELS_SLAB_BYTES / (ra + (uint64_t)p.f[0] * rb + 1);
+	if (slab < 1)
+		slab = 1;
+	if (slab > p.a.shape[0])
+		slab = p.a.shape[0];
+	hi = malloc((size_t)(slab * ra) + 1);
+	lo = malloc((size_t)(slab * (uint64_t)p.f[0] * rb) + 1);
+	if (hi == NULL || lo == NULL) {
+		rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				"out of memory for a slab of level %d", level);
+		goto out;
+	}
+	for (uint64_t r0 = 0; r0 < p.a.shape[0] && rc == SHARDPIPE_OK;
+	     r0 += slab) {
+		uint64_t n = p.a.shape[0] - r0 < slab ? p.a.shape[0] - r0 : slab;
+		uint64_t l0 = r0 * (uint64_t)p.f[0], ln = n * (uint64_t)p.f[0];
+
+		if (l0 + ln > p.b.shape[0])
+			ln = p.b.shape[0] - l0;
+		rc = read_rows(p.hi, &p.a, r0, n, hi, (size_t)(slab * ra),
+			       level, err);
+		if (rc == SHARDPIPE_OK)
+			rc = read_rows(p.lo, &p.b, l0, ln, lo,
+				       (size_t)(slab * p.f[0] * rb), level - 1,
+				       err);
+		if (rc == SHARDPIPE_OK && ra > 0)
+			rc = compare_rows(lv, &p, hi, r0, n, lo, l0, err);
+	}
+out:
+	free(hi);
+	free(lo);
+	shardpipe_reader_close(p.hi);
+	shardpipe_reader_close(p.lo);
+	return rc;
+}
+
+int reader_levels_check(const struct reader_levels *lv, int *recomputed,
+			struct sp_err *err)
+{
+	*recomputed = lv->method >= 0;
+	for (int L = 1; L < lv->n; L++) {
+		shardpipe_reader *r;
+		int rc = shardpipe_reader_open(&r, lv->paths[L]);
+
+		if (rc == SHARDPIPE_OK && (rc = shardpipe_reader_check(r)) !=
+						  SHARDPIPE_OK)
+			sp_err_set(err, rc, "level %d: %s", L,
+				   shardpipe_reader_message(r));
+		else if (rc != SHARDPIPE_OK)
+			sp_err_set(err, rc, "level %d: %s", L,
+				   shardpipe_last_error_message());
+		shardpipe_reader_close(r);
+		SP_FORWARD(rc);
+		if (*recomputed)
+			SP_FORWARD(compare_level(lv, L, err));
+	}
+	return SHARDPIPE_OK;
+}
