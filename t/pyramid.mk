@@ -1,0 +1,22 @@
+# Pyramids and OME-NGFF images (doc/design.md §26): stores on every
+# backend against the cpu's and the reader's recomputation, the CLI's
+# options and refusals, and the independent readers (NumPy model,
+# ome-zarr, zarr-python, the OME-NGFF 0.5 schema).
+PYRAMID_TESTS = t/pyramid-stores
+check_PROGRAMS += $(PYRAMID_TESTS)
+TESTS += $(PYRAMID_TESTS)
+t_pyramid_stores_LDADD = $(TEST_LDADD)
+t_pyramid_stores_LDFLAGS = $(TEST_LDFLAGS)
+
+if HAVE_OPENCL
+check_PROGRAMS += t/pyramid-opencl
+TESTS += t/pyramid-opencl
+t_pyramid_opencl_LDADD = $(TEST_LDADD)
+t_pyramid_opencl_LDFLAGS = $(TEST_LDFLAGS)
+endif
+EXTRA_DIST += t/pyramid-stores.c
+
+PYRAMID_SH_TESTS = t/readers-pyramid.sh
+TESTS += $(PYRAMID_SH_TESTS)
+EXTRA_DIST += $(PYRAMID_SH_TESTS) t/pyramid-opencl.c \
+	t/python/readers_pyramid.py
