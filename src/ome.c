@@ -135,10 +135,11 @@ static int check_unit(struct plan_levels *pl, const struct plan *p0,
 	near = sp_closest(u, strlen(u), list, n);
 	return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			  "unit: %s: \"%s\" is not one of OME-NGFF's %s "
-			  "units%s%s%s",
-			  what, u, space ? "space" : "time",
-			  near ? " (did you mean " : "", near ? near : "",
-			  near ? "?)" : "");
+			  "units (%s%s%s)", what, u, space ? "space" : "time",
+			  near ? "did you mean " : "such as ",
+			  near ? near : space ? "micrometer or nanometer"
+					  : "second or millisecond",
+			  near ? "?" : "");
 }
 
 int ome_axes_init(struct plan_levels *pl, const struct plan *p0,

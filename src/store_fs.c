@@ -227,6 +227,9 @@ static int remove_array(const char *dir, struct sp_err *err)
 	if (asprintf(&p, "%s/c", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	rc = remove_key_tree(p, 0, err);
+	/* Emptied, it goes too; kept if anything else is in it. */
+	if (rc == SHARDPIPE_OK)
+		rmdir(p);
 	free(p);
 	return rc;
 }

@@ -16,7 +16,7 @@ t_pyramid_opencl_LDFLAGS = $(TEST_LDFLAGS)
 endif
 EXTRA_DIST += t/pyramid-stores.c
 
-PYRAMID_SH_TESTS = t/readers-pyramid.sh
+PYRAMID_SH_TESTS = t/cli-pyramid.sh t/readers-pyramid.sh
 TESTS += $(PYRAMID_SH_TESTS)
 EXTRA_DIST += $(PYRAMID_SH_TESTS) t/pyramid-opencl.c \
 	t/python/readers_pyramid.py

@@ -82,7 +82,7 @@ int cli_levels_option(struct cli_levels_opts *o, int argc, char **argv,
  */
 int cli_levels_build(const struct cli_levels_opts *o, shardpipe_desc *desc);
 
-/* msg with a leading library field name (max_levels, ...) replaced by
+/* msg with every library field name in it (max_levels, ...) replaced by
  * the option that sets it (--levels, ...), in buf; else msg. */
 const char *cli_levels_message(const char *msg, char *buf, size_t size);
 

@@ -276,16 +276,39 @@ static const char *const fields[][2] = {
 	{ "scale", "--scale" },
 };
 
+static int ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
 const char *cli_levels_message(const char *msg, char *buf, size_t size)
 {
-	for (int k = 0; k < COUNT(fields); k++) {
-		size_t n = strlen(fields[k][0]);
+	size_t used = 0;
+	int changed = 0;
 
-		if (strncmp(msg, fields[k][0], n) == 0 &&
-		    (msg[n] == ' ' || msg[n] == ':')) {
-			snprintf(buf, size, "%s%s", fields[k][1], msg + n);
-			return buf;
+	for (const char *p = msg; *p != '\0' && used + 1 < size;) {
+		int k = 0;
+
+		for (; k < COUNT(fields); k++) {
+			size_t n = strlen(fields[k][0]);
+
+			if (strncmp(p, fields[k][0], n) == 0 &&
+			    !ident_char(p[n]) &&
+			    (p == msg || !ident_char(p[-1])))
+				break;
 		}
+		if (k < COUNT(fields)) {
+			used += (size_t)snprintf(buf + used, size - used, "%s",
+						 fields[k][1]);
+			p += strlen(fields[k][0]);
+			changed = 1;
+		} else {
+			buf[used++] = *p++;
+		}
+		if (used >= size)
+			used = size - 1;
 	}
-	return msg;
+	buf[used] = '\0';
+	return changed ? buf : msg;
 }

@@ -1,0 +1,139 @@
+#!/bin/sh
+# cli-pyramid.sh - shardpipe write's pyramid options as a user meets them:
+# the OME-NGFF layout they write, verify and cat on the group and on one
+# level, overwrite between a single array and a group (the user's files
+# left alone), and every refusal: exit 2, nothing created, the message
+# naming the option and its value.
+. "${top_srcdir:-.}/t/lib.sh"
+need_shardpipe
+
+scratch clipyramid
+test_seed
+plan 52
+
+random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
+w() {
+	"$SP" write --shape 9,21,14 --chunk 4,8,8 --names t,y,x \
+		--input "$tmp/in.raw" --quiet "$@"
+}
+
+w --downsample y,x --method max --units y=micrometer,x=micrometer \
+	--scale y=0.25,x=0.25 "$tmp/p.zarr"
+ok $? "write --downsample y,x --method max"
+for f in zarr.json 0/zarr.json 1/zarr.json 2/zarr.json; do
+	[ -f "$tmp/p.zarr/$f" ]
+	ok $? "the image has $f"
+done
+[ ! -e "$tmp/p.zarr/3" ] && [ ! -e "$tmp/p.zarr/c" ]
+ok $? "three levels (y and x fit a chunk at level 2), no array at the top"
+grep -q '"node_type": "group"' "$tmp/p.zarr/zarr.json" &&
+	grep -q '"type": "max"' "$tmp/p.zarr/zarr.json" &&
+	grep -q '"version": "0.5"' "$tmp/p.zarr/zarr.json"
+ok $? "the group's zarr.json is OME-NGFF 0.5, type max"
+grep -q '"scale": \[1, 1, 1\]}, {"type": "translation", "translation": \[0, 0.375, 0.375\]' \
+	"$tmp/p.zarr/zarr.json"
+ok $? "level 2: scale 4 times 0.25, translation (4-1)/2 times 0.25"
+grep -q '"shape": \[9, 6, 4\]' "$tmp/p.zarr/2/zarr.json"
+ok $? "level 2 is 9 x 6 x 4 (21 and 14 halved twice, rounding up)"
+grep -q '"chunk_shape": \[4, 6, 4\]' "$tmp/p.zarr/2/zarr.json"
+ok $? "its chunks are clamped to its shape"
+
+"$SP" verify "$tmp/p.zarr" > "$tmp/out"
+ok $? "verify checks the image"
+grep -q '3 levels, each equal to the one below it reduced' "$tmp/out"
+ok $? "and says it recomputed every level"
+"$SP" verify --against "$tmp/in.raw" "$tmp/p.zarr" > /dev/null
+ok $? "verify --against compares level 0 with the input"
+"$SP" cat "$tmp/p.zarr" | cmp -s - "$tmp/in.raw"
+ok $? "cat writes level 0"
+"$SP" verify "$tmp/p.zarr/1" > "$tmp/out"
+ok $? "verify STORE/1 checks level 1 alone"
+grep -q 'shape 9,11,7, uint8' "$tmp/out"
+ok $? "level 1 is 9 x 11 x 7"
+"$SP" cat "$tmp/p.zarr/2" | wc -c | grep -q '^216$'
+ok $? "cat STORE/2 writes its 216 bytes"
+
+w "$tmp/plain.zarr"
+cmp -s "$tmp/plain.zarr/c/0/0/0" "$tmp/p.zarr/0/c/0/0/0" &&
+	cmp -s "$tmp/plain.zarr/zarr.json" "$tmp/p.zarr/0/zarr.json"
+ok $? "level 0 is the single array written without --downsample"
+
+w --ngff "$tmp/n.zarr"
+ok $? "write --ngff"
+[ -f "$tmp/n.zarr/0/zarr.json" ] && [ ! -e "$tmp/n.zarr/1" ] &&
+	"$SP" verify "$tmp/n.zarr" | grep -q 'image of 1 level;'
+ok $? "--ngff alone writes a one-level image"
+
+# A level whose bytes no longer reduce to it fails verify, naming it.
+w --downsample y,x --codec none "$tmp/bad.zarr"
+shard=$(find "$tmp/bad.zarr/1/c" -type f | sort | head -1)
+printf '\000\000' | dd of="$shard" bs=1 seek=3 conv=notrunc 2> /dev/null
+"$SP" verify "$tmp/bad.zarr" > /dev/null 2> "$tmp/err"
+is $? 1 "verify fails on a level that is not the one below it reduced"
+grep -q 'level 1: element (0, 0, 3) is 0x00, level 0 reduced by mean gives' "$tmp/err"
+ok $? "naming the level, the element and both values"
+
+# Overwrite: an image over a single array and back; the user's files stay.
+echo mine > "$tmp/plain.zarr/notes.txt"
+mkdir "$tmp/plain.zarr/7" && echo mine > "$tmp/plain.zarr/7/keep"
+w --downsample y,x --overwrite "$tmp/plain.zarr"
+ok $? "an image overwrites a single array"
+[ ! -e "$tmp/plain.zarr/c" ] && [ -f "$tmp/plain.zarr/1/zarr.json" ] &&
+	"$SP" verify "$tmp/plain.zarr" > /dev/null
+ok $? "the old shards are gone and the image verifies"
+[ -f "$tmp/plain.zarr/notes.txt" ] && [ -f "$tmp/plain.zarr/7/keep" ]
+ok $? "the user's files, a numbered directory among them, are left"
+w --overwrite "$tmp/plain.zarr"
+ok $? "a single array overwrites an image"
+[ ! -e "$tmp/plain.zarr/0" ] && [ ! -e "$tmp/plain.zarr/1" ] &&
+	[ -f "$tmp/plain.zarr/c/0/0/0" ] && [ -f "$tmp/plain.zarr/7/keep" ]
+ok $? "its levels are gone, the user's directory stays"
+w --downsample y,x "$tmp/plain.zarr" 2> "$tmp/err"
+is $? 2 "an image over a store without --overwrite: exit 2"
+
+# refused WORD DESCRIPTION ARGS...: exit 2, nothing created, WORD in the
+# message.
+refused() {
+	word=$1
+	what=$2
+	shift 2
+	rm -rf "$tmp/r.zarr"
+	w "$@" "$tmp/r.zarr" 2> "$tmp/err"
+	is $? 2 "$what: exit 2"
+	if [ ! -e "$tmp/r.zarr" ] && grep -q -- "$word" "$tmp/err"; then
+		ok 0 "$what: nothing created, the message names it"
+	else
+		ok 1 "$what: nothing created, the message names it"
+		diag "$(cat "$tmp/err")"
+	fi
+}
+refused '--downsample: no dim is named "q"' "an unknown dim" --downsample q
+refused '--levels 9: .* at most 6 levels' "more levels than the dims halve" \
+	--downsample y,x --levels 9
+refused '"maen" is not mean, .*did you mean mean' "a misspelt method" \
+	--downsample y --method maen
+refused '--append-method max: .* which --downsample does not halve' \
+	"an append method without dim 0" --downsample y --append-method max
+refused '"micron" is not one of OME-NGFF.s space units' "an unknown unit" \
+	--downsample y --units x=micron
+refused 'dim 0 (c) is a channel axis' "a channel axis" \
+	--downsample c,y --names c,y,x
+refused 'the time axis of an OME-NGFF image comes first' "time after space" \
+	--downsample y --names y,t,x
+refused '--levels 3, but --downsample halves no dim' "levels without a flag" \
+	--levels 3
+refused 'dim 0 has no name' "unnamed dims" --downsample 1 --names ,y,x
+rm -rf "$tmp/r.zarr"
+"$SP" write --shape 9,1,14 --chunk 4,1,8 --names t,y,x --downsample y \
+	--allow-short --input /dev/null "$tmp/r.zarr" 2> "$tmp/err"
+is $? 2 "a flag on a dim of size 1: exit 2"
+[ ! -e "$tmp/r.zarr" ] && grep -q -- '--downsample: dim 1 (y) has size 1' "$tmp/err"
+ok $? "a flag on a dim of size 1: nothing created, the message names it"
+rm -rf "$tmp/r.zarr"
+"$SP" write --shape 0,21,14 --chunk 4,8,8 --names t,y,x --downsample t \
+	--input "$tmp/in.raw" "$tmp/r.zarr" 2> "$tmp/err"
+is $? 2 "an unbounded dim 0 alone without --levels: exit 2"
+[ ! -e "$tmp/r.zarr" ] && grep -q -- 'give --levels' "$tmp/err"
+ok $? "nothing created, the message says to give --levels"
+
+done_testing
