@@ -25,6 +25,10 @@ struct bench_setup {
 	uint64_t frames;       /* distinct rows of the pattern; 0: the fill's */
 	const char *output;    /* a real store, or NULL: a counting sink */
 	int repeat;            /* runs, each followed by its bound; >= 1 */
+	/* desc asks for a pyramid (downsample or ngff): each run is
+	 * followed by the same input without one, to the same kind of store
+	 * (output, or a temporary directory bench removes), and the report
+	 * gives both and their ratio. */
 	int bound;             /* also measure the compress-only bound */
 	int quiet;             /* no progress notes on stderr */
 	const char *workload;  /* the report's names for what ran */
@@ -65,6 +69,11 @@ struct bench_result {
 	int have_bound, repeat;
 	struct bench_bound bound;
 	struct bench_latency lat;
+	/* A pyramid's runs: its levels (0: none), and the fastest run of the
+	 * same input without one. */
+	int levels;
+	double plain_seconds, plain_cpu_seconds;
+	uint64_t plain_pool_bytes;
 	char message[1024];       /* why bench_run failed */
 };
 

@@ -139,6 +139,20 @@ void bench_report_text(const struct bench_result *r)
 						((double)r->bound.bytes / 1e9)
 				      : 0);
 	}
+	if (r->levels > 0)
+		printf("  pyramid    %d levels; without it %.3f s, %.3f GB/s "
+		       "(planned pools %.1f MB):\n"
+		       "             %.3f of its throughput, %.2fx its CPU time, "
+		       "%.2fx its pools\n",
+		       r->levels, r->plain_seconds,
+		       gb(r->bytes_in, r->plain_seconds),
+		       (double)r->plain_pool_bytes / 1e6,
+		       r->seconds > 0 ? r->plain_seconds / r->seconds : 0,
+		       r->plain_cpu_seconds > 0 ?
+			       r->cpu_seconds / r->plain_cpu_seconds : 0,
+		       r->plain_pool_bytes ? (double)st->pool_bytes /
+						     (double)r->plain_pool_bytes
+					   : 0);
 	latency_text(&r->lat);
 	printf("terms (GB = 1e9 bytes, MB = 1e6; every rate is input bytes "
 	       "over that line's seconds):\n"
@@ -152,6 +166,11 @@ void bench_report_text(const struct bench_result *r)
 	       "the counting sink)\n"
 	       "  input rows the distinct rows bench generates once and "
 	       "appends over and over\n");
+	if (r->levels > 0)
+		printf("  pyramid    the same input written without the "
+		       "pyramid after each run, to the same\n"
+		       "             kind of store; the figures above are the "
+		       "pyramid's, all levels\n");
 	if (r->have_bound)
 		printf("  bound      the same chunks compressed with the same "
 		       "codec, level and threads, nothing else\n"
@@ -219,6 +238,15 @@ void bench_report_json(const struct bench_result *r)
 		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0,
 		       r->bound.cpu_seconds, cpu_fraction(r));
 	}
+	if (r->levels > 0)
+		printf(", \"pyramid\": {\"levels\": %d, \"plain_seconds\": "
+		       "%.4f, \"plain_gbps\": %.4f, \"plain_cpu_seconds\": "
+		       "%.4f, \"plain_pool_bytes\": %llu, "
+		       "\"throughput_ratio\": %.4f}",
+		       r->levels, r->plain_seconds,
+		       gb(r->bytes_in, r->plain_seconds), r->plain_cpu_seconds,
+		       (unsigned long long)r->plain_pool_bytes,
+		       r->seconds > 0 ? r->plain_seconds / r->seconds : 0);
 	latency_json(&r->lat);
 	printf("}\n");
 }

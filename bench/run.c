@@ -4,6 +4,7 @@
  * and the memory and append latency of the runs sampled as they go.
  */
 #define _XOPEN_SOURCE 700
+#include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -191,8 +192,9 @@ struct run {
  * scratch pair, so that the first run's stay).
  */
 static int run_once(struct bench_result *r, const struct bench_setup *su,
-		    const struct bench_pattern *pat, int k, struct lat_log *lat,
-		    uint64_t hwm[2], struct run *run)
+		    const shardpipe_desc *desc, const struct bench_pattern *pat,
+		    int k, struct lat_log *lat, uint64_t hwm[2],
+		    struct run *run)
 {
 	shardpipe_sink sink;
 	shardpipe_stream *s;
@@ -205,12 +207,10 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 	shardpipe_sink_init(&sink);
 	sink.user = &run->cnt;
 	sink.shard = count_shard;
-	if (k > 0)
-		r->desc.overwrite = 1;
 	t0 = bench_now();
 	c0 = bench_cpu_seconds();
-	rc = su->output != NULL ? shardpipe_stream_open(&s, su->output, &r->desc)
-				: shardpipe_stream_open_sink(&s, &sink, &r->desc);
+	rc = su->output != NULL ? shardpipe_stream_open(&s, su->output, desc)
+				: shardpipe_stream_open_sink(&s, &sink, desc);
 	if (rc != SHARDPIPE_OK)
 		return fail(r, rc, "%s: %s", shardpipe_strerror(rc),
 			    shardpipe_last_error_message());
@@ -284,6 +284,50 @@ static int bound_once(struct bench_result *r, const struct bench_setup *su,
 	return SHARDPIPE_OK;
 }
 
+/* The same input without the pyramid, after the pyramid's run: its time
+ * only (the report's other figures are the pyramid's). */
+static int plain_once(struct bench_result *r, const struct bench_setup *su,
+		      const struct bench_pattern *pat, struct lat_log *lat)
+{
+	shardpipe_desc d = r->desc;
+	struct run run = { 0 };
+	uint64_t scratch[2];
+	int rc;
+
+	d.downsample = 0;
+	d.ngff = 0;
+	d.max_levels = 0;
+	d.append_method = -1;
+	d.overwrite = 1;
+	rc = run_once(r, su, &d, pat, 1, lat, scratch, &run);
+	if (rc != SHARDPIPE_OK)
+		return rc;
+	if (r->plain_seconds == 0 || run.seconds < r->plain_seconds) {
+		r->plain_seconds = run.seconds;
+		r->plain_cpu_seconds = run.cpu_seconds;
+	}
+	r->plain_pool_bytes = run.st.pool_bytes;
+	return SHARDPIPE_OK;
+}
+
+static int pyramid_of(const shardpipe_desc *d)
+{
+	return d->downsample != 0 || d->ngff != 0;
+}
+
+/* The number of levels the store at path holds (0: one array). */
+static int levels_of(const char *path)
+{
+	shardpipe_reader *rd;
+	shardpipe_array_info info;
+
+	if (shardpipe_reader_open(&rd, path) != SHARDPIPE_OK)
+		return 0;
+	shardpipe_reader_info(rd, &info);
+	shardpipe_reader_close(rd);
+	return info.levels;
+}
+
 /* The runs and their bounds, with the pattern generated. */
 static int measure(struct bench_result *r, const struct bench_setup *su,
 		   const struct bench_pattern *pat)
@@ -309,11 +353,17 @@ static int measure(struct bench_result *r, const struct bench_setup *su,
 	for (int k = 0; k < su->repeat && rc == SHARDPIPE_OK; k++) {
 		struct run run = { 0 };
 
-		rc = run_once(r, su, pat, k, &lat, hwm_early, &run);
+		if (k > 0)
+			r->desc.overwrite = 1;
+		rc = run_once(r, su, &r->desc, pat, k, &lat, hwm_early, &run);
 		if (rc != SHARDPIPE_OK)
 			break;
 		run_record(r, k, &run, &lat, hwm_early);
-		if (su->bound)
+		if (k == 0 && pyramid_of(&r->desc))
+			r->levels = levels_of(su->output);
+		if (pyramid_of(&r->desc))
+			rc = plain_once(r, su, pat, &lat);
+		if (su->bound && rc == SHARDPIPE_OK)
 			rc = bound_once(r, su, pat);
 	}
 	free(lat.t);
@@ -326,6 +376,36 @@ static int measure(struct bench_result *r, const struct bench_setup *su,
 		r->pattern_bytes < (256u << 20) ? r->pattern_bytes : 256u << 20,
 		r->threads);
 	return SHARDPIPE_OK;
+}
+
+static int remove_entry(const char *p, const struct stat *sb, int flag,
+			struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* A pyramid needs a directory store: a temporary one, removed after. */
+static int scratch_store(struct bench_result *r, struct bench_setup *su,
+			 const struct bench_pattern *pat)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/shardpipe-bench-XXXXXX",
+		 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		return fail(r, SHARDPIPE_ERR_IO, "%s: %s", dir, strerror(errno));
+	strcat(dir, "/image.zarr");
+	su->output = r->output = dir;
+	rc = measure(r, su, pat);
+	r->output = NULL;
+	*strrchr(dir, '/') = '\0';
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return rc;
 }
 
 int bench_run(const struct bench_setup *setup, struct bench_result *r)
@@ -363,7 +443,8 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 	if (su.span == 0)
 		su.span = pat.row_bytes;
 	r->lat.span = su.span;
-	rc = measure(r, &su, &pat);
+	rc = pyramid_of(&su.desc) && su.output == NULL ?
+		     scratch_store(r, &su, &pat) : measure(r, &su, &pat);
 	bench_pattern_free(&pat);
 	return rc;
 }

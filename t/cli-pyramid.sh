@@ -91,6 +91,13 @@ ok $? "its levels are gone, the user's directory stays"
 w --downsample y,x "$tmp/plain.zarr" 2> "$tmp/err"
 is $? 2 "an image over a store without --overwrite: exit 2"
 
+"$SP" conform --backends cpu,reference --names t,y,x --downsample y,x \
+	--dtype int16 --method median > "$tmp/out"
+ok $? "conform compares every level of a pyramid on cpu and reference"
+grep -q 'an OME-NGFF image of 4 levels' "$tmp/out" &&
+	grep -q 'cpu ~ reference .*identical' "$tmp/out"
+ok $? "and finds them identical"
+
 # refused WORD DESCRIPTION ARGS...: exit 2, nothing created, WORD in the
 # message.
 refused() {

@@ -240,131 +240,17 @@ DEVICE_FN u64 rd_get(const struct rd_src *s, u64 e)
 		       s->esize);
 }
 
-/* The first NaN of the block's elements, or n. */
-DEVICE_FN u64 rd_first_nan(const struct rd_src *s)
-{
-	for (u64 e = 0; e < s->n; e++)
-		if (rd_isnan(rd_get(s, e), s->esize))
-			return e;
-	return s->n;
-}
-
-DEVICE_FN u64 rd_extreme(const struct rd_src *s, u64 kind, int want_max)
-{
-	u64 best = rd_get(s, 0), bk = rd_key(best, kind, s->esize);
-
-	for (u64 e = 1; e < s->n; e++) {
-		u64 v = rd_get(s, e), k = rd_key(v, kind, s->esize);
-
-		if (want_max ? k > bk : k < bk) {
-			best = v;
-			bk = k;
-		}
-	}
-	return best;
-}
-
-/* The element of rank n/2 - 1 in (key, position) order: the lower middle.
- * n <= 16, so counting beats sorting and needs no private array. */
-DEVICE_FN u64 rd_median(const struct rd_src *s, u64 kind)
-{
-	const u64 want = s->n / 2 - (s->n > 1);
-
-	for (u64 i = 0; i < s->n; i++) {
-		u64 v = rd_get(s, i), k = rd_key(v, kind, s->esize), below = 0;
-
-		for (u64 j = 0; j < s->n; j++) {
-			u64 kj = rd_key(rd_get(s, j), kind, s->esize);
-
-			below += kj < k || (kj == k && j < i);
-		}
-		if (below == want)
-			return v;
-	}
-	return rd_get(s, 0); /* not reached: the ranks are a permutation */
-}
-
-/* Integer mean: the exact sum in two words, offset so that signed values
- * add as unsigned (an even offset, so rounding commutes with it). */
-DEVICE_FN u64 rd_mean_int(const struct rd_src *s, u64 kind)
-{
-	const u64 w = 8 * s->esize;
-	const u64 off = kind == SP_RD_SINT ? (u64)1 << (w - 1) : 0;
-	u64 lo = 0, hi = 0, k = 0, q, rem, mid;
-
-	while (((u64)1 << k) < s->n)
-		k++;
-	for (u64 e = 0; e < s->n; e++) {
-		u64 v = rd_get(s, e) ^ off;
-
-		lo += v;
-		hi += lo < v;
-	}
-	if (k == 0)
-		return lo ^ off;
-	q = hi << (64 - k) | lo >> k;
-	rem = lo & (((u64)1 << k) - 1);
-	mid = (u64)1 << (k - 1);
-	if (rem > mid || (rem == mid && (q & 1) != 0))
-		q++;
-	return (q ^ off) & (w == 64 ? ~(u64)0 : ((u64)1 << w) - 1);
-}
-
-/* The pairwise tree of the float mean, unrolled: 2^m elements from i. */
-DEVICE_FN u64 rd_avg_2(const struct rd_src *s, u64 i)
-{
-	return rd_avg2f(rd_get(s, i), rd_get(s, i + 1), s->esize);
-}
-
-DEVICE_FN u64 rd_avg_4(const struct rd_src *s, u64 i)
-{
-	return rd_avg2f(rd_avg_2(s, i), rd_avg_2(s, i + 2), s->esize);
-}
-
-DEVICE_FN u64 rd_avg_8(const struct rd_src *s, u64 i)
-{
-	return rd_avg2f(rd_avg_4(s, i), rd_avg_4(s, i + 4), s->esize);
-}
-
-DEVICE_FN u64 rd_mean_float(const struct rd_src *s)
-{
-	switch (s->n) {
-	case 1:
-		return rd_get(s, 0);
-	case 2:
-		return rd_avg_2(s, 0);
-	case 4:
-		return rd_avg_4(s, 0);
-	case 8:
-		return rd_avg_8(s, 0);
-	default:
-		return rd_avg2f(rd_avg_8(s, 0), rd_avg_8(s, 8), s->esize);
-	}
-}
-
-DEVICE_FN u64 rd_block(const struct rd_src *s, u64 method, u64 kind)
-{
-	if (kind == SP_RD_FLOAT && method != SP_RD_MEDIAN &&
-	    method != SP_RD_DECIMATE) {
-		u64 first = rd_first_nan(s);
-
-		if (first < s->n)
-			return rd_get(s, first);
-	}
-	switch (method) {
-	case SP_RD_MIN:
-		return rd_extreme(s, kind, 0);
-	case SP_RD_MAX:
-		return rd_extreme(s, kind, 1);
-	case SP_RD_MEDIAN:
-		return rd_median(s, kind);
-	case SP_RD_DECIMATE:
-		return rd_get(s, 0);
-	default:
-		return kind == SP_RD_FLOAT ? rd_mean_float(s)
-					   : rd_mean_int(s, kind);
-	}
-}
+#define RD_SRC const struct rd_src *
+#define RD_GET(s, e) rd_get(s, e)
+#define RD_N(s) ((s)->n)
+#define RD_ESIZE(s) ((s)->esize)
+#define RD_FN(name) name
+#include "reduce_methods.h"
+#undef RD_SRC
+#undef RD_GET
+#undef RD_N
+#undef RD_ESIZE
+#undef RD_FN
 
 /*
  * Set *s to output element o's block: its row r and place in the row, the

@@ -30,7 +30,8 @@ static void bench_usage(FILE *f)
 		"         [--rows N] [--unbounded] [--span BYTES] [--frames N] "
 		"[--threads N] [--backend B]\n"
 		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
-		"[--json]\n\n"
+		"[--json]\n"
+		"         [--levels N|all] [--downsample D,..] [--method M]\n\n"
 		"Streams a workload through the library and reports "
 		"throughput per stage.\n"
 		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
@@ -70,7 +71,17 @@ static void bench_usage(FILE *f)
 		"and report the\n"
 		"                  fastest of each (1..100, default 1)\n"
 		"  --json          one JSON object on stdout instead of the "
-		"table\n");
+		"table\n"
+		"  --levels N|all  a pyramid of N levels (all: until y and x fit "
+		"a chunk), over\n"
+		"                  y,x unless --downsample says; write's pyramid "
+		"options apply.\n"
+		"                  Each run is followed by the same input "
+		"without the pyramid,\n"
+		"                  to the same kind of store (--output, else a "
+		"temporary\n"
+		"                  directory), and the report gives their "
+		"ratio\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t *out)
@@ -88,6 +99,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
 /* The command line, before a workload fills in what it leaves out. */
 struct bench_args {
 	struct cli_desc_opts o;
+	struct cli_levels_opts l;
 	const struct workload *w;
 	const char *fill_name, *output;
 	uint64_t rows, span, frames;
@@ -113,6 +125,8 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		const char *arg = argv[i];
 		int has = i + 1 < argc;
 
+		if (k == 0)
+			k = cli_levels_option(&a->l, argc, argv, &i);
 		if (k < 0)
 			return CLI_EXIT_USAGE;
 		if (k > 0)
@@ -191,7 +205,13 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		o->shard = a->w->shard;
 	if (o->dtype == NULL)
 		o->dtype = "uint16";
-	if (cli_desc_build(o, &su->desc) != CLI_EXIT_OK)
+	/* --levels alone: a pyramid over y and x; "all": every level. */
+	if (a->l.levels != NULL && a->l.downsample == NULL)
+		a->l.downsample = "y,x";
+	if (a->l.levels != NULL && strcmp(a->l.levels, "all") == 0)
+		a->l.levels = NULL;
+	if (cli_desc_build(o, &su->desc) != CLI_EXIT_OK ||
+	    cli_levels_build(&a->l, &su->desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
 	if (su->desc.rank < 2) {
 		cli_error("bench: arrays of rank 1 are not benchmarked");

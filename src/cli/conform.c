@@ -3,7 +3,8 @@
  * then the checks of doc/design.md §18 "Conformance levels" on what they wrote.
  *
  *   L1  each store decodes (library reader) to the input, fill beyond it,
- *       and passes the reader's full check (index CRCs, every chunk);
+ *       and passes the reader's full check (index CRCs, every chunk; of a
+ *       pyramid, every level, each recomputed from the one below);
  *   L2  each pair of stores is byte-identical file by file; a pair whose
  *       encoders differ by design (cpu against a kernel backend, with a
  *       codec other than none) need only decode equal, which L1 proves.
@@ -48,6 +49,7 @@ struct conform {
 	struct run runs[MAX_BACKENDS];
 	int nruns;
 	int explicit_list;
+	int levels;          /* of the first store read; 0: one array */
 };
 
 static void conform_usage(FILE *f)
@@ -73,6 +75,8 @@ static void conform_usage(FILE *f)
 		"plus one row)\n"
 		"  --seed N         seed of the synthetic input (default 1)\n"
 		"  --keep DIR       write the stores under DIR and keep them\n"
+		"With write's pyramid options (--downsample, ...) every level "
+		"is compared, and L1\nrecomputes each from the one below.\n"
 		"Without --shape: --shape 0,96,130 --chunk 8,32,32 --shard "
 		"2,2,2 --dtype uint16,\n"
 		"and 43 rows.  The codec defaults to none here.\n");
@@ -290,6 +294,8 @@ static void check_decodes(struct conform *c, struct run *r)
 		shardpipe_reader_close(rd);
 		return;
 	}
+	shardpipe_reader_info(rd, &info);
+	c->levels = info.levels;
 	got = malloc(c->input_bytes ? c->input_bytes : 1);
 	if (got == NULL) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
@@ -427,9 +433,13 @@ static void explain_shard(const struct conform *c, const char *key,
 	for (int i = 0; i < d->rank; i++)
 		per *= d->dims[i].chunks_per_shard;
 	ib = 16 * per + 4;
-	/* Keys are c/i/j/k (the default chunk key encoding). */
-	if (strncmp(p, "c/", 2) == 0)
-		p += 2;
+	/* Keys are c/i/j/k (the default chunk key encoding); a pyramid
+	 * level's shards have their own chunks per shard. */
+	if (strncmp(p, "c/", 2) != 0) {
+		snprintf(buf, n, "%s differs", key);
+		return;
+	}
+	p += 2;
 	for (int i = 0; i < d->rank && *p != '\0'; i++) {
 		shard[i] = strtoull(p, (char **)&p, 10);
 		if (*p == '/')
@@ -674,6 +684,7 @@ static int report(struct conform *c)
 int cli_conform(int argc, char **argv)
 {
 	struct cli_desc_opts o = { 0 };
+	struct cli_levels_opts lo = { 0 };
 	struct conform c;
 	char *list = NULL, root[3072];
 	const char *input = NULL, *keep = NULL;
@@ -685,6 +696,8 @@ int cli_conform(int argc, char **argv)
 		int r = cli_desc_option(&o, argc, argv, &i);
 		const char *arg = argv[i];
 
+		if (r == 0)
+			r = cli_levels_option(&lo, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -734,7 +747,8 @@ int cli_conform(int argc, char **argv)
 	}
 	if (o.codec == NULL)
 		o.codec = "none";
-	if ((status = cli_desc_build(&o, &c.desc)) != CLI_EXIT_OK)
+	if ((status = cli_desc_build(&o, &c.desc)) != CLI_EXIT_OK ||
+	    (status = cli_levels_build(&lo, &c.desc)) != CLI_EXIT_OK)
 		return status;
 	if (c.desc.dims[0].size == 0 && rows == 0 && input == NULL)
 		rows = c.desc.dims[0].chunk * c.desc.dims[0].chunks_per_shard *
@@ -791,13 +805,17 @@ int cli_conform(int argc, char **argv)
 			check_decodes(&c, r);
 	}
 	printf("conform: %d dims, %s, codec %s, index at %s, %llu rows, "
-	       "%llu bytes%s%s\n\n", c.desc.rank,
+	       "%llu bytes%s%s", c.desc.rank,
 	       shardpipe_dtype_name(c.desc.dtype),
 	       shardpipe_codec_name(c.desc.codec),
 	       c.desc.index_location == SHARDPIPE_INDEX_START ? "start" : "end",
 	       (unsigned long long)c.shape[0],
 	       (unsigned long long)c.appended, keep ? ", stores in " : "",
 	       keep ? keep : "");
+	if (c.levels > 0)
+		printf(", an OME-NGFF image of %d level%s", c.levels,
+		       c.levels > 1 ? "s" : "");
+	printf("\n\n");
 	status = report(&c);
 	if (keep == NULL)
 		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
