@@ -209,6 +209,63 @@ def _json_text(key: str, value: Any) -> str:
         raise TypeError("attribute %r: %s" % (key, e)) from None
 
 
+_METHODS = ("mean", "min", "max", "median", "decimate")
+_AXIS_TYPES = ("auto", "space", "time", "channel")
+
+
+def _dim_of(arg: str, key: Any, names: Sequence[str | None] | None,
+            rank: int) -> int:
+    """The dim a name or index stands for, or ValueError naming both."""
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise TypeError("%s: %r is neither a dimension name nor an index"
+                        % (arg, key))
+    if isinstance(key, int):
+        if not 0 <= key < rank:
+            raise ValueError("%s: dim %d is beyond the %d dims of shape"
+                             % (arg, key, rank))
+        return key
+    if names is not None and key in names:
+        return list(names).index(key)
+    raise ValueError("%s: no dim is named %r (dimension_names: %r)"
+                     % (arg, key, names))
+
+
+def _word(arg: str, value: Any, words: Sequence[str]) -> int:
+    if value not in words:
+        raise ValueError("%s: %r is not one of %s" % (arg, value,
+                                                       ", ".join(words)))
+    return list(words).index(value)
+
+
+def _pyramid_args(names, rank, downsample, method, append_method, levels,
+                  ngff, units, scale, axis_types) -> tuple:
+    """The pyramid's keywords as the extension takes them: dims resolved,
+    words made numbers, the per-dim dicts made lists."""
+    mask = 0
+    for key in downsample or ():
+        d = _dim_of("downsample", key, names, rank)
+        if mask >> d & 1:
+            raise ValueError("downsample: dim %d is given twice" % d)
+        mask |= 1 << d
+    if levels is not None and (isinstance(levels, bool) or
+                               not isinstance(levels, int) or levels < 1):
+        raise ValueError("levels: %r is not a count of levels (1 or more)"
+                         % (levels,))
+    per_dim = []
+    for arg, given, conv in (("units", units, str),
+                             ("scale", scale, float),
+                             ("axis_types", axis_types,
+                              lambda v: _word("axis_types", v, _AXIS_TYPES))):
+        vals = [None if arg == "units" else 0] * rank
+        for key, v in (given or {}).items():
+            vals[_dim_of(arg, key, names, rank)] = conv(v)
+        per_dim.append(vals)
+    return (mask, _word("method", method, _METHODS),
+            -1 if append_method is None
+            else _word("append_method", append_method, _METHODS),
+            0 if levels is None else levels, bool(ngff), *per_dim)
+
+
 class Stream:
     """A stream writing one sharded Zarr v3 array.
 
@@ -239,6 +296,20 @@ class Stream:
     zarr.json, each value any JSON-serialisable object, checked before
     anything is written (see ``set_attribute``).
 
+    Pyramids (see shardpipe(3), "Pyramids"): ``downsample`` names the
+    dims (by ``dimension_names`` or index) that halve from each level to
+    the next, every block reduced by ``method`` (``"mean"``, ``"min"``,
+    ``"max"``, ``"median"``, ``"decimate"``; along dim 0 by
+    ``append_method`` after ``method`` reduced each row, when given).
+    ``levels``: how many, level 0 included (None: until every halving dim
+    fits a chunk).  The store is then an OME-NGFF 0.5 image: a group with
+    arrays ``path/0``, ``path/1``, ... (``open(path + "/1")`` reads level
+    1); ``ngff=True`` writes that layout with one level.  ``units``,
+    ``scale`` and ``axis_types``: dicts from dim (name or index) to an
+    OME-NGFF unit (``"micrometer"``, ``"second"``, ...), the physical size
+    of a level-0 element, and ``"space"``, ``"time"`` or ``"channel"``
+    for dims not named t, c, z, y or x.  Attributes go into the group.
+
     A description the library refuses raises InvalidDescriptionError (or
     StorageError for the path) with the library's message, before anything
     is written.  Use it as a context manager: leaving the block closes the
@@ -255,7 +326,13 @@ class Stream:
                  sink: Callable[[tuple[int, ...], bytes], object] | None = None,
                  fill_value: Any = 0, write_empty_chunks: bool = False,
                  durable: bool = False, max_memory: int = 0,
-                 attributes: dict[str, Any] | None = None):
+                 attributes: dict[str, Any] | None = None,
+                 downsample: Sequence[str | int] | None = None,
+                 method: str = "mean", append_method: str | None = None,
+                 levels: int | None = None, ngff: bool = False,
+                 units: dict[str | int, str] | None = None,
+                 scale: dict[str | int, float] | None = None,
+                 axis_types: dict[str | int, str] | None = None):
         shape = tuple(int(x) for x in shape)
         chunks = tuple(int(x) for x in chunks)
         shards = tuple(int(x) for x in shards)
@@ -283,12 +360,16 @@ class Stream:
         pairs = None
         if attributes is not None:
             pairs = [(k, _json_text(k, v)) for k, v in dict(attributes).items()]
+        pyr = _pyramid_args(dimension_names, rank, downsample, method,
+                            append_method, levels, ngff, units, scale,
+                            axis_types)
         self._path = path
         self._s = _shardpipe.Stream(
             path, shape, chunks, per_shard, name, codec,
             dimension_names, index_location, backend, int(threads),
             bool(overwrite), sink, _fill_bytes(name, fill_value),
-            bool(write_empty_chunks), bool(durable), int(max_memory), pairs)
+            bool(write_empty_chunks), bool(durable), int(max_memory), pairs,
+            *pyr)
         import numpy as np
 
         self._row_bytes = np.dtype(name).itemsize
@@ -416,12 +497,14 @@ class Reader:
         self._np = np
         self._path = os.fspath(path)
         self._r = _shardpipe.Reader(self._path)
-        shape, chunks, shards, dtype, names = self._r.info()
+        shape, chunks, shards, dtype, names, levels = self._r.info()
         self.shape: tuple[int, ...] = shape
         self.chunks: tuple[int, ...] = chunks
         self.shards: tuple[int, ...] = shards
         self.dtype = np.dtype(dtype)
         self.dimension_names: tuple[str | None, ...] = names
+        # An OME-NGFF image opened at its group reads level 0; this many.
+        self.levels: int = levels
 
     @property
     def ndim(self) -> int:
@@ -499,7 +582,8 @@ class Reader:
     def check(self) -> None:
         """Check every stored object (index CRCs, bounds, every chunk
         decodes to its size); raises CorruptStoreError naming the shard and
-        chunk at fault."""
+        chunk at fault.  Of an OME-NGFF image, every level, each recomputed
+        from the one below it."""
         self._r.check()
 
     def __repr__(self) -> str:
@@ -509,7 +593,9 @@ class Reader:
 
 def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
     """Open the Zarr v3 array at ``path`` for reading (any store whose
-    codecs shardpipe knows, written by shardpipe or not)."""
+    codecs shardpipe knows, written by shardpipe or not).  At an OME-NGFF
+    image's group, its level 0 (``Reader.levels`` says how many there
+    are); ``path + "/1"`` is level 1 of one shardpipe wrote."""
     return Reader(path)
 
 

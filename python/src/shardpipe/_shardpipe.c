@@ -219,9 +219,14 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"path", "shape", "chunks", "chunks_per_shard", "dtype", "codec",
 		"dimension_names", "index_location", "backend", "threads",
 		"overwrite", "sink", "fill_value", "write_empty_chunks",
-		"durable", "max_memory", "attributes", NULL,
+		"durable", "max_memory", "attributes", "downsample", "method",
+		"append_method", "max_levels", "ngff", "units", "scales",
+		"axis_types", NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink, *attrs;
+	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
+	unsigned int downsample = 0;
+	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
 	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
 	const char *dtype, *codec, *index_location, *backend, *fill;
 	Py_ssize_t fill_len, nattrs = 0;
@@ -233,13 +238,15 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 	Py_ssize_t rank;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO|IiiipOOO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &cps, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
 					 &overwrite, &sink, &fill, &fill_len,
 					 &write_empty, &durable, &max_memory,
-					 &attrs))
+					 &attrs, &downsample, &method,
+					 &append_method, &max_levels, &ngff,
+					 &units, &scales, &axis_types))
 		return -1;
 	if (self->s != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "stream already open");
@@ -333,6 +340,37 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.write_empty_chunks = write_empty;
 	desc.durable = durable;
 	desc.max_memory = max_memory;
+	/* The pyramid: the Python layer has resolved names to dims and
+	 * words to numbers; units, scales and axis types are one per dim
+	 * (None, 0 and 0 where not given). */
+	desc.downsample = downsample;
+	desc.method = (shardpipe_method)method;
+	desc.append_method = append_method;
+	desc.max_levels = max_levels;
+	desc.ngff = ngff;
+	for (int d = 0; d < desc.rank; d++) {
+		PyObject *t[3] = { units, scales, axis_types };
+
+		for (int k = 0; k < 3; k++) {
+			PyObject *v;
+
+			if (t[k] == Py_None)
+				continue;
+			if ((v = PySequence_GetItem(t[k], d)) == NULL)
+				goto out;
+			if (k == 0 && v != Py_None)
+				desc.unit[d] = PyUnicode_AsUTF8(v);
+			else if (k == 1)
+				desc.scale[d] = PyFloat_AsDouble(v);
+			else if (k == 2)
+				desc.axis_type[d] =
+					(shardpipe_axis_type)PyLong_AsLong(v);
+			/* The strings live as long as the sequence does. */
+			Py_DECREF(v);
+			if (PyErr_Occurred())
+				goto out;
+		}
+	}
 	if (attrs != Py_None) {
 		nattrs = PySequence_Size(attrs);
 		if (nattrs < 0)
@@ -819,10 +857,10 @@ static PyObject *reader_get_info(ReaderObject *self, PyObject *unused)
 		}
 		PyTuple_SET_ITEM(names, d, x);
 	}
-	return Py_BuildValue("(NNNsN)", u64_tuple(in->shape, in->rank),
+	return Py_BuildValue("(NNNsNi)", u64_tuple(in->shape, in->rank),
 			     u64_tuple(in->chunk, in->rank),
 			     u64_tuple(in->shard, in->rank),
-			     shardpipe_dtype_name(in->dtype), names);
+			     shardpipe_dtype_name(in->dtype), names, in->levels);
 }
 
 /* read_into(start, count, out): fill the writable C-contiguous buffer

@@ -1,0 +1,85 @@
+"""Pyramids through the package: Stream(..., downsample=..., method=...,
+levels=...) writes an OME-NGFF image whose levels the package's reader
+opens, each equal to a NumPy model of the level below it; the bad values
+of every pyramid argument raise before anything is written."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import shardpipe
+
+
+def blocks_2x2(a, reduce):
+    """The 2 x 2 blocks of the last two axes (even sizes), reduced."""
+    n, y, x = a.shape
+    return reduce(a.reshape(n, y // 2, 2, x // 2, 2), axis=(2, 4))
+
+
+def write(path, data, **kw):
+    with shardpipe.Stream(path, shape=(0,) + data.shape[1:],
+                          chunks=(2, 8, 8), shards=(2, 16, 16),
+                          dtype=data.dtype, dimension_names=("t", "y", "x"),
+                          codec="zstd:1", backend="cpu", **kw) as s:
+        s.append(data)
+
+
+def test_levels_read_back(tmp_path, rng):
+    data = rng.integers(0, 1 << 16, size=(5, 32, 24), dtype=np.uint16)
+    path = str(tmp_path / "img.zarr")
+    write(path, data, downsample=("y", "x"), method="max",
+          units={"x": "micrometer", "y": "micrometer"}, scale={"x": 0.5},
+          attributes={"lab": "x"})
+    top = shardpipe.open(path)
+    assert top.levels == 3
+    np.testing.assert_array_equal(top[...], data)
+    top.check()
+    below = data
+    for level in (1, 2):
+        r = shardpipe.open(path + "/%d" % level)
+        assert r.levels == 0
+        want = blocks_2x2(below, np.max)
+        np.testing.assert_array_equal(r[...], want)
+        below = want
+    with open(os.path.join(path, "zarr.json")) as f:
+        attrs = json.load(f)["attributes"]
+    ms = attrs["ome"]["multiscales"][0]
+    assert attrs["lab"] == "x" and ms["type"] == "max"
+    assert [d["path"] for d in ms["datasets"]] == ["0", "1", "2"]
+    assert ms["datasets"][2]["coordinateTransformations"][0]["scale"] == \
+        [1, 4, 2]
+    assert ms["axes"][2] == {"name": "x", "type": "space",
+                             "unit": "micrometer"}
+
+
+def test_levels_by_index_and_count(tmp_path, rng):
+    data = rng.integers(0, 255, size=(4, 32, 32), dtype=np.uint8)
+    path = str(tmp_path / "img.zarr")
+    write(path, data, downsample=(1, 2), levels=2, method="mean")
+    assert shardpipe.open(path).levels == 2
+    a = data.astype(np.int64)
+    s = a.reshape(4, 16, 2, 16, 2).sum(axis=(2, 4))
+    q, r = s // 4, s % 4
+    want = (q + ((r > 2) | ((r == 2) & (q % 2 == 1)))).astype(np.uint8)
+    np.testing.assert_array_equal(shardpipe.open(path + "/1")[...], want)
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(downsample=("q",)), "no dim is named 'q'"),
+    (dict(downsample=(7,)), "dim 7 is beyond"),
+    (dict(downsample=("y",), method="maen"), "method: 'maen' is not"),
+    (dict(downsample=("y",), levels=0), "levels: 0 is not"),
+    (dict(downsample=("y",), units={"x": "micron"}), "micron"),
+    (dict(downsample=("y",), axis_types={"x": "spcae"}), "spcae"),
+    (dict(downsample=("y", "x"), levels=30), "at most"),
+    (dict(downsample=("y",), append_method="max"), "append_method"),
+])
+def test_refusals(tmp_path, kw, word):
+    path = tmp_path / "r.zarr"
+    data = np.zeros((2, 32, 24), dtype=np.uint16)
+    with pytest.raises((ValueError, shardpipe.Error)) as e:
+        write(str(path), data, **kw)
+    assert word in str(e.value)
+    assert not path.exists()
