@@ -22,6 +22,7 @@ KERNEL_INCLUDES = \
 	backends/kernels/empty_chunks.h \
 	backends/kernels/reduce_layout.h \
 	backends/kernels/reduce_block.h \
+	backends/kernels/reduce_methods.h \
 	backends/kernels/reduce.h \
 	backends/kernels/kernels.h \
 	backends/kernels/kernel-list.h

@@ -320,23 +320,27 @@ DEVICE_FN void rd_locate(GLOBAL const u64 *g, GLOBAL const u8 *rows,
 	}
 }
 
-/* The block of *s reduced: at once, or row by row and then across. */
+/* The block of *s reduced: at once, or row by row and then across, one
+ * working copy of the source reused (a GPU keeps it in registers). */
 DEVICE_FN u64 rd_reduce(const struct rd_src *s, u64 method, u64 append,
 			u64 kind)
 {
-	struct rd_src a = *s, b = *s, v = *s;
+	struct rd_src w;
+	u64 first;
 
 	if (s->n == ((u64)1 << s->ks) || append == method)
 		return rd_block(s, method, kind);
-	a.n = b.n = (u64)1 << s->ks;
-	b.row0 = s->row1;
-	b.fill0 = s->fill1;
-	v.values = 1;
-	v.ks = 0;
-	v.n = 2;
-	v.v0 = rd_block(&a, method, kind);
-	v.v1 = rd_block(&b, method, kind);
-	return rd_block(&v, append, kind);
+	w = *s;
+	w.n = (u64)1 << s->ks;
+	first = rd_block(&w, method, kind);
+	w.row0 = s->row1;
+	w.fill0 = s->fill1;
+	w.v1 = rd_block(&w, method, kind);
+	w.v0 = first;
+	w.values = 1;
+	w.ks = 0;
+	w.n = 2;
+	return rd_block(&w, append, kind);
 }
 
 /*
