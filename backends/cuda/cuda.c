@@ -476,6 +476,7 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 		       struct sp_err *err)
 {
 	int sms = 1, max_threads = 1024;
+	size_t mem_free = 0, mem_total = 0;
 
 	SP_RETURN_IF(sp_cuda_kernel_count != KDEV_NKERNELS, err,
 		     SHARDPIPE_ERR_DEVICE,
@@ -488,6 +489,7 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
 					       cudaDevAttrMultiProcessorCount,
 					       c->device));
+	CUDA_CHECK(err, cudaMemGetInfo(&mem_free, &mem_total));
 	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->up,
 						  cudaStreamNonBlocking));
 	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->compute,
@@ -524,6 +526,8 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 	/* Enough groups to fill every multiprocessor several times over;
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(sms > 0 ? sms : 1) * 32;
+	/* An eighth of the device's memory for the encoders' scratch. */
+	lim->scratch_budget = (uint64_t)mem_total / 8;
 	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;

@@ -51,4 +51,19 @@ static _Thread_local struct sp_ref_item sp_ref_item;
 
 #define BARRIER() ((void)0)
 
+/* Bit counts of a nonzero 64-bit word. */
+#define CLZ64(x) ((u32)__builtin_clzll(x))
+#define CTZ64(x) ((u32)__builtin_ctzll(x))
+/* Kernels read words out of byte buffers as little-endian, as the
+ * devices store them; on a big-endian host the C build swaps. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE64(x) __builtin_bswap64(x)
+#else
+#define LE64(x) (x)
+#endif
+/* Atomic updates of a u32 in local memory: plain ones, since the items of
+ * a group run one at a time. */
+#define LOCAL_ADD(p, v) ((void)(*(p) += (v)))
+#define LOCAL_MAX(p, v) ((void)(*(p) < (v) ? *(p) = (v) : 0))
+
 #endif

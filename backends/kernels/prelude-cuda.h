@@ -42,4 +42,12 @@ typedef unsigned long long w64;
 
 #define BARRIER() __syncthreads()
 
+/* Bit counts of a nonzero 64-bit word. */
+#define CLZ64(x) ((u32)__clzll((long long)(x)))
+#define CTZ64(x) ((u32)(__ffsll((long long)(x)) - 1))
+#define LE64(x) (x)
+/* Atomic updates of a u32 in local (shared) memory. */
+#define LOCAL_ADD(p, v) ((void)atomicAdd((p), (v)))
+#define LOCAL_MAX(p, v) ((void)atomicMax((p), (v)))
+
 #endif

@@ -17,9 +17,13 @@ OPENCL_KERNEL_INPUTS = \
 	$(top_srcdir)/backends/kernels/zstd_bits.h \
 	$(top_srcdir)/backends/kernels/zstd_huf.h \
 	$(top_srcdir)/backends/kernels/zstd_match.h \
+	$(top_srcdir)/backends/kernels/zstd_seq.h \
+	$(top_srcdir)/backends/kernels/zstd_block.h \
+	$(top_srcdir)/backends/kernels/zstd_units.h \
 	$(top_srcdir)/backends/kernels/zstd_xxh64.h \
 	$(top_srcdir)/backends/kernels/zstd_encode.h \
 	$(top_srcdir)/backends/kernels/blosc_layout.h \
+	$(top_srcdir)/backends/kernels/blosc_shuffle.h \
 	$(top_srcdir)/backends/kernels/blosc_encode.h \
 	$(top_srcdir)/backends/kernels/kernels.h
 

@@ -350,6 +350,7 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 	size_t max_wg = 0;
 	cl_uint units = 1;
 	cl_device_type type = 0;
+	cl_ulong mem = 0;
 
 	SP_FORWARD(pick_device(&o->platform, &o->device, err));
 	info_string(o->device, o->platform, o->label, sizeof(o->label));
@@ -362,6 +363,8 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 				      NULL));
 	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_TYPE, sizeof(type),
 				      &type, NULL));
+	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_GLOBAL_MEM_SIZE,
+				      sizeof(mem), &mem, NULL));
 	CL_CREATE(err, o->ctx, clCreateContext(NULL, 1, &o->device, NULL, NULL,
 					       CL_RC));
 	CL_CREATE(err, o->queue, clCreateCommandQueue(o->ctx, o->device, 0,
@@ -387,6 +390,9 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(units ? units : 1) *
 			  ((type & CL_DEVICE_TYPE_GPU) ? 32 : 4);
+	/* An eighth of the device's memory for the encoders' scratch, in
+	 * one allocation. */
+	lim->scratch_budget = mem / 8 < o->max_alloc ? mem / 8 : o->max_alloc;
 	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;

@@ -1,0 +1,38 @@
+/*
+ * blosc_shuffle.h - the byte and bit shuffles of c-blosc 1.x, one output
+ * byte at a time, so that any work-item may compute any byte: the zstd
+ * units read their blosc stream through it (zstd_units.h), and the blosc
+ * kernel copies a stream it stores (blosc_encode.h).
+ */
+#ifndef SP_KERNEL_BLOSC_SHUFFLE_H
+#define SP_KERNEL_BLOSC_SHUFFLE_H
+
+#include "blosc_layout.h"
+
+/* Byte o of block src (bl bytes of ts-byte elements) after the shuffle. */
+DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 mode,
+			  u64 o)
+{
+	u64 q = bl / ts;
+
+	if (o >= q * ts || mode == SPB_NOSHUFFLE)
+		return src[o];
+	if (mode == SPB_SHUFFLE)
+		return src[(o % q) * ts + o / q];
+	/* Bitshuffle, c-blosc 1.x: only blocks of a multiple of 8 elements.
+	 * Rows of q/8 bytes, byte j of the element major, bit k minor; bit
+	 * e of a row's byte m is bit k of byte j of element 8m + e. */
+	if (q % 8 != 0)
+		return src[o];
+	{
+		u64 row = o / (q / 8), m = o % (q / 8);
+		u64 j = row / 8, k = row % 8;
+		u32 v = 0;
+
+		for (u32 e = 0; e < 8; e++)
+			v |= (u32)((src[(8 * m + e) * ts + j] >> k) & 1u) << e;
+		return (u8)v;
+	}
+}
+
+#endif
