@@ -46,6 +46,7 @@ DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 mode,
 		u64 j = row / 8, k = row % 8;
 		u32 v = 0;
 
+		WORK(8);
 		for (u32 e = 0; e < 8; e++)
 			v |= (u32)((src[(8 * m + e) * ts + j] >> k) & 1u) << e;
 		return (u8)v;
@@ -84,8 +85,11 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 				     ? ts : 1;
 		u64 neb = bl / nsplit;
 
-		for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE())
+		PHASE("shuffle");
+		for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE()) {
+			WORK(1);
 			shuf[i] = spb_shuffled(src + bs, bl, ts, mode, i);
+		}
 		if (LOCAL_ID() == 0)
 			spb_put32(dst + SPB_HEADER + 4 * b, out);
 		BARRIER();
@@ -103,18 +107,24 @@ DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
 				stored = 1;
 				break;
 			}
+			PHASE("copy");
 			if (LOCAL_ID() == 0)
 				spb_put32(dst + out, slen);
-			for (u64 i = LOCAL_ID(); i < slen; i += LOCAL_SIZE())
+			for (u64 i = LOCAL_ID(); i < slen; i += LOCAL_SIZE()) {
+				WORK(1);
 				dst[out + 4 + i] = from[i];
+			}
 			out += 4 + slen;
 			/* The next frame or block reuses the scratch. */
 			BARRIER();
 		}
 	}
 	if (stored) {
-		for (u64 i = LOCAL_ID(); i < n; i += LOCAL_SIZE())
+		PHASE("stored");
+		for (u64 i = LOCAL_ID(); i < n; i += LOCAL_SIZE()) {
+			WORK(1);
 			dst[SPB_HEADER + i] = src[i];
+		}
 		out = limit;
 		flags |= SPB_FLAG_MEMCPYED;
 	}
@@ -143,14 +153,17 @@ SP_ENCODER_ENTRY(sp_codec_blosc)
 	GLOBAL u8 *ws = scratch + GROUP_ID() *
 			(u64)SPB_SCRATCH_BYTES(prm.hlog, blocksize);
 
+	PHASE("setup");
 	if (LOCAL_ID() == 0)
 		spz_ft_predefined(ft);
 	BARRIER();
-	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		UNIT();
 		spb_chunk(pool + j * chunk_bytes, chunk_bytes,
 			  slots + j * capacity, ws, typesize, (u32)mode,
 			  blocksize, level, prm, red, sh, freq, lcost, hlen,
 			  hcode, ft, sizes + j);
+	}
 }
 
 #endif

@@ -160,6 +160,7 @@ DEVICE_FN void spz_lit_plan(u32 nlit, u32 budget, GLOBAL u8 *ws,
 	u32 distinct = 0, maxsym = 0, mode = SPZ_LIT_RAW, ns = 1, desc = 0;
 	u32 size = spz_lit_rawhdr_len(nlit) + nlit;
 
+	WORK(256);
 	for (u32 s = 0; s < 256; s++)
 		if (freq[s] != 0) {
 			distinct++;
@@ -175,6 +176,7 @@ DEVICE_FN void spz_lit_plan(u32 nlit, u32 budget, GLOBAL u8 *ws,
 
 		desc = spz_huf_describe(hlen, maxbits, maxsym,
 					ws + SPZ_OFF_DESC, ft);
+		WORK(256);
 		for (u32 s = 0; s < 256; s++)
 			bits += (u64)freq[s] * hlen[s];
 		if (desc != 0) {
@@ -213,6 +215,7 @@ DEVICE_FN void spz_hist_parts(GLOBAL const u8 *p, u32 n, GLOBAL u32 *hist)
 		GLOBAL u32 *h = hist + 256 * k;
 		u32 a = k * plen, b = (u32)spz_min((u64)a + plen, n);
 
+		WORK(256 + (b > a ? b - a : 0));
 		for (u32 s = 0; s < 256; s++)
 			h[s] = 0;
 		for (u32 i = a; i < b; i++)
@@ -225,6 +228,7 @@ DEVICE_FN void spz_hist_sum(GLOBAL const u32 *hist, LOCAL u32 *freq)
 	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
 		u32 sum = 0;
 
+		WORK(SPZ_HIST_PARTS);
 		for (u32 k = 0; k < SPZ_HIST_PARTS; k++)
 			sum += hist[256 * k + s];
 		freq[s] = sum;
@@ -247,10 +251,12 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 	GLOBAL u32 *pbits = (GLOBAL u32 *)(ws + SPZ_OFF_PARTS);
 	u32 mode, ns, huf, per, pps;
 
+	PHASE("lit-hist");
 	spz_hist_parts(lits, active ? nlit : 0, hist);
 	BARRIER();
 	spz_hist_sum(hist, freq);
 	BARRIER();
+	PHASE("huf-build");
 	if (LOCAL_ID() == 0) {
 		if (active)
 			spz_lit_plan(nlit, budget, ws, freq, hlen, hcode, ft,
@@ -265,6 +271,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 	per = ns == 1 ? nlit : (nlit + 3) / 4;
 	pps = (per + SPZ_HUF_PART - 1) / SPZ_HUF_PART;
 	/* Bits per part of every stream (parts of stream k at k * pps). */
+	PHASE("huf-bits");
 	for (u32 g = (u32)LOCAL_ID(); huf && g < ns * pps;
 	     g += (u32)LOCAL_SIZE()) {
 		u32 k = g / pps, a = k * per;
@@ -273,6 +280,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 		pbits[g] = spz_huf_part_bits(lits, a, b, g % pps, hlen);
 	}
 	BARRIER();
+	PHASE("huf-scan");
 	if (LOCAL_ID() == 0 && huf) {
 		u32 desc = (u32)sh[SPZ_SH_DESC], csize = desc, hl;
 		u64 pos;
@@ -285,6 +293,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 			for (u32 j = 0; j < pps; j++) {
 				u32 nb = pbits[k * pps + j];
 
+				WORK(1);
 				pbits[k * pps + j] = run;
 				run += nb;
 			}
@@ -300,6 +309,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 		sh[SPZ_SH_LITSEC] = hl + csize;
 		if (sh[SPZ_SH_FAIL] == 0) {
 			spz_lit_hufhdr(dst + at, ns, nlit, csize);
+			WORK(desc);
 			for (u32 i = 0; i < desc; i++)
 				dst[at + hl + i] = ws[SPZ_OFF_DESC + i];
 			pos = at + hl + desc;
@@ -316,6 +326,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 		}
 	}
 	BARRIER();
+	PHASE("lit-write");
 	if (huf && sh[SPZ_SH_FAIL] == 0) {
 		for (u32 g = (u32)LOCAL_ID(); g < ns * pps;
 		     g += (u32)LOCAL_SIZE()) {
@@ -337,8 +348,10 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u64 at, u32 budget,
 				dst[at + hl] = lits[0];
 		}
 		for (u32 i = (u32)LOCAL_ID(); mode == SPZ_LIT_RAW && i < nlit;
-		     i += (u32)LOCAL_SIZE())
+		     i += (u32)LOCAL_SIZE()) {
+			WORK(1);
 			dst[at + hl + i] = lits[i];
+		}
 	}
 	BARRIER();
 }
@@ -377,6 +390,7 @@ DEVICE_FN void spz_seq_at(GLOBAL const u8 *ws, u32 nseg, u32 nseq, u32 t,
 		GLOBAL const u32 *meta =
 			(GLOBAL const u32 *)(ws + SPZ_OFF_SEGMETA + 64 * s);
 
+		WORK(1);
 		if (i < meta[SPZ_SM_NSEQ] || s + 1 == nseg)
 			break;
 		i -= meta[SPZ_SM_NSEQ];
@@ -450,12 +464,14 @@ DEVICE_FN u64 spz_seq_plan(GLOBAL u8 *dst, u64 at, u64 end, GLOBAL u8 *ws,
 		return at;
 	dst[at++] = 0; /* all three symbol types in Predefined_Mode */
 	nparts = (nseq + SPZ_SEQ_PART - 1) / SPZ_SEQ_PART;
+	WORK(2 * nparts);
 	for (u32 j = 0; j < nparts; j++)
 		pbits[j] = 0;
 	spz_seq_at(ws, nseg, nseq, 0, &c);
 	for (u32 t = 0; t < nseq; t++) {
 		u32 ll, ml, ofv, llb, llx, mlb, mlx, llc, mlc, ofc, v, nb;
 
+		WORK(1);
 		if (t > 0)
 			spz_seq_next(ws, &c);
 		spz_seq_get(ws, &c, &ll, &ml, &ofv);
@@ -564,6 +580,7 @@ DEVICE_FN void spz_seq_part_write(GLOBAL const u8 *ws, u32 nseg, u32 nseq,
 	while (w.byte < w.end) {
 		u32 l, v;
 
+		WORK(1);
 		if (c.t > nseq || (c.t == nseq && q == 4)) {
 			v = 0;
 			l = 8; /* padding after the end mark */
@@ -601,11 +618,15 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 	 * inline rather than a collective, because functions holding
 	 * barriers must be inlined for PoCL and a collective shared by
 	 * several kernels may not be. */
-	for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE())
+	PHASE("constant");
+	for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE()) {
+		WORK(1);
 		diff |= src[bs + i] != src[bs];
+	}
 	red[LOCAL_ID()] = diff;
 	BARRIER();
 	if (LOCAL_ID() == 0) {
+		WORK(LOCAL_SIZE());
 		for (u64 k = 1; k < LOCAL_SIZE(); k++)
 			diff |= red[k];
 		sh[SPZ_SH_DIFF] = diff;
@@ -615,14 +636,18 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 	rle = bl >= 2 && diff == 0;
 	comp = !rle && bl >= SPZ_MIN_COMPRESS;
 	/* Literal costs for the match finder, from the block's bytes. */
+	PHASE("hist");
 	spz_hist_parts(src + bs, comp ? bl : 0,
 		       (GLOBAL u32 *)(ws + SPZ_OFF_HIST));
 	BARRIER();
 	spz_hist_sum((GLOBAL u32 *)(ws + SPZ_OFF_HIST), freq);
 	BARRIER();
-	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE())
+	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		lcost[s] = (u16)spz_lit_cost(freq[s], bl);
+	}
 	BARRIER();
+	PHASE("match");
 	for (u32 s = (u32)LOCAL_ID(); comp && s < nseg; s += (u32)LOCAL_SIZE())
 		spz_parse(src, clen, bs + (u64)s * SPZ_SEG,
 			  bs + spz_min((u64)(s + 1) * SPZ_SEG, bl), prm, lcost,
@@ -632,6 +657,7 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 				  3 * SPZ_SEQ_PER_SEG * s,
 			  (GLOBAL u32 *)(ws + SPZ_OFF_SEGMETA + 64 * s));
 	BARRIER();
+	PHASE("lit-offsets");
 	if (LOCAL_ID() == 0) {
 		u32 lits = 0, seqs = 0, carry = 0;
 
@@ -639,6 +665,7 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 			GLOBAL u32 *meta =
 				(GLOBAL u32 *)(ws + SPZ_OFF_SEGMETA + 64 * s);
 
+			WORK(1);
 			meta[SPZ_SM_LITOFF] = lits;
 			meta[SPZ_SM_CARRY] = carry;
 			lits += meta[SPZ_SM_NLIT];
@@ -650,6 +677,7 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 		sh[SPZ_SH_NSEQ] = seqs;
 	}
 	BARRIER();
+	PHASE("lit-gather");
 	for (u32 s = (u32)LOCAL_ID(); comp && s < nseg; s += (u32)LOCAL_SIZE()) {
 		GLOBAL const u32 *meta =
 			(GLOBAL const u32 *)(ws + SPZ_OFF_SEGMETA + 64 * s);
@@ -661,10 +689,12 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 		u32 o = 0;
 
 		for (u32 k = 0; k < meta[SPZ_SM_NSEQ]; k++) {
+			WORK(1 + seq[3 * k]);
 			for (u32 i = 0; i < seq[3 * k]; i++)
 				lits[o++] = src[pos + i];
 			pos += seq[3 * k] + seq[3 * k + 1];
 		}
+		WORK(end > pos ? end - pos : 0);
 		while (pos < end)
 			lits[o++] = src[pos++];
 	}
@@ -673,6 +703,7 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 	 * one byte for the sequences header. */
 	spz_literals(comp, dst, out + 3, bl >= 2 ? bl - 2 : 0, ws,
 		     (u32)sh[SPZ_SH_NLIT], sh, freq, hlen, hcode, ft);
+	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
 		u64 end = spz_seq_plan(dst, out + 3 + sh[SPZ_SH_LITSEC],
 				       out + 3 + bl - 1, ws, nseg,
@@ -682,6 +713,7 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 		sh[SPZ_SH_FAIL] = end == 0;
 	}
 	BARRIER();
+	PHASE("seq-write");
 	if (comp && sh[SPZ_SH_FAIL] == 0 && sh[SPZ_SH_NSEQ] != 0) {
 		u32 nseq = (u32)sh[SPZ_SH_NSEQ];
 		u32 nparts = (nseq + SPZ_SEQ_PART - 1) / SPZ_SEQ_PART;
@@ -696,9 +728,12 @@ DEVICE_FN void spz_block(GLOBAL const u8 *src, u64 clen, u64 bs, u32 bl,
 					   ft, dst + sh[SPZ_SH_SEQAT]);
 	}
 	BARRIER();
+	PHASE("raw");
 	raw = !rle && sh[SPZ_SH_FAIL] != 0;
-	for (u64 i = LOCAL_ID(); raw && i < bl; i += LOCAL_SIZE())
+	for (u64 i = LOCAL_ID(); raw && i < bl; i += LOCAL_SIZE()) {
+		WORK(1);
 		dst[out + 3 + i] = src[bs + i];
+	}
 	if (LOCAL_ID() == 0) {
 		if (rle) {
 			spz_block_header(dst + out, last, 1, bl);
@@ -741,6 +776,7 @@ DEVICE_FN void spz_chunk_cs(GLOBAL const u8 *src, u64 clen, GLOBAL u8 *dst,
 	}
 	/* XXH64's four lanes, one per item, then the tail and the merge
 	 * (zstd_xxh64.h); the frame ends with the digest's low 4 bytes. */
+	PHASE("checksum");
 	for (u32 k = (u32)LOCAL_ID(); checksum && k < 4;
 	     k += (u32)LOCAL_SIZE())
 		red[k] = clen >= 32 ? spz_xxh64_lane(src, clen, k) : 0;
@@ -789,13 +825,16 @@ SP_ENCODER_ENTRY(sp_codec_zstd)
 	u32 checksum = (u32)(level >> SPZ_ARG_CHECKSUM_BIT) & 1;
 	GLOBAL u8 *ws = scratch + GROUP_ID() * (u64)SPZ_SCRATCH_BYTES(prm.hlog);
 
+	PHASE("setup");
 	if (LOCAL_ID() == 0)
 		spz_ft_predefined(ft);
 	BARRIER();
-	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		UNIT();
 		spz_chunk_cs(pool + j * chunk_bytes, chunk_bytes,
 			     slots + j * capacity, ws, prm, checksum, red, sh,
 			     freq, lcost, hlen, hcode, ft, sizes + j);
+	}
 }
 
 #endif

@@ -33,11 +33,13 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 	for (u32 s = 0; s < 256; s++) {
 		u32 k;
 
+		WORK(1);
 		len[s] = 0;
 		if (freq[s] == 0)
 			continue;
 		k = m++;
 		while (k > 0 && freq[order[k - 1]] > freq[s]) {
+			WORK(1);
 			order[k] = order[k - 1];
 			k--;
 		}
@@ -45,12 +47,14 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 	}
 	/* Two queues: leaves in order, internal nodes in creation order
 	 * (their weights never decrease).  A leaf wins ties. */
+	WORK(m);
 	for (u32 i = 0; i < m; i++)
 		wt[i] = freq[order[i]];
 	ni = nn = m;
 	while (nn < 2 * m - 1) {
 		u32 p0, p1;
 
+		WORK(1);
 		if (li < m && (ni >= nn || wt[li] <= wt[ni]))
 			p0 = li++;
 		else
@@ -66,6 +70,7 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 	/* Depths from the root down; a parent's index exceeds its
 	 * children's. */
 	wt[2 * m - 2] = 0;
+	WORK(3 * m);
 	for (u32 i = 2 * m - 2; i-- > 0;)
 		wt[i] = wt[parent[i]] + 1;
 	for (u32 i = 0; i < m; i++) {
@@ -81,6 +86,7 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 	while (kraft > full) {
 		u32 best = m, bl = 0;
 
+		WORK(m);
 		for (u32 i = 0; i < m; i++) {
 			u32 l = len[order[i]];
 
@@ -98,6 +104,7 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 		for (u32 i = m; i-- > 0;) {
 			u32 l = len[order[i]];
 
+			WORK(1);
 			if (l > 1 && (full >> (l - 1)) - (full >> l) <=
 					     full - kraft) {
 				len[order[i]]--;
@@ -106,6 +113,7 @@ DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
 			}
 		}
 	}
+	WORK(2 * 256 + 2 * SPZ_HUF_MAXBITS);
 	for (u32 l = 0; l <= SPZ_HUF_MAXBITS + 1; l++)
 		cnt[l] = 0;
 	for (u32 s = 0; s < 256; s++) {
@@ -147,6 +155,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 
 	if (nw <= 128)
 		direct = 1 + (nw + 1) / 2;
+	WORK(nw + 3 * SPZ_HUF_MAXBITS);
 	for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
 		wcount[w] = 0;
 	for (u32 s = 0; s < nw; s++)
@@ -178,6 +187,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		while (sum > 64) {
 			u32 big = top;
 
+			WORK(nsym);
 			for (u32 w = 0; w < nsym; w++)
 				if (norm[w] > norm[big])
 					big = w;
@@ -210,6 +220,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		for (u32 i = nw - 2; i-- > 0;) {
 			u32 w = len[i] ? maxbits + 1 - len[i] : 0;
 
+			WORK(1);
 			if (i & 1)
 				st2 = spz_ft_encode(ft, &b, desc, st2, w);
 			else
@@ -228,6 +239,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 	if (direct == 0)
 		return 0;
 	desc[0] = (u8)(127 + nw);
+	WORK((nw + 1) / 2);
 	for (u32 i = 0; i < nw; i += 2) {
 		u32 a = len[i] ? maxbits + 1 - len[i] : 0;
 		u32 c = 0;
@@ -257,8 +269,10 @@ DEVICE_FN u32 spz_huf_part_bits(GLOBAL const u8 *lits, u32 a, u32 b, u32 j,
 {
 	u32 t0 = j * SPZ_HUF_PART, n = b - a, bits = 0;
 
-	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++)
+	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++) {
+		WORK(1);
 		bits += len[lits[b - 1 - t]];
+	}
 	return bits;
 }
 
@@ -281,6 +295,7 @@ DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
 	while (w.byte < w.end) {
 		u32 c = 0, l;
 
+		WORK(1);
 		if (t < n) {
 			u32 s = lits[b - 1 - t];
 

@@ -93,6 +93,7 @@ DEVICE_FN u32 spz_hash(GLOBAL const u8 *p, u32 mm, u32 hlog)
 {
 	u64 v = 0;
 
+	WORK(1);
 	for (u32 i = 0; i < mm; i++)
 		v |= (u64)p[i] << (8 * i);
 	return (u32)((v * ((u64)0x9E3779B1u << 32 | 0x85EBCA87u)) >> (64 - hlog));
@@ -102,8 +103,10 @@ DEVICE_FN u32 spz_match_len(GLOBAL const u8 *src, u64 q, u64 p, u64 end)
 {
 	u64 n = 0;
 
-	while (p + n < end && src[q + n] == src[p + n])
+	while (p + n < end && src[q + n] == src[p + n]) {
+		WORK(1);
 		n++;
+	}
 	return (u32)n;
 }
 
@@ -113,6 +116,7 @@ DEVICE_FN void spz_insert(GLOBAL u32 *tab, u32 h, u32 ways, u32 v)
 {
 	GLOBAL u32 *b = tab + h * ways;
 
+	WORK(ways);
 	for (u32 w = ways - 1; w > 0; w--)
 		b[w] = b[w - 1];
 	b[0] = v;
@@ -132,6 +136,7 @@ DEVICE_FN u32 spz_best(GLOBAL const u8 *src, GLOBAL const u32 *bucket,
 		u32 c = bucket[w], l;
 		u64 cq;
 
+		WORK(1);
 		if (c == 0)
 			break;
 		cq = win + c - 1;
@@ -153,6 +158,7 @@ DEVICE_FN u32 spz_lits_cost(GLOBAL const u8 *src, u64 p, u32 len,
 {
 	u32 c = 0;
 
+	WORK(len);
 	for (u32 i = 0; i < len; i++)
 		c += lcost[src[p + i]];
 	return c;
@@ -171,6 +177,7 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *src, u64 clen, u64 s0, u64 s1,
 	u32 hlog = prm.hlog - spz_highbit(prm.ways);
 	u64 win = s0 > prm.reach ? s0 - prm.reach : 0, p, lit;
 
+	WORK(hsize * prm.ways);
 	for (u32 i = 0; i < hsize * prm.ways; i++)
 		tab[i] = 0;
 	for (p = win; p < s0 && p + prm.mm <= clen; p++)
@@ -205,6 +212,7 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *src, u64 clen, u64 s0, u64 s1,
 			u32 blen = len;
 
 			while (b > lit && bq > 0 && src[b - 1] == src[bq - 1]) {
+				WORK(1);
 				b--;
 				bq--;
 				blen++;
