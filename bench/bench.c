@@ -35,7 +35,8 @@ static void bench_usage(FILE *f)
 		"         [--rows N] [--unbounded] [--span BYTES] [--frames N] "
 		"[--threads N] [--backend B]\n"
 		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
-		"[--json]\n\n"
+		"[--json]\n"
+		"         [--profile] [--local N]\n\n"
 		"Streams a workload through the library and reports "
 		"throughput per stage.\n"
 		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
@@ -75,7 +76,16 @@ static void bench_usage(FILE *f)
 		"and report the\n"
 		"                  fastest of each (1..100, default 1)\n"
 		"  --json          one JSON object on stdout instead of the "
-		"table\n");
+		"table\n"
+		"  --profile       count the kernels' work on the reference "
+		"backend (the default\n"
+		"                  with it) and print, per kernel and phase, "
+		"work, critical path,\n"
+		"                  parallelism and units per batch; --rows "
+		"defaults to one epoch\n"
+		"  --local N       run the kernel backends' work-groups with N "
+		"items (1..256;\n"
+		"                  default the device's, 128 with --profile)\n");
 }
 
 /* Resident memory of this process, current and peak, from /proc. */
@@ -473,6 +483,9 @@ int cli_bench(int argc, char **argv)
 	const char *fill_name = "micro", *output = NULL;
 	uint64_t rows = 0, span = 0, frames = 0;
 	int unbounded = 0, json = 0, bound = 0, repeat = 1, fill, rc, crc;
+	int profile = 0;
+	uint64_t local = 0;
+	struct bench_profile prof = { "" };
 	struct bench_pattern pat;
 	struct result r;
 	shardpipe_stream *s;
@@ -523,6 +536,14 @@ int cli_bench(int argc, char **argv)
 			bound = 1;
 		} else if (strcmp(a, "--json") == 0) {
 			json = 1;
+		} else if (strcmp(a, "--profile") == 0) {
+			profile = 1;
+		} else if (strcmp(a, "--local") == 0 && has) {
+			if (parse_u64(a, argv[++i], &local) != 0 ||
+			    local < 1 || local > 256) {
+				cli_error("bench: --local: 1 to 256");
+				return CLI_EXIT_USAGE;
+			}
 		} else if (a[0] != '-') {
 			size_t n = sizeof(workloads) / sizeof(workloads[0]);
 
@@ -561,12 +582,26 @@ int cli_bench(int argc, char **argv)
 		o.shard = w->shard;
 	if (o.dtype == NULL)
 		o.dtype = "uint16";
+	if (profile) {
+		if (o.backend == NULL)
+			o.backend = "reference";
+		if (strcmp(o.backend, "reference") != 0 || json) {
+			cli_error("bench: --profile counts work on the "
+				  "reference backend and prints a table: not "
+				  "with %s", json ? "--json" : o.backend);
+			return CLI_EXIT_USAGE;
+		}
+		if (local == 0)
+			local = 128;
+	}
 	if (cli_desc_build(&o, &r.desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
 	if (r.desc.rank < 2) {
 		cli_error("bench: arrays of rank 1 are not benchmarked");
 		return CLI_EXIT_USAGE;
 	}
+	if (rows == 0 && profile)
+		rows = r.desc.dims[0].chunk;
 	if (rows == 0)
 		rows = r.desc.dims[0].size;
 	if (rows == 0) {
@@ -611,6 +646,11 @@ int cli_bench(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 
+	if (bench_kernel_debug(&prof, profile, local) != 0) {
+		bench_pattern_free(&pat);
+		free(lat.t);
+		return CLI_EXIT_FAIL;
+	}
 	/* Memory is measured from here: the pattern is resident and counted
 	 * in the baseline, not in the stream's peak. */
 	rss_reset_peak();
@@ -635,6 +675,7 @@ int cli_bench(int argc, char **argv)
 			cli_error("bench: %s: %s", shardpipe_strerror(rc),
 				  shardpipe_last_error_message());
 			bench_pattern_free(&pat);
+			bench_profile_done(&prof);
 			free(lat.t);
 			return cli_exit_status(rc);
 		}
@@ -660,6 +701,7 @@ int cli_bench(int argc, char **argv)
 		}
 		if (rc != SHARDPIPE_OK) {
 			bench_pattern_free(&pat);
+			bench_profile_done(&prof);
 			free(lat.t);
 			return CLI_EXIT_FAIL;
 		}
@@ -698,6 +740,7 @@ int cli_bench(int argc, char **argv)
 			if (bench_bound_run(&pat, &r.desc, rows, r.threads,
 					    r.bytes_in, 512u << 20, &bb) != 0) {
 				bench_pattern_free(&pat);
+				bench_profile_done(&prof);
 				free(lat.t);
 				return CLI_EXIT_FAIL;
 			}
@@ -719,5 +762,7 @@ int cli_bench(int argc, char **argv)
 		report_json(&r);
 	else
 		report_text(&r);
-	return CLI_EXIT_OK;
+	rc = bench_profile_print(&prof, r.backend);
+	bench_profile_done(&prof);
+	return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

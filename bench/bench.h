@@ -74,4 +74,22 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 		    uint64_t rows, int threads, uint64_t work, uint64_t max_sample_bytes,
 		    struct bench_bound *out);
 
+/*
+ * --local and --profile: SHARDPIPE_KERNEL_DEBUG extended with local=N
+ * (local != 0) and, with profile, profile=FILE of a new temporary file
+ * (doc/design.md §12.1), whose path p keeps.  Returns 0, or -1 after
+ * printing why.
+ */
+struct bench_profile {
+	char path[4096];
+};
+
+int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local);
+
+/* Print the profile the runs wrote, or say why there is none (-1). */
+int bench_profile_print(const struct bench_profile *p, const char *backend);
+
+/* Remove the temporary file, if any. */
+void bench_profile_done(struct bench_profile *p);
+
 #endif

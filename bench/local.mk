@@ -1,7 +1,7 @@
 # shardpipe bench: the command's parts beyond bench/bench.c (listed with the
 # program in src/local.mk).  The --bound measurement compresses with libzstd
 # libdeflate and c-blosc directly, on OpenMP threads like the cpu backend.
-shardpipe_SOURCES += bench/bench.h bench/fill.c bench/bound.c
+shardpipe_SOURCES += bench/bench.h bench/fill.c bench/bound.c bench/profile.c
 shardpipe_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) \
 	$(BLOSC_CFLAGS)
 shardpipe_LDADD += $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)

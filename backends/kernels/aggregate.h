@@ -18,6 +18,7 @@ SP_KERNEL_ENTRY(sp_agg_permute)
 	for (u64 j = GLOBAL_ID(); j < n; j += GLOBAL_SIZE()) {
 		u64 e = j / M, i = j - e * M;
 
+		WORK(1);
 		psizes[e * M + perm[i]] = sizes[j];
 	}
 }
@@ -38,6 +39,7 @@ SP_KERNEL_ENTRY(sp_agg_gather)
 		u64 dst = offsets[e * M + perm[i]], len = sizes[j];
 		u64 src = j * capacity;
 
+		UNIT();
 		/* The unit depends on the chunk only, so it is the same
 		 * for every work-item of the group. */
 		wg_copy(out + dst, slots + src, len,

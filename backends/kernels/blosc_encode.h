@@ -63,6 +63,7 @@ DEVICE_FN u64 spb_plan(GLOBAL u8 *dst, u64 n, u64 ts, u64 bs, u64 level,
 		for (u64 s = 0; s < ns; s++, k += zb) {
 			u64 flen = spz_frame_header_len(neb), slen, pos;
 
+			WORK(2 * zb);
 			for (u64 z = 0; z < zb; z++)
 				flen += 3 + (u32)us[k + z];
 			slen = flen < neb ? flen : neb;
@@ -108,10 +109,13 @@ SP_ENCODER_ENTRY(sp_codec_blosc)
 		u32 flags = SPB_COMP_ZSTD << 5;
 		u64 size;
 
+		UNIT();
+		PHASE("plan");
 		if (LOCAL_ID() == 0)
 			bsh[0] = spb_plan(dst, chunk_bytes, typesize, blocksize,
 					  level, us);
 		BARRIER();
+		PHASE("copy");
 		size = bsh[0];
 		for (u64 k = 0; size != 0 && k < upc; k++) {
 			u64 w = us[k], pos = (u32)w;
@@ -120,17 +124,21 @@ SP_ENCODER_ENTRY(sp_codec_blosc)
 							 typesize, blocksize);
 
 			for (u32 x = (u32)LOCAL_ID(); x < len;
-			     x += (u32)LOCAL_SIZE())
+			     x += (u32)LOCAL_SIZE()) {
+				WORK(1);
 				dst[pos + x] = w >> SPB_U_STORED_BIT
 					? spb_shuffled(src + un.bstart, un.bbl,
 						       typesize, (u32)mode,
 						       un.off + x)
 					: from[un.bstart + un.off + x];
+			}
 		}
 		if (size == 0) {
 			for (u64 i = LOCAL_ID(); i < chunk_bytes;
-			     i += LOCAL_SIZE())
+			     i += LOCAL_SIZE()) {
+				WORK(1);
 				dst[SPB_HEADER + i] = src[i];
+			}
 			size = SPB_BOUND(chunk_bytes);
 			flags |= SPB_FLAG_MEMCPYED;
 		}

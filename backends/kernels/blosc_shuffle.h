@@ -29,6 +29,7 @@ DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 mode,
 		u64 j = row / 8, k = row % 8;
 		u32 v = 0;
 
+		WORK(8);
 		for (u32 e = 0; e < 8; e++)
 			v |= (u32)((src[(8 * m + e) * ts + j] >> k) & 1u) << e;
 		return (u8)v;

@@ -14,6 +14,7 @@ SP_KERNEL_ENTRY(sp_codec_none)
 	const u64 unit = copy_unit(chunk_bytes | capacity);
 
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		UNIT();
 		wg_copy(slots + j * capacity, pool + j * chunk_bytes,
 			chunk_bytes, unit);
 		if (LOCAL_ID() == 0)

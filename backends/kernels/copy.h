@@ -12,6 +12,7 @@ DEVICE_FN void item_copy(GLOBAL u8 *dst, GLOBAL const u8 *src, u64 nbytes,
 {
 	u64 n = nbytes / unit;
 
+	WORK(n);
 	switch (unit) {
 	case 8:
 		for (u64 k = 0; k < n; k++)
@@ -36,6 +37,7 @@ DEVICE_FN void item_zero(GLOBAL u8 *dst, u64 nbytes, u64 unit)
 {
 	u64 n = nbytes / unit;
 
+	WORK(n);
 	switch (unit) {
 	case 8:
 		for (u64 k = 0; k < n; k++)
@@ -61,6 +63,7 @@ DEVICE_FN void wg_copy(GLOBAL u8 *dst, GLOBAL const u8 *src, u64 nbytes,
 {
 	u64 n = nbytes / unit, k0 = LOCAL_ID(), step = LOCAL_SIZE();
 
+	WORK(n > k0 ? (n - k0 - 1) / step + 1 : 0);
 	switch (unit) {
 	case 8:
 		for (u64 k = k0; k < n; k += step)

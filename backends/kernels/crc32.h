@@ -25,6 +25,7 @@ DEVICE_FN void crc32_table_build(LOCAL u32 *table)
 	for (u64 i = LOCAL_ID(); i < 256; i += LOCAL_SIZE()) {
 		u32 c = (u32)i;
 
+		WORK(8);
 		for (int k = 0; k < 8; k++)
 			c = (c & 1) ? (c >> 1) ^ SP_CRC32_POLY : c >> 1;
 		table[i] = c;
@@ -33,6 +34,7 @@ DEVICE_FN void crc32_table_build(LOCAL u32 *table)
 	for (u64 i = LOCAL_ID(); i < 256; i += LOCAL_SIZE()) {
 		u32 c = table[i];
 
+		WORK(3);
 		for (int k = 1; k < 4; k++) {
 			c = (c >> 8) ^ table[c & 0xFF];
 			table[k * 256 + i] = c;
@@ -48,6 +50,7 @@ DEVICE_FN u32 crc32_bytes(LOCAL const u32 *table, GLOBAL const u8 *src,
 	u32 c = 0xFFFFFFFFu;
 	u64 i = 0;
 
+	WORK(n / 4 + n % 4);
 	for (; i + 4 <= n; i += 4) {
 		c ^= (u32)src[i] | ((u32)src[i + 1] << 8) |
 		     ((u32)src[i + 2] << 16) | ((u32)src[i + 3] << 24);
@@ -64,6 +67,7 @@ DEVICE_FN u32 crc32_mulmod(u32 a, u32 b)
 {
 	u32 p = 0;
 
+	WORK(32);
 	/* Walk a's coefficients from x^0 up while b runs through b * x^i. */
 	for (u32 bit = 0x80000000u; bit != 0; bit >>= 1) {
 		if (a & bit)

@@ -170,6 +170,7 @@ DEVICE_FN void defl_tables_build(LOCAL u8 *len_code, LOCAL u8 *dist_lo,
 			c++;
 		while (h < 29 && defl_dist_base(h + 1) <= (u32)(x << 7))
 			h++;
+		WORK(1 + i + c + h);
 		len_code[x] = (u8)i;
 		dist_lo[x] = (u8)c;
 		dist_hi[x] = (u8)h;
@@ -212,6 +213,7 @@ DEVICE_FN void defl_sort_keys(LOCAL u32 *keys, u32 w)
 					((u32)t & (j - 1));
 				u32 l = i | j, a = keys[i], b = keys[l];
 
+				WORK(1);
 				if ((a > b) == ((i & k) == 0)) {
 					keys[i] = b;
 					keys[l] = a;
@@ -232,14 +234,17 @@ DEVICE_FN void defl_chains_sorted(GLOBAL const u8 *src, u64 n,
 
 	while (w > 2 && w / 2 >= n)
 		w >>= 1;
-	for (u64 i = LOCAL_ID(); i < none; i += LOCAL_SIZE())
+	for (u64 i = LOCAL_ID(); i < none; i += LOCAL_SIZE()) {
+		WORK(1);
 		head[i] = 0xFFFFFFFFu;
+	}
 	BARRIER();
 	for (u64 w0 = 0; w0 < n; w0 += w) {
 		for (u64 i = LOCAL_ID(); i < w; i += LOCAL_SIZE()) {
 			u64 p = w0 + i;
 			u32 h = p + 4 <= n ? defl_hash(src + p, bits) : none;
 
+			WORK(1);
 			keys[i] = (h << 12) | (u32)i;
 		}
 		BARRIER();
@@ -249,6 +254,7 @@ DEVICE_FN void defl_chains_sorted(GLOBAL const u8 *src, u64 n,
 			u32 k = keys[i], h = k >> 12;
 			u64 p = w0 + (k & 4095), q;
 
+			WORK(1);
 			if (p >= n)
 				continue;
 			if (h == none) {
@@ -267,6 +273,7 @@ DEVICE_FN void defl_chains_sorted(GLOBAL const u8 *src, u64 n,
 		for (u64 i = LOCAL_ID(); i < w; i += LOCAL_SIZE()) {
 			u32 k = keys[i], h = k >> 12;
 
+			WORK(1);
 			if (h != none &&
 			    (i + 1 == w || (keys[i + 1] >> 12) != h))
 				head[h] = (u32)(w0 + (k & 4095));
@@ -281,11 +288,13 @@ DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 n,
 {
 	const u32 bits = defl_hash_bits(n), none = (u32)1 << bits;
 
+	WORK(none);
 	for (u32 i = 0; i < none; i++)
 		head[i] = 0xFFFFFFFFu;
 	for (u64 p = 0; p < n; p++) {
 		u32 h, q;
 
+		WORK(1);
 		if (p + 4 > n) {
 			prev[p] = 0;
 			continue;
@@ -330,6 +339,7 @@ DEVICE_FN u32 defl_longest(GLOBAL const u8 *src, u64 n, u64 p, u32 maxlen,
 		u32 d = prev[c], l = 0;
 		GLOBAL const u8 *t;
 
+		WORK(1);
 		if (d == 0)
 			break;
 		c -= d;
@@ -338,8 +348,10 @@ DEVICE_FN u32 defl_longest(GLOBAL const u8 *src, u64 n, u64 p, u32 maxlen,
 		t = src + c;
 		if (t[best] != s[best])
 			continue;
-		while (l < maxlen && t[l] == s[l])
+		while (l < maxlen && t[l] == s[l]) {
+			WORK(1);
 			l++;
+		}
 		if (l > best) {
 			best = l;
 			*dist = (u32)(p - c);
@@ -367,6 +379,7 @@ DEVICE_FN u64 defl_parse(GLOBAL const u8 *src, u64 n, u64 a, u64 e,
 {
 	u64 p = a, k = 0;
 
+	WORK(SP_DEFL_NSYM);
 	for (u32 s = 0; s < SP_DEFL_NSYM; s++)
 		hist[s] = 0;
 	while (p < e) {
@@ -382,6 +395,7 @@ DEVICE_FN u64 defl_parse(GLOBAL const u8 *src, u64 n, u64 a, u64 e,
 
 				if (l2 <= len)
 					break;
+				WORK(1);
 				syms[k++] = src[p];
 				hist[src[p]]++;
 				p++;
@@ -389,6 +403,7 @@ DEVICE_FN u64 defl_parse(GLOBAL const u8 *src, u64 n, u64 a, u64 e,
 				d = d2;
 			}
 		}
+		WORK(1);
 		if (len != 0) {
 			syms[k++] = (len << 16) | d;
 			hist[257 + len_code[len - 3]]++;
@@ -413,6 +428,7 @@ DEVICE_FN void defl_sift(GLOBAL u32 *a, u32 root, u32 n)
 	for (;;) {
 		u32 child = 2 * root + 1;
 
+		WORK(1);
 		if (child >= n)
 			break;
 		if (child + 1 < n && a[child + 1] > a[child])
@@ -457,6 +473,7 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	const u32 cap = (u32)1 << limit;
 	u32 m = 0, li = 0, ni = 0, kraft = 0;
 
+	WORK(nsym);
 	for (u32 s = 0; s < nsym; s++) {
 		len[s] = 0;
 		if (freq[s] != 0)
@@ -475,6 +492,7 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	for (u32 t = 0; t + 1 < m; t++) {
 		u32 w = 0;
 
+		WORK(1);
 		for (int pick = 0; pick < 2; pick++) {
 			if (li < m && (ni >= t || (key[li] >> 9) <= node[ni])) {
 				w += key[li] >> 9;
@@ -488,6 +506,7 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	}
 	/* Depths, root (the last node made) first. */
 	node[m - 2] = 0;
+	WORK(2 * m);
 	for (u32 t = m - 2; t-- > 0;)
 		node[t] = node[npar[t]] + 1;
 	for (u32 i = 0; i < m; i++) {
@@ -499,6 +518,7 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	while (kraft > cap) {
 		u32 bi = 0, bl = 0;
 
+		WORK(m);
 		for (u32 i = 0; i < m; i++)
 			if (lpar[i] < limit && lpar[i] > bl) {
 				bl = lpar[i];
@@ -510,16 +530,19 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	while (kraft < cap) {
 		u32 bi = m;
 
-		for (u32 i = m; i-- > 0;)
+		for (u32 i = m; i-- > 0;) {
+			WORK(1);
 			if (lpar[i] > 1 && (cap >> lpar[i]) <= cap - kraft) {
 				bi = i;
 				break;
 			}
+		}
 		if (bi == m)
 			break;
 		kraft += cap >> lpar[bi];
 		lpar[bi]--;
 	}
+	WORK(m);
 	for (u32 i = 0; i < m; i++)
 		len[key[i] & 511] = (u8)lpar[i];
 }
@@ -528,6 +551,7 @@ DEVICE_FN u32 defl_reverse(u32 v, u32 nb)
 {
 	u32 r = 0;
 
+	WORK(nb);
 	for (u32 i = 0; i < nb; i++) {
 		r = (r << 1) | (v & 1);
 		v >>= 1;
@@ -567,6 +591,7 @@ DEVICE_FN void defl_codes(GLOBAL const u8 *len, u32 nsym, GLOBAL u16 *code)
 	struct defl_c16 count = { 0, 0, 0, 0 }, next = { 0, 0, 0, 0 };
 	u32 c = 0;
 
+	WORK(2 * nsym + 15);
 	for (u32 s = 0; s < nsym; s++)
 		if (len[s] != 0)
 			defl_c16_add(&count, len[s], 1);
@@ -603,6 +628,7 @@ DEVICE_FN u32 defl_rle(GLOBAL const u8 *blen, u32 hlit, u32 hdist,
 
 		while (i + run < total && defl_cl_at(blen, hlit, i + run) == v)
 			run++;
+		WORK(run);
 		if (v == 0) {
 			while (run >= 11) {
 				u32 r = run < 138 ? run : 138;
@@ -647,6 +673,7 @@ DEVICE_FN u64 defl_hist_bits(GLOBAL const u32 *hist32,
 {
 	u64 bits = 0;
 
+	WORK(286 + 30);
 	for (u32 s = 0; s < 286; s++) {
 		u64 f = hist32 ? hist32[s] : hist16[s];
 		u32 l = fixed ? defl_fixed_len(s) : len[s];
@@ -757,6 +784,7 @@ DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
 	while (hdist > 1 && blen[SP_DEFL_DIST0 + hdist - 1] == 0)
 		hdist--;
 	nrle = defl_rle(blen, hlit, hdist, rle);
+	WORK(19 + 2 * nrle + 316);
 	for (u32 s = 0; s < 19; s++)
 		cfreq[s] = 0;
 	for (u32 i = 0; i < nrle; i++)
@@ -809,12 +837,14 @@ DEVICE_FN void defl_merge_pair(const struct defl_ws *ws, u64 l, u64 span)
 	if (r >= ws->nblk || il[DEFL_I_RUN] != span / 2 ||
 	    ir[DEFL_I_RUN] != rlen)
 		return;
+	WORK(SP_DEFL_NSYM);
 	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
 		hc[x] = hl[x] + hr[x];
 	hc[256] = 1;
 	defl_block_codes(ws, c);
 	if (ic[DEFL_I_DYN] >= il[DEFL_I_COST] + ir[DEFL_I_COST])
 		return;
+	WORK(2 * SP_DEFL_NSYM + SP_DEFL_BSYM);
 	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
 		hl[x] = hc[x];
 	for (u32 x = 0; x < SP_DEFL_BSYM; x++)
@@ -847,9 +877,11 @@ DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 	}
 	if (bytes > SP_DEFL_SEG * SP_DEFL_BLK_SEGS)
 		bytes = SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
-	if (type == 1)
+	if (type == 1) {
+		WORK(SP_DEFL_CLEN0);
 		for (u32 s = 0; s < SP_DEFL_CLEN0; s++)
 			blen[s] = (u8)defl_fixed_len(s);
+	}
 	if (type != 0) {
 		defl_codes(blen, SP_DEFL_DIST0, code);
 		defl_codes(blen + SP_DEFL_DIST0, 32, code + SP_DEFL_DIST0);
@@ -871,6 +903,7 @@ DEVICE_FN void defl_block_header(const struct defl_ws *ws, u64 b, u64 n)
 		defl_put(&w, (u32)info[DEFL_I_HLIT] - 257, 5);
 		defl_put(&w, (u32)info[DEFL_I_HDIST] - 1, 5);
 		defl_put(&w, hclen - 4, 4);
+		WORK(hclen + nrle);
 		for (u32 i = 0; i < hclen; i++)
 			defl_put(&w, blen[SP_DEFL_CLEN0 + defl_clen_order[i]],
 				 3);
@@ -918,6 +951,7 @@ DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
 	w.acc = 0;
 	w.n = (u32)(start & 31);
 	if (type == 0) {
+		WORK(e - a);
 		for (u64 p = a; p < e; p++)
 			defl_put(&w, src[p], 8);
 		defl_flush(&w);
@@ -926,6 +960,7 @@ DEVICE_FN void defl_pack_segment(const struct defl_ws *ws, u64 s,
 	for (u64 k = 0, cnt = ws->scount[s]; k < cnt; k++) {
 		u32 sym = syms[k];
 
+		WORK(1);
 		if (sym < 256) {
 			defl_put(&w, code[sym], len[sym]);
 		} else {
@@ -996,10 +1031,12 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 		return;
 	}
 
+	PHASE("chains");
 	if (level != 0)
 		defl_chains(src, n, ws.head, ws.prev, keys);
 
 	/* Phase 2: parse and CRC, one segment per work-item. */
+	PHASE("parse");
 	for (u64 s = lid; s < ws.nseg; s += ls) {
 		u64 a = s * SP_DEFL_SEG, e = a + SP_DEFL_SEG;
 
@@ -1015,6 +1052,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	BARRIER();
 
 	/* Phase 3: block histograms, then each block's dynamic code. */
+	PHASE("block-hist");
 	if (level != 0) {
 		for (u64 x = lid; x < ws.nblk * SP_DEFL_NSYM; x += ls) {
 			u64 b = x / SP_DEFL_NSYM, sym = x % SP_DEFL_NSYM;
@@ -1023,11 +1061,13 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 
 			if (s1 > ws.nseg)
 				s1 = ws.nseg;
+			WORK(s1 - s0);
 			for (u64 s = s0; s < s1; s++)
 				f += ws.shist[s * SP_DEFL_NSYM + sym];
 			ws.bhist[x] = f;
 		}
 		BARRIER();
+		PHASE("block-codes");
 		for (u64 b = lid; b < ws.nblk; b += ls) {
 			GLOBAL u64 *info = ws.binfo + b * SP_DEFL_INFO;
 			u64 cost = defl_stored_most(b, n);
@@ -1041,6 +1081,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			info[DEFL_I_RUN] = 1;
 		}
 		BARRIER();
+		PHASE("merge");
 		for (u64 span = 2; span <= SP_DEFL_MERGE_MAX &&
 				   span / 2 < ws.nblk; span *= 2) {
 			for (u64 i = lid; i * span < ws.nblk; i += ls)
@@ -1048,14 +1089,17 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			BARRIER();
 		}
 	} else {
-		for (u64 b = lid; b < ws.nblk; b += ls)
+		for (u64 b = lid; b < ws.nblk; b += ls) {
+			WORK(1);
 			ws.binfo[b * SP_DEFL_INFO + DEFL_I_RUN] = 1;
+		}
 		BARRIER();
 	}
 
 	/* Block types and places: each block's stored cost depends on
 	 * where it starts, so this walk is serial, over blocks only.  The
 	 * chunk's CRC joins the segments' meanwhile. */
+	PHASE("place");
 	if (lid == 0) {
 		u64 bit = 0, lead = 0;
 		u32 crc = 0, full = crc32_shift_bytes(SP_DEFL_SEG);
@@ -1065,6 +1109,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			u64 bytes = n - b * blk_bytes;
 			u64 pad = (8 - (bit + 3) % 8) % 8, type = 0, cost, hdr;
 
+			WORK(1);
 			if (info[DEFL_I_RUN] == 0) {
 				/* Inside the block `lead` began. */
 				info[DEFL_I_TYPE] = 2;
@@ -1119,9 +1164,11 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	BARRIER();
 
 	/* Phase 4: codes and headers per block; bits per segment. */
+	PHASE("headers");
 	for (u64 b = lid; b < ws.nblk; b += ls)
 		defl_block_header(&ws, b, n);
 	BARRIER();
+	PHASE("seg-bits");
 	for (u64 s = lid; s < ws.nseg; s += ls) {
 		u64 b = ws.binfo[s / SP_DEFL_BLK_SEGS * SP_DEFL_INFO +
 				 DEFL_I_LEAD], bits;
@@ -1143,14 +1190,17 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 		ws.sbits[s] = bits;
 	}
 	BARRIER();
+	PHASE("seg-scan");
 	wg_scan_array_u64(ws.sbits, ws.scan, ws.nseg, red);
 	BARRIER();
+	PHASE("pieces");
 	for (u64 k = lid; k < npieces; k += ls) {
 		u64 b = k / (SP_DEFL_BLK_SEGS + 1), r = k % (SP_DEFL_BLK_SEGS + 1);
 		u64 lead = ws.binfo[b * SP_DEFL_INFO + DEFL_I_LEAD];
 		GLOBAL const u64 *info = ws.binfo + lead * SP_DEFL_INFO;
 		u64 at = info[DEFL_I_START];
 
+		WORK(1);
 		/* A segment, or the empty header of a unit inside a merged
 		 * block, sits after its block's header and the segments
 		 * before it in the block. */
@@ -1167,9 +1217,11 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 	BARRIER();
 
 	/* Phase 5: pack, then gather every output word. */
+	PHASE("pack");
 	for (u64 s = lid; s < ws.nseg; s += ls)
 		defl_pack_segment(&ws, s, src, n, len_code, dist_lo, dist_hi);
 	BARRIER();
+	PHASE("gather");
 	total = ws.binfo[DEFL_I_TOTAL];
 	nbytes = (total + 7) / 8;
 	nwords = (total + 31) / 32;
@@ -1184,18 +1236,22 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *out,
 			lo++;
 			step++;
 		}
+		WORK(1 + step);
 		if (step < 8)
 			hi = lo + 1;
 		while (hi - lo > 1) {
 			u64 mid = (lo + hi) / 2;
 
+			WORK(1);
 			if (ws.piece[mid] <= bit)
 				lo = mid;
 			else
 				hi = mid;
 		}
-		for (u64 k = lo; k < npieces && ws.piece[k] < bit + 32; k++)
+		for (u64 k = lo; k < npieces && ws.piece[k] < bit + 32; k++) {
+			WORK(1);
 			word |= defl_piece_words(&ws, k)[wi - ws.piece[k] / 32];
+		}
 		for (u64 i = 0; i < 4 && wi * 4 + i < nbytes; i++)
 			out[10 + wi * 4 + i] = (u8)(word >> (8 * i));
 	}
@@ -1228,12 +1284,15 @@ SP_ENCODER_ENTRY(sp_codec_gzip)
 	GLOBAL u8 *mine = scratch + GROUP_ID() *
 				    (u64)SP_DEFL_SCRATCH_BYTES(chunk_bytes);
 
+	PHASE("setup");
 	crc32_table_build(crc_tab);
 	defl_tables_build(len_code, dist_lo, dist_hi);
-	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		UNIT();
 		defl_chunk(pool + j * chunk_bytes, chunk_bytes,
 			   slots + j * capacity, sizes + j, mine, level, keys,
 			   crc_tab, len_code, dist_lo, dist_hi, red);
+	}
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include "driver.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "blosc_layout.h"
@@ -102,6 +103,10 @@ struct kdrv {
 	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
 	 * stage timings of an asynchronous device only mean something so. */
 	int sync;
+	/* Where the work profile goes (SHARDPIPE_KERNEL_DEBUG=profile=FILE),
+	 * rewritten after every batch fetched; NULL: none. */
+	char *profile;
+	uint64_t batches;
 	enum kstate state;
 };
 
@@ -159,7 +164,8 @@ static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
  * SHARDPIPE_KERNEL_DEBUG, the driver's one test and bench hook, read once
  * per open: comma-separated words, "local=N" running every kernel at local
  * size N (tests run each kernel at several), "sync" making every stage
- * complete before it returns (per-stage timings, bench).
+ * complete before it returns (per-stage timings, bench), "profile=FILE"
+ * counting the kernels' work (doc/design.md §12.1) into FILE.
  */
 static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
 {
@@ -181,11 +187,20 @@ static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
 				     "local size in 1..%llu", env, (int)len - 6,
 				     w + 6, (unsigned long long)cap);
 			k->local = k->copy_local = v;
+		} else if (len > 8 && strncmp(w, "profile=", 8) == 0) {
+			free(k->profile);
+			k->profile = malloc(len - 7);
+			SP_RETURN_IF(k->profile == NULL, err,
+				     SHARDPIPE_ERR_NOMEM,
+				     "out of memory for a profile path");
+			memcpy(k->profile, w + 8, len - 8);
+			k->profile[len - 8] = '\0';
 		} else {
 			SP_RETURN_IF(len > 0, err,
 				     SHARDPIPE_ERR_INVALID_ARGUMENT,
 				     "SHARDPIPE_KERNEL_DEBUG=%s: unknown word "
-				     "\"%.*s\" (known: local=N, sync)", env,
+				     "\"%.*s\" (known: local=N, sync, "
+				     "profile=FILE)", env,
 				     (int)len, w);
 		}
 		w += len + (w[len] == ',');
@@ -205,6 +220,36 @@ static int pick_local(struct kdrv *k, struct sp_err *err)
 	if (k->lim.max_groups == 0)
 		k->lim.max_groups = 1;
 	return read_debug(k, cap, err);
+}
+
+/* Write the work profile counted so far to its file, replacing it. */
+static int write_profile(struct kdrv *k, struct sp_err *err)
+{
+	FILE *f = fopen(k->profile, "w");
+	int bad;
+
+	SP_RETURN_IF(f == NULL, err, SHARDPIPE_ERR_IO,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: %s", k->profile,
+		     strerror(errno));
+	bad = k->ops->profile_write(k->dev, f, k->local, k->batches) != 0;
+	bad |= fclose(f) != 0;
+	SP_RETURN_IF(bad, err, SHARDPIPE_ERR_IO,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: writing failed: %s",
+		     k->profile, strerror(errno));
+	return SHARDPIPE_OK;
+}
+
+/* A profile asked for: the device must count work, and the file is
+ * written at once, so that a path it cannot write fails the open. */
+static int open_profile(struct kdrv *k, struct sp_err *err)
+{
+	SP_RETURN_IF(k->ops->profile_start == NULL, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: this backend does "
+		     "not count work (the reference backend does)",
+		     k->profile);
+	SP_FORWARD(k->ops->profile_start(k->dev, err));
+	return write_profile(k, err);
 }
 
 static void fill_geometry(const struct plan *p, uint64_t nruns,
@@ -410,6 +455,8 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(check_gzip(p, err));
 	SP_FORWARD(pick_local(k, err));
+	if (k->profile != NULL)
+		SP_FORWARD(open_profile(k, err));
 	k->n = p->K * p->M;
 	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
 	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);
@@ -485,6 +532,7 @@ void kdrv_close(struct kdrv *k)
 	if (k->enc_usizes != NULL)
 		k->ops->free(k->dev, k->enc_usizes);
 	k->ops->close(k->dev);
+	free(k->profile);
 	free(k);
 }
 
@@ -528,8 +576,8 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 
 /*
  * zstd and blosc: every block of the batch's frames as its own unit, then
- * one group per chunk stitching its frame or container (doc/design.md
- * §9, §13.1).  The units run at the zstd level (blosc's clevel mapped,
+ * one group per chunk stitching its frame or container
+ * (doc/design.md §9, §13.1).  The units run at the zstd level (blosc's clevel mapped,
  * SPB_ZSTD_LEVEL); zstd's units see the chunk as one frame (element size
  * 1, no shuffle, block size 0).
  */
@@ -654,6 +702,9 @@ int kdrv_fetch(struct kdrv *k, struct batch_result *out, struct sp_err *err)
 	out->data = s->h_agg;
 	out->offsets = s->h_off;
 	k->state = KS_IDLE;
+	k->batches++;
+	if (k->profile != NULL)
+		SP_FORWARD(write_profile(k, err));
 	return SHARDPIPE_OK;
 }
 

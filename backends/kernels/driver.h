@@ -108,6 +108,16 @@ struct kdev_ops {
 	int (*finish)(void *dev, struct sp_err *err);
 	/* Release the device context (the driver frees its buffers first). */
 	void (*close)(void *dev);
+	/*
+	 * Optional (NULL: the device cannot count work): from now on, count
+	 * the work of every launch per work-item and phase (the profile of
+	 * doc/design.md §12.1), and write what was counted over `batches`
+	 * batches at local size `local` to f, returning 0 or -1 when a write
+	 * failed.
+	 */
+	int (*profile_start)(void *dev, struct sp_err *err);
+	int (*profile_write)(void *dev, FILE *f, uint64_t local,
+			     uint64_t batches);
 };
 
 /* What an adapter tells the driver about its device at open. */
@@ -137,8 +147,10 @@ struct kdrv;
  * pools for plan.  SHARDPIPE_KERNEL_DEBUG (comma-separated words), when
  * set: "local=N" overrides the local size (tests run every kernel at
  * several), "sync" makes every stage complete before it returns, so that
- * per-stage timings measure the stage (bench); an unknown word or a local
- * size the device cannot run is refused here.  Refuses codecs that no
+ * per-stage timings measure the stage (bench), "profile=FILE" writes the
+ * work profile to FILE after every batch (a device with profile_start
+ * only); an unknown word, a local size the device cannot run or a profile
+ * it cannot count is refused here.  Refuses codecs that no
  * kernel implements yet, before allocating anything large.
  */
 SP_DRIVER_API int kdrv_open(const struct kdev_ops *ops, void *dev,

@@ -31,6 +31,8 @@ libshardpipe_core_la_SOURCES += \
 	backends/kernels/reference.c \
 	backends/kernels/reference-kernels.c \
 	backends/kernels/reference-kernels.h \
+	backends/kernels/reference-calls.h \
+	backends/kernels/reference-profile.c \
 	backends/kernels/prelude-c.h $(KERNEL_INCLUDES)
 
 # The other dialects' preludes and the OpenCL program's top file travel in

@@ -46,6 +46,7 @@ DEVICE_FN void scatter_locate(GLOBAL const u64 *geo, u64 r, u64 *src,
 	for (int d = inner; d >= 0; d--) {
 		u64 t = 0, n = 0, x;
 
+		WORK(1);
 		if (d >= 1) {
 			u64 cnt = geo[SP_GEO_COUNT(d)];
 

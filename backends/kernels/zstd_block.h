@@ -16,8 +16,8 @@
  *      SPZ_PAD zeros, and counted into freq;
  *   2. literal costs for the parse, the hash table cleared;
  *   3. match candidates, round by round (zstd_match.h);
- *   4. the parse, one item per segment, again where a segment's start
- *      moved, until none moves;
+ *   4. the parse, one item per segment, then one item settling where
+ *      each segment starts;
  *   5. scans over the segments: where their literals and sequences go,
  *      the literals their first sequence carries from earlier ones;
  *   6. the gather: each segment's literals and sequences into the block's
@@ -50,18 +50,19 @@
 /*
  * Where the segments' state lives in the table's local memory once the
  * candidates are found: nseq, nlit and last match end per segment (each
- * scanned in place, inclusive), the scan's spare copy of the three, the
- * parse's starts and exits; the Huffman construction's words follow.
+ * scanned in place, inclusive), the scan's spare copy of the three, and
+ * the parse's and the settling's words (spz_parse, spz_settle); the
+ * Huffman construction's words follow.
  */
 #define SPZ_T_NSEQ 0u
 #define SPZ_T_NLIT SPZ_NSUB
 #define SPZ_T_LAST (2u * SPZ_NSUB)
 #define SPZ_T_SPARE (3u * SPZ_NSUB)
-#define SPZ_T_START (6u * SPZ_NSUB)  /* where each segment's parse starts */
-#define SPZ_T_NEXT (7u * SPZ_NSUB)   /* where the previous one left off */
-#define SPZ_T_DIRTY (8u * SPZ_NSUB)  /* its start moved: parse again */
-#define SPZ_T_MOVED (9u * SPZ_NSUB)  /* the last round that moved a start */
-#define SPZ_T_HUF (9u * SPZ_NSUB + 1u)
+#define SPZ_T_NEXT (6u * SPZ_NSUB)   /* where the previous parse left off */
+#define SPZ_T_MATCHED (7u * SPZ_NSUB + 1u) /* bytes its matches cover */
+#define SPZ_T_FIN (8u * SPZ_NSUB + 1u)     /* where it starts for good */
+#define SPZ_T_DROP (9u * SPZ_NSUB + 2u)    /* sequences it drops */
+#define SPZ_T_HUF (10u * SPZ_NSUB + 2u)
 
 /* The work-group memory of the block encoder, declared by each kernel
  * that runs it: local arrays live in kernel scope. */
@@ -128,9 +129,11 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 	GLOBAL u32 *pbits = (GLOBAL u32 *)(ws + SPZ_OFF_PARTS);
 	u32 mode, ns, huf, per, pps;
 
+	PHASE("huf-build");
 	if (LOCAL_ID() == 0) {
 		u32 distinct = 0, maxsym = 0;
 
+		WORK(256);
 		for (u32 s = 0; s < 256; s++)
 			if (freq[s] != 0) {
 				distinct++;
@@ -151,6 +154,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 		if (sh[SPZ_SH_HUF]) {
 			u64 bits = 0;
 
+			WORK(256);
 			desc = spz_huf_describe(hlen, tmp[SPZ_HT_MAXBITS],
 						(u32)sh[SPZ_SH_MAXSYM],
 						ws + SPZ_OFF_DESC, ft);
@@ -183,6 +187,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 	per = ns == 1 ? nlit : (nlit + 3) / 4;
 	pps = (per + SPZ_HUF_PART - 1) / SPZ_HUF_PART;
 	/* Bits per part of every stream (parts of stream k at k * pps). */
+	PHASE("huf-bits");
 	for (u32 g = (u32)LOCAL_ID(); huf && g < ns * pps;
 	     g += (u32)LOCAL_SIZE()) {
 		u32 k = g / pps, a = k * per;
@@ -191,6 +196,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 		pbits[g] = spz_huf_part_bits(lits, a, b, g % pps, hlen);
 	}
 	BARRIER();
+	PHASE("huf-scan");
 	if (LOCAL_ID() == 0 && huf) {
 		u32 desc = (u32)sh[SPZ_SH_DESC], csize = desc, hl;
 		u64 pos;
@@ -203,6 +209,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 			for (u32 j = 0; j < pps; j++) {
 				u32 nb = pbits[k * pps + j];
 
+				WORK(1);
 				pbits[k * pps + j] = run;
 				run += nb;
 			}
@@ -218,6 +225,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 		sh[SPZ_SH_LITSEC] = hl + csize;
 		if (sh[SPZ_SH_FAIL] == 0) {
 			spz_lit_hufhdr(dst, ns, nlit, csize);
+			WORK(desc);
 			for (u32 i = 0; i < desc; i++)
 				dst[hl + i] = ws[SPZ_OFF_DESC + i];
 			pos = hl + desc;
@@ -234,6 +242,7 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 		}
 	}
 	BARRIER();
+	PHASE("lit-write");
 	if (huf && sh[SPZ_SH_FAIL] == 0) {
 		for (u32 g = (u32)LOCAL_ID(); g < ns * pps;
 		     g += (u32)LOCAL_SIZE()) {
@@ -255,8 +264,10 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 				dst[hl] = lits[0];
 		}
 		for (u32 i = (u32)LOCAL_ID(); mode == SPZ_LIT_RAW && i < nlit;
-		     i += (u32)LOCAL_SIZE())
+		     i += (u32)LOCAL_SIZE()) {
+			WORK(1);
 			dst[hl + i] = lits[i];
+		}
 	}
 	BARRIER();
 }
@@ -280,65 +291,58 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	GLOBAL u8 *lits = ws + SPZ_OFF_LITS;
 	LOCAL u32 *nseq = tab + SPZ_T_NSEQ, *nlit = tab + SPZ_T_NLIT;
 	LOCAL u32 *last = tab + SPZ_T_LAST, *spare = tab + SPZ_T_SPARE;
-	LOCAL u32 *start = tab + SPZ_T_START, *next = tab + SPZ_T_NEXT;
-	LOCAL u32 *dirty = tab + SPZ_T_DIRTY;
+	LOCAL u32 *next = tab + SPZ_T_NEXT;
+	LOCAL u32 *matched = tab + SPZ_T_MATCHED, *fin = tab + SPZ_T_FIN;
+	LOCAL u32 *drop = tab + SPZ_T_DROP;
 	u32 rle = bl >= 2 && freq[in[0]] == bl;
 	u32 comp = !rle && bl >= SPZ_MIN_COMPRESS, raw;
-	u32 rounds = comp ? (bl + SPZ_ROUND - 1) / SPZ_ROUND : 0, pass;
+	u32 rounds = comp ? (bl + SPZ_ROUND - 1) / SPZ_ROUND : 0;
 
-	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE())
+	PHASE("costs");
+	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		lcost[s] = (u16)spz_lit_cost(freq[s], bl);
+	}
 	for (u32 i = (u32)LOCAL_ID(); comp && i < SPZ_TAB_WORDS;
-	     i += (u32)LOCAL_SIZE())
+	     i += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		tab[i] = 0;
+	}
 	BARRIER();
+	PHASE("candidates");
 	for (u32 r = 0; r < rounds; r++) {
 		spz_round_lookup(in, bl, r, prm, tab, cand);
 		BARRIER();
 		spz_round_insert(in, bl, r, prm, tab);
 		BARRIER();
 	}
-	/* The table's memory now holds the segments' state.  Parse every
-	 * segment from its first byte, then again those whose start the
-	 * previous segment's last match moved, until no start moves
-	 * (zstd_match.h).  Each parse writes the next segment's start into
-	 * that segment's slot: reading the previous segment's exit from its
-	 * slot after the barrier instead was mis-run by PoCL 3.1 at local
-	 * sizes above 128. */
+	PHASE("parse");
+	/* The table's memory now holds the segments' state.  Every segment
+	 * parses from its first byte, then one item settles where each
+	 * starts for good (zstd_match.h). */
 	for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB; k += (u32)LOCAL_SIZE()) {
-		start[k] = next[k] = spz_seg_start(k, bl);
-		dirty[k] = comp;
-		nseq[k] = nlit[k] = last[k] = 0;
+		WORK(1);
+		nseq[k] = matched[k] = last[k] = 0;
+		next[k + 1] = spz_seg_start(k + 1, bl);
+		if (comp)
+			spz_parse(in, bl, k, prm, lcost, cand,
+				  subseq + 2 * SPZ_SEQ_PER_SUB * k, nseq,
+				  matched, last, next);
 	}
-	if (LOCAL_ID() == 0)
-		tab[SPZ_T_MOVED] = 0;
 	BARRIER();
-	pass = 0;
-	do {
-		pass++;
-		for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB;
-		     k += (u32)LOCAL_SIZE())
-			if (dirty[k])
-				spz_parse(in, bl, k, start[k], prm, lcost, cand,
-					  subseq + 2 * SPZ_SEQ_PER_SUB * k, nseq,
-					  nlit, last, next);
-		BARRIER();
-		for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB;
-		     k += (u32)LOCAL_SIZE()) {
-			dirty[k] = next[k] != start[k];
-			if (dirty[k]) {
-				start[k] = next[k];
-				LOCAL_MAX(tab + SPZ_T_MOVED, pass);
-			}
-		}
-		BARRIER();
-	} while (tab[SPZ_T_MOVED] == pass);
+	PHASE("settle");
+	if (LOCAL_ID() == 0)
+		spz_settle(bl, subseq, next, nseq, matched, last, fin, drop,
+			   nlit);
+	BARRIER();
 	/* Inclusive scans: sums of nseq and nlit, the latest match end. */
+	PHASE("scan");
 	for (u32 off = 1; off < SPZ_NSUB; off <<= 1) {
 		for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB;
 		     k += (u32)LOCAL_SIZE()) {
 			u32 b = k >= off;
 
+			WORK(1);
 			spare[k] = nseq[k] + (b ? nseq[k - off] : 0);
 			spare[SPZ_NSUB + k] = nlit[k] + (b ? nlit[k - off] : 0);
 			spare[2 * SPZ_NSUB + k] =
@@ -347,38 +351,47 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 		}
 		BARRIER();
 		for (u32 k = (u32)LOCAL_ID(); k < 3 * SPZ_NSUB;
-		     k += (u32)LOCAL_SIZE())
+		     k += (u32)LOCAL_SIZE()) {
+			WORK(1);
 			tab[k] = spare[k];
+		}
 		BARRIER();
 	}
-	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE())
+	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		freq[s] = 0;
+	}
 	BARRIER();
+	PHASE("gather");
 	/* The gather: segment k's literals from the latest literal offset,
-	 * its sequences from the latest sequence number, the first one
-	 * carrying the literals since the last match before the segment. */
+	 * its kept sequences from the latest sequence number, the first one
+	 * carrying the literals since the last match before the segment.
+	 * Its first kept sequence's literals count from where it starts for
+	 * good (spz_settle). */
 	for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB; k += (u32)LOCAL_SIZE()) {
 		GLOBAL const u32 *ss = subseq + 2 * SPZ_SEQ_PER_SUB * k;
-		u32 s = start[k], e = spz_seg_end(k, bl);
-		u32 base = k ? nseq[k - 1] : 0, n = nseq[k] - base;
-		u32 o = k ? nlit[k - 1] : 0, pos = s;
-		u32 carry = s - (k ? last[k - 1] : 0);
+		u32 base = k ? nseq[k - 1] : 0, n = nseq[k] - base, d = drop[k];
+		u32 o = k ? nlit[k - 1] : 0, pos = fin[k], p = pos;
+		u32 carry = pos - (k ? last[k - 1] : 0);
 
 		for (u32 i = 0; i < n; i++) {
-			u32 ll = ss[2 * i] & 0xFFFFu, ml = ss[2 * i] >> 16;
+			u32 w = ss[2 * (d + i)], ml = w >> 16;
 
-			for (u32 c = 0; c < ll; c++) {
-				u8 v = in[pos + c];
+			p += w & 0xFFFFu;
+			WORK(1 + p - pos);
+			seq[2 * (base + i)] = p - pos + (i == 0 ? carry : 0);
+			seq[2 * (base + i) + 1] =
+				ml | (ss[2 * (d + i) + 1] + 3) << SPZ_SEQ_OFV_SHIFT;
+			for (; pos < p; pos++) {
+				u8 v = in[pos];
 
 				lits[o++] = v;
 				LOCAL_ADD(freq + v, 1u);
 			}
-			seq[2 * (base + i)] = ll + (i == 0 ? carry : 0);
-			seq[2 * (base + i) + 1] =
-				ml | (ss[2 * i + 1] + 3) << SPZ_SEQ_OFV_SHIFT;
-			pos += ll + ml;
+			p = pos = p + ml;
 		}
-		for (; pos < e; pos++) {
+		WORK(fin[k + 1] > pos ? fin[k + 1] - pos : 0);
+		for (; pos < fin[k + 1]; pos++) {
 			u8 v = in[pos];
 
 			lits[o++] = v;
@@ -395,6 +408,7 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	 * one byte for the sequences header. */
 	spz_literals(comp, dst, bl >= 2 ? bl - 2 : 0, ws, (u32)sh[SPZ_SH_NLIT],
 		     sh, freq, hlen, hcode, ft, tab + SPZ_T_HUF);
+	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
 		u64 end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
 				       (u32)sh[SPZ_SH_NSEQ], ft, sh);
@@ -403,6 +417,7 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 		sh[SPZ_SH_FAIL] = end == 0;
 	}
 	BARRIER();
+	PHASE("seq-write");
 	if (comp && sh[SPZ_SH_FAIL] == 0 && sh[SPZ_SH_NSEQ] != 0) {
 		u32 ns = (u32)sh[SPZ_SH_NSEQ];
 		u32 nparts = (ns + SPZ_SEQ_PART - 1) / SPZ_SEQ_PART;
@@ -417,9 +432,12 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 					   ft, dst + sh[SPZ_SH_SEQAT]);
 	}
 	BARRIER();
+	PHASE("raw");
 	raw = !rle && sh[SPZ_SH_FAIL] != 0;
-	for (u32 i = (u32)LOCAL_ID(); raw && i < bl; i += (u32)LOCAL_SIZE())
+	for (u32 i = (u32)LOCAL_ID(); raw && i < bl; i += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		dst[i] = in[i];
+	}
 	if (LOCAL_ID() == 0) {
 		if (rle)
 			dst[0] = in[0];

@@ -85,6 +85,8 @@ SP_ENCODER_ENTRY(sp_codec_zstd)
 		GLOBAL const u8 *from = out + j * chunk_bytes;
 		GLOBAL const u64 *us = usizes + j * nb;
 
+		UNIT();
+		PHASE("stitch");
 		if (LOCAL_ID() == 0)
 			fsh[0] = spz_frame_header(dst, chunk_bytes, checksum);
 		BARRIER();
@@ -95,6 +97,7 @@ SP_ENCODER_ENTRY(sp_codec_zstd)
 				u64 pos = fsh[0];
 
 				for (u32 i = 0; i < wn; i++) {
+					WORK(1);
 					clen[i] = spz_block_header(
 						dst + pos, chunk_bytes, w + i,
 						us[w + i]);
@@ -106,14 +109,17 @@ SP_ENCODER_ENTRY(sp_codec_zstd)
 			BARRIER();
 			for (u32 i = 0; i < wn; i++)
 				for (u32 x = (u32)LOCAL_ID(); x < clen[i];
-				     x += (u32)LOCAL_SIZE())
+				     x += (u32)LOCAL_SIZE()) {
+					WORK(1);
 					dst[at[i] + x] =
 						from[(w + i) * SPZ_BLOCK + x];
+				}
 			BARRIER();
 		}
 		/* XXH64's four lanes, one per item, then the tail and the
 		 * merge (zstd_xxh64.h); the frame ends with the digest's low
 		 * 4 bytes. */
+		PHASE("checksum");
 		for (u32 k = (u32)LOCAL_ID(); checksum && k < 4;
 		     k += (u32)LOCAL_SIZE())
 			at[k] = chunk_bytes >= 32

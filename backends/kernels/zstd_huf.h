@@ -26,7 +26,7 @@
  *      and repairs the Kraft sum on the count of codes per length;
  *   3. every item gives its ranks their lengths, the rarest the longest
  *      (which never costs more than the tree's own assignment);
- *   4. every item numbers its symbols' canonical codes.
+ *   4. item 0 numbers the canonical codes, in symbol order.
  * tmp: SPZ_HUF_TMP_WORDS local words; the longest length is left in
  * tmp[SPZ_HT_MAXBITS].
  */
@@ -50,9 +50,11 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
 		u32 f = freq[s], r = 0;
 
+		WORK(1);
 		len[s] = 0;
 		if (!active || f == 0)
 			continue;
+		WORK(256);
 		for (u32 t = 0; t < 256; t++) {
 			u32 g = freq[t];
 
@@ -65,14 +67,17 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 		u32 m = 0, li = 0, ni, nn, maxbits = 0, next = 0;
 		i32 kraft = 0;
 
+		WORK(256);
 		for (u32 s = 0; s < 256; s++)
 			m += freq[s] != 0;
+		WORK(m);
 		for (u32 i = 0; i < m; i++)
 			wt[i] = freq[order[i]];
 		ni = nn = m;
 		while (nn < 2 * m - 1) {
 			u32 p0, p1;
 
+			WORK(1);
 			if (li < m && (ni >= nn || wt[li] <= wt[ni]))
 				p0 = li++;
 			else
@@ -88,10 +93,12 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 		/* Depths from the root down; a parent's index exceeds its
 		 * children's. */
 		wt[2 * m - 2] = 0;
+		WORK(2 * m);
 		for (u32 i = 2 * m - 2; i-- > 0;)
 			wt[i] = wt[parent[i]] + 1;
 		for (u32 l = 0; l <= SPZ_HUF_MAXBITS; l++)
 			cnt[l] = 0;
+		WORK(m);
 		for (u32 i = 0; i < m; i++) {
 			u32 d = wt[i] < SPZ_HUF_MAXBITS ? wt[i] : SPZ_HUF_MAXBITS;
 
@@ -103,8 +110,11 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 		while (kraft > full) {
 			u32 l = SPZ_HUF_MAXBITS - 1;
 
-			while (cnt[l] == 0)
+			WORK(1);
+			while (cnt[l] == 0) {
+				WORK(1);
 				l--;
+			}
 			cnt[l]--;
 			cnt[l + 1]++;
 			kraft -= full >> (l + 1);
@@ -116,8 +126,11 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 		while (kraft < full) {
 			u32 l = 2;
 
-			while (cnt[l] == 0 || (full >> l) > full - kraft)
+			WORK(1);
+			while (cnt[l] == 0 || (full >> l) > full - kraft) {
+				WORK(1);
 				l++;
+			}
 			cnt[l]--;
 			cnt[l - 1]++;
 			kraft += full >> l;
@@ -140,19 +153,19 @@ DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
 	     r += (u32)LOCAL_SIZE()) {
 		u32 l = tmp[SPZ_HT_MAXBITS], acc = cnt[l];
 
-		while (r >= acc)
+		WORK(1);
+		while (r >= acc) {
+			WORK(1);
 			acc += cnt[--l];
+		}
 		len[order[r]] = (u8)l;
 	}
 	BARRIER();
-	for (u32 s = (u32)LOCAL_ID(); active && s < 256; s += (u32)LOCAL_SIZE()) {
-		u32 l = len[s], k = 0;
-
-		if (l == 0)
-			continue;
-		for (u32 t = 0; t < s; t++)
-			k += len[t] == l;
-		code[s] = (u16)(start[l] + k);
+	if (LOCAL_ID() == 0 && active) {
+		WORK(256);
+		for (u32 s = 0; s < 256; s++)
+			if (len[s] != 0)
+				code[s] = (u16)start[len[s]]++;
 	}
 	BARRIER();
 }
@@ -176,6 +189,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 
 	if (nw <= 128)
 		direct = 1 + (nw + 1) / 2;
+	WORK(nw);
 	for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
 		wcount[w] = 0;
 	for (u32 s = 0; s < nw; s++)
@@ -207,6 +221,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		while (sum > 64) {
 			u32 big = top;
 
+			WORK(nsym);
 			for (u32 w = 0; w < nsym; w++)
 				if (norm[w] > norm[big])
 					big = w;
@@ -239,6 +254,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		for (u32 i = nw - 2; i-- > 0;) {
 			u32 w = len[i] ? maxbits + 1 - len[i] : 0;
 
+			WORK(1);
 			if (i & 1)
 				st2 = spz_ft_encode(ft, &b, desc, st2, w);
 			else
@@ -257,6 +273,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 	if (direct == 0)
 		return 0;
 	desc[0] = (u8)(127 + nw);
+	WORK((nw + 1) / 2);
 	for (u32 i = 0; i < nw; i += 2) {
 		u32 a = len[i] ? maxbits + 1 - len[i] : 0;
 		u32 c = 0;
@@ -284,8 +301,10 @@ DEVICE_FN u32 spz_huf_part_bits(GLOBAL const u8 *lits, u32 a, u32 b, u32 j,
 {
 	u32 t0 = j * SPZ_HUF_PART, n = b - a, bits = 0;
 
-	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++)
+	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++) {
+		WORK(1);
 		bits += len[lits[b - 1 - t]];
+	}
 	return bits;
 }
 
@@ -308,6 +327,7 @@ DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
 	while (w.byte < w.end) {
 		u32 c = 0, l;
 
+		WORK(1);
 		if (t < n) {
 			u32 s = lits[b - 1 - t];
 

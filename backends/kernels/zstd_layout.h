@@ -3,8 +3,8 @@
  * global scratch, shared by the kernels (zstd_units.h, zstd_encode.h,
  * blosc_encode.h) and the host driver, so it holds only macros.
  *
- * The work unit is one block of at most SPZ_BLOCK bytes (doc/design.md
- * §13.1): every block of every frame of a batch is encoded by its own
+ * The work unit is one block of at most SPZ_BLOCK bytes
+ * (doc/design.md §13.1): every block of every frame of a batch is encoded by its own
  * work-group, independently of the others, and the frames are stitched
  * afterwards.  Inside a block every partition is a constant (§7.2): match
  * candidates are looked up in rounds of SPZ_ROUND positions, the parse
@@ -37,7 +37,7 @@
 #define SPZ_SEQ_PER_SUB (SPZ_SUB / 4u)
 #define SPZ_MAX_SEQ (SPZ_NSUB * SPZ_SEQ_PER_SUB)
 #define SPZ_HUF_PART 1024u       /* literals per Huffman packing part */
-#define SPZ_SEQ_PART 512u        /* sequences per packing part */
+#define SPZ_SEQ_PART 64u         /* sequences per packing part */
 /* One word per Huffman part: four streams of a quarter block each. */
 #define SPZ_PART_WORDS (4u * (SPZ_BLOCK / 4u / SPZ_HUF_PART + 1u))
 #define SPZ_SEQPART_WORDS (SPZ_MAX_SEQ / SPZ_SEQ_PART + 1u)

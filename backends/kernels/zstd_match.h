@@ -17,12 +17,14 @@
  *    work-item (one step lazy at higher levels), each match extended
  *    forward, up to SPZ_MATCH_MAX bytes and past the segment's end, and
  *    backward over the segment's pending literals, and kept only when
- *    cheaper than its literals.  A segment starts where the previous
- *    segment's last match ends, which only the previous segment's parse
- *    tells; so every segment first parses from its first byte, then those
- *    whose start moved parse again, until no start moves (zstd_block.h).
- *    The starts of segments 0..i are final after i rounds of this, so the
- *    result is one fixed point whatever the order of the work.
+ *    cheaper than its literals.  Every segment parses from its first
+ *    byte, independently; then one item walks the segments in order
+ *    (spz_settle), each starting where the previous one's last match
+ *    ended: the sequences that a match running in from the previous
+ *    segment covers are dropped, the one it cuts into loses its front.
+ *    Measured on shuffled and bitshuffled planes, this keeps within 0.1%
+ *    the ratio of parsing every segment from exactly where the previous
+ *    one ends, which takes a chain of passes as long as the block.
  *
  * Compares load words (little-endian, LE64) and count the equal bytes with
  * CTZ64 rather than looping over bytes.  The block is read from its staged
@@ -125,6 +127,7 @@ DEVICE_FN u32 spz_match_len(GLOBAL const u8 *in, u32 q, u32 p, u32 max)
 	while (n < max) {
 		u64 x = spz_ld64(in, q + n) ^ spz_ld64(in, p + n);
 
+		WORK(1);
 		if (x != 0) {
 			n += CTZ64(x) >> 3;
 			break;
@@ -162,11 +165,13 @@ DEVICE_FN void spz_round_lookup(GLOBAL const u8 *in, u32 bl, u32 r,
 
 		if (p + prm.mm > bl)
 			break;
+		WORK(1);
 		e = bl - p < cap ? bl - p : cap;
 		b = tab + spz_bucket(in, p, prm);
 		for (u32 w = 0; w < ways; w++) {
 			u32 c = b[w], l;
 
+			WORK(1);
 			if (c == 0)
 				continue;
 			l = spz_match_len(in, c - 1, p, e);
@@ -181,6 +186,7 @@ DEVICE_FN void spz_round_lookup(GLOBAL const u8 *in, u32 bl, u32 r,
 		for (u32 d = SPZ_NEAR; d >= 1; d--) {
 			u32 l;
 
+			WORK(1);
 			if (d > p)
 				continue;
 			l = spz_match_len(in, p - d, p, e);
@@ -202,6 +208,7 @@ DEVICE_FN void spz_round_insert(GLOBAL const u8 *in, u32 bl, u32 r,
 
 		if (p + prm.mm > bl)
 			break;
+		WORK(1);
 		LOCAL_MAX(tab + (spz_bucket(in, p, prm) |
 				 (r & ((1u << prm.wlog) - 1))),
 			  p + 1);
@@ -219,42 +226,50 @@ DEVICE_FN u32 spz_seg_end(u32 k, u32 bl)
 	return k * SPZ_SUB + SPZ_SUB < bl ? k * SPZ_SUB + SPZ_SUB : bl;
 }
 
-/* Cost of the literals in[p..p+len). */
-DEVICE_FN u32 spz_lits_cost(GLOBAL const u8 *in, u32 p, u32 len,
-			    LOCAL const u16 *lcost)
+/* Whether the literals in[p..p+len) cost more than bound: summed only
+ * until they do, so a long match does not pay for pricing its bytes. */
+DEVICE_FN u32 spz_lits_exceed(GLOBAL const u8 *in, u32 p, u32 len,
+			      LOCAL const u16 *lcost, u32 bound)
 {
 	u32 c = 0;
 
-	for (u32 i = 0; i < len; i++)
+	for (u32 i = 0; i < len && c <= bound; i++) {
+		WORK(1);
 		c += lcost[in[p + i]];
-	return c;
+	}
+	return c > bound;
 }
 
 /*
- * Parse segment k of a block of bl bytes from position t (its first byte,
- * or where the previous segment's last match ended): matches start inside
- * the segment and may run past its end, up to SPZ_MATCH_MAX bytes.  Its
+ * Parse segment k of a block of bl bytes from its first byte: matches
+ * start inside the segment and may run past its end, up to SPZ_MATCH_MAX
+ * bytes.  Its
  * sequences go to seq, two words each (literal length | match length <<
- * 16, offset); nseq[k], nlit[k] and last[k] receive their count, the
- * segment's literal bytes and the end of its last match (0 when it has
- * none), next[k + 1] where the next segment starts: that end when it
- * passes this segment's, else this segment's end.  lcost: literal costs
- * of the block (spz_lit_cost).
+ * 16, offset); nseq[k], matched[k] and last[k] receive their count, the
+ * bytes their matches cover and the end of the last one (0 when there is
+ * none), next[k + 1] where the parse left off: that end when it passes the
+ * segment's, else the segment's end.  lcost: literal costs of the block
+ * (spz_lit_cost).
  */
-DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k, u32 t,
+DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			 struct spz_params prm, LOCAL const u16 *lcost,
 			 GLOBAL const u32 *cand, GLOBAL u32 *seq,
-			 LOCAL u32 *nseq, LOCAL u32 *nlit, LOCAL u32 *last,
+			 LOCAL u32 *nseq, LOCAL u32 *matched, LOCAL u32 *last,
 			 LOCAL u32 *next)
 {
-	u32 e = spz_seg_end(k, bl), p = t, lit = t, n = 0, lits = 0, end = 0;
+	u32 e = spz_seg_end(k, bl), p = spz_seg_start(k, bl), lit = p, n = 0;
+	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0;
 
 	while (p < e && p + prm.mm <= bl) {
 		u32 c = cand[p], len = 0, q = 0, max = bl - p;
 
+		WORK(1);
 		if (max > SPZ_MATCH_MAX)
 			max = SPZ_MATCH_MAX;
-		if (c != 0) {
+		/* Inside a match just found too dear, the same offset finds
+		 * the same match again (extended back to the same literal):
+		 * skip it rather than pay for it at every position. */
+		if (c != 0 && (p + 1 - c != rej_off || p >= rej_end)) {
 			q = c - 1;
 			len = spz_match_len(in, q, p, max);
 		}
@@ -276,12 +291,15 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k, u32 t,
 
 			while (b > lit && bq > 0 && blen < SPZ_MATCH_MAX &&
 			       in[b - 1] == in[bq - 1]) {
+				WORK(1);
 				b--;
 				bq--;
 				blen++;
 			}
-			if (spz_lits_cost(in, b, blen, lcost) <=
-			    spz_seq_cost(blen, p - q)) {
+			if (!spz_lits_exceed(in, b, blen, lcost,
+					     spz_seq_cost(blen, p - q))) {
+				rej_off = p - q;
+				rej_end = b + blen;
 				len = 0;
 			} else {
 				p = b;
@@ -296,15 +314,73 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k, u32 t,
 		seq[2 * n] = (p - lit) | len << 16;
 		seq[2 * n + 1] = p - q;
 		n++;
-		lits += p - lit;
+		covered += len;
 		p += len;
 		lit = end = p;
 	}
 	nseq[k] = n;
-	nlit[k] = lits + (lit < e ? e - lit : 0);
+	matched[k] = covered;
 	last[k] = end;
-	if (k + 1 < SPZ_NSUB)
-		next[k + 1] = lit > e ? lit : e;
+	next[k + 1] = lit > e ? lit : e;
+}
+
+/*
+ * One item, after the parses: where each segment starts for good.  The
+ * segments are walked in order, each from where the previous one's
+ * matches end (a).  A segment drops its sequences ending by a and cuts the
+ * front off one that crosses it (same offset, at least 3 bytes left, else
+ * dropped too), and its first kept sequence's literal length is rewritten
+ * to count from a.  Leaves fin[k] the segment's start, drop[k] the
+ * sequences it drops, nseq[k] those it keeps, last[k] the end of its last
+ * match (0: none) and nlit[k] its literal bytes up to the next segment's
+ * start (fin[SPZ_NSUB] = bl).  next[k + 1]: where the segment's parse
+ * left off (spz_parse).
+ */
+DEVICE_FN void spz_settle(u32 bl, GLOBAL u32 *subseq, LOCAL const u32 *next,
+			  LOCAL u32 *nseq, LOCAL const u32 *matched,
+			  LOCAL u32 *last, LOCAL u32 *fin, LOCAL u32 *drop,
+			  LOCAL u32 *nlit)
+{
+	u32 a = 0;
+
+	for (u32 k = 0; k < SPZ_NSUB; k++) {
+		GLOBAL u32 *ss = subseq + 2 * SPZ_SEQ_PER_SUB * k;
+		u32 p = spz_seg_start(k, bl), d = 0, m = matched[k];
+		u32 x = next[k + 1], s;
+
+		WORK(1);
+		for (; d < nseq[k]; d++) {
+			u32 ms = p + (ss[2 * d] & 0xFFFFu), ml = ss[2 * d] >> 16;
+
+			WORK(1);
+			if (ms >= a) {
+				/* Kept: its literals count from a. */
+				ss[2 * d] = (ms - a) | ml << 16;
+				break;
+			}
+			if (ms + ml >= a + 3) {
+				ss[2 * d] = (ms + ml - a) << 16;
+				m -= a - ms;
+				break;
+			}
+			m -= ml;
+			p = ms + ml;
+		}
+		if (d == nseq[k]) {
+			u32 e = spz_seg_end(k, bl);
+
+			x = a > e ? a : e;
+			last[k] = 0;
+		}
+		fin[k] = a;
+		drop[k] = d;
+		nseq[k] -= d;
+		s = spz_seg_start(k + 1, bl);
+		x = x > s ? x : s;
+		nlit[k] = x - a - m;
+		a = x;
+	}
+	fin[SPZ_NSUB] = bl;
 }
 
 #endif

@@ -73,11 +73,13 @@ DEVICE_FN u64 spz_seq_plan(GLOBAL u8 *dst, u64 at, u64 end, GLOBAL u8 *ws,
 		return at;
 	dst[at++] = 0; /* all three symbol types in Predefined_Mode */
 	nparts = (nseq + SPZ_SEQ_PART - 1) / SPZ_SEQ_PART;
+	WORK(2 * nparts);
 	for (u32 j = 0; j < nparts; j++)
 		pbits[j] = 0;
 	for (u32 t = 0; t < nseq; t++) {
 		u32 ll, ml, ofv, llb, llx, mlb, mlx, llc, mlc, ofc, v, nb;
 
+		WORK(1);
 		spz_seq_get(ws, nseq, t, &ll, &ml, &ofv);
 		llc = spz_ll_code(ll, &llb, &llx);
 		mlc = spz_ml_code(ml, &mlb, &mlx);
@@ -182,6 +184,7 @@ DEVICE_FN void spz_seq_part_write(GLOBAL const u8 *ws, u32 nseq, u32 j,
 	while (w.byte < w.end) {
 		u32 l, v;
 
+		WORK(1);
 		if (t > nseq) {
 			v = 0;
 			l = 8; /* padding after the end mark */

@@ -81,14 +81,18 @@ DEVICE_FN void spz_stage(GLOBAL const u8 *src, u64 bbl, u64 ts, u32 mode,
 {
 	GLOBAL u8 *in = ws + SPZ_OFF_IN;
 
-	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE())
+	PHASE("stage");
+	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
+		WORK(1);
 		freq[s] = 0;
+	}
 	BARRIER();
 	for (u32 i = (u32)LOCAL_ID(); i < bl; i += (u32)LOCAL_SIZE()) {
 		u8 v = mode == SPB_NOSHUFFLE ? src[o + i]
 					     : spb_shuffled(src, bbl, ts, mode,
 							    o + i);
 
+		WORK(1);
 		in[i] = v;
 		LOCAL_ADD(freq + v, 1u);
 	}
@@ -103,6 +107,7 @@ SP_ENCODER_ENTRY(sp_zstd_units)
 	GLOBAL u8 *ws = scratch + GROUP_ID() * (u64)SPZ_SCRATCH_BYTES;
 	u64 upc = SPB_UNITS(chunk_bytes, typesize, blocksize);
 
+	PHASE("setup");
 	if (LOCAL_ID() == 0)
 		spz_ft_predefined(ft);
 	BARRIER();
@@ -111,6 +116,7 @@ SP_ENCODER_ENTRY(sp_zstd_units)
 		struct spz_unit un = spz_unit_of(u % upc, chunk_bytes, typesize,
 						 blocksize);
 
+		UNIT();
 		spz_stage(pool + j * chunk_bytes + un.bstart, un.bbl, typesize,
 			  (u32)mode, un.off, un.len, ws, freq);
 		BARRIER();
