@@ -1,7 +1,8 @@
 #!/bin/sh
-# kernel-profile.sh - the reference executor's work profile (doc/design.md
-# §12.1) and the GPU targets of issue 26 it measures, at local size 128 on
-# the frames workload's first batch of micro fill (32 chunks of 576 KiB):
+# kernel-profile.sh - the GPU targets of issue 26, as the reference
+# executor's work profile (doc/design.md §12.1) measures them at local
+# size 128 on the frames workload's first batch of micro fill (32 chunks
+# of 576 KiB):
 #   - the encoder of zstd:1 and of blosc:zstd:1 runs with a parallelism
 #     (work over critical path) of at least 32 lanes of 128, gzip:1's of
 #     at least 48;

@@ -29,6 +29,15 @@ typedef uint16_t __attribute__((__may_alias__)) w16;
 typedef uint32_t __attribute__((__may_alias__)) w32;
 typedef uint64_t __attribute__((__may_alias__)) w64;
 
+/* Words read from byte buffers, in little-endian order on any host, and
+ * the index of the lowest set bit of a nonzero word. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE64(x) ((u64)__builtin_bswap64(x))
+#else
+#define LE64(x) ((u64)(x))
+#endif
+#define CTZ64(x) ((u32)__builtin_ctzll(x))
+
 #define KERNEL static void
 #define ENCODER_KERNEL static void
 #define DEVICE_FN static inline

@@ -22,6 +22,11 @@ typedef unsigned short w16;
 typedef unsigned int w32;
 typedef unsigned long long w64;
 
+/* Words read from byte buffers (NVIDIA GPUs are little-endian), and the
+ * index of the lowest set bit of a nonzero word. */
+#define LE64(x) ((u64)(x))
+#define CTZ64(x) ((u32)(__ffsll((long long)(x)) - 1))
+
 #define KERNEL extern "C" __global__ void
 /* An encoder: two groups of SP_WG_MAX (256) items per SM hold at most 128
  * registers each, which ptxas must then meet without spilling

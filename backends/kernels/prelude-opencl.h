@@ -21,6 +21,16 @@ typedef ushort w16;
 typedef uint w32;
 typedef ulong w64;
 
+/* Words read from byte buffers, in little-endian order on any device, and
+ * the index of the lowest set bit of a nonzero word (OpenCL 1.2 has clz
+ * only). */
+#ifdef __ENDIAN_LITTLE__
+#define LE64(x) ((u64)(x))
+#else
+#define LE64(x) as_ulong(as_uchar8((u64)(x)).s76543210)
+#endif
+#define CTZ64(x) ((u32)(63 - clz((u64)(x) & (0 - (u64)(x)))))
+
 #define KERNEL __kernel void
 #define ENCODER_KERNEL __kernel void
 #define DEVICE_FN static inline
