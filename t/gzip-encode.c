@@ -141,13 +141,14 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
 			uint32_t limit)
 {
-	uint32_t *f = test_xmalloc(4 * nsym), *work = test_xmalloc(16 * nsym);
+	uint32_t *f = test_xmalloc(4 * nsym), *work = test_xmalloc(12 * nsym);
+	uint64_t *key = test_xmalloc(8 * nsym);
 	uint8_t *len = test_xmalloc(nsym);
 	uint64_t kraft = 0, cap = (uint64_t)1 << limit;
 	uint32_t longest = 0, missing = 0;
 
 	memcpy(f, freq, 4 * nsym);
-	defl_huff_lengths(f, nsym, limit, len, work);
+	defl_huff_lengths(f, nsym, limit, len, key, work);
 	for (uint32_t i = 0; i < nsym; i++) {
 		if (len[i] > longest)
 			longest = len[i];
@@ -162,6 +163,7 @@ static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
 	   (unsigned long long)kraft, (unsigned long long)cap, missing);
 	free(f);
 	free(work);
+	free(key);
 	free(len);
 }
 

@@ -28,7 +28,9 @@
  *  4. blocks: SP_DEFL_BLK_SEGS segments (32 KiB) form a unit.  Its
  *     histogram is the sum of its segments'; dynamic Huffman code
  *     lengths, limited to 15 bits (7 for the code-length code), are built
- *     from it.  Then units merge pairwise, as a binary tree over the
+ *     from it, every unit's symbols sorted at once by the whole group
+ *     (a bitonic network), each tree then by one item.  Then units merge
+ *     pairwise, as a binary tree over the
  *     chunk's units: two neighbouring nodes that are each one block
  *     become one dynamic block when its code (built from the summed
  *     histogram) costs fewer bits than the two apart, up to
@@ -73,6 +75,7 @@
 
 #include "kernel-list.h"
 #include "collectives.h"
+#include "copy.h"
 #include "crc32.h"
 #include "deflate-layout.h"
 
@@ -370,39 +373,20 @@ DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 n,
 /* ------------------------------------------------------------ matches */
 
 /*
- * The 8 bytes at src[x..x + 8) (x + 8 <= n) as a little-endian word, from
- * aligned words: src - skew is 8-byte aligned, skew being the chunk's
- * offset in its buffer modulo 8 (device buffers are aligned).  A word
- * reaching past the chunk's end is not read: its bytes are.
- */
-DEVICE_FN u64 defl_load8(GLOBAL const u8 *src, u64 skew, u64 n, u64 x)
-{
-	GLOBAL const w64 *w = (GLOBAL const w64 *)(src - skew);
-	u64 a = x + skew, k = a >> 3, sh = (a & 7) * 8, lo, hi = 0;
-
-	lo = LE64(w[k]);
-	if (sh == 0)
-		return lo;
-	if (8 * k + 16 <= n + skew) {
-		hi = LE64(w[k + 1]);
-	} else {
-		for (u64 i = 8 * k + 8; i < a + 8; i++)
-			hi |= (u64)src[i - skew] << (8 * (i - 8 * k - 8));
-	}
-	return lo >> sh | hi << (64 - sh);
-}
-
-/* How many bytes src[x..) and src[y..) have in common, at most max
+ * How many bytes src[x..) and src[y..) have in common, at most max
  * (x + max, y + max <= n): a word at a time, the first difference found
- * by its lowest set bit. */
+ * by its lowest set bit.  src - skew is 8-byte aligned, skew being the
+ * chunk's offset in its buffer modulo 8 (device buffers are aligned).
+ */
 DEVICE_FN u32 defl_common(GLOBAL const u8 *src, u64 skew, u64 n, u64 x,
 			  u64 y, u32 max)
 {
+	GLOBAL const u8 *base = src - skew;
 	u32 l = 0;
 
 	while (l + 8 <= max) {
-		u64 d = defl_load8(src, skew, n, x + l) ^
-			defl_load8(src, skew, n, y + l);
+		u64 d = load_le64(base, skew + x + l, skew + n) ^
+			load_le64(base, skew + y + l, skew + n);
 
 		WORK(1);
 		if (d != 0)
@@ -581,72 +565,44 @@ DEVICE_FN void defl_parse(GLOBAL const u8 *src, u64 skew, u64 n, u64 a,
 
 /* ----------------------------------------------------------- Huffman */
 
-DEVICE_FN void defl_sift(GLOBAL u32 *a, u32 root, u32 n)
-{
-	u32 v = a[root];
-
-	for (;;) {
-		u32 child = 2 * root + 1;
-
-		WORK(1);
-		if (child >= n)
-			break;
-		if (child + 1 < n && a[child + 1] > a[child])
-			child++;
-		if (a[child] <= v)
-			break;
-		a[root] = a[child];
-		root = child;
-	}
-	a[root] = v;
-}
-
-DEVICE_FN void defl_heapsort(GLOBAL u32 *a, u32 n)
-{
-	if (n < 2)
-		return;
-	for (u32 i = n / 2; i-- > 0;)
-		defl_sift(a, i, n);
-	for (u32 end = n - 1; end > 0; end--) {
-		u32 t = a[0];
-
-		a[0] = a[end];
-		a[end] = t;
-		defl_sift(a, 0, end);
-	}
-}
+/*
+ * A code's symbols in the order Huffman's construction takes them, by
+ * (frequency, symbol): keys freq << 9 | symbol in the low 32 bits (counts
+ * stay below 2^23), and above them DEFL_KEY_DIST for a distance symbol,
+ * so that one sort orders a block's literal/length symbols and, after
+ * them, its distance symbols; an unused symbol is DEFL_KEY_NONE and
+ * sorts last.  Phase 4 sorts each block's keys with the whole group
+ * (defl_keys_stage).
+ */
+#define DEFL_KEY_DIST ((u64)1 << 40)
+#define DEFL_KEY_NONE (~(u64)0)
 
 /*
- * Lengths of a complete prefix code of at most `limit` bits for
- * freq[0..nsym) (each < 2^23), 0 for unused symbols; at least two
- * symbols get a code, as decoders expect.  Huffman's construction over
- * the symbols sorted by (frequency, symbol), then lengths beyond the
- * limit are cut and the Kraft sum restored by lengthening the rarest
- * codes that are still short enough, and any slack given back to the
- * most frequent symbols.  work holds 4 * nsym entries.
+ * Lengths of a complete prefix code of at most `limit` bits for the m
+ * symbols of key[0..m), sorted, out of nsym; 0 for the others, and at
+ * least two symbols get a code, as decoders expect.  Huffman's
+ * construction, then lengths beyond the limit are cut and the Kraft sum
+ * restored by lengthening the rarest codes that are still short enough,
+ * and any slack given back to the most frequent symbols.  One work-item;
+ * work holds 3 * nsym entries.
  */
-DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
-				 GLOBAL u8 *len, GLOBAL u32 *work)
+DEVICE_FN void defl_huff_build(GLOBAL const u64 *key, u32 m, u32 nsym,
+			       u32 limit, GLOBAL u8 *len, GLOBAL u32 *work)
 {
-	GLOBAL u32 *key = work, *lpar = work + nsym;
-	GLOBAL u32 *node = work + 2 * nsym, *npar = work + 3 * nsym;
+	GLOBAL u32 *lpar = work, *node = work + nsym, *npar = work + 2 * nsym;
 	const u32 cap = (u32)1 << limit;
-	u32 m = 0, li = 0, ni = 0, kraft = 0;
+	u32 li = 0, ni = 0, kraft = 0;
 
 	WORK(nsym);
-	for (u32 s = 0; s < nsym; s++) {
+	for (u32 s = 0; s < nsym; s++)
 		len[s] = 0;
-		if (freq[s] != 0)
-			key[m++] = (freq[s] << 9) | s;
-	}
 	if (m < 2) {
-		u32 s = m != 0 ? key[0] & 511 : 0;
+		u32 s = m != 0 ? (u32)key[0] & 511 : 0;
 
 		len[s] = 1;
 		len[s == 0 ? 1 : 0] = 1;
 		return;
 	}
-	defl_heapsort(key, m);
 	/* Two queues: leaves in key order, internal nodes in creation
 	 * order (their weights never decrease). */
 	for (u32 t = 0; t + 1 < m; t++) {
@@ -654,8 +610,9 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 
 		WORK(1);
 		for (int pick = 0; pick < 2; pick++) {
-			if (li < m && (ni >= t || (key[li] >> 9) <= node[ni])) {
-				w += key[li] >> 9;
+			if (li < m && (ni >= t ||
+				       ((u32)key[li] >> 9) <= node[ni])) {
+				w += (u32)key[li] >> 9;
 				lpar[li++] = t;
 			} else {
 				w += node[ni];
@@ -704,7 +661,36 @@ DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
 	}
 	WORK(m);
 	for (u32 i = 0; i < m; i++)
-		len[key[i] & 511] = (u8)lpar[i];
+		len[(u32)key[i] & 511] = (u8)lpar[i];
+}
+
+/*
+ * The code of a small alphabet, freq[0..nsym), by one work-item: its keys
+ * sorted by insertion into key[0..nsym), then built.  For the 19 symbols
+ * of the code-length code (and the tests of the limit).
+ */
+DEVICE_FN void defl_huff_lengths(GLOBAL const u32 *freq, u32 nsym, u32 limit,
+				 GLOBAL u8 *len, GLOBAL u64 *key,
+				 GLOBAL u32 *work)
+{
+	u32 m = 0;
+
+	for (u32 s = 0; s < nsym; s++) {
+		u64 k = (u64)freq[s] << 9 | s;
+		u32 i = m;
+
+		WORK(1);
+		if (freq[s] == 0)
+			continue;
+		while (i > 0 && key[i - 1] > k) {
+			WORK(1);
+			key[i] = key[i - 1];
+			i--;
+		}
+		key[i] = k;
+		m++;
+	}
+	defl_huff_build(key, m, nsym, limit, len, work);
 }
 
 DEVICE_FN u32 defl_reverse(u32 v, u32 nb)
@@ -893,6 +879,7 @@ struct defl_ws {
 	GLOBAL u16 *shist;
 	GLOBAL u64 *scrc, *sbits, *scan;
 	GLOBAL u32 *bhist;
+	GLOBAL u64 *keys;
 	GLOBAL u8 *blen;
 	GLOBAL u16 *bcode;
 	GLOBAL u16 *brle;
@@ -922,6 +909,7 @@ DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
 	ws.sbits = ws.scrc + ws.nseg;
 	ws.scan = (GLOBAL u64 *)(base + SP_DEFL_O_SCAN(n));
 	ws.bhist = (GLOBAL u32 *)(base + SP_DEFL_O_BHIST(n));
+	ws.keys = (GLOBAL u64 *)(base + SP_DEFL_O_KEYS(n));
 	ws.blen = base + SP_DEFL_O_BLEN(n);
 	ws.bcode = (GLOBAL u16 *)(base + SP_DEFL_O_BCODE(n));
 	ws.brle = (GLOBAL u16 *)(base + SP_DEFL_O_BRLE(n));
@@ -932,21 +920,29 @@ DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
 	return ws;
 }
 
-/* Phase 4, one block: dynamic code lengths, header, both costs. */
+/*
+ * Phase 4, one slot: dynamic code lengths from its sorted keys, the
+ * header, both costs.
+ */
 DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
 {
 	GLOBAL const u32 *hist = ws->bhist + b * SP_DEFL_NSYM;
+	GLOBAL u64 *key = ws->keys + b * SP_DEFL_KEYS;
 	GLOBAL u8 *blen = ws->blen + b * SP_DEFL_BSYM;
 	GLOBAL u16 *rle = ws->brle + b * SP_DEFL_NSYM;
 	GLOBAL u64 *info = ws->binfo + b * SP_DEFL_INFO;
 	GLOBAL u32 *work = ws->work + b * SP_DEFL_WORK;
 	GLOBAL u32 *cfreq = work + 1200;
-	u32 hlit = 286, hdist = 30, hclen = 19, nrle;
+	u32 hlit = 286, hdist = 30, hclen = 19, nrle, nlit = 0, ndist = 0;
 	u64 hdr;
 
-	defl_huff_lengths(hist, 286, 15, blen, work);
-	defl_huff_lengths(hist + SP_DEFL_DIST0, 30, 15, blen + SP_DEFL_DIST0,
-			  work);
+	while (nlit < 286 && key[nlit] < DEFL_KEY_DIST)
+		nlit++;
+	while (ndist < 30 && key[nlit + ndist] != DEFL_KEY_NONE)
+		ndist++;
+	WORK(nlit + ndist);
+	defl_huff_build(key, nlit, 286, 15, blen, work);
+	defl_huff_build(key + nlit, ndist, 30, 15, blen + SP_DEFL_DIST0, work);
 	blen[286] = blen[287] = 0;
 	blen[SP_DEFL_DIST0 + 30] = blen[SP_DEFL_DIST0 + 31] = 0;
 	while (hlit > 257 && blen[hlit - 1] == 0)
@@ -959,7 +955,8 @@ DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
 		cfreq[s] = 0;
 	for (u32 i = 0; i < nrle; i++)
 		cfreq[rle[i] & 31]++;
-	defl_huff_lengths(cfreq, 19, 7, blen + SP_DEFL_CLEN0, work);
+	/* The keys are spent: they hold the code-length code's now. */
+	defl_huff_lengths(cfreq, 19, 7, blen + SP_DEFL_CLEN0, key, work);
 	while (hclen > 4 && blen[SP_DEFL_CLEN0 + defl_clen_order[hclen - 1]] == 0)
 		hclen--;
 	hdr = 3 + 5 + 5 + 4 + 3 * (u64)hclen;
@@ -988,10 +985,40 @@ DEVICE_FN u64 defl_stored_most(u64 b, u64 n)
 }
 
 /*
- * Phase 4, one pair of the merge tree: the node of `span` units led by
- * unit l, from its halves led by l and l + span / 2.  When both halves
- * are whole blocks and one dynamic block over them costs fewer bits, l
- * leads that block; its code is built in slot nblk + l, then copied.
+ * Phase 4 works in levels: level 0 builds every unit's own code (slot b
+ * for unit b); level span = 2, 4, ... merges pairwise, as a binary tree:
+ * the node of `span` units led by unit l, from its halves led by l and
+ * l + span / 2, is a candidate when both halves are whole blocks, its
+ * code built in slot nblk + l.  Item i of a level is slot i of level 0,
+ * or the pair of l = i * span; *live says whether it builds a code.
+ */
+DEVICE_FN u64 defl_slot(const struct defl_ws *ws, u64 i, u64 span, int *live)
+{
+	const u64 l = i * span, r = l + span / 2;
+	u64 rlen;
+
+	if (span == 1) {
+		*live = i < ws->nblk;
+		return i;
+	}
+	rlen = r < ws->nblk && ws->nblk - r < span / 2 ? ws->nblk - r
+						       : span / 2;
+	*live = r < ws->nblk &&
+		ws->binfo[l * SP_DEFL_INFO + DEFL_I_RUN] == span / 2 &&
+		ws->binfo[r * SP_DEFL_INFO + DEFL_I_RUN] == rlen;
+	return ws->nblk + l;
+}
+
+/* Items of a level. */
+DEVICE_FN u64 defl_slots(const struct defl_ws *ws, u64 span)
+{
+	return (ws->nblk + span - 1) / span;
+}
+
+/*
+ * Phase 4, one pair of the merge tree whose candidate code was built:
+ * when one dynamic block over both halves costs fewer bits than the two
+ * apart, l leads that block, and the candidate's code is copied to l.
  */
 DEVICE_FN void defl_merge_pair(const struct defl_ws *ws, u64 l, u64 span)
 {
@@ -1000,18 +1027,8 @@ DEVICE_FN void defl_merge_pair(const struct defl_ws *ws, u64 l, u64 span)
 	GLOBAL u64 *ir = ws->binfo + r * SP_DEFL_INFO;
 	GLOBAL u64 *ic = ws->binfo + c * SP_DEFL_INFO;
 	GLOBAL u32 *hl = ws->bhist + l * SP_DEFL_NSYM;
-	GLOBAL const u32 *hr = ws->bhist + r * SP_DEFL_NSYM;
-	GLOBAL u32 *hc = ws->bhist + c * SP_DEFL_NSYM;
-	u64 rlen = ws->nblk - r < span / 2 ? ws->nblk - r : span / 2;
+	GLOBAL const u32 *hc = ws->bhist + c * SP_DEFL_NSYM;
 
-	if (r >= ws->nblk || il[DEFL_I_RUN] != span / 2 ||
-	    ir[DEFL_I_RUN] != rlen)
-		return;
-	WORK(SP_DEFL_NSYM);
-	for (u32 x = 0; x < SP_DEFL_NSYM; x++)
-		hc[x] = hl[x] + hr[x];
-	hc[256] = 1;
-	defl_block_codes(ws, c);
 	if (ic[DEFL_I_DYN] >= il[DEFL_I_COST] + ir[DEFL_I_COST])
 		return;
 	WORK(2 * SP_DEFL_NSYM + SP_DEFL_BSYM);
@@ -1239,56 +1256,136 @@ DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n,
 	}
 }
 
-/* Phase 4: each unit's histogram, the sum of its segments'. */
-DEVICE_FN void defl_unit_hist_step(GLOBAL u8 *scratch, u64 n)
+/*
+ * Phase 4, level span, step 1: each live slot's histogram: a unit's, the
+ * sum of its segments' (level 0); a candidate's, the sum of its halves'.
+ * The end-of-block code counts once.
+ */
+DEVICE_FN void defl_level_hist_step(GLOBAL u8 *scratch, u64 n, u64 span)
 {
 	const struct defl_ws ws = defl_ws_of(scratch, n);
 
-	for (u64 x = LOCAL_ID(); x < ws.nblk * SP_DEFL_NSYM;
+	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_NSYM;
 	     x += LOCAL_SIZE()) {
-		u64 b = x / SP_DEFL_NSYM, sym = x % SP_DEFL_NSYM;
-		u64 s0 = b * SP_DEFL_BLK_SEGS, s1 = s0 + SP_DEFL_BLK_SEGS;
+		u64 i = x / SP_DEFL_NSYM, sym = x % SP_DEFL_NSYM, slot;
+		u64 s0 = i * SP_DEFL_BLK_SEGS, s1 = s0 + SP_DEFL_BLK_SEGS;
 		u32 f = sym == 256;
+		int live;
 
-		if (s1 > ws.nseg)
-			s1 = ws.nseg;
-		WORK(s1 - s0);
-		for (u64 s = s0; s < s1; s++)
-			f += ws.shist[s * SP_DEFL_NSYM + sym];
-		ws.bhist[x] = f;
+		slot = defl_slot(&ws, i, span, &live);
+		WORK(1);
+		if (!live || sym == 256) {
+			if (live)
+				ws.bhist[slot * SP_DEFL_NSYM + sym] = f;
+			continue;
+		}
+		if (span > 1) {
+			f = ws.bhist[i * span * SP_DEFL_NSYM + sym] +
+			    ws.bhist[(i * span + span / 2) * SP_DEFL_NSYM + sym];
+		} else {
+			if (s1 > ws.nseg)
+				s1 = ws.nseg;
+			WORK(s1 - s0);
+			for (u64 s = s0; s < s1; s++)
+				f += ws.shist[s * SP_DEFL_NSYM + sym];
+		}
+		ws.bhist[slot * SP_DEFL_NSYM + sym] = f;
 	}
 }
 
-/* Phase 4: each unit's dynamic code and its cheapest form alone; at
- * level 0 every unit is a block of its own, stored. */
-DEVICE_FN void defl_unit_codes_step(GLOBAL u8 *scratch, u64 n, u64 level)
+/* Step 2: each live slot's keys (DEFL_KEY_DIST), unsorted. */
+DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, u64 n, u64 span)
 {
 	const struct defl_ws ws = defl_ws_of(scratch, n);
 
-	for (u64 b = LOCAL_ID(); b < ws.nblk; b += LOCAL_SIZE()) {
-		GLOBAL u64 *info = ws.binfo + b * SP_DEFL_INFO;
-		u64 cost = defl_stored_most(b, n);
+	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_KEYS;
+	     x += LOCAL_SIZE()) {
+		u64 k = x % SP_DEFL_KEYS, key = DEFL_KEY_NONE;
+		int live;
+		u64 slot = defl_slot(&ws, x / SP_DEFL_KEYS, span, &live);
+		GLOBAL const u32 *hist = ws.bhist + slot * SP_DEFL_NSYM;
 
 		WORK(1);
-		if (level != 0) {
-			defl_block_codes(&ws, b);
-			if (info[DEFL_I_FIXED] < cost)
-				cost = info[DEFL_I_FIXED];
-			if (info[DEFL_I_DYN] < cost)
-				cost = info[DEFL_I_DYN];
+		if (!live)
+			continue;
+		if (k < 286 && hist[k] != 0)
+			key = (u64)hist[k] << 9 | k;
+		else if (k >= 286 && k < 316 && hist[SP_DEFL_DIST0 + k - 286])
+			key = DEFL_KEY_DIST |
+			      (u64)hist[SP_DEFL_DIST0 + k - 286] << 9 | (k - 286);
+		ws.keys[slot * SP_DEFL_KEYS + k] = key;
+	}
+}
+
+/* Step 3, one stage (k, j) of a bitonic sort of every live slot's keys,
+ * ascending: the compare-exchanges of all slots spread over the group. */
+DEVICE_FN void defl_keys_stage(GLOBAL u8 *scratch, u64 n, u64 span, u32 k,
+			       u32 j)
+{
+	const struct defl_ws ws = defl_ws_of(scratch, n);
+
+	for (u64 t = LOCAL_ID(); t < defl_slots(&ws, span) * SP_DEFL_KEYS / 2;
+	     t += LOCAL_SIZE()) {
+		u32 c = (u32)(t % (SP_DEFL_KEYS / 2));
+		u32 i = ((c & ~(j - 1)) << 1) | (c & (j - 1)), l = i | j;
+		int live;
+		GLOBAL u64 *key = ws.keys + defl_slot(&ws, t / (SP_DEFL_KEYS / 2),
+						      span, &live) *
+						    SP_DEFL_KEYS;
+		u64 a, b;
+
+		WORK(1);
+		if (!live)
+			continue;
+		a = key[i];
+		b = key[l];
+		if ((a > b) == ((i & k) == 0)) {
+			key[i] = b;
+			key[l] = a;
 		}
-		info[DEFL_I_COST] = cost;
+	}
+}
+
+/*
+ * Step 4, one work-item per live slot: its code from the sorted keys;
+ * at level 0 each unit's cheapest form alone, at the others whether the
+ * pair merges.
+ */
+DEVICE_FN void defl_level_codes_step(GLOBAL u8 *scratch, u64 n, u64 span)
+{
+	const struct defl_ws ws = defl_ws_of(scratch, n);
+
+	for (u64 i = LOCAL_ID(); i < defl_slots(&ws, span); i += LOCAL_SIZE()) {
+		int live;
+		u64 slot = defl_slot(&ws, i, span, &live);
+		GLOBAL u64 *info = ws.binfo + slot * SP_DEFL_INFO;
+
+		WORK(1);
+		if (!live)
+			continue;
+		defl_block_codes(&ws, slot);
+		if (span > 1) {
+			defl_merge_pair(&ws, i * span, span);
+			continue;
+		}
+		info[DEFL_I_COST] = defl_stored_most(slot, n);
+		if (info[DEFL_I_FIXED] < info[DEFL_I_COST])
+			info[DEFL_I_COST] = info[DEFL_I_FIXED];
+		if (info[DEFL_I_DYN] < info[DEFL_I_COST])
+			info[DEFL_I_COST] = info[DEFL_I_DYN];
 		info[DEFL_I_RUN] = 1;
 	}
 }
 
-/* Phase 4: one level of the merge tree, pairs of `span` units. */
-DEVICE_FN void defl_merge_step(GLOBAL u8 *scratch, u64 n, u64 span)
+/* Level 0 of a chunk stored whole: every unit a block of its own. */
+DEVICE_FN void defl_stored_units_step(GLOBAL u8 *scratch, u64 n)
 {
 	const struct defl_ws ws = defl_ws_of(scratch, n);
 
-	for (u64 i = LOCAL_ID(); i * span < ws.nblk; i += LOCAL_SIZE())
-		defl_merge_pair(&ws, i * span, span);
+	for (u64 b = LOCAL_ID(); b < ws.nblk; b += LOCAL_SIZE()) {
+		WORK(1);
+		ws.binfo[b * SP_DEFL_INFO + DEFL_I_RUN] = 1;
+	}
 }
 
 /* Phase 5: one level of the CRC tree: the CRC of segments l.. joins that
@@ -1540,18 +1637,29 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 	defl_parse_step(src, skew, cn[0], scratch, level, crc_tab, len_code,
 			dist_lo, dist_hi);
 	BARRIER();
-	if (level != 0) {
-		PHASE("unit-hist");
-		defl_unit_hist_step(scratch, cn[0]);
+	/* Phase 4, level by level: each level's histograms, keys, sort
+	 * (one barrier per stage) and codes. */
+	for (u64 span = 1; level != 0 && (span == 1 || (span <= SP_DEFL_MERGE_MAX &&
+						       span / 2 < nblk));
+	     span *= 2) {
+		PHASE(span == 1 ? "unit-hist" : "merge-hist");
+		defl_level_hist_step(scratch, cn[0], span);
+		BARRIER();
+		defl_keys_step(scratch, cn[0], span);
+		BARRIER();
+		PHASE(span == 1 ? "unit-sort" : "merge-sort");
+		for (u32 k = 2; k <= SP_DEFL_KEYS; k <<= 1)
+			for (u32 j = k >> 1; j > 0; j >>= 1) {
+				defl_keys_stage(scratch, cn[0], span, k, j);
+				BARRIER();
+			}
+		PHASE(span == 1 ? "unit-codes" : "merge");
+		defl_level_codes_step(scratch, cn[0], span);
 		BARRIER();
 	}
-	PHASE("unit-codes");
-	defl_unit_codes_step(scratch, cn[0], level);
-	BARRIER();
-	PHASE("merge");
-	for (u64 span = 2; level != 0 && span <= SP_DEFL_MERGE_MAX &&
-			   span / 2 < nblk; span *= 2) {
-		defl_merge_step(scratch, cn[0], span);
+	if (level == 0) {
+		PHASE("unit-codes");
+		defl_stored_units_step(scratch, cn[0]);
 		BARRIER();
 	}
 	PHASE("crc");

@@ -97,6 +97,7 @@ struct kdrv {
 	uint64_t copy_local;   /* for the kernels that only move bytes */
 	uint64_t n;            /* chunks per batch: K * M */
 	uint64_t nruns;        /* scatter runs per batch */
+	uint64_t run_lanes;    /* work-items per run (geometry.h) */
 	kdev_buf geo, perm;
 	/* The codec's encoder: its groups and their scratch (deflate-layout.h,
 	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
@@ -331,11 +332,45 @@ static int open_profile(struct kdrv *k, struct sp_err *err)
 		     "not count work (the reference backend does)",
 		     k->profile);
 	SP_FORWARD(k->ops->work_start(k->dev, err));
+	/* Counting work per item, the device runs every item of a group. */
+	k->lim.one_item_groups = 0;
 	return write_profile(k, err);
 }
 
+/*
+ * Work-items copying one scatter run together (scatter.h): where each
+ * item takes one run (a GPU), a power of two that divides the local size,
+ * up to 16 (16 words of 8 bytes make a 128-byte transaction) and with 4
+ * words of the run or more each, since every lane locates the run again;
+ * where items take many runs (a CPU device), one.
+ */
+static uint64_t run_lanes(uint64_t local, uint64_t run_words,
+			  uint64_t per_item)
+{
+	uint64_t lanes = 1;
+
+	while (per_item <= 1 && lanes < 16 && 8 * lanes <= run_words &&
+	       local % (2 * lanes) == 0)
+		lanes *= 2;
+	return lanes;
+}
+
+/* Whether scatter's divisions fit 32 bits: every quotient and divisor of
+ * a run's coordinates does (scatter_locate). */
+static int fits_div32(const struct plan *p, uint64_t nruns)
+{
+	int fits = nruns <= UINT32_MAX && p->M <= UINT32_MAX;
+
+	for (int d = 0; d < p->rank; d++)
+		fits &= p->chunk[d] <= UINT32_MAX &&
+			p->chunk_count[d] <= UINT32_MAX;
+	return fits;
+}
+
+/* local: the work-items a group runs with (1 where each runs one). */
 static void fill_geometry(const struct plan *p, uint64_t nruns,
-			  uint64_t per_item, uint64_t geo[SP_GEO_WORDS])
+			  uint64_t per_item, uint64_t local,
+			  uint64_t geo[SP_GEO_WORDS])
 {
 	int inner = p->rank - 1;
 	uint64_t bits = p->esize * p->chunk[inner];
@@ -354,6 +389,9 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	geo[SP_GEO_RUNS_PER_CHUNK] = p->chunk_elems / p->chunk[inner];
 	geo[SP_GEO_NRUNS] = nruns;
 	geo[SP_GEO_RUNS_PER_ITEM] = per_item ? per_item : 1;
+	geo[SP_GEO_RUN_LANES] = run_lanes(local, p->chunk[inner] * p->esize /
+						 geo[SP_GEO_UNIT], per_item);
+	geo[SP_GEO_DIV32] = (uint64_t)fits_div32(p, nruns);
 	for (unsigned b = 0; b < 8; b++)
 		fill[b] = p->fill_le[b % p->esize];
 	memcpy(&geo[SP_GEO_FILL], fill, 8);
@@ -547,7 +585,9 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 		SP_FORWARD(open_profile(k, err));
 	k->n = p->K * p->M;
 	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
-	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);
+	fill_geometry(p, k->nruns, k->lim.runs_per_item,
+		      k->lim.one_item_groups ? 1 : k->local, geo);
+	k->run_lanes = geo[SP_GEO_RUN_LANES];
 
 	SP_FORWARD(alloc_buf(k, sizeof(geo), &k->geo, "the geometry table",
 			     err));
@@ -643,7 +683,8 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 				  &up.ev, err));
 	up.t1 = sp_now();
 	rc = launch_items(k, s, pack_sp_scatter(s->in, s->pool, k->geo),
-			  (k->nruns + per_item - 1) / per_item, err);
+			  (k->nruns + per_item - 1) / per_item * k->run_lanes,
+			  err);
 	/* The caller's rows may be reused once this returns, whatever the
 	 * launch did. */
 	if (rc != SHARDPIPE_OK)
