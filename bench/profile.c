@@ -1,18 +1,19 @@
 /*
- * profile.c - `shardpipe bench --profile` and `--local`: the kernel
- * backends' switches of SHARDPIPE_KERNEL_DEBUG (doc/design.md §9), set for
- * the runs, and the reference executor's work profile (§12.1) collected
- * in a temporary file and printed after the report.
+ * profile.c - the kernel backends' switches of a measurement
+ * (SHARDPIPE_KERNEL_DEBUG, doc/design.md §9) and the reference executor's
+ * work profile (§12.1), collected in a temporary file and copied to
+ * stdout after the report.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
 
-int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local)
+int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local,
+		       char *msg, size_t msg_size)
 {
 	const char *old = getenv("SHARDPIPE_KERNEL_DEBUG");
 	const char *dir = getenv("TMPDIR");
@@ -33,17 +34,17 @@ int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local)
 				     "%s/shardpipe-profile-XXXXXX", dir) >=
 			    sizeof(p->path) ||
 		    strchr(p->path, ',') != NULL) {
-			cli_error("bench: --profile: TMPDIR %s is too long or "
-				  "holds a comma", dir);
+			snprintf(msg, msg_size, "--profile: TMPDIR %s is too "
+				 "long or holds a comma", dir);
 			p->path[0] = '\0';
-			return -1;
+			return SHARDPIPE_ERR_PATH;
 		}
 		fd = mkstemp(p->path);
 		if (fd < 0) {
-			cli_error("bench: --profile: a temporary file in %s: "
-				  "%s", dir, strerror(errno));
+			snprintf(msg, msg_size, "--profile: a temporary file in "
+				 "%s: %s", dir, strerror(errno));
 			p->path[0] = '\0';
-			return -1;
+			return SHARDPIPE_ERR_IO;
 		}
 		close(fd);
 		if (at < sizeof(words))
@@ -51,34 +52,37 @@ int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local)
 					       "profile=%s,", p->path);
 	}
 	if (at == 0)
-		return 0;
+		return SHARDPIPE_OK;
 	if (at >= sizeof(words)) {
-		cli_error("bench: SHARDPIPE_KERNEL_DEBUG is too long to extend");
+		snprintf(msg, msg_size, "SHARDPIPE_KERNEL_DEBUG is too long to "
+			 "extend");
 		bench_profile_done(p);
-		return -1;
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	words[at - 1] = '\0';
 	if (setenv("SHARDPIPE_KERNEL_DEBUG", words, 1) != 0) {
-		cli_error("bench: setting SHARDPIPE_KERNEL_DEBUG: %s",
-			  strerror(errno));
+		snprintf(msg, msg_size, "setting SHARDPIPE_KERNEL_DEBUG: %s",
+			 strerror(errno));
 		bench_profile_done(p);
-		return -1;
+		return SHARDPIPE_ERR_NOMEM;
 	}
-	return 0;
+	return SHARDPIPE_OK;
 }
 
-int bench_profile_print(const struct bench_profile *p, const char *backend)
+int bench_profile_print(const struct bench_profile *p, const char *backend,
+			char *msg, size_t msg_size)
 {
 	FILE *f;
 	char line[512];
 	size_t n = 0;
 
 	if (p->path[0] == '\0')
-		return 0;
+		return SHARDPIPE_OK;
 	f = fopen(p->path, "r");
 	if (f == NULL) {
-		cli_error("bench: --profile: %s: %s", p->path, strerror(errno));
-		return -1;
+		snprintf(msg, msg_size, "--profile: %s: %s", p->path,
+			 strerror(errno));
+		return SHARDPIPE_ERR_IO;
 	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		fputs(line, stdout);
@@ -86,11 +90,11 @@ int bench_profile_print(const struct bench_profile *p, const char *backend)
 	}
 	fclose(f);
 	if (n == 0) {
-		cli_error("bench: --profile: backend %s counted no work (only "
-			  "reference does)", backend);
-		return -1;
+		snprintf(msg, msg_size, "--profile: backend %s counted no work "
+			 "(only reference does)", backend);
+		return SHARDPIPE_ERR_BACKEND;
 	}
-	return 0;
+	return SHARDPIPE_OK;
 }
 
 void bench_profile_done(struct bench_profile *p)

@@ -7,9 +7,11 @@
 #define SHARDPIPE_COMMON_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "shardpipe.h"
 
@@ -49,7 +51,24 @@ static inline int sp_err_set(struct sp_err *e, int code, const char *fmt, ...)
  * thread (failed opens, when no handle exists to carry it). */
 SP_INTERNAL void sp_last_error_set(const char *msg);
 
+/*
+ * The copy between a versioned public struct of the caller's and the
+ * library's own (doc/design.md §16.3): the first min(dst_size, src_size)
+ * bytes of src go to dst, nothing past them is touched, and dst's
+ * struct_size (every such struct's first field) becomes that count.
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, touching nothing, when a pointer is NULL
+ * or the count cannot hold struct_size.
+ */
+SP_INTERNAL int sp_struct_copy(void *dst, size_t dst_size, const void *src,
+			       size_t src_size);
+
 /* Return `code` with a message when `cond` holds (zstd's RETURN_ERROR_IF). */
+/* Whether the caller's description holds `field`: a program built
+ * against an older header passes a smaller struct (struct_size). */
+#define DESC_HAS(desc, field) \
+	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
+				sizeof((desc)->field))
+
 #define SP_RETURN_IF(cond, err, code, ...)                                    \
 	do {                                                                  \
 		if (cond)                                                     \
@@ -63,6 +82,17 @@ SP_INTERNAL void sp_last_error_set(const char *msg);
 		if (sp_rc_ != SHARDPIPE_OK)                                   \
 			return sp_rc_;                                        \
 	} while (0)
+
+/* Seconds of CLOCK_MONOTONIC: every time the library measures or traces
+ * is on this one clock, so spans of different threads and of the device
+ * line up (doc/design.md §23). */
+static inline double sp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Overflow-checked arithmetic on sizes. */
 static inline int sp_mul_ok(uint64_t a, uint64_t b, uint64_t *out)

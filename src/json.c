@@ -108,8 +108,9 @@ static void *arena_alloc(struct parser *ps, size_t n)
 	b->cap = cap;
 	b->used = need;
 	/* A block of its own goes behind the current one, so the current
-	 * block keeps serving small allocations. */
-	if (need != cap && d->blocks != NULL) {
+	 * block keeps serving small allocations; a fresh arena block
+	 * becomes the current one. */
+	if (need == cap && d->blocks != NULL) {
 		b->next = d->blocks->next;
 		d->blocks->next = b;
 	} else {
@@ -222,6 +223,38 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+size_t json_quote(char *out, const char *s, size_t len, size_t *bad)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	char *o = out;
+
+	*o++ = '"';
+	while (p < end) {
+		size_t n = utf8_len(p, end);
+
+		if (n == 0) {
+			*bad = (size_t)(p - (const unsigned char *)s);
+			return 0;
+		}
+		if (*p == '"' || *p == '\\') {
+			*o++ = '\\';
+			*o++ = (char)*p;
+		} else if (*p < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[*p >> 4];
+			o[5] = hex[*p & 15];
+			o += 6;
+		} else {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o++ = '"';
+	return (size_t)(o - out);
 }
 
 /*

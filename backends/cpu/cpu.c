@@ -192,7 +192,7 @@ static int thread_id(void)
 #endif
 }
 
-static int cpu_probe(shardpipe_backend_info *info)
+static int cpu_probe(struct backend_probe *info)
 {
 	/* The same count the plan resolves threads from; not asked of
 	 * OpenMP, whose runtime (LLVM's) would start up here, in every
@@ -549,6 +549,58 @@ static void gather_item(const struct plan *p, const struct view *v,
 	}
 }
 
+/*
+ * Whether the gathered chunk ci of an epoch (row-major over the view's
+ * chunk shape, as gather_item lays it out) holds the fill value in every
+ * cell inside the array (doc/design.md §22.2).  Padding past the edge is
+ * not the array's and is not looked at.  A run is all fill when its first
+ * element is and it equals itself shifted by one element; a chunk of data
+ * differs within its first bytes, so the check costs little but on chunks
+ * of fill, which then skip compression.
+ */
+static int chunk_is_fill(const struct plan *p, const struct view *v,
+			 const uint8_t *chunk, uint64_t ci)
+{
+	const int R = v->rank, last = R - 1;
+	const size_t es = p->esize;
+	uint64_t ext[SHARDPIPE_MAX_RANK], n[SHARDPIPE_MAX_RANK] = { 0 };
+	size_t run;
+
+	for (int d = last; d >= 0; d--) {
+		uint64_t origin = ci % v->count[d] * v->chunk[d];
+
+		ci /= v->count[d];
+		ext[d] = v->size[d] - origin < v->chunk[d] ? v->size[d] - origin
+							   : v->chunk[d];
+	}
+	run = (size_t)ext[last] * es;
+	for (;;) {
+		uint64_t off = 0;
+		int d;
+
+		for (d = 0; d < last; d++)
+			off = off * v->chunk[d] + n[d];
+		off *= v->chunk[last] * es;
+		if (memcmp(chunk + off, p->fill_le, es) != 0 ||
+		    memcmp(chunk + off, chunk + off + es, run - es) != 0)
+			return 0;
+		for (d = last - 1; d >= 0; d--) {
+			if (++n[d] < ext[d])
+				break;
+			n[d] = 0;
+		}
+		if (d < 0)
+			return 1;
+	}
+}
+
+/* Whether the gathered chunk ci of an epoch is not to be stored. */
+static int left_out(const struct plan *p, const struct view *v,
+		    const uint8_t *chunk, uint64_t ci)
+{
+	return !p->write_empty_chunks && chunk_is_fill(p, v, chunk, ci);
+}
+
 static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
@@ -613,22 +665,28 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 	int64_t nc = (int64_t)c->nchunks;
 	int failed = -1;
 
-	if (p->codec == SHARDPIPE_CODEC_NONE) {
-		for (uint64_t ci = 0; ci < c->nchunks; ci++)
-			c->sizes[ci] = p->chunk_bytes;
-		return SHARDPIPE_OK;
-	}
 	SP_RETURN_IF(c->chunks == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "compress before any scatter");
+	if (p->codec == SHARDPIPE_CODEC_NONE) {
+		for (uint64_t ci = 0; ci < c->nchunks; ci++)
+			c->sizes[ci] = left_out(p, &c->view,
+						c->chunks + ci * p->chunk_bytes,
+						ci % p->M) ? 0 : p->chunk_bytes;
+		return SHARDPIPE_OK;
+	}
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
 			    "compressed", err));
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic)
 	for (int64_t ci = 0; ci < nc; ci++) {
-		size_t r = compress_one(
-			c, thread_id(),
-			c->chunks + (uint64_t)ci * p->chunk_bytes,
-			c->packed + (uint64_t)ci * p->slot_capacity);
+		const uint8_t *src = c->chunks + (uint64_t)ci * p->chunk_bytes;
+		size_t r;
 
+		if (left_out(p, &c->view, src, (uint64_t)ci % p->M)) {
+			c->sizes[ci] = 0;
+			continue;
+		}
+		r = compress_one(c, thread_id(), src,
+				 c->packed + (uint64_t)ci * p->slot_capacity);
 		c->sizes[ci] = r;
 		if (r == 0) {
 #pragma omp critical
@@ -677,24 +735,35 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-static int cpu_fetch(void *vctx, struct batch_result *out, struct sp_err *err)
+/* The stage entries hold one batch: tests run them one batch at a time,
+ * and a stream on cpu runs the fused pass instead. */
+static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
+			     struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 
 	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fetch before any aggregate");
-
-	out->data = c->aggregated;
-	out->offsets = c->offsets;
+	*offsets = c->offsets;
 	return SHARDPIPE_OK;
 }
 
-static double now(void)
+static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
+			    struct sp_err *err)
 {
-	struct timespec ts;
+	struct cpu_ctx *c = vctx;
+	uint64_t total = c->offsets[c->nchunks];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	for (size_t i = 0; i < n; i++) {
+		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
+			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "range %zu lies outside the %llu bytes of the "
+			     "batch", i, (unsigned long long)total);
+		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
+	}
+	return SHARDPIPE_OK;
 }
 
 /* CPU time of the calling thread: what a stage costs, whatever else the
@@ -704,7 +773,7 @@ static double thread_cpu(void)
 	struct timespec ts;
 
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return now();
+		return sp_now();
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -746,15 +815,22 @@ static void fused_items(struct cpu_ctx *c, int t)
 		b = thread_cpu();
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
+			/* Codec none gathered into the slots already. */
+			const int copied = none && v->rank > 1;
+			const uint8_t *chunk =
+				copied ? slot + j * p->slot_capacity
+				       : src + j * p->chunk_bytes;
 			size_t r = p->chunk_bytes;
 
-			if (!none || v->rank == 1)
-				r = compress_one(c, t, src + j * p->chunk_bytes,
-						 slot + j * p->slot_capacity);
-			c->sizes[first + j] = r;
-			if (r == 0 && (ln->failed < 0 ||
-				       (int64_t)(first + j) < ln->failed))
+			if (left_out(p, v, chunk, it * per + j))
+				r = 0;
+			else if (!copied && (r = compress_one(
+					       c, t, chunk,
+					       slot + j * p->slot_capacity)) == 0 &&
+				 (ln->failed < 0 ||
+				  (int64_t)(first + j) < ln->failed))
 				ln->failed = (int64_t)(first + j);
+			c->sizes[first + j] = r;
 		}
 		ln->sc += thread_cpu() - b;
 	}
@@ -833,7 +909,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
 	struct crew *w = &c->crew;
-	double sg = 0, sc = 0, t0 = now(), t1;
+	double sg = 0, sc = 0, t0 = sp_now(), t1;
 	int64_t failed = -1;
 
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
@@ -861,7 +937,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	while (w->busy > 0)
 		pthread_cond_wait(&w->done, &w->mu);
 	pthread_mutex_unlock(&w->mu);
-	t1 = now();
+	t1 = sp_now();
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
@@ -887,7 +963,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	(void)t0;
 	out->seconds_scatter = sg / p->threads;
 	out->seconds_compress = sc / p->threads;
-	out->seconds_aggregate = now() - t1;
+	out->seconds_aggregate = sp_now() - t1;
 	return SHARDPIPE_OK;
 }
 
@@ -912,7 +988,8 @@ const struct backend_ops sp_backend_cpu = {
 	.scatter = cpu_scatter,
 	.compress = cpu_compress,
 	.aggregate = cpu_aggregate,
-	.fetch = cpu_fetch,
+	.fetch_offsets = cpu_fetch_offsets,
+	.fetch_ranges = cpu_fetch_ranges,
 	.close = cpu_close,
 	.run_batch = cpu_run_batch,
 	.pool_bytes = cpu_pool_bytes,

@@ -24,23 +24,29 @@
  * cudaStreamWaitEvent waits for the record current when it is called,
  * so re-recording `last` afterwards does not disturb an earlier wait.
  *
- * Uploads go through two pinned staging buffers used in turn: the
- * caller's bytes are copied into one, which the upload stream then copies
- * to the device, so the caller may reuse its memory as soon as upload
- * returns.  The driver's result buffers are pinned (host_alloc), so the
- * read-back of offsets and of exactly offsets[K*M] bytes is a direct DMA.
+ * The stream's staging buffers are pinned (host_alloc), so an upload from
+ * them is a direct DMA and the driver waits for it before the buffer is
+ * reused.  Other uploads (a caller's span handed over whole) go through two
+ * pinned buffers of the adapter used in turn: the caller's bytes are
+ * copied into one, which the upload stream then copies to the device, so
+ * the caller may reuse its memory as soon as upload returns.  The offsets
+ * are read back into pinned memory; the chunks go straight to the shard
+ * buffers (doc/design.md §11).
  *
- * SHARDPIPE_CUDA_DEVICE chooses the device: unset, empty or "auto" takes
- * device 0; digits take that index; anything else is matched, without
- * regard to case, against the device names.
+ * With SHARDPIPE_TRACE every operation whose completion the driver asks
+ * for is bracketed by two timing events, placed on the host's clock
+ * through an event recorded and synchronised at open.
+ *
+ * SHARDPIPE_CUDA_DEVICE chooses the device (adapter.h's grammar): an
+ * index is the device's ordinal; a name is matched against the device's
+ * name.
  */
 #include <cuda_runtime_api.h>
 
 #include <limits.h>
 #include <stdlib.h>
 
-#include "backend.h"
-#include "driver.h"
+#include "adapter.h"
 #include "geometry.h"
 
 /* kernels.cu: the host stubs of every kernel, in SP_KERNEL_LIST order. */
@@ -75,75 +81,69 @@ struct cu_stage {
 	cudaEvent_t free;   /* the copy out of it has completed */
 };
 
+/* What the driver waits on: the operation's end and, when tracing, its
+ * start. */
+struct cu_ev {
+	cudaEvent_t start, end;
+};
+
 struct cu_dev {
 	int device;
 	cudaStream_t up, compute, down;
 	struct cu_stage stage[2];
 	int next_stage;
 	int chosen;         /* device is set: there may be resources on it */
+	int trace;          /* time operations (SHARDPIPE_TRACE) */
+	cudaEvent_t base;   /* tracing: recorded at open ... */
+	double base_host;   /* ... and complete at this host time */
 	char label[200];
 };
 
-/* ------------------------------------------------------ device choice */
+/* ----------------------------------------------------------- devices */
 
-static int all_digits(const char *s)
+/* Every device, index (ordinal); every CUDA device is a GPU.  Without a
+ * driver cudaGetDeviceCount fails, and that is probe's reason. */
+static int cu_list(kdev_visit_fn visit, void *state, struct sp_err *err)
 {
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-/* Why the backend cannot run here, in the words probe reports. */
-static int no_device(struct sp_err *err, cudaError_t rc, int count)
-{
-	if (rc != cudaSuccess)
-		return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-				  "no CUDA device (%s)", cudaGetErrorString(rc));
-	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-			  "no CUDA device (cudaGetDeviceCount found %d)",
-			  count);
-}
-
-static int pick_device(int *out, struct sp_err *err)
-{
-	const char *want = getenv("SHARDPIPE_CUDA_DEVICE");
 	int count = 0;
 	cudaError_t rc = cudaGetDeviceCount(&count);
 
-	if (rc != cudaSuccess || count <= 0)
-		return no_device(err, rc, count);
-	if (want == NULL || *want == '\0' || strcmp(want, "auto") == 0) {
-		*out = 0;
-		return SHARDPIPE_OK;
-	}
-	if (all_digits(want)) {
-		long i = strtol(want, NULL, 10);
-
-		SP_RETURN_IF(i >= count || strlen(want) > 6, err,
-			     SHARDPIPE_ERR_BACKEND,
-			     "SHARDPIPE_CUDA_DEVICE=%s: there are %d CUDA "
-			     "device(s), numbered from 0", want, count);
-		*out = (int)i;
-		return SHARDPIPE_OK;
-	}
+	SP_RETURN_IF(rc != cudaSuccess, err, SHARDPIPE_ERR_BACKEND,
+		     "no CUDA device (%s)", cudaGetErrorString(rc));
+	SP_RETURN_IF(count <= 0, err, SHARDPIPE_ERR_BACKEND,
+		     "no CUDA device (cudaGetDeviceCount found %d)", count);
 	for (int i = 0; i < count; i++) {
-		struct cudaDeviceProp prop;
+		struct kdev_device d = { .index = { (unsigned)i }, .gpu = 1 };
 
-		if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
-			continue;
-		prop.name[sizeof(prop.name) - 1] = '\0';
-		if (kdev_name_matches(prop.name, want)) {
-			*out = i;
-			return SHARDPIPE_OK;
-		}
+		if (visit(state, &d))
+			break;
 	}
-	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-			  "no CUDA device matches SHARDPIPE_CUDA_DEVICE=%s "
-			  "(%d device(s): give an index or part of a name)",
-			  want, count);
+	return SHARDPIPE_OK;
+}
+
+static void cu_name_of(const struct kdev_device *d, char *buf, size_t n)
+{
+	struct cudaDeviceProp prop;
+
+	if (cudaGetDeviceProperties(&prop, (int)d->index[0]) != cudaSuccess)
+		prop.name[0] = '\0';
+	prop.name[sizeof(prop.name) - 1] = '\0';
+	snprintf(buf, n, "%s", prop.name);
+}
+
+static void cu_describe(const struct kdev_device *d, char *buf, size_t n)
+{
+	struct cudaDeviceProp prop;
+	int device = (int)d->index[0];
+
+	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+		snprintf(buf, n, "CUDA device %d", device);
+		return;
+	}
+	prop.name[sizeof(prop.name) - 1] = '\0';
+	snprintf(buf, n, "%.120s (CUDA device %d, sm_%d%d, %llu MiB)", prop.name,
+		 device, prop.major, prop.minor,
+		 (unsigned long long)(prop.totalGlobalMem >> 20));
 }
 
 /* --------------------------------------------------------- the adapter */
@@ -189,8 +189,9 @@ static void cu_free(void *devp, kdev_buf buf)
 	free(b);
 }
 
-/* Pinned memory for the driver's result buffers: read-back is a DMA
- * straight into them, and the copy is truly asynchronous. */
+/* Pinned memory for the stream's staging and the driver's offsets: a DMA
+ * reads or writes it directly, and the copy is truly asynchronous.  Not
+ * write-combined: the host reads staging too (big-endian swaps). */
 static void *cu_host_alloc(void *devp, uint64_t bytes)
 {
 	struct cu_dev *c = devp;
@@ -232,6 +233,73 @@ static int mark(cudaStream_t stream, struct cu_buf *const *bufs, unsigned n,
 	return SHARDPIPE_OK;
 }
 
+static void ev_free(struct cu_ev *e)
+{
+	if (e->start != NULL)
+		cudaEventDestroy(e->start);
+	if (e->end != NULL)
+		cudaEventDestroy(e->end);
+	free(e);
+}
+
+/* Before an operation on `stream` whose completion the driver wants (done
+ * not NULL): its event and, when tracing, the start recorded now. */
+static int ev_begin(struct cu_dev *c, cudaStream_t stream, kdev_event *done,
+		    struct cu_ev **out, struct sp_err *err)
+{
+	struct cu_ev *e;
+	cudaError_t rc;
+
+	*out = NULL;
+	if (done == NULL)
+		return SHARDPIPE_OK;
+	e = calloc(1, sizeof(*e));
+	SP_RETURN_IF(e == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for an event");
+	rc = cudaEventCreateWithFlags(&e->end, c->trace ? cudaEventDefault :
+					       cudaEventDisableTiming);
+	if (rc == cudaSuccess && c->trace) {
+		rc = cudaEventCreate(&e->start);
+		if (rc == cudaSuccess)
+			rc = cudaEventRecord(e->start, stream);
+	}
+	if (rc != cudaSuccess) {
+		ev_free(e);
+		return cu_fail(err, "cudaEventCreate/Record(start)", rc);
+	}
+	*out = e;
+	return SHARDPIPE_OK;
+}
+
+/* After the operation: record its end and hand the event over. */
+static int ev_end(cudaStream_t stream, struct cu_ev *e, kdev_event *done,
+		  struct sp_err *err)
+{
+	cudaError_t rc;
+
+	if (e == NULL)
+		return SHARDPIPE_OK;
+	rc = cudaEventRecord(e->end, stream);
+	if (rc != cudaSuccess) {
+		ev_free(e);
+		return cu_fail(err, "cudaEventRecord(end)", rc);
+	}
+	*done = e;
+	return SHARDPIPE_OK;
+}
+
+/* Memory from cudaHostAlloc or cudaHostRegister: a DMA reads it as it is. */
+static int pinned(const void *p)
+{
+	struct cudaPointerAttributes a;
+
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError();   /* not sticky: forget it */
+		return 0;
+	}
+	return a.type == cudaMemoryTypeHost;
+}
+
 /* A staging buffer of at least n bytes whose previous copy has drained. */
 static int take_stage(struct cu_dev *c, uint64_t n, struct cu_stage **out,
 		      struct sp_err *err)
@@ -264,20 +332,36 @@ static int cu_upload(void *devp, kdev_buf buf, uint64_t off, const void *src,
 	struct cu_dev *c = devp;
 	struct cu_buf *b = buf;
 	struct cu_stage *st = NULL;
+	struct cu_ev *e = NULL;
+	cudaError_t rc;
 
 	if (done != NULL)
-		*done = NULL;   /* src is copied before this returns */
+		*done = NULL;
 	if (n == 0)
 		return SHARDPIPE_OK;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
-	SP_FORWARD(take_stage(c, n, &st, err));
-	memcpy(st->host, src, (size_t)n);
+	if (!pinned(src)) {
+		/* src is copied before this returns: nothing to wait for,
+		 * unless the trace wants the copy's times. */
+		SP_FORWARD(take_stage(c, n, &st, err));
+		memcpy(st->host, src, (size_t)n);
+		src = st->host;
+		if (!c->trace)
+			done = NULL;
+	}
 	SP_FORWARD(after(c->up, &b, 1, err));
-	CUDA_CHECK(err, cudaMemcpyAsync((uint8_t *)b->ptr + off, st->host,
-					(size_t)n, cudaMemcpyHostToDevice,
-					c->up));
-	CUDA_CHECK(err, cudaEventRecord(st->free, c->up));
-	return mark(c->up, &b, 1, err);
+	SP_FORWARD(ev_begin(c, c->up, done, &e, err));
+	rc = cudaMemcpyAsync((uint8_t *)b->ptr + off, src, (size_t)n,
+			     cudaMemcpyHostToDevice, c->up);
+	if (rc != cudaSuccess) {
+		if (e != NULL)
+			ev_free(e);
+		return cu_fail(err, "cudaMemcpyAsync(host to device)", rc);
+	}
+	if (st != NULL)
+		CUDA_CHECK(err, cudaEventRecord(st->free, c->up));
+	SP_FORWARD(mark(c->up, &b, 1, err));
+	return ev_end(c->up, e, done, err);
 }
 
 static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
@@ -285,35 +369,30 @@ static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
 {
 	struct cu_dev *c = devp;
 	struct cu_buf *b = buf;
-	cudaEvent_t ev;
+	struct cu_ev *e = NULL;
 	cudaError_t rc;
 
 	if (done != NULL)
 		*done = NULL;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	SP_FORWARD(after(c->down, &b, 1, err));
-	if (n > 0)
-		CUDA_CHECK(err, cudaMemcpyAsync(dst, (const uint8_t *)b->ptr +
-							     off,
-						(size_t)n,
-						cudaMemcpyDeviceToHost,
-						c->down));
-	SP_FORWARD(mark(c->down, &b, 1, err));
-	if (done == NULL)
-		return SHARDPIPE_OK;
-	CUDA_CHECK(err, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-	rc = cudaEventRecord(ev, c->down);
+	SP_FORWARD(ev_begin(c, c->down, done, &e, err));
+	/* Into pageable memory (a shard's buffer) the runtime stages the
+	 * copy itself and returns once it is done. */
+	rc = n > 0 ? cudaMemcpyAsync(dst, (const uint8_t *)b->ptr + off,
+				     (size_t)n, cudaMemcpyDeviceToHost, c->down)
+		   : cudaSuccess;
 	if (rc != cudaSuccess) {
-		cudaEventDestroy(ev);
-		return cu_fail(err, "cudaEventRecord(done, read-back stream)",
-			       rc);
+		if (e != NULL)
+			ev_free(e);
+		return cu_fail(err, "cudaMemcpyAsync(device to host)", rc);
 	}
-	*done = ev;
-	return SHARDPIPE_OK;
+	SP_FORWARD(mark(c->down, &b, 1, err));
+	return ev_end(c->down, e, done, err);
 }
 
 static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
-		     uint64_t local, struct sp_err *err)
+		     uint64_t local, kdev_event *done, struct sp_err *err)
 {
 	struct cu_dev *c = devp;
 	const char *name = kdev_kernels[l->id].name;
@@ -326,6 +405,7 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 	unsigned nbufs = 0;
 	uint64_t groups;
 	dim3 grid = { 1, 1, 1 }, block = { 1, 1, 1 };
+	struct cu_ev *e = NULL;
 	cudaError_t rc;
 
 	SP_RETURN_IF(nargs > KDEV_MAX_ARGS || local == 0 || local > 1024 ||
@@ -346,8 +426,11 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 			params[i] = &vals[i];
 		}
 	}
+	if (done != NULL)
+		*done = NULL;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	SP_FORWARD(after(c->compute, bufs, nbufs, err));
+	SP_FORWARD(ev_begin(c, c->compute, done, &e, err));
 	grid.x = (unsigned)groups;
 	block.x = (unsigned)local;
 	rc = cudaLaunchKernel(sp_cuda_kernel_table[l->id], grid, block, params, 0,
@@ -355,35 +438,70 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 	if (rc != cudaSuccess) {
 		char call[320];
 
+		if (e != NULL)
+			ev_free(e);
 		snprintf(call, sizeof(call),
 			 "cudaLaunchKernel(%s, %llu groups of %llu) on %s",
 			 name, (unsigned long long)groups,
 			 (unsigned long long)local, c->label);
 		return cu_fail(err, call, rc);
 	}
-	return mark(c->compute, bufs, nbufs, err);
+	SP_FORWARD(mark(c->compute, bufs, nbufs, err));
+	return ev_end(c->compute, e, done, err);
+}
+
+/* Set this thread's device and wait for e's end; e stays allocated. */
+static cudaError_t complete(struct cu_dev *c, struct cu_ev *e,
+			    const char **call)
+{
+	/* As every entry point: the calling thread's current device is its
+	 * own (cudaSetDevice is per host thread), so set ours first rather
+	 * than let the runtime initialise device 0 on this thread. */
+	cudaError_t rc = cudaSetDevice(c->device);
+
+	*call = "cudaSetDevice";
+	if (rc != cudaSuccess)
+		return rc;
+	/* Kernel faults surface here, at the first synchronisation. */
+	*call = "cudaEventSynchronize";
+	return cudaEventSynchronize(e->end);
 }
 
 static int cu_wait(void *devp, kdev_event evp, struct sp_err *err)
 {
-	struct cu_dev *c = devp;
-	cudaEvent_t ev = evp;
+	struct cu_ev *e = evp;
+	const char *call;
 	cudaError_t rc;
 
-	if (ev == NULL)
+	if (e == NULL)
 		return SHARDPIPE_OK;
-	/* As every entry point: the calling thread's current device is its
-	 * own (cudaSetDevice is per host thread), so set ours first rather
-	 * than let the runtime initialise device 0 on this thread. */
-	rc = cudaSetDevice(c->device);
-	if (rc != cudaSuccess) {
-		cudaEventDestroy(ev);   /* wait releases ev whatever happens */
-		return cu_fail(err, "cudaSetDevice", rc);
+	rc = complete(devp, e, &call);
+	ev_free(e);   /* wait releases ev whatever happens */
+	if (rc != cudaSuccess)
+		return cu_fail(err, call, rc);
+	return SHARDPIPE_OK;
+}
+
+static int cu_profile(void *devp, kdev_event evp, double *start, double *end,
+		      struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_ev *e = evp;
+	const char *call;
+	float a = 0, b = 0;
+	cudaError_t rc = complete(c, e, &call);
+
+	if (rc == cudaSuccess && e->start != NULL) {
+		call = "cudaEventElapsedTime";
+		rc = cudaEventElapsedTime(&a, c->base, e->start);
+		if (rc == cudaSuccess)
+			rc = cudaEventElapsedTime(&b, c->base, e->end);
 	}
-	/* Kernel faults surface here, at the first synchronisation. */
-	rc = cudaEventSynchronize(ev);
-	cudaEventDestroy(ev);
-	CUDA_CHECK(err, rc);
+	ev_free(e);
+	if (rc != cudaSuccess)
+		return cu_fail(err, call, rc);
+	*start = c->base_host + 1e-3 * (double)a;
+	*end = c->base_host + 1e-3 * (double)b;
 	return SHARDPIPE_OK;
 }
 
@@ -420,9 +538,10 @@ static void cu_close(void *devp)
 
 	if (c == NULL)
 		return;
-	/* An open that failed choosing the device created nothing; since
-	 * CUDA 12 cudaSetDevice initialises the device's primary context, so
-	 * calling it here would leave a context (memory) on device 0. */
+	/* An open that failed before setting the device created nothing;
+	 * since CUDA 12 cudaSetDevice initialises the device's primary
+	 * context, so calling it here would leave a context (memory) on the
+	 * device. */
 	if (!c->chosen) {
 		free(c);
 		return;
@@ -442,6 +561,8 @@ static void cu_close(void *devp)
 		if (c->stage[i].free != NULL)
 			cudaEventDestroy(c->stage[i].free);
 	}
+	if (c->base != NULL)
+		cudaEventDestroy(c->base);
 	free(c);
 }
 
@@ -454,37 +575,40 @@ static const struct kdev_ops cu_device = {
 	.download = cu_download,
 	.launch = cu_launch,
 	.wait = cu_wait,
+	.profile = cu_profile,
 	.finish = cu_finish,
 	.close = cu_close,
 };
 
-static void describe(int device, char *buf, size_t n)
+/* The trace's clock: an event recorded and waited for, completed by the
+ * host time read just after (to the few microseconds the wait takes). */
+static int calibrate(struct cu_dev *c, struct sp_err *err)
 {
-	struct cudaDeviceProp prop;
-
-	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-		snprintf(buf, n, "CUDA device %d", device);
-		return;
-	}
-	prop.name[sizeof(prop.name) - 1] = '\0';
-	snprintf(buf, n, "%.120s (CUDA device %d, sm_%d%d, %llu MiB)", prop.name,
-		 device, prop.major, prop.minor,
-		 (unsigned long long)(prop.totalGlobalMem >> 20));
+	CUDA_CHECK(err, cudaEventCreate(&c->base));
+	CUDA_CHECK(err, cudaEventRecord(c->base, c->compute));
+	CUDA_CHECK(err, cudaEventSynchronize(c->base));
+	c->base_host = sp_now();
+	return SHARDPIPE_OK;
 }
 
-static int open_device(struct cu_dev *c, struct kdev_limits *lim,
-		       struct sp_err *err)
+static int cu_open(const struct kdev_device *d, const struct plan *plan,
+		   void **dev, struct kdev_limits *lim, struct sp_err *err)
 {
+	struct cu_dev *c = calloc(1, sizeof(*c));
 	int sms = 1, max_threads = 1024;
 	size_t mem_free = 0, mem_total = 0;
 
+	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for a CUDA context");
+	*dev = c;
 	SP_RETURN_IF(sp_cuda_kernel_count != KDEV_NKERNELS, err,
 		     SHARDPIPE_ERR_DEVICE,
 		     "cuda: the plugin's kernel table has %u kernels, the "
 		     "driver knows %d", sp_cuda_kernel_count, KDEV_NKERNELS);
-	SP_FORWARD(pick_device(&c->device, err));
+	c->device = (int)d->index[0];
 	c->chosen = 1;
-	describe(c->device, c->label, sizeof(c->label));
+	c->trace = plan->trace;
+	cu_describe(d, c->label, sizeof(c->label));
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
 					       cudaDevAttrMultiProcessorCount,
@@ -499,6 +623,8 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 	for (int i = 0; i < 2; i++)
 		CUDA_CHECK(err, cudaEventCreateWithFlags(&c->stage[i].free,
 							 cudaEventDisableTiming));
+	if (c->trace)
+		SP_FORWARD(calibrate(c, err));
 	/* The largest block every kernel can run with its registers; this
 	 * also loads each kernel, so a fat binary without code for this
 	 * GPU fails here, naming the kernel, rather than at a launch. */
@@ -528,68 +654,19 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 	lim->max_groups = (uint64_t)(sms > 0 ? sms : 1) * 32;
 	/* An eighth of the device's memory for the encoders' scratch. */
 	lim->scratch_budget = (uint64_t)mem_total / 8;
-	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }
 
-/* --------------------------------------------------------- the backend */
-
-static int cu_probe(shardpipe_backend_info *info)
-{
-	struct sp_err err;
-	int device;
-
-	sp_err_clear(&err);
-	if (pick_device(&device, &err) != SHARDPIPE_OK) {
-		info->usable = 0;
-		snprintf(info->detail, sizeof(info->detail), "%s", err.msg);
-		return SHARDPIPE_OK;
-	}
-	info->usable = 1;
-	info->gpu = 1;
-	describe(device, info->detail, sizeof(info->detail));
-	return SHARDPIPE_OK;
-}
-
-static int cu_open(const struct plan *plan, void **ctx, struct sp_err *err)
-{
-	struct cu_dev *c = calloc(1, sizeof(*c));
-	struct kdev_limits lim;
-	int rc;
-
-	*ctx = NULL;
-	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory for a CUDA context");
-	memset(&lim, 0, sizeof(lim));
-	rc = open_device(c, &lim, err);
-	if (rc != SHARDPIPE_OK) {
-		cu_close(c);
-		return rc;
-	}
-	return kdrv_open(&cu_device, c, &lim, plan, (struct kdrv **)ctx, err);
-}
-
-static const struct backend_ops cu_backend = {
+const struct kdev_adapter kdev_plugin_adapter = {
 	.name = "cuda",
-	.probe = cu_probe,
+	.api = "CUDA",
+	.device_env = "SHARDPIPE_CUDA_DEVICE",
+	.index_parts = 1,
+	.index_form = "an index from 0",
+	.ops = &cu_device,
+	.list = cu_list,
+	.name_of = cu_name_of,
+	.describe = cu_describe,
 	.open = cu_open,
-	.scatter = kdrv_op_scatter,
-	.compress = kdrv_op_compress,
-	.aggregate = kdrv_op_aggregate,
-	.fetch = kdrv_op_fetch,
-	.close = kdrv_op_close,
 };
-
-static const struct backend_plugin cu_plugin = {
-	.abi = SHARDPIPE_BACKEND_ABI,
-	.ops = &cu_backend,
-};
-
-__attribute__((visibility("default")))
-const struct backend_plugin *shardpipe_backend_plugin(void);
-
-const struct backend_plugin *shardpipe_backend_plugin(void)
-{
-	return &cu_plugin;
-}

@@ -15,8 +15,8 @@ SP_KERNEL_ENTRY(sp_codec_none)
 
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
 		UNIT();
-		wg_copy(slots + j * capacity, pool + j * chunk_bytes,
-			chunk_bytes, unit);
+		lane_copy(slots + j * capacity, pool + j * chunk_bytes,
+			  chunk_bytes, unit, LOCAL_ID(), LOCAL_SIZE());
 		if (LOCAL_ID() == 0)
 			sizes[j] = chunk_bytes;
 	}

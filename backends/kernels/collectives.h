@@ -75,7 +75,8 @@ DEVICE_FN u64 wg_reduce_max_u64(LOCAL u64 *scratch, u64 x)
  * Exclusive scan of in[0..n) into out[0..n], out[n] being the total, by
  * one work-group: each work-item sums a contiguous segment, the segment
  * sums are scanned across the group, then each work-item writes its
- * segment.  in and out must not overlap.
+ * segment.  in and out may be the same array (a scan in place), or must
+ * not overlap.
  */
 DEVICE_FN void wg_scan_array_u64(GLOBAL const u64 *in, GLOBAL u64 *out, u64 n,
 				 LOCAL u64 *scratch)
@@ -93,9 +94,11 @@ DEVICE_FN void wg_scan_array_u64(GLOBAL const u64 *in, GLOBAL u64 *out, u64 n,
 	}
 	run = wg_scan_excl_u64(scratch, sum, &total);
 	for (u64 j = begin; j < end; j++) {
+		u64 x = in[j];
+
 		WORK(1);
 		out[j] = run;
-		run += in[j];
+		run += x;
 	}
 	if (LOCAL_ID() == 0)
 		out[n] = total;

@@ -2,7 +2,8 @@
  * crc32.h - CRC-32 of RFC 1952 (the gzip trailer's), in the kernel
  * dialect: a byte-at-a-time table in local memory for the segments one
  * work-item checks, and the polynomial arithmetic that joins the CRCs of
- * consecutive segments into the CRC of the whole chunk.
+ * consecutive segments into the CRC of the whole chunk, pairwise as a
+ * tree (the shifts of powers of two tabulated once).
  *
  * Polynomials are kept in the reflected order the gzip CRC uses: bit 31
  * holds the coefficient of x^0, bit 0 that of x^31.
@@ -77,24 +78,39 @@ DEVICE_FN u32 crc32_mulmod(u32 a, u32 b)
 	return p;
 }
 
-/* x^(8 n) modulo the polynomial: the shift that n more bytes apply. */
-DEVICE_FN u32 crc32_shift_bytes(u64 n)
-{
-	u32 r = 0x80000000u, sq = 0x40000000u; /* x^0, x^1 */
-	u64 e = n * 8;
+/* Entries of the table crc32_pow_build fills: shifts of 2^k bytes for
+ * every k a chunk's length needs (SP_DEFL_MAX_CHUNK is 2^28). */
+#define SP_CRC32_POWS 29
 
-	while (e != 0) {
-		if (e & 1)
-			r = crc32_mulmod(r, sq);
+/* pow[k] = x^(8 * 2^k) modulo the polynomial: the shift 2^k more bytes
+ * apply.  One work-item's work, SP_CRC32_POWS products. */
+DEVICE_FN void crc32_pow_build(LOCAL u32 *pow)
+{
+	u32 sq = 0x00800000u; /* x^8 */
+
+	for (u32 k = 0; k < SP_CRC32_POWS; k++) {
+		pow[k] = sq;
 		sq = crc32_mulmod(sq, sq);
-		e >>= 1;
+	}
+}
+
+/* x^(8 n) modulo the polynomial, the shift n more bytes apply: one
+ * product per bit set in n. */
+DEVICE_FN u32 crc32_shift(LOCAL const u32 *pow, u64 n)
+{
+	u32 r = 0x80000000u; /* x^0 */
+
+	for (u32 k = 0; n != 0; k++, n >>= 1) {
+		WORK(1);
+		if (n & 1)
+			r = crc32_mulmod(r, pow[k]);
 	}
 	return r;
 }
 
 /*
  * CRC of A followed by B from crc(A), crc(B) and the shift for |B|
- * (crc32_shift_bytes): the register is linear in the message, and the
+ * (crc32_shift): the register is linear in the message, and the
  * initial and final inversions cancel between the two terms.
  */
 DEVICE_FN u32 crc32_join(u32 crc_a, u32 crc_b, u32 shift_b)

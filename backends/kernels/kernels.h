@@ -15,4 +15,5 @@
 #include "zstd_units.h"
 #include "zstd_encode.h"
 #include "blosc_encode.h"
+#include "empty_chunks.h"
 #include "aggregate.h"

@@ -22,6 +22,12 @@ typedef unsigned short w16;
 typedef unsigned int w32;
 typedef unsigned long long w64;
 
+/* Words read from byte buffers (NVIDIA GPUs are little-endian), and the
+ * index of the lowest set bit of a nonzero word. */
+#define LE64(x) ((u64)(x))
+#define CTZ64(x) ((u32)(__ffsll((long long)(x)) - 1))
+#define CLZ64(x) ((u32)__clzll((long long)(x)))
+
 #define KERNEL extern "C" __global__ void
 /* An encoder: two groups of SP_WG_MAX (256) items per SM hold at most 128
  * registers each, which ptxas must then meet without spilling
@@ -42,10 +48,6 @@ typedef unsigned long long w64;
 
 #define BARRIER() __syncthreads()
 
-/* Bit counts of a nonzero 64-bit word. */
-#define CLZ64(x) ((u32)__clzll((long long)(x)))
-#define CTZ64(x) ((u32)(__ffsll((long long)(x)) - 1))
-#define LE64(x) (x)
 /* Atomic updates of a u32 in local (shared) memory. */
 #define LOCAL_ADD(p, v) ((void)atomicAdd((p), (v)))
 #define LOCAL_MAX(p, v) ((void)atomicMax((p), (v)))

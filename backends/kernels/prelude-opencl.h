@@ -21,6 +21,17 @@ typedef ushort w16;
 typedef uint w32;
 typedef ulong w64;
 
+/* Words read from byte buffers, in little-endian order on any device, and
+ * the index of the lowest set bit of a nonzero word (OpenCL 1.2 has clz
+ * only). */
+#ifdef __ENDIAN_LITTLE__
+#define LE64(x) ((u64)(x))
+#else
+#define LE64(x) as_ulong(as_uchar8((u64)(x)).s76543210)
+#endif
+#define CTZ64(x) ((u32)(63 - clz((u64)(x) & (0 - (u64)(x)))))
+#define CLZ64(x) ((u32)clz((u64)(x)))
+
 #define KERNEL __kernel void
 #define ENCODER_KERNEL __kernel void
 #define DEVICE_FN static inline
@@ -41,12 +52,6 @@ typedef ulong w64;
  * data over through either. */
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 
-/* Bit counts of a nonzero 64-bit word (ctz is OpenCL C 2.0: the lowest
- * set bit, isolated, has as many zeros above it as clz counts). */
-#define CLZ64(x) ((u32)clz((ulong)(x)))
-#define CTZ64(x) (63u - (u32)clz((ulong)(x) & (0 - (ulong)(x))))
-/* The devices are little-endian (CL_DEVICE_ENDIAN_LITTLE). */
-#define LE64(x) (x)
 /* Atomic updates of a u32 in local memory (OpenCL C 1.1 core). */
 #define LOCAL_ADD(p, v) ((void)atomic_add((volatile __local uint *)(p), (v)))
 #define LOCAL_MAX(p, v) ((void)atomic_max((volatile __local uint *)(p), (v)))

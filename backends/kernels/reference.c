@@ -2,7 +2,8 @@
  * reference.c - the `reference` backend: the kernel driver over a device
  * adapter whose memory is host memory and whose kernels are the C build of
  * backends/kernels/ (reference-kernels.c).  Everything completes before the
- * call that issued it returns, so there are no events and one buffer set.
+ * call that issued it returns, so there are no events, and the driver
+ * times the calls themselves for SHARDPIPE_TRACE.
  * Slow by design; it is what the other kernel backends are checked against.
  * Asked for a work profile (SHARDPIPE_KERNEL_DEBUG=profile=FILE), it runs
  * every group as its local size of work-items and counts their work
@@ -60,10 +61,13 @@ struct ref_dev {
 };
 
 static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
-		      uint64_t local, struct sp_err *err)
+		      uint64_t local, kdev_event *done, struct sp_err *err)
 {
 	struct ref_dev *d = dev;
 	const char *name = kdev_kernels[l->id].name;
+
+	if (done != NULL)
+		*done = NULL;
 
 	SP_RETURN_IF(local == 0 || global % local != 0, err,
 		     SHARDPIPE_ERR_DEVICE,
@@ -76,14 +80,14 @@ static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
 	return ref_kernel_run(l->id, l->args, global / local, err);
 }
 
-static int ref_profile_start(void *dev, struct sp_err *err)
+static int ref_work_start(void *dev, struct sp_err *err)
 {
 	struct ref_dev *d = dev;
 
 	return d->prof != NULL ? SHARDPIPE_OK : ref_profile_open(&d->prof, err);
 }
 
-static int ref_profile_report(void *dev, FILE *f, uint64_t local,
+static int ref_work_write(void *dev, FILE *f, uint64_t local,
 			      uint64_t batches)
 {
 	struct ref_dev *d = dev;
@@ -119,8 +123,8 @@ static const struct kdev_ops ref_device = {
 	.wait = ref_wait,
 	.finish = ref_finish,
 	.close = ref_close,
-	.profile_start = ref_profile_start,
-	.profile_write = ref_profile_report,
+	.work_start = ref_work_start,
+	.work_write = ref_work_write,
 };
 
 static const struct kdev_limits ref_limits = {
@@ -131,11 +135,10 @@ static const struct kdev_limits ref_limits = {
 	.max_groups = 4096,
 	/* The CUDA plugin's choice, so that its path is the one checked. */
 	.runs_per_item = 1,
-	.async = 0,
 	.one_item_groups = 1,
 };
 
-static int ref_probe(shardpipe_backend_info *info)
+static int ref_probe(struct backend_probe *info)
 {
 	info->usable = 1;
 	info->gpu = 0;
@@ -158,9 +161,5 @@ const struct backend_ops sp_backend_reference = {
 	.name = "reference",
 	.probe = ref_probe,
 	.open = ref_open,
-	.scatter = kdrv_op_scatter,
-	.compress = kdrv_op_compress,
-	.aggregate = kdrv_op_aggregate,
-	.fetch = kdrv_op_fetch,
-	.close = kdrv_op_close,
+	KDRV_STAGE_ENTRIES,
 };

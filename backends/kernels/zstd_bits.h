@@ -197,13 +197,16 @@ DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
 	for (u32 s = 0; s < SPZ_FT_SYMS; s++) {
 		SPZ_FT_START(t)[s] = (u8)at;
 		SPZ_FT_CNT(t)[s] = 0;
-		if (s < nsym && norm[s] != 0) {
-			SPZ_FT_CNT(t)[s] = (u8)(norm[s] < 0 ? 1 : norm[s]);
-			WORK(size);
-			for (u32 u = 0; u < size; u++)
-				if (cells[u] == s)
-					SPZ_FT_STATES(t)[at++] = (u8)u;
-		}
+		if (s < nsym && norm[s] != 0)
+			at += norm[s] < 0 ? 1u : (u32)norm[s];
+	}
+	/* The cells in increasing order, each appended to its symbol's
+	 * list; CNT counts them in and ends as the symbol's count. */
+	for (u32 u = 0; u < size; u++) {
+		u32 s = cells[u];
+
+		SPZ_FT_STATES(t)[SPZ_FT_START(t)[s] + SPZ_FT_CNT(t)[s]++] =
+			(u8)u;
 	}
 }
 
