@@ -1,7 +1,8 @@
 """Tests of the acquisition arguments of shardpipe.Stream: fill_value,
 write_empty_chunks, durable, max_memory and attributes, and the methods
 skip(), set_attribute() and del_attribute(); every store read back by
-zarr-python, the expectation built with NumPy."""
+zarr-python (fill values, empty chunks and skips by TensorStore too), the
+expectation built with NumPy."""
 
 import json
 import math
@@ -14,6 +15,13 @@ import pytest
 import shardpipe
 
 zarr = pytest.importorskip("zarr")
+
+
+def read_tensorstore(path):
+    ts = pytest.importorskip("tensorstore")
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file",
+                                           "path": str(path)}}
+    return ts.open(spec, read=True).result().read().result()
 
 
 def shard_files(path):
@@ -57,6 +65,7 @@ def test_fill_value_where_chunks_are_absent(tmp_path, rng):
     z = zarr.open_array(str(p), mode="r")
     assert z.fill_value == 7
     assert np.array_equal(z[...], a)
+    assert np.array_equal(read_tensorstore(p), a)
     assert not os.path.exists(os.path.join(p, "c", "1", "0", "0"))
     assert len(shard_files(p)) == 2
     assert missing_entries(p, 8) == 1
@@ -83,6 +92,7 @@ def test_nan_fill(tmp_path, rng, dtype):
     z = zarr.open_array(str(p), mode="r")
     assert math.isnan(z.fill_value)
     assert np.array_equal(z[...], a, equal_nan=True)
+    assert np.array_equal(read_tensorstore(p), a, equal_nan=True)
     # The epoch of NaN (the spec's NaN, as NumPy makes it) is left out.
     assert shard_files(p) == [os.path.join(p, "c", "1", "0", "0")]
     with open(os.path.join(p, "zarr.json")) as fh:
@@ -116,6 +126,7 @@ def test_skip_frames_and_bytes(tmp_path, rng):
         s.append(a[8])
         assert s.stats.bytes_in == a.nbytes
     assert np.array_equal(zarr.open_array(str(p), mode="r")[...], want)
+    assert np.array_equal(read_tensorstore(p), want)
 
 
 def test_skip_refusals(tmp_path, rng):
