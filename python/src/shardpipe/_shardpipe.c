@@ -461,6 +461,20 @@ static int format_matches(shardpipe_dtype t, const char *fmt)
 	return strchr(chars[t], c) != NULL;
 }
 
+/* The end of a call that entered the stream: None, or the failure as
+ * stream_fail raises it. */
+static PyObject *stream_done(StreamObject *self, int rc)
+{
+	PyObject *r = Py_None;
+
+	if (rc != SHARDPIPE_OK)
+		r = stream_fail(self, rc, shardpipe_stream_message(self->s));
+	else
+		Py_INCREF(r);
+	stream_leave(self);
+	return r;
+}
+
 static PyObject *stream_append(StreamObject *self, PyObject *obj)
 {
 	Py_buffer view;
@@ -544,14 +558,7 @@ static PyObject *stream_append(StreamObject *self, PyObject *obj)
 		exc_give(exc);
 		return NULL;
 	}
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, rc);
 fail:
 	PyBuffer_Release(&view);
 	stream_leave(self);
@@ -570,34 +577,19 @@ static PyObject *stream_skip(StreamObject *self, PyObject *arg)
 	Py_BEGIN_ALLOW_THREADS
 	rc = shardpipe_stream_skip(self->s, n);
 	Py_END_ALLOW_THREADS
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, rc);
 }
 
 static PyObject *stream_set_attribute(StreamObject *self, PyObject *args)
 {
 	const char *key, *json;
-	int rc;
 
 	if (!PyArg_ParseTuple(args, "sz", &key, &json))
 		return NULL;
 	if (stream_enter(self) != 0)
 		return NULL;
-	rc = shardpipe_stream_set_attribute(self->s, key, json);
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, shardpipe_stream_set_attribute(self->s, key,
+								json));
 }
 
 static PyObject *stream_flush(StreamObject *self, PyObject *unused)
@@ -610,14 +602,7 @@ static PyObject *stream_flush(StreamObject *self, PyObject *unused)
 	Py_BEGIN_ALLOW_THREADS
 	rc = shardpipe_stream_flush(self->s);
 	Py_END_ALLOW_THREADS
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, rc);
 }
 
 static PyObject *stream_close(StreamObject *self, PyObject *unused)
