@@ -145,11 +145,31 @@ def test_skip_refusals(tmp_path, rng):
         with pytest.raises(shardpipe.InvalidDescriptionError,
                            match="element size 2"):
             s.skip(nbytes=3)
+        # Longer than one span and not whole elements: nothing skipped.
+        with pytest.raises(shardpipe.InvalidDescriptionError,
+                           match="element size 2"):
+            s.skip(nbytes=(200 << 20) + 1)
+        assert s.stats.bytes_in == 0
         a = frames(rng, 1)
         s.append(a)             # the stream goes on after the refusals
     assert np.array_equal(zarr.open_array(str(p), mode="r")[...], a)
     with pytest.raises(shardpipe.ClosedError):
         s.skip(1)
+
+
+def test_a_long_skip_is_cut_into_spans(tmp_path):
+    # 200 MiB of fill in spans of 64 MiB: the same store as appending it.
+    p = tmp_path / "long.zarr"
+    n = 200 << 20
+    with shardpipe.Stream(p, (0, 1 << 20), (8, 1 << 18), (8, 1 << 20),
+                          "uint8", backend="cpu", fill_value=3) as s:
+        s.append(np.ones(1 << 20, np.uint8))
+        s.skip(nbytes=n)
+        assert s.stats.bytes_in == (1 << 20) + n
+    z = zarr.open_array(str(p), mode="r")
+    assert z.shape == (201, 1 << 20)
+    assert (z[0] == 1).all() and (z[1:201:50] == 3).all()
+    assert len(shard_files(p)) == 1   # the fill's chunks are left out
 
 
 def test_skip_past_a_bounded_end(tmp_path):
