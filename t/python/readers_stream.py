@@ -57,7 +57,9 @@ class Desc(ctypes.Structure):
                 ("zstd_checksum", ctypes.c_int),
                 ("fill_value", ctypes.c_ubyte * 8),
                 ("write_empty_chunks", ctypes.c_int),
-                ("durable", ctypes.c_int), ("max_memory", ctypes.c_uint64)]
+                ("durable", ctypes.c_int), ("max_memory", ctypes.c_uint64),
+                ("attributes", ctypes.c_void_p),
+                ("nattributes", ctypes.c_size_t)]
 
 
 class Stats(ctypes.Structure):
