@@ -164,12 +164,15 @@ static int is_key_part(const char *name)
 /* Remove what a store owns below dir: regular files and directories named
  * by chunk keys. Anything else (a foreign file, a link, a temporary of a
  * concurrent writer) stays, and so does every directory that still holds
- * it. */
-static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
+ * it.  When durable, each directory is synced once its entries are gone,
+ * before the new zarr.json can be written: an old shard that came back
+ * after a power loss would be read where the new store stored nothing. */
+static int remove_key_tree(const char *dir, int depth, int durable,
+			   struct sp_err *err)
 {
 	DIR *d;
 	struct dirent *e;
-	int rc = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK, removed = 0;
 
 	SP_RETURN_IF(depth > SHARDPIPE_MAX_RANK, err, SHARDPIPE_ERR_IO,
 		     "%s: deeper than any chunk key; left as it is", dir);
@@ -192,21 +195,27 @@ static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
 			break;
 		}
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, depth + 1, err);
-			if (rc == SHARDPIPE_OK && rmdir(p) != 0 &&
-			    errno != ENOTEMPTY && errno != EEXIST &&
-			    errno != ENOENT)
+			rc = remove_key_tree(p, depth + 1, durable, err);
+			if (rc == SHARDPIPE_OK && rmdir(p) == 0)
+				removed = 1;
+			else if (rc == SHARDPIPE_OK && errno != ENOTEMPTY &&
+				 errno != EEXIST && errno != ENOENT)
 				rc = sp_err_set(err, store_fs_errno_code(errno),
 						"%s: %s", p, strerror(errno));
-		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			   unlink(p) != 0 && errno != ENOENT) {
-			rc = sp_err_set(err, store_fs_errno_code(errno),
-					"%s: cannot remove the old shard: %s",
-					p, strerror(errno));
+		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (unlink(p) == 0)
+				removed = 1;
+			else if (errno != ENOENT)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: cannot remove the old "
+						"shard: %s", p,
+						strerror(errno));
 		}
 		free(p);
 	}
 	closedir(d);
+	if (rc == SHARDPIPE_OK && removed && durable)
+		rc = sync_dir(dir, err);
 	return rc;
 }
 
@@ -246,10 +255,14 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
 				strerror(errno));
 	free(p);
+	/* Durable: the old zarr.json must not come back after a power loss
+	 * to advertise shards removed below. */
+	if (rc == SHARDPIPE_OK && s->durable)
+		rc = sync_dir(s->root, err);
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", s->root) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, err);
+	rc = remove_key_tree(p, 0, s->durable, err);
 	free(p);
 	return rc;
 }

@@ -7,7 +7,7 @@ need_shardpipe
 
 scratch conform
 test_seed
-plan 12
+plan 14
 
 "$SP" conform > "$tmp/out" 2> "$tmp/err"
 ok $? "conform on synthetic input passes with every usable backend"
@@ -35,6 +35,23 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 else
 	skip 2 "no usable opencl backend"
 fi
+
+# Chunks all fill value: every backend finds them itself (design §22.2)
+# and leaves out the same ones.  17 rows of 19 x 23 uint8, fill 5 in rows
+# 8..15 (a whole shard epoch: 4 shards not written) and in chunk (0,0,0).
+perl -e 'srand($ARGV[0]); for $r (0..16) { for $y (0..18) { for $x (0..22) {
+	print pack("C", ($r >= 8 && $r < 16) || ($r < 4 && $y < 5 && $x < 7)
+		? 5 : 1 + int(rand(250))) } } }' "$seed" > "$tmp/fill.raw"
+backends=cpu,reference
+"$SP" backends | grep '^opencl:' | grep -vq ': unusable' &&
+	backends=$backends,opencl
+"$SP" conform --backends $backends --shape 0,19,23 --chunk 4,5,7 \
+	--shard 2,3,2 --fill-value 5 --input "$tmp/fill.raw" > "$tmp/out" 2>&1
+ok $? "$backends agree on a store with chunks of fill value left out"
+[ "$(grep -c 'identical (9 files)' "$tmp/out")" -eq \
+	"$(grep -c ' ~ ' "$tmp/out")" ]
+ok $? "every pair identical, 4 of 12 shards left out on each"
+sed 's/^/# /' "$tmp/out"
 
 # zstd has a kernel encoder now (issue 6): no backend is left out.
 "$SP" conform --codec zstd:3 > "$tmp/out" 2> "$tmp/err"

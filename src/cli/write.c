@@ -230,7 +230,11 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 			a->allow_short = 1;
 		} else if (strcmp(argv[i], "--quiet") == 0) {
 			a->quiet = 1;
-		} else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
+		} else if (strcmp(argv[i], "--attr") == 0) {
+			if (i + 1 == argc) {
+				cli_error("write: --attr needs KEY=JSON");
+				return CLI_EXIT_USAGE;
+			}
 			r = split_attr(argv[++i], &a->attrs[a->nattrs++]);
 			if (r != CLI_EXIT_OK)
 				return r;
