@@ -412,18 +412,6 @@ static void report_json(const struct result *r)
 	printf("}\n");
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t *out)
-{
-	char *end;
-
-	*out = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end != '\0') {
-		cli_error("bench: %s: \"%s\" is not a number", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
 /* Append `total` bytes of the repeated pattern in spans of `span` bytes;
  * sample the peak memory once two shard epochs are in and once half the
  * input is (hwm[0], hwm[1]): a peak that still grows after the first
@@ -470,7 +458,7 @@ int cli_bench(int argc, char **argv)
 {
 	struct cli_desc_opts o = { 0 };
 	const struct workload *w = &workloads[1];
-	const char *fill_name = "micro", *output = NULL;
+	const char *fill_name = "micro", *output = NULL, *named = NULL;
 	uint64_t rows = 0, span = 0, frames = 0;
 	int unbounded = 0, json = 0, bound = 0, repeat = 1, fill, rc, crc;
 	struct bench_pattern pat;
@@ -486,10 +474,13 @@ int cli_bench(int argc, char **argv)
 	shardpipe_sink_init(&sink);
 	sink.user = &cnt;
 	sink.shard = count_shard;
+	cli_seen_init(&o.seen, "bench");
 	for (int i = 1; i < argc; i++) {
 		int k = cli_desc_option(&o, argc, argv, &i);
 		const char *a = argv[i];
-		int has = i + 1 < argc;
+		const char *const flags[] = { "--unbounded", "--bound", "--json" };
+		int *const flag_slots[] = { &unbounded, &bound, &json };
+		uint64_t v;
 
 		if (k < 0)
 			return CLI_EXIT_USAGE;
@@ -498,37 +489,39 @@ int cli_bench(int argc, char **argv)
 		if (strcmp(a, "--help") == 0) {
 			bench_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (strcmp(a, "--fill") == 0 && has) {
-			fill_name = argv[++i];
-		} else if (strcmp(a, "--rows") == 0 && has) {
-			if (parse_u64(a, argv[++i], &rows) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(a, "--span") == 0 && has) {
-			if (parse_u64(a, argv[++i], &span) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(a, "--frames") == 0 && has) {
-			if (parse_u64(a, argv[++i], &frames) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(a, "--repeat") == 0 && has) {
-			uint64_t v;
-
-			if (parse_u64(a, argv[++i], &v) != 0 || v < 1 ||
-			    v > 100) {
-				cli_error("bench: --repeat: 1 to 100");
-				return CLI_EXIT_USAGE;
+		} else if (strcmp(a, "--fill") == 0) {
+			k = cli_take(&o.seen, argc, argv, &i, &fill_name);
+		} else if (strcmp(a, "--rows") == 0) {
+			k = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &rows);
+		} else if (strcmp(a, "--span") == 0) {
+			k = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &span);
+		} else if (strcmp(a, "--frames") == 0) {
+			k = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &frames);
+		} else if (strcmp(a, "--repeat") == 0) {
+			k = cli_take_u64(&o.seen, argc, argv, &i, 100, &v);
+			if (k == 0 && v < 1) {
+				cli_error("bench: --repeat: 0 runs; give 1 to "
+					  "100");
+				k = -1;
 			}
 			repeat = (int)v;
-		} else if (strcmp(a, "--output") == 0 && has) {
-			output = argv[++i];
-		} else if (strcmp(a, "--unbounded") == 0) {
-			unbounded = 1;
-		} else if (strcmp(a, "--bound") == 0) {
-			bound = 1;
-		} else if (strcmp(a, "--json") == 0) {
-			json = 1;
+		} else if (strcmp(a, "--output") == 0) {
+			k = cli_take(&o.seen, argc, argv, &i, &output);
+		} else if ((k = cli_flag(&o.seen, a, flags, flag_slots,
+					 CLI_NFLAGS(flags))) != 0) {
+			k = k < 0 ? -1 : 0;
 		} else if (a[0] != '-') {
 			size_t n = sizeof(workloads) / sizeof(workloads[0]);
 
+			if (named != NULL) {
+				cli_error("bench: one workload only: %s and %s",
+					  named, a);
+				return CLI_EXIT_USAGE;
+			}
+			named = a;
 			w = NULL;
 			for (size_t j = 0; j < n; j++)
 				if (strcmp(a, workloads[j].name) == 0)
@@ -543,6 +536,8 @@ int cli_bench(int argc, char **argv)
 			bench_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
+		if (k != 0)
+			return CLI_EXIT_USAGE;
 	}
 	fill = bench_fill_from_name(fill_name);
 	if (fill < 0) {

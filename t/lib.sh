@@ -28,6 +28,8 @@ is() {
 	fi
 }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# bail_out REASON: the test cannot go on and fails (TAP "Bail out!").
+bail_out() { echo "Bail out! $*"; exit 1; }
 skip() {
 	# skip N REASON: the next N tests, reported as skipped for REASON
 	_skip_n=$1

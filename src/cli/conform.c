@@ -607,19 +607,6 @@ static int choose_backends(struct conform *c, char *list)
 	return CLI_EXIT_OK;
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || *s == '-') {
-		cli_error("conform: %s: \"%s\" is not a count", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
 static int report(struct conform *c)
 {
 	int status = CLI_EXIT_OK;
@@ -683,12 +670,13 @@ int cli_conform(int argc, char **argv)
 {
 	struct cli_desc_opts o = { 0 };
 	struct conform c;
-	char *list = NULL, root[3072];
-	const char *input = NULL, *keep = NULL;
+	const char *list = NULL, *input = NULL, *keep = NULL;
+	char root[3072];
 	uint64_t rows = 0, seed = 1;
 	int status;
 
 	memset(&c, 0, sizeof(c));
+	cli_seen_init(&o.seen, "conform");
 	for (int i = 1; i < argc; i++) {
 		int r = cli_desc_option(&o, argc, argv, &i);
 		const char *arg = argv[i];
@@ -701,28 +689,26 @@ int cli_conform(int argc, char **argv)
 			conform_usage(stdout);
 			return CLI_EXIT_OK;
 		}
-		if (i + 1 >= argc || strncmp(arg, "--", 2) != 0) {
-			cli_error("conform: unknown argument %s", arg);
-			conform_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
 		if (strcmp(arg, "--backends") == 0) {
-			list = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &list);
 		} else if (strcmp(arg, "--input") == 0) {
-			input = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &input);
 		} else if (strcmp(arg, "--keep") == 0) {
-			keep = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &keep);
 		} else if (strcmp(arg, "--rows") == 0) {
-			if (parse_u64(arg, argv[++i], &rows) != 0)
-				return CLI_EXIT_USAGE;
+			r = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &rows);
 		} else if (strcmp(arg, "--seed") == 0) {
-			if (parse_u64(arg, argv[++i], &seed) != 0)
-				return CLI_EXIT_USAGE;
+			r = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &seed);
 		} else {
-			cli_error("conform: unknown option %s", arg);
+			cli_error("conform: unknown %s %s",
+				  arg[0] == '-' ? "option" : "argument", arg);
 			conform_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
+		if (r != 0)
+			return CLI_EXIT_USAGE;
 	}
 	if (o.backend != NULL) {
 		cli_error("conform: --backend chooses one backend; use "
@@ -753,7 +739,8 @@ int cli_conform(int argc, char **argv)
 				"=%s\n", getenv("SHARDPIPE_BACKEND"));
 		unsetenv("SHARDPIPE_BACKEND");
 	}
-	if ((status = choose_backends(&c, list)) != CLI_EXIT_OK)
+	/* list is an argv string, the program's to cut up. */
+	if ((status = choose_backends(&c, (char *)list)) != CLI_EXIT_OK)
 		return status;
 	if ((status = make_input(&c, input, rows, seed)) != CLI_EXIT_OK)
 		return status;

@@ -7,6 +7,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,9 +40,11 @@ static uint64_t store_bytes(const char *path)
 
 int cli_demo(int argc, char **argv)
 {
-	const char *out = "shardpipe-demo.zarr", *backend = "auto";
+	const char *out = NULL, *backend = "auto";
 	const char *codec = "zstd:1";
-	int frames = 128, threads = 0, overwrite = 0;
+	uint64_t frames_arg = 128, threads = 0;
+	int frames, overwrite = 0;
+	struct cli_seen seen;
 	shardpipe_desc desc;
 	shardpipe_stream *s;
 	shardpipe_reader *r;
@@ -52,8 +55,14 @@ int cli_demo(int argc, char **argv)
 	double t0, t1, in_lib;
 	int rc;
 
+	cli_seen_init(&seen, "demo");
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
+		int *const flag_slots[] = { &overwrite };
+		const char *const flags[] = { "--overwrite" };
+		const char *a = argv[i];
+		int bad = 0;
+
+		if (strcmp(a, "--help") == 0) {
 			printf("usage: shardpipe demo [--frames N] [--codec C] "
 			       "[--backend B] [--threads N]\n"
 			       "                      [--overwrite] [OUT.zarr]\n\n"
@@ -65,23 +74,34 @@ int cli_demo(int argc, char **argv)
 			       "reads the store back and\ncompares every "
 			       "element.\n");
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
-			frames = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--codec") == 0 && i + 1 < argc) {
-			codec = argv[++i];
-		} else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-			backend = argv[++i];
-		} else if (strcmp(argv[i], "--overwrite") == 0) {
-			overwrite = 1;
-		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-			threads = atoi(argv[++i]);
-		} else if (argv[i][0] == '-') {
-			cli_error("demo: unknown option %s", argv[i]);
+		} else if (strcmp(a, "--frames") == 0) {
+			bad = cli_take_u64(&seen, argc, argv, &i, INT_MAX,
+					 &frames_arg);
+		} else if (strcmp(a, "--codec") == 0) {
+			bad = cli_take(&seen, argc, argv, &i, &codec);
+		} else if (strcmp(a, "--backend") == 0) {
+			bad = cli_take(&seen, argc, argv, &i, &backend);
+		} else if (strcmp(a, "--threads") == 0) {
+			bad = cli_take_u64(&seen, argc, argv, &i, 4096, &threads);
+		} else if ((bad = cli_flag(&seen, a, flags, flag_slots,
+					   CLI_NFLAGS(flags))) != 0) {
+			bad = bad < 0;
+		} else if (a[0] == '-') {
+			cli_error("demo: unknown option %s", a);
+			return CLI_EXIT_USAGE;
+		} else if (out != NULL) {
+			cli_error("demo: one output store only: %s and %s",
+				  out, a);
 			return CLI_EXIT_USAGE;
 		} else {
-			out = argv[i];
+			out = a;
 		}
+		if (bad)
+			return CLI_EXIT_USAGE;
 	}
+	if (out == NULL)
+		out = "shardpipe-demo.zarr";
+	frames = (int)frames_arg;
 	if (frames < 1) {
 		cli_error("demo: --frames must be at least 1");
 		return CLI_EXIT_USAGE;
@@ -90,7 +110,7 @@ int cli_demo(int argc, char **argv)
 	desc.rank = 3;
 	desc.dtype = SHARDPIPE_DTYPE_UINT16;
 	desc.backend = backend;
-	desc.threads = threads;
+	desc.threads = (int)threads;
 	desc.overwrite = overwrite; /* write's rule */
 	if (cli_parse_codec(codec, &desc) != 0)
 		return CLI_EXIT_USAGE;

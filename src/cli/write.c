@@ -191,24 +191,30 @@ int cli_write(int argc, char **argv)
 	char shp[160];
 	struct stat sb;
 
+	const char *const flags[] = {
+		"--pad-partial", "--allow-short", "--quiet",
+	};
+	int *const flag_slots[] = { &pad_partial, &allow_short, &quiet };
+
+	cli_seen_init(&o.seen, "write");
 	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
 		int r = cli_desc_option(&o, argc, argv, &i);
 
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
 			continue;
-		if (strcmp(argv[i], "--help") == 0) {
+		if (strcmp(a, "--help") == 0) {
 			write_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-			input = argv[++i];
-		} else if (strcmp(argv[i], "--pad-partial") == 0) {
-			pad_partial = 1;
-		} else if (strcmp(argv[i], "--allow-short") == 0) {
-			allow_short = 1;
-		} else if (strcmp(argv[i], "--quiet") == 0) {
-			quiet = 1;
+		} else if (strcmp(a, "--input") == 0) {
+			if (cli_take(&o.seen, argc, argv, &i, &input) != 0)
+				return CLI_EXIT_USAGE;
+		} else if ((r = cli_flag(&o.seen, a, flags, flag_slots,
+					 CLI_NFLAGS(flags))) != 0) {
+			if (r < 0)
+				return CLI_EXIT_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			const char *near = sp_closest(argv[i],
 				strcspn(argv[i], "="), write_opts,
@@ -224,7 +230,8 @@ int cli_write(int argc, char **argv)
 		} else if (out == NULL) {
 			out = argv[i];
 		} else {
-			cli_error("write: more than one output store");
+			cli_error("write: one output store only: %s and %s",
+				  out, argv[i]);
 			return CLI_EXIT_USAGE;
 		}
 	}
