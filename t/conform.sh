@@ -25,7 +25,7 @@ ok $? "conform on file input, index at start"
 grep -q '11 rows' "$tmp/out"
 ok $? "the rows come from the file"
 
-if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
+if backend_usable opencl; then
 	"$SP" conform --backends opencl,reference,cpu --shape 0,19,23 \
 		--chunk 4,5,7 --shard 2,3,2 --dtype float32 --rows 17 \
 		> "$tmp/out" 2>&1
@@ -33,7 +33,7 @@ if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
 	grep -q '^opencl ~ reference *identical' "$tmp/out"
 	ok $? "opencl and reference stores are byte-identical"
 else
-	skip 2 "no usable opencl backend"
+	skip 2 "$backend_why"
 fi
 
 # zstd has a kernel encoder now (issue 6): no backend is left out.

@@ -304,18 +304,6 @@ static int check_layout(const char *dir, const float *a, float fill,
 	return good;
 }
 
-static int usable(const char *name)
-{
-	for (int i = 0; i < shardpipe_backend_count(); i++) {
-		shardpipe_backend_info info;
-
-		if (shardpipe_backend_probe(i, &info) == SHARDPIPE_OK &&
-		    strcmp(info.name, name) == 0)
-			return info.usable;
-	}
-	return 0;
-}
-
 /*
  * The same bytes on every backend: cpu and reference with codec none
  * (their zstd encoders differ, libzstd against the kernels'), reference
@@ -332,9 +320,10 @@ static void same_across(const char *tmp, const float *a, float fill, int we,
 					  : SHARDPIPE_CODEC_NONE;
 		char dir[2][600];
 		int files = 0, rc = SHARDPIPE_OK, stored, omitted, absent;
+		char why[256];
 
-		if (!usable(pairs[k][1])) {
-			skip(1, "no %s device", pairs[k][1]);
+		if (!test_backend_usable(pairs[k][1], why, sizeof(why))) {
+			skip(1, "%s", why);
 			continue;
 		}
 		for (int b = 0; b < 2; b++) {

@@ -95,9 +95,9 @@ int main(void)
 	fclose(fopen(file, "w"));
 	is_int(shardpipe_stream_open(&s, file, &d), SHARDPIPE_ERR_PATH,
 	       "a path that is a file is refused");
-	if (geteuid() == 0) {
-		skip(1, "running as root: permissions do not apply");
-	} else {
+	/* Permissions do not bind root, so as root this is not in the
+	 * plan: t/fault-store.c checks it as uid 65534 instead. */
+	if (geteuid() != 0) {
 		char *ro;
 
 		if (asprintf(&ro, "%s/ro", tmp) < 0)
