@@ -29,9 +29,12 @@ libshardpipe_la_LIBADD = libshardpipe_core.la
 libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 	$(OPENMP_CFLAGS)
 
+# The program: the public API, and bench/'s library (bench/local.mk) for
+# bench's measurement and the fill patterns of bench, demo and conform.
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/read.c src/cli/demo.c \
-	src/cli/conform.c bench/bench.c src/closest.c src/closest.h
+	src/cli/conform.c src/cli/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
-shardpipe_LDADD = libshardpipe.la -lm
+shardpipe_LDADD = bench/libbench.la libshardpipe.la -lm
+shardpipe_LDFLAGS = $(OPENMP_CFLAGS)

@@ -1,7 +1,6 @@
 /* write.c - shardpipe write: stream raw bytes from a file or stdin. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "cli.h"
 #include "closest.h"
+#include "bench.h"
 
 static void write_usage(FILE *f)
 {
@@ -126,18 +126,6 @@ static void codec_str(char *buf, size_t size, const shardpipe_desc *desc)
 	}
 }
 
-static uint64_t stored;
-
-static int add_size(const char *path, const struct stat *sb, int type,
-		    struct FTW *ftw)
-{
-	(void)path;
-	(void)ftw;
-	if (type == FTW_F)
-		stored += (uint64_t)sb->st_size;
-	return 0;
-}
-
 /* The one line that says what was written; the bytes stored are the
  * files' sizes, read after close has written the last shards. */
 static void summary(const char *out, const shardpipe_desc *desc,
@@ -146,6 +134,7 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
 	char a[160], b[160], c[160], codec[64];
+	uint64_t stored = bench_store_bytes(out);
 
 	for (int d = 0; d < desc->rank; d++) {
 		shape[d] = d == 0 && desc->dims[0].size == 0 ? rows :
@@ -154,8 +143,6 @@ static void summary(const char *out, const shardpipe_desc *desc,
 		shard[d] = chunk[d] * desc->dims[d].chunks_per_shard;
 	}
 	codec_str(codec, sizeof(codec), desc);
-	stored = 0;
-	nftw(out, add_size, 16, FTW_PHYS);
 	fprintf(stderr, "shardpipe: wrote %s: shape %s %s, chunks %s, shards "
 		"%s, %s; %llu bytes in, %llu stored (ratio %.2f), %.2f s\n",
 		out, list_str(a, sizeof(a), shape, desc->rank),
