@@ -112,9 +112,15 @@ cat > out/table <<'TABLE'
 2|-o|cat st -o st/c/new
 2|--against|verify st --against
 2|x|backends x
+2|/dev/null is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 /dev/null/new
+2|in16 is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 in16/new
 TABLE
 if [ "$(id -u)" != 0 ]; then
 	echo '1|ro|write --dtype uint8 --input in16 --shape 16 --chunk 4 ro/new' >> out/table
+	echo '1|/proc|write --dtype uint8 --input in16 --shape 16 --chunk 4 /proc/shardpipe-new' >> out/table
+else
+	# Root may write /proc, whose file system then refuses the mkdir.
+	echo '2|/proc: No such file or directory (that file system makes no new directories|write --dtype uint8 --input in16 --shape 16 --chunk 4 /proc/shardpipe-new' >> out/table
 fi
 plan $(($(wc -l < out/table) * 3 + 3))
 while IFS='|' read -r want needle args; do

@@ -70,6 +70,14 @@ int main(void)
 	test_refused(tmp, &d, SHARDPIPE_ERR_LEVEL, "gzip level 10",
 		     "gzip level 10");
 	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
+	d.threads = -1;
+	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT, "-1",
+		     "a negative thread count");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
+	d.threads = SHARDPIPE_MAX_THREADS + 1;
+	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT, "4097",
+		     "a thread count above SHARDPIPE_MAX_THREADS");
+	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);
 	d.backend = "nope";
 	test_refused(tmp, &d, SHARDPIPE_ERR_BACKEND, "nope", "unknown backend");
 	test_small_desc(&d, SHARDPIPE_CODEC_ZSTD);

@@ -67,8 +67,8 @@ static int parse_args(struct demo_args *a, int argc, char **argv)
 		} else if (strcmp(arg, "--backend") == 0) {
 			bad = cli_take(&seen, argc, argv, &i, &a->backend);
 		} else if (strcmp(arg, "--threads") == 0) {
-			bad = cli_take_u64(&seen, argc, argv, &i, 4096,
-					   &threads);
+			bad = cli_take_u64(&seen, argc, argv, &i,
+					   SHARDPIPE_MAX_THREADS, &threads);
 		} else if ((bad = cli_flag(&seen, arg, flags, flag_slots,
 					   CLI_NFLAGS(flags))) != 0) {
 			bad = bad < 0;

@@ -229,7 +229,8 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 		if (slots[k] != NULL)
 			return cli_take(&o->seen, argc, argv, i, slots[k]) == 0
 				       ? 1 : -1;
-		if (cli_take_u64(&o->seen, argc, argv, i, 4096, &threads) != 0)
+		if (cli_take_u64(&o->seen, argc, argv, i,
+				 SHARDPIPE_MAX_THREADS, &threads) != 0)
 			return -1;
 		o->threads = (int)threads;
 		return 1;

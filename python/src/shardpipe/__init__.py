@@ -19,6 +19,7 @@ The stores open in zarr-python, TensorStore and any Zarr v3 reader.
 
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -128,6 +129,44 @@ class Stats:
     """Memory planned for staging and pools."""
 
 
+# SHARDPIPE_ERR_* codes the argument checks below report.
+_ERR_INVALID, _ERR_DIM, _ERR_CHUNK, _ERR_SHARD, _ERR_OVERFLOW = 1, 3, 4, 5, 6
+_U64_MAX = (1 << 64) - 1
+
+
+def _integer(name: str, v: Any, lo: int, hi: int, code: int | None) -> int:
+    """v as an int in lo..hi, or an error naming the argument ("shape[1] =
+    -3: ...."): InvalidDescriptionError with `code`, or IndexError when
+    code is None (a region to read).  Floats, strings and bools are
+    refused with TypeError rather than converted: int(4.5) and int("4")
+    would silently accept a mistake."""
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise TypeError("%s = %r: not an integer" % (name, v))
+    i = operator.index(v)
+    why = None
+    if i < lo:
+        why = "negative" if i < 0 else "below %d" % lo
+    elif i > hi:
+        why = "above %d%s" % (hi, " (2^64 - 1)" if hi == _U64_MAX else "")
+        if code is not None and hi == _U64_MAX:
+            code = _ERR_OVERFLOW
+    if why is None:
+        return i
+    msg = "%s = %d: %s" % (name, i, why)
+    raise IndexError(msg) if code is None else InvalidDescriptionError(
+        msg, code)
+
+
+def _extents(name: str, values: Any, lo: int,
+             code: int | None) -> tuple[int, ...]:
+    """A sequence of extents, each checked by _integer as name[d]."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError("%s = %r: not a sequence of integers" %
+                        (name, values))
+    return tuple(_integer("%s[%d]" % (name, d), v, lo, _U64_MAX, code)
+                 for d, v in enumerate(values))
+
+
 _ZARR_DTYPES = frozenset((
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float16", "float32", "float64"))
@@ -163,7 +202,11 @@ class Stream:
     ``"gzip:6"``, ``"blosc:zstd:1:shuffle"``, ``"none"``), parsed by the
     library.  ``backend``: ``"auto"``, ``"cpu"``, ``"reference"``,
     ``"opencl"`` or ``"cuda"`` (``SHARDPIPE_BACKEND`` overrides).
-    ``threads``: worker threads, 0 for every core.  ``sink``: a callable
+    ``threads``: worker threads, 0 for every core (at most 4096).  Every
+    entry of ``shape``, ``chunks`` and ``shards`` and ``threads`` must be
+    an integer (a float or a string raises TypeError) in range: one that
+    is not raises InvalidDescriptionError naming it ("shape[1] = -3:
+    negative").  ``sink``: a callable
     ``sink(coords, data)`` receiving each finished shard (its coordinates
     in the shard grid and the whole shard object as bytes) instead of
     files; then ``path`` may be None.  An exception raised in it fails the
@@ -183,9 +226,11 @@ class Stream:
                  index_location: str = "end", backend: str = "auto",
                  threads: int = 0, overwrite: bool = False,
                  sink: Callable[[tuple[int, ...], bytes], object] | None = None):
-        shape = tuple(int(x) for x in shape)
-        chunks = tuple(int(x) for x in chunks)
-        shards = tuple(int(x) for x in shards)
+        shape = _extents("shape", shape, 0, _ERR_DIM)
+        chunks = _extents("chunks", chunks, 1, _ERR_CHUNK)
+        shards = _extents("shards", shards, 1, _ERR_SHARD)
+        threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
+                           _ERR_INVALID)
         rank = len(shape)
         for what, v in (("chunks", chunks), ("shards", shards)):
             if len(v) != rank:
@@ -199,17 +244,18 @@ class Stream:
                     % (len(dimension_names), rank), 25)
         per_shard = []
         for d in range(rank):
-            if chunks[d] <= 0 or shards[d] <= 0 or shards[d] % chunks[d]:
+            if shards[d] % chunks[d]:
                 raise InvalidDescriptionError(
-                    "dim %d: shard extent %d is not a positive multiple of "
-                    "the chunk extent %d" % (d, shards[d], chunks[d]), 5)
+                    "shards[%d] = %d: not a multiple of chunks[%d] = %d "
+                    "(a shard holds whole chunks)"
+                    % (d, shards[d], d, chunks[d]), _ERR_SHARD)
             per_shard.append(shards[d] // chunks[d])
         if path is not None:
             path = os.fspath(path)
         self._path = path
         self._s = _shardpipe.Stream(
             path, shape, chunks, per_shard, _dtype_name(dtype), codec,
-            dimension_names, index_location, backend, int(threads),
+            dimension_names, index_location, backend, threads,
             bool(overwrite), sink)
 
     def append(self, buf: Any) -> None:
@@ -312,11 +358,23 @@ class Reader:
 
     def read(self, start: Sequence[int], count: Sequence[int]):
         """The region [start, start + count) as a NumPy array of shape
-        ``count``."""
+        ``count``.  An entry that is not a non-negative integer, or a
+        region beyond the shape, raises TypeError or IndexError naming it
+        ("start[1] = -2: negative")."""
         np = self._np
-        out = np.empty(tuple(count), dtype=self.dtype)
+        start = _extents("start", start, 0, None)
+        count = _extents("count", count, 0, None)
+        if len(start) != self.ndim or len(count) != self.ndim:
+            raise IndexError("start and count need %d entries, not %d and "
+                             "%d" % (self.ndim, len(start), len(count)))
+        for d, n in enumerate(self.shape):
+            if start[d] + count[d] > n:
+                raise IndexError("start[%d] + count[%d] = %d: beyond "
+                                 "shape[%d] = %d" % (d, d, start[d] +
+                                                     count[d], d, n))
+        out = np.empty(count, dtype=self.dtype)
         if out.size:
-            self._r.read_into(tuple(start), tuple(count), out)
+            self._r.read_into(start, count, out)
         return out
 
     def __getitem__(self, key: Any):
