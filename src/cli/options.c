@@ -94,8 +94,9 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t max,
 	return digits(opt, "value", s, strlen(s), max, out);
 }
 
-int cli_parse_list(const char *opt, const char *s, uint64_t *out)
+int cli_parse_list(const char *opt, const char *list, uint64_t *out)
 {
+	const char *s = list;
 	int n = 0;
 
 	for (;;) {
@@ -104,7 +105,7 @@ int cli_parse_list(const char *opt, const char *s, uint64_t *out)
 
 		if (n == SHARDPIPE_MAX_RANK) {
 			cli_error("%s: \"%s\" lists more than %d sizes", opt,
-				  s, SHARDPIPE_MAX_RANK);
+				  list, SHARDPIPE_MAX_RANK);
 			return -1;
 		}
 		snprintf(what, sizeof(what), "entry %d", n + 1);

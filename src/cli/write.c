@@ -95,10 +95,10 @@ static const char *list_str(char *buf, size_t size, const uint64_t *v, int n)
 static const char *stream_shape(char *buf, size_t size,
 				const shardpipe_desc *desc)
 {
-	uint64_t v[SHARDPIPE_MAX_RANK];
+	uint64_t v[SHARDPIPE_MAX_RANK] = { 0 };
 
-	for (int d = 0; d < desc->rank; d++)
-		v[d] = d == 0 ? 0 : desc->dims[d].size;
+	for (int d = 1; d < desc->rank; d++)
+		v[d] = desc->dims[d].size;
 	return list_str(buf, size, v, desc->rank);
 }
 
@@ -245,6 +245,15 @@ int cli_write(int argc, char **argv)
 		cli_error("write: %s: %s", input, strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
+	/* A directory opens, and fails only at the first read, after the
+	 * store would exist: refuse it first. */
+	if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		cli_error("write: --input %s is a directory, not a file of "
+			  "array bytes", input);
+		if (in != stdin)
+			fclose(in);
+		return CLI_EXIT_USAGE;
+	}
 	/* A regular file's size is known: refuse a length that cannot be
 	 * the array before anything is written. */
 	if (in != stdin && row_bytes != 0 && fstat(fileno(in), &sb) == 0 &&
@@ -361,22 +370,24 @@ int cli_write(int argc, char **argv)
 		fputc('\n', stderr);
 	if (status == CLI_EXIT_OK && capacity && appended == capacity &&
 	    held > 0) {
-		/* Count what is left, to say exactly how much. */
-		uint64_t left = held;
-		size_t n;
+		/* Say exactly how much is left when the input is a regular
+		 * file, by its size.  Anything else (a pipe, /dev/zero, a
+		 * camera) is not read on: it may never end. */
+		off_t at = lseek(fileno(in), 0, SEEK_CUR);
+		int exact = at >= 0 && fstat(fileno(in), &sb) == 0 &&
+			    S_ISREG(sb.st_mode) && sb.st_size >= at;
+		uint64_t left = held + (exact ? (uint64_t)(sb.st_size - at) : 0);
+		int whole = exact && left % capacity == 0;
 
-		while ((n = fread(buf, 1, bufsize, in)) > 0)
-			left += n;
-		cli_error("write: the input holds %llu bytes more than the "
+		cli_error("write: the input holds %s%llu bytes more than the "
 			  "%llu bytes of --shape %s; they were not written; to "
 			  "take every row, stream with --shape %s%s%s%s",
-			  (unsigned long long)left,
+			  exact ? "" : "at least ", (unsigned long long)left,
 			  (unsigned long long)capacity, o.shape,
 			  stream_shape(shp, sizeof(shp), &desc),
-			  left % capacity == 0 ? " (or, for a stream of "
-			  "arrays of that shape, --shape 0," : "",
-			  left % capacity == 0 ? o.shape : "",
-			  left % capacity == 0 ? ")" : "");
+			  whole ? " (or, for a stream of arrays of that shape, "
+			  "--shape 0," : "", whole ? o.shape : "",
+			  whole ? ")" : "");
 		status = CLI_EXIT_USAGE;
 	} else if (status == CLI_EXIT_OK && held > 0) {
 		if (pad_partial) {
