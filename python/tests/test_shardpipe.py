@@ -450,11 +450,42 @@ def test_argument_not_an_integer(tmp_path, arg, value, words):
     assert not (tmp_path / "a.zarr").exists()
 
 
+@pytest.mark.parametrize("arg, value, exc, words", [
+    ("dimension_names", (1, 2), TypeError,
+     r"^dimension_names\[0\] = 1: not a str$"),
+    ("dimension_names", "ab", TypeError,
+     r"^dimension_names = 'ab': not a sequence of names$"),
+    ("dimension_names", ("a\0b", "c"), shardpipe.InvalidDescriptionError,
+     r"^dimension_names\[0\] = 'a\\x00b': holds a NUL character$"),
+    ("codec", None, TypeError, r"^codec = None: not a str$"),
+    ("codec", 3, TypeError, r"^codec = 3: not a str$"),
+    ("codec", "zstd\0:9", shardpipe.InvalidDescriptionError,
+     r"^codec = 'zstd\\x00:9': holds a NUL character$"),
+    ("backend", None, TypeError, r"^backend = None: not a str$"),
+    ("index_location", 1, TypeError, r"^index_location = 1: not a str$"),
+    ("overwrite", "no", TypeError, r"^overwrite = 'no': not a bool$"),
+    ("overwrite", 2, TypeError, r"^overwrite = 2: not a bool$"),
+    ("dtype", None, TypeError, r"^dtype = None: not a data type$"),
+])
+def test_argument_of_the_wrong_kind(tmp_path, arg, value, exc, words):
+    """Strings, names and flags of the wrong kind are refused naming the
+    argument, not converted: NumPy reads dtype None as float64, bool("no")
+    is True, and C would cut a name at its NUL."""
+    (tmp_path / "a.zarr").mkdir()
+    (tmp_path / "a.zarr" / "zarr.json").write_text("{}")
+    kw = dict(GOOD, dtype="uint8")
+    kw[arg] = value
+    with pytest.raises(exc, match=words):
+        shardpipe.Stream(tmp_path / "a.zarr", **kw)
+    assert (tmp_path / "a.zarr" / "zarr.json").read_text() == "{}"
+
+
 def test_numpy_integers_are_integers(tmp_path):
     """NumPy's integer scalars are integers (operator.index takes them)."""
     n = np.int64
     with shardpipe.Stream(tmp_path / "a.zarr", (n(4), n(6)), (n(2), n(2)),
-                          (n(2), n(4)), "uint8", threads=np.uint8(1)) as s:
+                          (n(2), n(4)), "uint8", threads=np.uint8(1),
+                          overwrite=np.False_) as s:
         s.append(np.arange(24, dtype=np.uint8))
     assert shardpipe.open(tmp_path / "a.zarr").shape == (4, 6)
 

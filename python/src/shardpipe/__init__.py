@@ -167,6 +167,29 @@ def _extents(name: str, values: Any, lo: int,
                  for d, v in enumerate(values))
 
 
+def _text(name: str, v: Any) -> str:
+    """v, a str without NUL (which C would cut the string at), or an
+    error naming the argument."""
+    if not isinstance(v, str):
+        raise TypeError("%s = %r: not a str" % (name, v))
+    if "\0" in v:
+        raise InvalidDescriptionError("%s = %r: holds a NUL character"
+                                      % (name, v), _ERR_INVALID)
+    return v
+
+
+def _flag(name: str, v: Any) -> bool:
+    """v as a bool: anything equal to False or True (0, 1, NumPy's bools)
+    but a string.  Anything else is refused: bool("no") is True, and
+    overwrite="no" must not overwrite."""
+    try:
+        if not isinstance(v, (str, bytes)) and v in (False, True):
+            return bool(v)
+    except (TypeError, ValueError):  # an array's truth is ambiguous
+        pass
+    raise TypeError("%s = %r: not a bool" % (name, v))
+
+
 _ZARR_DTYPES = frozenset((
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float16", "float32", "float64"))
@@ -177,6 +200,9 @@ def _dtype_name(dtype: Any) -> str:
     a non-native byte order is refused (the library takes native bytes)."""
     if isinstance(dtype, str) and dtype in _ZARR_DTYPES:
         return dtype
+    if dtype is None:
+        # NumPy reads None as float64: too easy a slip to take.
+        raise TypeError("dtype = None: not a data type")
     import numpy as np
 
     try:
@@ -206,7 +232,9 @@ class Stream:
     entry of ``shape``, ``chunks`` and ``shards`` and ``threads`` must be
     an integer (a float or a string raises TypeError) in range: one that
     is not raises InvalidDescriptionError naming it ("shape[1] = -3:
-    negative").  ``sink``: a callable
+    negative").  ``codec``, ``backend``, ``index_location`` and each
+    dimension name must be a str (a name may be None), ``overwrite`` a
+    bool: anything else raises TypeError naming it.  ``sink``: a callable
     ``sink(coords, data)`` receiving each finished shard (its coordinates
     in the shard grid and the whole shard object as bytes) instead of
     files; then ``path`` may be None.  An exception raised in it fails the
@@ -237,7 +265,12 @@ class Stream:
                 raise InvalidDescriptionError(
                     "%s has %d entries, shape %d" % (what, len(v), rank), 2)
         if dimension_names is not None:
-            dimension_names = tuple(dimension_names)
+            if isinstance(dimension_names, (str, bytes)):
+                raise TypeError("dimension_names = %r: not a sequence of "
+                                "names" % (dimension_names,))
+            dimension_names = tuple(
+                None if v is None else _text("dimension_names[%d]" % d, v)
+                for d, v in enumerate(dimension_names))
             if len(dimension_names) != rank:
                 raise InvalidDescriptionError(
                     "dimension_names has %d entries, shape %d"
@@ -254,9 +287,11 @@ class Stream:
             path = os.fspath(path)
         self._path = path
         self._s = _shardpipe.Stream(
-            path, shape, chunks, per_shard, _dtype_name(dtype), codec,
-            dimension_names, index_location, backend, threads,
-            bool(overwrite), sink)
+            path, shape, chunks, per_shard, _dtype_name(dtype),
+            _text("codec", codec), dimension_names,
+            _text("index_location", index_location),
+            _text("backend", backend), threads,
+            _flag("overwrite", overwrite), sink)
 
     def append(self, buf: Any) -> None:
         """Append array bytes in C order, continuing where the last append
