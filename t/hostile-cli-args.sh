@@ -114,6 +114,7 @@ cat > out/table <<'TABLE'
 2|x|backends x
 2|/dev/null is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 /dev/null/new
 2|in16 is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 in16/new
+2|--input proj is a directory|write --dtype uint8 --input proj --shape 16 --chunk 4 new
 TABLE
 if [ "$(id -u)" != 0 ]; then
 	echo '1|ro|write --dtype uint8 --input in16 --shape 16 --chunk 4 ro/new' >> out/table
@@ -122,7 +123,7 @@ else
 	# Root may write /proc, whose file system then refuses the mkdir.
 	echo '2|/proc: No such file or directory (that file system makes no new directories|write --dtype uint8 --input in16 --shape 16 --chunk 4 /proc/shardpipe-new' >> out/table
 fi
-plan $(($(wc -l < out/table) * 3 + 3))
+plan $(($(wc -l < out/table) * 3 + 5))
 while IFS='|' read -r want needle args; do
 	sums > out/before
 	eval "set -- $args"
@@ -145,6 +146,14 @@ while IFS='|' read -r want needle args; do
 	rm -rf new out/a out/b
 done < out/table
 chmod 755 ro
+
+# An endless input past a bounded shape: the first 16 bytes are written,
+# the rest is refused without reading /dev/zero to its (absent) end.
+timeout 60 "$SP" write --shape 16 --chunk 4 --shard 4 --input /dev/zero zero \
+	> /dev/null 2> out/err
+is $? 2 "an endless input longer than a bounded shape exits 2, not a hang"
+grep -q "holds at least [0-9]* bytes more than the 16 bytes" out/err
+ok $? "and says at least how much more"
 
 # --overwrite of a real store removes only what the store owns: a foreign
 # file inside c/ survives, and the new data reads back.
