@@ -72,7 +72,9 @@ static void conform_usage(FILE *f)
 		"                   two shards and a half-chunk along dim 0, "
 		"plus one row)\n"
 		"  --seed N         seed of the synthetic input (default 1)\n"
-		"  --keep DIR       write the stores under DIR and keep them\n"
+		"  --keep DIR       write the stores under DIR and keep them "
+		"(a store already\n"
+		"                   there is replaced as by write --overwrite)\n"
 		"Without --shape: --shape 0,96,130 --chunk 8,32,32 --shard "
 		"2,2,2 --dtype uint16,\n"
 		"and 43 rows.  The codec defaults to none here.\n");
@@ -744,6 +746,10 @@ int cli_conform(int argc, char **argv)
 			return CLI_EXIT_FAIL;
 		}
 		snprintf(root, sizeof(root), "%s", keep);
+		/* An earlier run's store there is replaced the way write
+		 * --overwrite replaces one: only what a store owns goes, and
+		 * a directory of other files is refused, never emptied. */
+		c.desc.overwrite = 1;
 	} else {
 		const char *tmp = getenv("TMPDIR");
 
@@ -759,16 +765,15 @@ int cli_conform(int argc, char **argv)
 		struct run *r = &c.runs[i];
 
 		snprintf(r->dir, sizeof(r->dir), "%s/%s.zarr", root, r->name);
-		if (keep != NULL)
-			nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		write_store(&c, r);
 		/* A kernel backend that cannot run this description (a
 		 * codec with no kernel encoder yet) is left out unless it
-		 * was asked for. */
+		 * was asked for.  Its refused open created nothing, so
+		 * nothing is removed: under --keep, DIR/NAME.zarr may be
+		 * the user's. */
 		if (!r->written && !c.explicit_list) {
 			fprintf(stderr, "shardpipe: conform: leaving out %s: "
 					"%s\n", r->name, r->why);
-			nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 			memmove(r, r + 1, (size_t)(c.nruns - i - 1) * sizeof(*r));
 			c.nruns--;
 			i--;
