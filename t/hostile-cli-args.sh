@@ -115,6 +115,11 @@ cat > out/table <<'TABLE'
 2|/dev/null is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 /dev/null/new
 2|in16 is not a directory|write --dtype uint8 --input in16 --shape 16 --chunk 4 in16/new
 2|--input proj is a directory|write --dtype uint8 --input proj --shape 16 --chunk 4 new
+2|--durable needs --output|bench --durable --shape 4,4 --chunk 2,2
+2|more than 2^64 bytes|conform --shape 0,4294967296,4294967296 --chunk 1,1,1
+2|dim 1: size 0|conform --shape 0,0 --chunk 1,1 --input in16
+2|do not fit in memory|conform --rows 18446744073709551615
+2|no backend could write|conform --shape 0,4 --chunk 2,2 --codec zstd:99
 TABLE
 if [ "$(id -u)" != 0 ]; then
 	echo '1|ro|write --dtype uint8 --input in16 --shape 16 --chunk 4 ro/new' >> out/table

@@ -194,6 +194,11 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		cli_error("bench: arrays of rank 1 are not benchmarked");
 		return CLI_EXIT_USAGE;
 	}
+	if (su->desc.durable && a->output == NULL) {
+		cli_error("bench: --durable needs --output: the counting sink "
+			  "writes no files to make durable");
+		return CLI_EXIT_USAGE;
+	}
 	su->rows = a->rows != 0 ? a->rows : su->desc.dims[0].size;
 	if (su->rows == 0) {
 		cli_error("bench: an unbounded --shape needs --rows");

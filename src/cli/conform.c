@@ -157,8 +157,20 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 
 	c->esize = shardpipe_dtype_size(d->dtype);
 	c->row_bytes = c->esize;
-	for (int i = 1; i < d->rank; i++)
-		c->row_bytes *= d->dims[i].size;
+	/* The sizes are the user's: a wrapped product once made the row
+	 * size 0 (a division by it) and the input a few bytes. */
+	for (int i = 1; i < d->rank; i++) {
+		if (d->dims[i].size == 0) {
+			cli_error("conform: --shape: dim %d: size 0 (only dim 0 "
+				  "may be unbounded)", i);
+			return CLI_EXIT_USAGE;
+		}
+		if (!cli_mul_ok(c->row_bytes, d->dims[i].size, &c->row_bytes)) {
+			cli_error("conform: --shape: one row (every dim after "
+				  "the first) holds more than 2^64 bytes");
+			return CLI_EXIT_USAGE;
+		}
+	}
 	if (path != NULL && read_file(path, &data, &n) != CLI_EXIT_OK)
 		return CLI_EXIT_FAIL;
 	if (data != NULL && n % c->row_bytes != 0) {
@@ -172,7 +184,14 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 		rows = d->dims[0].size;
 	else if (data != NULL)
 		rows = n / c->row_bytes;
-	if (data != NULL && n > rows * c->row_bytes) {
+	if (!cli_mul_ok(rows, c->row_bytes, &total) || total > SIZE_MAX) {
+		cli_error("conform: %llu rows of %llu bytes do not fit in "
+			  "memory", (unsigned long long)rows,
+			  (unsigned long long)c->row_bytes);
+		free(data);
+		return CLI_EXIT_USAGE;
+	}
+	if (data != NULL && n > total) {
 		cli_error("conform: %s holds %llu rows, the array only %llu",
 			  path, (unsigned long long)(n / c->row_bytes),
 			  (unsigned long long)rows);
@@ -182,7 +201,6 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 	for (int i = 0; i < d->rank; i++)
 		c->shape[i] = d->dims[i].size;
 	c->shape[0] = rows;
-	total = rows * c->row_bytes;
 	c->input = calloc(total ? total : 1, 1);
 	if (c->input == NULL) {
 		cli_error("conform: out of memory for %llu bytes of input",
@@ -774,6 +792,13 @@ int cli_conform(int argc, char **argv)
 		if (!r->written && !c.explicit_list) {
 			fprintf(stderr, "shardpipe: conform: leaving out %s: "
 					"%s\n", r->name, r->why);
+			/* Nothing compared is no pass. */
+			if (c.nruns == 1) {
+				cli_error("conform: no backend could write this "
+					  "array");
+				status = CLI_EXIT_USAGE;
+				break;
+			}
 			memmove(r, r + 1, (size_t)(c.nruns - i - 1) * sizeof(*r));
 			c.nruns--;
 			i--;
@@ -781,6 +806,12 @@ int cli_conform(int argc, char **argv)
 		}
 		if (r->written)
 			check_decodes(&c, r);
+	}
+	if (status != CLI_EXIT_OK) {
+		if (keep == NULL)
+			nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(c.input);
+		return status;
 	}
 	printf("conform: %d dims, %s, codec %s, index at %s, %llu rows, "
 	       "%llu bytes%s%s\n\n", c.desc.rank,
