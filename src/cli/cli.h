@@ -55,8 +55,12 @@ int cli_flag(struct cli_seen *seen, const char *arg,
 /*
  * argv[*i] is an option that takes a value: set *val to the next
  * argument and advance *i.  -1, after saying why, when there is no value
- * or the option was given before.
+ * (or the next argument is an option).  cli_take also refuses an option
+ * given before; cli_value alone serves the one documented as repeatable
+ * (write's --attr).
  */
+int cli_value(const struct cli_seen *seen, int argc, char **argv, int *i,
+	      const char **val);
 int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
 	     const char **val);
 /* As cli_take, the value being a count of at most max (cli_parse_u64). */

@@ -159,8 +159,8 @@ int cli_flag(struct cli_seen *seen, const char *arg,
 	return 0;
 }
 
-int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
-	     const char **val)
+int cli_value(const struct cli_seen *seen, int argc, char **argv, int *i,
+	      const char **val)
 {
 	const char *opt = argv[*i];
 
@@ -175,6 +175,16 @@ int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
 		return -1;
 	}
 	*val = argv[++*i];
+	return 0;
+}
+
+int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
+	     const char **val)
+{
+	const char *opt = argv[*i];
+
+	if (cli_value(seen, argc, argv, i, val) != 0)
+		return -1;
 	return cli_once(seen, opt, *val);
 }
 
