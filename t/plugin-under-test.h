@@ -2,8 +2,8 @@
  * plugin-under-test.h - for the stage tests built once per kernel backend
  * (kernels-stages.c, gzip-stages.c, blosc-stages.c): built with
  * SP_TEST_OPENCL or SP_TEST_CUDA, a test links that device adapter (its
- * rule in a t/ .mk fragment) and SP_TEST_PLUGIN is defined; plugin_under_test() is
- * the adapter's backend, or a skip with its probe's reason where the
+ * rule in a t/ .mk fragment) and SP_TEST_PLUGIN is defined;
+ * plugin_under_test() is the adapter's backend, or a skip with its probe's reason where the
  * device is missing; any other reason fails the test (test_may_skip,
  * doc/design.md §18.1).
  */

@@ -466,6 +466,13 @@ def test_argument_not_an_integer(tmp_path, arg, value, words):
     ("overwrite", "no", TypeError, r"^overwrite = 'no': not a bool$"),
     ("overwrite", 2, TypeError, r"^overwrite = 2: not a bool$"),
     ("dtype", None, TypeError, r"^dtype = None: not a data type$"),
+    ("durable", "yes", TypeError, r"^durable = 'yes': not a bool$"),
+    ("write_empty_chunks", [1], TypeError,
+     r"^write_empty_chunks = \[1\]: not a bool$"),
+    ("max_memory", -1, shardpipe.InvalidDescriptionError,
+     r"^max_memory = -1: negative$"),
+    ("max_memory", 1.5e9, TypeError, r"^max_memory = 1500000000\.0: not an "
+     r"integer$"),
 ])
 def test_argument_of_the_wrong_kind(tmp_path, arg, value, exc, words):
     """Strings, names and flags of the wrong kind are refused naming the
