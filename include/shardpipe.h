@@ -333,6 +333,15 @@ typedef struct shardpipe_stream shardpipe_stream;
  * file is created.  A path that already holds a store (a zarr.json) is
  * refused with SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
  *
+ * When the environment variable SHARDPIPE_TRACE names a file, the stream
+ * records every stage of every batch, on its threads and its device, into
+ * that file as a Chrome/Perfetto trace (JSON): the first traced stream of a
+ * process creates the file or replaces an earlier shardpipe trace, later
+ * ones add to it, and close writes what is left.  A file that exists and is
+ * not a shardpipe trace is refused with SHARDPIPE_ERR_EXISTS and left as it
+ * is, one that cannot be created with SHARDPIPE_ERR_IO, before anything
+ * else is written; a failure to add to it later is returned by close.
+ *
  * On failure *out is NULL, unless the failure happened after the stream
  * object could be allocated, in which case *out is still NULL and the
  * message is available from shardpipe_last_error_message().

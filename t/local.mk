@@ -35,7 +35,7 @@ TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
-	t/attributes
+	t/attributes t/trace
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -54,7 +54,7 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
 t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
 
-SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh
+SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh t/trace-cli.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)
@@ -66,3 +66,19 @@ t_attributes_LDADD = $(TEST_LDADD) -lpthread
 t_attributes_LDFLAGS = $(TEST_LDFLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LDFLAGS)
+t_trace_LDADD = $(TEST_LDADD)
+t_trace_LDFLAGS = $(TEST_LDFLAGS)
+
+# The threaded pipeline: the same bytes for any thread count, span size and
+# flush pattern; flush/close semantics and failures through a sink.
+check_PROGRAMS += t/pipeline-threads
+TESTS += t/pipeline-threads
+t_pipeline_threads_LDADD = $(TEST_LDADD)
+t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)
+
+# The cpu backend's fused batch equals its stage entries, position by
+# position.
+check_PROGRAMS += t/cpu-fused
+TESTS += t/cpu-fused
+t_cpu_fused_LDADD = $(TEST_LDADD)
+t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)
