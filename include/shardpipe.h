@@ -35,6 +35,9 @@ extern "C" {
 /* The most dimensions an array may have. */
 #define SHARDPIPE_MAX_RANK 16
 
+/* The most worker threads a description may ask for. */
+#define SHARDPIPE_MAX_THREADS 4096
+
 /*
  * Structs that may grow.  shardpipe_desc and shardpipe_sink (filled by the
  * caller) and shardpipe_stats, shardpipe_array_info and
@@ -194,7 +197,9 @@ typedef struct shardpipe_desc {
 	 * environment variable SHARDPIPE_BACKEND, when set and not empty,
 	 * overrides this field. */
 	const char *backend;
-	int threads;              /* worker threads; 0 = every core */
+	/* Worker threads, 0 (default) = every core; at most
+	 * SHARDPIPE_MAX_THREADS. */
+	int threads;
 	int overwrite;            /* nonzero: replace a store already at path */
 	/* Read only with SHARDPIPE_CODEC_BLOSC.  A caller built before these
 	 * fields existed (a smaller struct_size) gets their defaults. */

@@ -38,6 +38,46 @@ int store_fs_errno_code(int e)
 	}
 }
 
+/* The directory that holds path's last component, malloc'd ("." for a
+ * bare name, "/" for a name in the root); NULL when out of memory. */
+static char *parent_of(const char *path)
+{
+	char *parent = strdup(path), *slash;
+
+	if (parent == NULL)
+		return NULL;
+	while ((slash = strrchr(parent, '/')) != NULL && slash != parent &&
+	       slash[1] == '\0')
+		*slash = '\0';
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(parent, ".");
+	return parent;
+}
+
+/*
+ * The store's own directory could not be made, for errno e: say where and
+ * why.  ENOENT although the parent exists means its file system takes no
+ * new directories (/proc, /sys): the path can never hold a store.
+ */
+static int root_refused(const char *root, int e, struct sp_err *err)
+{
+	char *parent = parent_of(root);
+	int code = e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
+					       : store_fs_errno_code(e);
+
+	sp_err_set(err, code, "%s: cannot create the store's directory in "
+		   "%s: %s%s", root, parent ? parent : "its parent",
+		   strerror(e), e == ENOENT ? " (that file system makes no new "
+		   "directories; choose another path)" : "");
+	free(parent);
+	return code;
+}
+
 static int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);
@@ -90,28 +130,26 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 			     "%s: directory holds files and no zarr.json, so it "
 			     "is not a store; nothing was touched", path);
 	} else {
-		char *parent = strdup(path), *slash;
-		int rc = SHARDPIPE_OK;
+		int e = errno, rc = SHARDPIPE_OK;
+		char *parent;
 
+		/* ENOTDIR: a component on the way is a file. */
+		SP_RETURN_IF(e != ENOENT && e != ENOTDIR, err,
+			     store_fs_errno_code(e), "%s: %s", path,
+			     strerror(e));
+		parent = parent_of(path);
 		SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory");
-		SP_RETURN_IF(errno != ENOENT, err, store_fs_errno_code(errno),
-			     "%s: %s", path, strerror(errno));
 		/* Only the last component is created: a missing parent is
 		 * more likely a typo than a request. */
-		while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0')
-			*slash = '\0';
-		slash = strrchr(parent, '/');
-		if (slash == parent)
-			parent[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		else
-			strcpy(parent, ".");
-		if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+		if (stat(parent, &st) != 0)
 			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
 					"%s: parent directory %s does not exist",
 					path, parent);
+		else if (!S_ISDIR(st.st_mode))
+			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
+					"%s: %s is not a directory", path,
+					parent);
 		else if (access(parent, W_OK | X_OK) != 0)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: cannot create it in %s: %s", path,
@@ -225,22 +263,14 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 	int rc = SHARDPIPE_OK;
 
 	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
-		return sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
-				  s->root, strerror(errno));
+		return root_refused(s->root, errno, err);
 	if (s->durable) {
 		/* The root's own name, in its parent. */
-		char *parent = strdup(s->root), *slash;
+		char *parent = parent_of(s->root);
 
 		if (parent == NULL)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");
-		slash = strrchr(parent, '/');
-		if (slash == NULL)
-			strcpy(parent, ".");
-		else if (slash == parent)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
 		rc = sync_dir(parent, err);
 		free(parent);
 		SP_FORWARD(rc);

@@ -1018,7 +1018,9 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 	    PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       shardpipe_version()) < 0 ||
-	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0) {
+	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0 ||
+	    PyModule_AddIntConstant(m, "MAX_THREADS",
+				    SHARDPIPE_MAX_THREADS) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
