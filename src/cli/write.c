@@ -154,16 +154,22 @@ static void summary(const char *out, const shardpipe_desc *desc,
 		shard[d] = chunk[d] * desc->dims[d].chunks_per_shard;
 	}
 	codec_str(codec, sizeof(codec), desc);
-	stored = 0;
-	nftw(out, add_size, 16, FTW_PHYS);
 	fprintf(stderr, "shardpipe: wrote %s: shape %s %s, chunks %s, shards "
-		"%s, %s; %llu bytes in, %llu stored (ratio %.2f), %.2f s\n",
-		out, list_str(a, sizeof(a), shape, desc->rank),
+		"%s, %s; %llu bytes in, ", out,
+		list_str(a, sizeof(a), shape, desc->rank),
 		shardpipe_dtype_name(desc->dtype),
 		list_str(b, sizeof(b), chunk, desc->rank),
 		list_str(c, sizeof(c), shard, desc->rank), codec,
-		(unsigned long long)bytes_in, (unsigned long long)stored,
-		stored ? (double)bytes_in / (double)stored : 0, secs);
+		(unsigned long long)bytes_in);
+	/* An object store's sizes are not files to add up. */
+	if (strncmp(out, "s3://", 5) != 0) {
+		stored = 0;
+		nftw(out, add_size, 16, FTW_PHYS);
+		fprintf(stderr, "%llu stored (ratio %.2f), ",
+			(unsigned long long)stored,
+			stored ? (double)bytes_in / (double)stored : 0);
+	}
+	fprintf(stderr, "%.2f s\n", secs);
 }
 
 static const char *const write_opts[] = {
