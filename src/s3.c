@@ -350,7 +350,9 @@ static int retryable_status(long status, const char *code)
 /* The library code for a final HTTP failure. */
 static int status_code(long status, const char *code)
 {
-	if (status == 401 || status == 403)
+	if (status == 401 || status == 403 ||
+	    strcmp(code, "InvalidToken") == 0 ||
+	    strcmp(code, "ExpiredToken") == 0)
 		return SHARDPIPE_ERR_ACCESS;
 	if (strcmp(code, "NoSuchBucket") == 0 ||
 	    strcmp(code, "InvalidBucketName") == 0 ||
@@ -373,8 +375,11 @@ static const char *hint(const struct s3_config *c, long status,
 		       "and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)";
 	if (status == 412)
 		return " (the object changed while it was being read)";
+	if (strcmp(code, "ExpiredToken") == 0)
+		return " (the temporary credentials have expired)";
 	if (strcmp(code, "InvalidAccessKeyId") == 0 ||
-	    strcmp(code, "SignatureDoesNotMatch") == 0)
+	    strcmp(code, "SignatureDoesNotMatch") == 0 ||
+	    strcmp(code, "InvalidToken") == 0)
 		return " (check the credentials)";
 	return "";
 }

@@ -10,8 +10,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A credentials or config file is a few lines; more is not one. */
 #define INI_MAX_BYTES (1u << 20)
@@ -124,8 +126,8 @@ static int parse_url(struct s3_config *c, const char *url, struct sp_err *err)
 	}
 	/* S3 keys are at most 1024 bytes; "/c/<coords>" must still fit. */
 	SP_RETURN_IF(plen > 512, err, SHARDPIPE_ERR_PATH,
-		     "%s: key prefix of %zu bytes, more than the 512 allowed",
-		     url, plen);
+		     "s3://%.*s/...: key prefix of %zu bytes, more than the 512 "
+		     "allowed", (int)blen, b, plen);
 	SP_FORWARD(dup_to(&c->url, url, strlen(url), err));
 	SP_FORWARD(dup_to(&c->bucket, b, blen, err));
 	return dup_to(&c->prefix, p, plen, err);
@@ -180,20 +182,27 @@ static int ini_lookup(const char *path, const char *section,
 		      const char *const *keys, char **vals, int n, int *have,
 		      struct sp_err *err)
 {
-	FILE *f = fopen(path, "r");
 	char line[4096];
 	int in = 0, rc = SHARDPIPE_OK;
 	struct stat st;
+	FILE *f;
+	/* O_NONBLOCK: a FIFO named here must not hang the open. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	*have = 0;
-	if (f == NULL) {
+	if (fd < 0) {
 		SP_RETURN_IF(errno != ENOENT, err, SHARDPIPE_ERR_ACCESS,
 			     "%s: %s", path, strerror(errno));
 		return SHARDPIPE_OK;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > INI_MAX_BYTES) {
-		fclose(f);
+	/* /dev/null is how one says "no such file". */
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
+		close(fd);
+		return SHARDPIPE_OK;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > INI_MAX_BYTES || (f = fdopen(fd, "r")) == NULL) {
+		close(fd);
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 				  "%s: not a regular file of at most %u bytes",
 				  path, INI_MAX_BYTES);

@@ -850,6 +850,14 @@ int store_s3_check(struct store **out, const char *url, int overwrite,
 	s->base.ops = &s3_ops;
 	s->overwrite = overwrite;
 	rc = s3_config_load(&s->cfg, url, err);
+	/* Buckets that anyone may write are rare enough that a write with
+	 * no credentials is a mistake to report, not a request to send. */
+	if (rc == SHARDPIPE_OK && s->cfg.key_id == NULL)
+		rc = sp_err_set(err, SHARDPIPE_ERR_ACCESS,
+				"%s: no credentials to write with (%s): set "
+				"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+				"AWS_PROFILE and a shared credentials file",
+				s->cfg.url, s->cfg.creds_from);
 	if (rc == SHARDPIPE_OK) {
 		/* Two parts per upload thread: one being sent, one being
 		 * filled. */
