@@ -32,15 +32,20 @@ from moto.moto_server.werkzeug_app import (  # noqa: E402
     DomainDispatcherApplication, MotoRequestHandler, create_backend_app)
 
 
-def bind(lo, hi):
+def start(lo, hi):
+    """moto's server on the first free port of lo..hi, serving on a
+    thread of its own: (server, port), or (None, None).  The Python
+    package's tests start theirs in-process with this."""
     app = DomainDispatcherApplication(create_backend_app)
     for port in range(lo, hi + 1):
         try:
-            return make_server("127.0.0.1", port, app, threaded=True,
-                               request_handler=MotoRequestHandler), port
+            server = make_server("127.0.0.1", port, app, threaded=True,
+                                 request_handler=MotoRequestHandler)
         except (OSError, SystemExit):
             # werkzeug exits, after a message, on a port in use.
             continue
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server, port
     return None, None
 
 
@@ -52,11 +57,10 @@ def main():
     ap.add_argument("--bucket", action="append", default=[])
     a = ap.parse_args()
     lo, hi = (int(x) for x in a.ports.split("-"))
-    server, port = bind(lo, hi)
+    server, port = start(lo, hi)
     if server is None:
         print("s3_server: no free port in %s" % a.ports, file=sys.stderr)
         return 2
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = "http://127.0.0.1:%d" % port
 
     import boto3
