@@ -37,10 +37,22 @@ struct batch_chunks {
 	double seconds_scatter, seconds_compress, seconds_aggregate;
 };
 
+/*
+ * What a backend's probe fills: the layout shardpipe_backend_info had
+ * before it carried struct_size (doc/design.md §5.3, §16.3), so that the
+ * public struct grows without touching the plugin boundary.
+ */
+struct backend_probe {
+	const char *name;    /* set by the host */
+	int usable;
+	int gpu;             /* the device is a GPU ("auto" prefers those) */
+	char detail[256];    /* the device, or why it cannot run */
+};
+
 struct backend_ops {
 	const char *name;
-	/* Fill info->usable and info->detail (device name, or why not). */
-	int (*probe)(shardpipe_backend_info *info);
+	/* Fill info->usable, info->gpu and info->detail. */
+	int (*probe)(struct backend_probe *info);
 	/* Allocate pools for plan; the plan outlives the context. */
 	int (*open)(const struct plan *plan, void **ctx, struct sp_err *err);
 	/* batch holds plan->batch_bytes of row-major input (K epochs; rows

@@ -159,8 +159,7 @@ void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 	d.blosc_cname = SHARDPIPE_BLOSC_ZSTD;
 	d.blosc_shuffle = SHARDPIPE_BLOSC_SHUFFLE;
 	/* A caller built against an older header owns fewer bytes. */
-	d.struct_size = size < sizeof(d) ? size : sizeof(d);
-	memcpy(desc, &d, d.struct_size);
+	sp_struct_copy(desc, size, &d, sizeof(d));
 }
 
 /* The symbol behind the macro, for callers that bind it by name. */
@@ -733,14 +732,31 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc)
 {
 	struct shardpipe_stream *s;
+	shardpipe_sink own = { 0 };
 	const char *backend;
 	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if (out == NULL || desc == NULL || (path == NULL && sink == NULL) ||
-	    (sink != NULL && sink->shard == NULL)) {
+	if (out == NULL || desc == NULL || (path == NULL && sink == NULL)) {
 		sp_last_error_set("a required argument is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	/* Only the callbacks inside the caller's struct_size are read; the
+	 * rest of own stays NULL. */
+	if (sink != NULL &&
+	    (sp_struct_copy(&own, sizeof(own), sink, sink->struct_size) !=
+		     SHARDPIPE_OK || !SHARDPIPE_HAS_FIELD(&own, shard))) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "sink not initialised with "
+			 "shardpipe_sink_init(): struct_size %zu does not "
+			 "hold the shard callback", sink->struct_size);
+		sp_last_error_set(msg);
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	if (sink != NULL && own.shard == NULL) {
+		sp_last_error_set("the sink's shard callback is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	s = calloc(1, sizeof(*s));
@@ -808,7 +824,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && s->store != NULL)
 		rc = s->store->ops->create(s->store, &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL)
-		s->sink = *sink;
+		s->sink = own;
 	if (rc == SHARDPIPE_OK)
 		rc = publish_meta(s, 0, &s->err);
 	if (rc == SHARDPIPE_OK && s->store != NULL)
@@ -1167,16 +1183,18 @@ int shardpipe_stream_close(shardpipe_stream *s)
 	return rc;
 }
 
-int shardpipe_stream_stats(const shardpipe_stream *s, shardpipe_stats *out)
+int shardpipe_stream_stats_sized(const shardpipe_stream *s,
+				 shardpipe_stats *out, size_t size)
 {
 	struct shardpipe_stream *m = (struct shardpipe_stream *)s;
+	shardpipe_stats st;
 
-	if (s == NULL || out == NULL)
+	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	pthread_mutex_lock(&m->mu);
-	*out = s->stats;
+	st = s->stats;
 	pthread_mutex_unlock(&m->mu);
-	return SHARDPIPE_OK;
+	return sp_struct_copy(out, size, &st, sizeof(st));
 }
 
 const char *shardpipe_stream_backend(const shardpipe_stream *s)

@@ -192,7 +192,7 @@ static int thread_id(void)
 #endif
 }
 
-static int cpu_probe(shardpipe_backend_info *info)
+static int cpu_probe(struct backend_probe *info)
 {
 	/* The same count the plan resolves threads from; not asked of
 	 * OpenMP, whose runtime (LLVM's) would start up here, in every

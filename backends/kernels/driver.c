@@ -12,7 +12,6 @@
  */
 #include "driver.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 
 #include "blosc_layout.h"
@@ -53,23 +52,6 @@ const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
 		return l;                                                     \
 	}
 SP_KERNEL_LIST(PACKER)
-
-int kdev_name_matches(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++) {
-		size_t i = 0;
-
-		while (i < n && hay[i] != '\0' &&
-		       tolower((unsigned char)hay[i]) ==
-			       tolower((unsigned char)needle[i]))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
 
 enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
 

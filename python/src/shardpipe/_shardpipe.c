@@ -326,7 +326,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		Py_INCREF(sink);
 		self->sink = sink;
 		self->index_start = desc.index_location == SHARDPIPE_INDEX_START;
-		memset(&sk, 0, sizeof(sk));
+		shardpipe_sink_init(&sk);
 		sk.user = self;
 		sk.shard = sink_shard;
 	}
