@@ -348,8 +348,8 @@ static void mp_abort(struct store_s3 *s, struct s3_conn *c, struct upload *up)
 	 * what is left behind as well. */
 	size_t n = strlen(s->err.msg);
 	snprintf(s->err.msg + n, sizeof(s->err.msg) - n,
-		 "; aborting its multipart upload failed too, so its parts "
-		 "remain (%s)", e.msg);
+		 "; aborting the multipart upload of s3://%s/%s failed too, so "
+		 "its parts remain (%s)", s->cfg.bucket, up->key, e.msg);
 	pthread_mutex_unlock(&s->mu);
 }
 

@@ -5,7 +5,11 @@
 #
 #   s3_need              skip the whole test, with the reason, unless this
 #                        build has S3 support and $SHARDPIPE_PYTHON imports
-#                        moto and boto3 (scripts/setup-python-readers)
+#                        moto and boto3 (scripts/setup-python-readers);
+#                        $SHARDPIPE_S3_PYTHON, when set, is used instead
+#                        (the sanitizer runs unset SHARDPIPE_PYTHON, whose
+#                        interpreter cannot load an instrumented library;
+#                        the S3 tests never load it into Python)
 #   s3_start BUCKET...   start the server with those buckets and export
 #                        its endpoint, region and credentials; a server
 #                        that does not come up fails the test
@@ -29,7 +33,7 @@ s3_need() {
 	need_shardpipe
 	grep -q '^#define HAVE_S3 1' "${top_builddir:-.}/config.h" 2> /dev/null ||
 		skip_all "this build has no S3 support (configure --with-s3; Debian: libcurl4-openssl-dev)"
-	py=$SHARDPIPE_PYTHON
+	py=${SHARDPIPE_S3_PYTHON:-$SHARDPIPE_PYTHON}
 	[ -n "$py" ] ||
 		skip_all "SHARDPIPE_PYTHON is not set (run scripts/setup-python-readers and export SHARDPIPE_PYTHON=VENV/bin/python)"
 	for m in moto boto3 werkzeug; do

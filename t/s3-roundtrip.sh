@@ -14,7 +14,7 @@ s3_start bkt
 blosc=no
 grep -q '^#define HAVE_BLOSC 1' "${top_builddir:-.}/config.h" && blosc=yes
 
-plan 29
+plan 31
 
 # 40 rows of 96 x 80 uint16; chunks 4,32,40, shards 8,64,80: edge shards
 # along dim 1, five shard epochs.
@@ -90,6 +90,17 @@ for c in under:1 at:1 over:2 five:5; do
 		END { print n + 0, bad + 0 }' "$tmp/objects")
 	is "$got" "4 0" "$name: 4 shard objects of $shard bytes in $parts part(s) each"
 done
+
+# A prefix of characters URLs and SigV4 escape (the server checks the
+# signature of each request, listing included).
+odd="s3://bkt/odd/my data+ü=(1)&x~.zarr"
+"$SP" write --shape 0,1024 --chunk 4,1024 --chunks-per-shard 16,1 \
+	--input "$tmp/mp.raw" --quiet "$odd" 2> "$tmp/err" &&
+	"$SP" verify "$odd" > /dev/null 2>> "$tmp/err"
+ok $? "a prefix with a space, +, &, =, (), ~ and UTF-8: written and verified"
+sed 's/^/#   /' "$tmp/err"
+"$SP" cat "$odd" 2> "$tmp/err" | cmp -s - "$tmp/mp.raw"
+ok $? "and read back"
 
 # bench writes to S3 like to a directory.
 "$SP" bench --shape 16,64,64 --chunk 4,32,32 --shard 2,1,1 --rows 16 \
