@@ -65,38 +65,36 @@ ok $? "and the store verifies"
 sed 's/^/#   /' "$tmp/err"
 kill "$proxy_pid"
 
-# 3. The proxy killed in the middle of the seventh part, and back at once:
-# retries carry the stream through.
-s3_proxy killed --rule die:7:?partNumber=
-dead=$proxy_pid
-AWS_MAX_ATTEMPTS=20 SHARDPIPE_S3_RETRY_SECONDS=60 \
-	via "$proxy_port" s3://bkt/killed.zarr 2> "$tmp/err" &
-writer=$!
-wait "$dead"
-is $? 3 "the proxy died mid-stream"
-s3_proxy killed
-wait "$writer"
+# killed NAME ATTEMPTS AWAY: write NAME.zarr through a proxy that dies at
+# the seventh part (the test then checks its exit status), and is started
+# again on the same port AWAY seconds later; $? is the write's status.
+killed() {
+	s3_proxy "$1" --rule die:7:?partNumber=
+	_dead=$proxy_pid
+	AWS_MAX_ATTEMPTS=$2 SHARDPIPE_S3_RETRY_SECONDS=60 \
+		via "$proxy_port" "s3://bkt/$1.zarr" 2> "$tmp/err" &
+	_writer=$!
+	wait "$_dead"
+	is $? 3 "the proxy died mid-stream"
+	sleep "$3"
+	s3_proxy "$1"
+	wait "$_writer"
+}
+
+# 3. Back at once: retries carry the stream through.
+killed back 20 0
 ok $? "restarted at once: the write retries through and succeeds"
 sed 's/^/#   /' "$tmp/err"
-"$SP" cat s3://bkt/killed.zarr 2> "$tmp/err" | cmp -s - "$tmp/in.raw"
+"$SP" cat s3://bkt/back.zarr 2> "$tmp/err" | cmp -s - "$tmp/in.raw"
 ok $? "and the store holds the input"
-"$SP" verify s3://bkt/killed.zarr > /dev/null 2> "$tmp/err"
+"$SP" verify s3://bkt/back.zarr > /dev/null 2> "$tmp/err"
 ok $? "and verifies"
 kill "$proxy_pid"
 
-# 4. Killed, and away for longer than the uploads retry (two tries): the
-# stream fails, and the aborts, which retry for SHARDPIPE_S3_RETRY_SECONDS,
-# land once it is back.
-s3_proxy gone --rule die:7:?partNumber=
-dead=$proxy_pid
-AWS_MAX_ATTEMPTS=2 SHARDPIPE_S3_RETRY_SECONDS=30 \
-	via "$proxy_port" s3://bkt/gone.zarr 2> "$tmp/err" &
-writer=$!
-wait "$dead"
-is $? 3 "the proxy died mid-stream"
-sleep 2
-s3_proxy gone
-wait "$writer"
+# 4. Away for longer than the uploads retry (two tries): the stream fails,
+# and the aborts, which retry for SHARDPIPE_S3_RETRY_SECONDS, land once
+# it is back.
+killed gone 2 2
 is $? 1 "away past the uploads' retries: the write exits 1"
 grep -q "s3://bkt/gone.zarr/c/[0-9]*/0: .*after [12] attempt" "$tmp/err"
 ok $? "naming the key and the connection failure: $(cat "$tmp/err")"
