@@ -470,6 +470,8 @@ static CURLcode attempt(struct s3_conn *c, const struct s3_req *rq,
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
+	if (c->cfg->ca_bundle != NULL)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg->ca_bundle);
 	if (c->cfg->key_id != NULL) {
 		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
 		curl_easy_setopt(h, CURLOPT_USERNAME, c->cfg->key_id);

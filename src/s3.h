@@ -26,6 +26,7 @@ struct s3_config {
 	char *scheme, *host, *base_path;
 	int path_style;     /* 1: /bucket/key; 0: bucket.host/key */
 	char *key_id, *secret, *token; /* key_id NULL: anonymous requests */
+	char *ca_bundle;    /* AWS_CA_BUNDLE, or NULL: the system's CAs */
 	char creds_from[300]; /* where the credentials came from */
 	int attempts;       /* tries per request, >= 1 */
 	double retry_seconds; /* no retry starts later than this after the

@@ -403,6 +403,19 @@ static int load(struct s3_config *c, const char *url, struct sp_err *err)
 			     "SHARDPIPE_S3_ADDRESSING=%s: not path, virtual or "
 			     "auto", style);
 	SP_FORWARD(load_credentials(c, profile, profile_set, err));
+	if ((ep = env("AWS_CA_BUNDLE")) != NULL) {
+		struct stat st;
+
+		/* Checked here: curl would only say "problem with the SSL CA
+		 * cert" at the first request. */
+		SP_RETURN_IF(stat(ep, &st) != 0, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "AWS_CA_BUNDLE=%s: %s", ep, strerror(errno));
+		SP_RETURN_IF(!S_ISREG(st.st_mode), err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "AWS_CA_BUNDLE=%s: not a file of certificates", ep);
+		SP_FORWARD(dup_to(&c->ca_bundle, ep, strlen(ep), err));
+	}
 	SP_FORWARD(env_u64("SHARDPIPE_S3_PART_SIZE", DEFAULT_PART_SIZE,
 			   S3_MIN_PART_BYTES, S3_MAX_PART_BYTES, 1,
 			   &c->part_size, err));
@@ -443,5 +456,6 @@ void s3_config_free(struct s3_config *c)
 		explicit_bzero(c->secret, strlen(c->secret));
 	free(c->secret);
 	free(c->token);
+	free(c->ca_bundle);
 	memset(c, 0, sizeof(*c));
 }

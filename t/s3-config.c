@@ -31,6 +31,8 @@ static void baseline(void)
 		"AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
 		"SHARDPIPE_S3_ADDRESSING", "SHARDPIPE_S3_PART_SIZE",
 		"SHARDPIPE_S3_UPLOADS", "SHARDPIPE_S3_RETRY_SECONDS",
+		"AWS_CA_BUNDLE", "http_proxy", "HTTP_PROXY", "all_proxy",
+		"ALL_PROXY",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
@@ -133,6 +135,12 @@ int main(void)
 	setenv("AWS_ENDPOINT_URL", "http://", 1);
 	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
 		"AWS_ENDPOINT_URL=http://: no host", "an endpoint without host");
+	baseline();
+	setenv("AWS_CA_BUNDLE", "no-such-ca.pem", 1);
+	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
+		"AWS_CA_BUNDLE=no-such-ca.pem: No such file",
+		"a CA bundle that does not exist");
+	unsetenv("AWS_CA_BUNDLE");
 	baseline();
 	setenv("SHARDPIPE_S3_ADDRESSING", "sideways", 1);
 	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,

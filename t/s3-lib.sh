@@ -77,8 +77,11 @@ s3_start() {
 	. "$tmp/s3.env"
 	set +a
 	s3_endpoint=$SHARDPIPE_S3_ENDPOINT
-	# Nothing from the user's own AWS setup may leak in.
-	unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3
+	# Nothing from the user's own AWS setup may leak in, nor a proxy
+	# that cannot reach 127.0.0.1.
+	unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 \
+		AWS_CA_BUNDLE http_proxy HTTP_PROXY https_proxy HTTPS_PROXY \
+		all_proxy ALL_PROXY
 	export AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_CONFIG_FILE=/dev/null
 }
 
