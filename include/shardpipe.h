@@ -168,6 +168,13 @@ typedef struct shardpipe_dim {
 	uint64_t chunks_per_shard;
 } shardpipe_dim;
 
+/* One user attribute of the array's zarr.json: a key and the text of one
+ * JSON value (see shardpipe_stream_set_attribute()). */
+typedef struct shardpipe_attribute {
+	const char *key;
+	const char *json;
+} shardpipe_attribute;
+
 /*
  * The description of an array and how to write it.  Initialise it with
  * shardpipe_desc_init(), which also records the struct's size so that later
@@ -231,6 +238,13 @@ typedef struct shardpipe_desc {
 	 * cap lowers the epochs per batch until the pools fit; open refuses
 	 * with SHARDPIPE_ERR_NOMEM when even one epoch a batch does not. */
 	uint64_t max_memory;
+	/* User attributes, in zarr.json from the first one written:
+	 * nattributes entries set in order as shardpipe_stream_set_attribute()
+	 * sets them (a later key replaces an earlier one).  One it would
+	 * refuse makes the open fail with SHARDPIPE_ERR_INVALID_ARGUMENT,
+	 * naming its key, before anything is written.  Default NULL, 0. */
+	const shardpipe_attribute *attributes;
+	size_t nattributes;
 } shardpipe_desc;
 
 /*
@@ -357,6 +371,41 @@ SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
  * unless desc->write_empty_chunks is set.
  */
 SHARDPIPE_API int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes);
+
+/* Bounds on user attributes: the bytes all of an array's attributes may
+ * add to zarr.json (keys quoted, values as given, with their separators),
+ * and how deeply one value may nest arrays and objects. */
+#define SHARDPIPE_MAX_ATTRIBUTES_BYTES (1u << 20)
+#define SHARDPIPE_MAX_ATTRIBUTE_DEPTH 32
+
+/*
+ * Set the user attribute `key` of the array to `json`, the text of one
+ * JSON value (RFC 8259: an object, array, string, number, true, false or
+ * null, in UTF-8), replacing an earlier value of the same key; json NULL
+ * removes the key.  Attributes go into the "attributes" object of
+ * zarr.json, in the order their keys were first set, with the next
+ * metadata update: when the next shard epoch's shards are written, at
+ * shardpipe_stream_flush() (which publishes them at once), or at close.
+ * (Attributes known before the stream opens belong in desc->attributes,
+ * checked at open and in zarr.json from the start.)
+ * The text is written as given, only the whitespace around it trimmed,
+ * so numbers keep every digit.  The key may be any non-empty UTF-8
+ * string; quotes, backslashes and control characters are escaped in
+ * zarr.json.  The key "ome" is reserved for the library's OME-NGFF
+ * metadata.
+ *
+ * Refused with SHARDPIPE_ERR_INVALID_ARGUMENT, leaving the attributes
+ * unchanged and the stream usable (shardpipe_stream_message() names the
+ * key and the fault): a NULL or empty key, the key "ome", a key or text
+ * that is not well-formed UTF-8, text that is not exactly one JSON value
+ * (the message gives the byte offset), a value nested deeper than
+ * SHARDPIPE_MAX_ATTRIBUTE_DEPTH, attributes that would exceed
+ * SHARDPIPE_MAX_ATTRIBUTES_BYTES.  On a stream that has failed, the
+ * stream's error.  The stream must not have been closed (close frees it).
+ */
+SHARDPIPE_API int shardpipe_stream_set_attribute(shardpipe_stream *s,
+						 const char *key,
+						 const char *json);
 
 /* Write every shard whose chunks are all complete, then zarr.json. */
 SHARDPIPE_API int shardpipe_stream_flush(shardpipe_stream *s);

@@ -5,8 +5,12 @@
  * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
  * aggregate the compressed chunks densely in shard-major order (epoch by
  * epoch: epoch e's chunks occupy positions e*M .. e*M+M-1, ordered by
- * plan->perm), and fetch the result to host memory.  Backends never see
- * files, keys or zarr.json, never print and never exit.
+ * plan->perm), and fetch the result to host memory.  Unless
+ * plan->write_empty_chunks, a chunk whose cells inside the array all equal
+ * the fill value (plan->fill_le) is given the compressed size 0, which the
+ * host reads as "not stored" (doc/design.md §22.2); no codec makes a chunk
+ * of zero bytes otherwise.  Backends never see files, keys or zarr.json,
+ * never print and never exit.
  */
 #ifndef SHARDPIPE_BACKEND_H
 #define SHARDPIPE_BACKEND_H
@@ -15,8 +19,9 @@
 #include "plan.h"
 
 /* Bumped whenever struct backend_ops, struct plan or struct batch_result
- * change in a way a plugin built earlier would misread. */
-#define SHARDPIPE_BACKEND_ABI 2
+ * change in a way a plugin built earlier would misread, or a contract
+ * changes that it would not keep (doc/design.md §5.3). */
+#define SHARDPIPE_BACKEND_ABI 3
 
 struct batch_result {
 	/* K*M compressed chunks, back to back in shard-major order. */

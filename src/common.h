@@ -7,6 +7,7 @@
 #define SHARDPIPE_COMMON_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,12 @@ SP_INTERNAL int sp_struct_copy(void *dst, size_t dst_size, const void *src,
 			       size_t src_size);
 
 /* Return `code` with a message when `cond` holds (zstd's RETURN_ERROR_IF). */
+/* Whether the caller's description holds `field`: a program built
+ * against an older header passes a smaller struct (struct_size). */
+#define DESC_HAS(desc, field) \
+	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
+				sizeof((desc)->field))
+
 #define SP_RETURN_IF(cond, err, code, ...)                                    \
 	do {                                                                  \
 		if (cond)                                                     \

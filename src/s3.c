@@ -1,7 +1,7 @@
 /*
  * s3.c - one S3 request over libcurl, signed with libcurl's own AWS
  * Signature V4, retried when S3 or the network says to try again, and
- * the pieces of S3's XML the stores read (doc/design.md §22.1, §22.3).
+ * the pieces of S3's XML the stores read (doc/design.md §24.1, §24.3).
  */
 #define _GNU_SOURCE
 #include "s3.h"

@@ -1,5 +1,5 @@
 /*
- * s3.h - an S3 client on libcurl (doc/design.md §22): where a bucket is
+ * s3.h - an S3 client on libcurl (doc/design.md §24): where a bucket is
  * and who we are, read from the environment the way S3 tools read it
  * (s3_config.c); one signed request with retries, and the few pieces of
  * S3's XML answers the stores need (s3.c).  Compiled only with S3
@@ -36,7 +36,7 @@ struct s3_config {
 };
 
 /*
- * Parse url and read the environment (doc/design.md §22.2).  Every
+ * Parse url and read the environment (doc/design.md §24.2).  Every
  * refusal names the variable or file and the value at fault.
  */
 SP_INTERNAL int s3_config_load(struct s3_config *c, const char *url,

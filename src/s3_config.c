@@ -2,7 +2,7 @@
  * s3_config.c - an s3:// URL and the environment S3 tools share: the
  * endpoint, region, addressing style, credentials (variables, then the
  * shared credentials file) and shardpipe's own upload settings
- * (doc/design.md §22.2).  The environment is read with secure_getenv, so
+ * (doc/design.md §24.2).  The environment is read with secure_getenv, so
  * a set-uid program using the library cannot be pointed elsewhere.
  */
 #define _GNU_SOURCE

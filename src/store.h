@@ -1,7 +1,7 @@
 /*
  * store.h - where a stream's objects go and where a reader's come from: a
  * directory (store_fs.c, doc/design.md §15.2) or a bucket and key prefix
- * on S3 (store_s3.c, §22), chosen by the path's form.  The stream and the
+ * on S3 (store_s3.c, §24), chosen by the path's form.  The stream and the
  * reader see only these two small interfaces.
  */
 #ifndef SHARDPIPE_STORE_H

@@ -1,5 +1,5 @@
 /*
- * store_s3.c - the S3 store (doc/design.md §22): uploads on the store's
+ * store_s3.c - the S3 store (doc/design.md §24): uploads on the store's
  * own threads, multipart uploads and their clean-up, zarr.json ordered
  * after every object it advertises, the overwrite policy of the
  * directory store, and reading with ranged GETs.

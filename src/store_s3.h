@@ -1,9 +1,9 @@
 /*
  * store_s3.h - a store as a bucket and key prefix on S3
- * (doc/design.md §22): one object per shard, uploaded in the background on the store's
- * own threads (one PUT, or a multipart upload when larger than a part),
- * zarr.json only once everything it advertises is stored; and the same
- * objects read back with ranged GETs.
+ * (doc/design.md §24): one object per shard, uploaded in the background
+ * on the store's own threads (one PUT, or a multipart upload when larger
+ * than a part), zarr.json only once everything it advertises is stored;
+ * and the same objects read back with ranged GETs.
  */
 #ifndef SHARDPIPE_STORE_S3_H
 #define SHARDPIPE_STORE_S3_H

@@ -1,4 +1,4 @@
-# S3 stores (issue 19, doc/design.md §22).  t/s3-config needs no server:
+# S3 stores (issue 19, doc/design.md §24).  t/s3-config needs no server:
 # URL and environment refusals, an endpoint that refuses connections, and
 # the refusal of a build without S3 support.  The t/s3-*.sh scripts start a
 # real S3-compatible server on 127.0.0.1 (moto's, from the readers' venv

@@ -19,6 +19,7 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
 	backends/kernels/blosc_encode.h \
+	backends/kernels/empty_chunks.h \
 	backends/kernels/kernels.h \
 	backends/kernels/kernel-list.h
 

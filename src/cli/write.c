@@ -21,8 +21,8 @@ static void write_usage(FILE *f)
 		"         [--input FILE|-] [--pad-partial] [--allow-short] "
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
-		"         [--fill-value V] [--write-empty-chunks] [--durable] "
-		"OUT.zarr\n\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
+		"         [--attr KEY=JSON]... OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
@@ -78,7 +78,12 @@ static void write_usage(FILE *f)
 		"                    them and shards of only such chunks out)\n"
 		"  --durable         fsync every shard, directory and zarr.json "
 		"before zarr.json\n"
-		"                    advertises it\n");
+		"                    advertises it\n"
+		"  --attr KEY=JSON   a user attribute in zarr.json (KEY: up to "
+		"the first '=';\n"
+		"                    JSON: one JSON value); repeatable, a later "
+		"KEY replaces;\n"
+		"                    \"ome\" is reserved\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -179,14 +184,36 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--help",
+	"--durable", "--attr", "--help",
 };
 
 struct write_args {
 	struct cli_desc_opts o;
 	const char *input, *out;
 	int pad_partial, allow_short, quiet;
+	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
+	shardpipe_attribute *attrs;
+	int nattrs;
 };
+
+/* --attr KEY=JSON as a description's attribute: the key is what comes
+ * before the first '=', the JSON what follows. */
+static int split_attr(const char *arg, shardpipe_attribute *at)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL) {
+		cli_error("write: --attr %.60s: expected KEY=JSON", arg);
+		return CLI_EXIT_USAGE;
+	}
+	at->key = strndup(arg, (size_t)(eq - arg));
+	at->json = eq + 1;
+	if (at->key == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
 
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
 static int parse_args(struct write_args *a, int argc, char **argv)
@@ -210,6 +237,10 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 			a->allow_short = 1;
 		} else if (strcmp(argv[i], "--quiet") == 0) {
 			a->quiet = 1;
+		} else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
+			r = split_attr(argv[++i], &a->attrs[a->nattrs++]);
+			if (r != CLI_EXIT_OK)
+				return r;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			const char *near = sp_closest(argv[i],
 				strcspn(argv[i], "="), write_opts,
@@ -434,25 +465,27 @@ static int finish_input(struct writer *w)
 	return CLI_EXIT_OK;
 }
 
-int cli_write(int argc, char **argv)
+static int write_store(struct write_args *a, int argc, char **argv)
 {
-	struct write_args a = { 0 };
-	struct writer w = { .a = &a, .bufsize = 8u << 20, .t0 = cli_now() };
-	int rc = parse_args(&a, argc, argv), status;
+	struct writer w = { .a = a, .bufsize = 8u << 20, .t0 = cli_now() };
+	int rc = parse_args(a, argc, argv), status;
 
 	if (rc >= 0)
 		return rc;
-	if ((rc = cli_desc_build(&a.o, &w.desc)) != CLI_EXIT_OK)
+	if ((rc = cli_desc_build(&a->o, &w.desc)) != CLI_EXIT_OK)
 		return rc;
+	/* The library checks them at open, before anything is written. */
+	w.desc.attributes = a->attrs;
+	w.desc.nattributes = (size_t)a->nattrs;
 	sizes_of(&w);
-	w.in = strcmp(a.input, "-") == 0 ? stdin : fopen(a.input, "rb");
+	w.in = strcmp(a->input, "-") == 0 ? stdin : fopen(a->input, "rb");
 	if (w.in == NULL) {
-		cli_error("write: %s: %s", a.input, strerror(errno));
+		cli_error("write: %s: %s", a->input, strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
 	status = check_file_length(&w);
 	if (status == CLI_EXIT_OK) {
-		rc = shardpipe_stream_open(&w.s, a.out, &w.desc);
+		rc = shardpipe_stream_open(&w.s, a->out, &w.desc);
 		if (rc != SHARDPIPE_OK) {
 			cli_error("write: %s: %s", shardpipe_strerror(rc),
 				  shardpipe_last_error_message());
@@ -472,7 +505,7 @@ int cli_write(int argc, char **argv)
 		cli_error("write: out of memory");
 		status = CLI_EXIT_FAIL;
 	} else {
-		status = stream_input(&w, isatty(STDERR_FILENO) && !a.quiet);
+		status = stream_input(&w, isatty(STDERR_FILENO) && !a->quiet);
 		if (status == CLI_EXIT_OK)
 			status = finish_input(&w);
 	}
@@ -488,11 +521,28 @@ int cli_write(int argc, char **argv)
 		}
 		return status;
 	}
-	if (!a.quiet) {
+	if (!a->quiet) {
 		uint64_t rows = w.row_bytes ? (w.appended + w.row_bytes - 1) /
 					      w.row_bytes : 0;
 
-		summary(a.out, &w.desc, rows, w.appended, cli_now() - w.t0);
+		summary(a->out, &w.desc, rows, w.appended, cli_now() - w.t0);
 	}
+	return status;
+}
+
+int cli_write(int argc, char **argv)
+{
+	struct write_args a = { 0 };
+	int status;
+
+	a.attrs = calloc((size_t)argc, sizeof(*a.attrs));
+	if (a.attrs == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	status = write_store(&a, argc, argv);
+	for (int k = 0; k < a.nattrs; k++)
+		free((char *)a.attrs[k].key);
+	free(a.attrs);
 	return status;
 }
