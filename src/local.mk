@@ -23,7 +23,7 @@ libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
 # The S3 store and its client (doc/design.md §22), on libcurl.
 if HAVE_S3
 libshardpipe_core_la_SOURCES += src/s3.c src/s3.h src/s3_config.c \
-	src/store_s3.c src/store_s3.h
+	src/store_s3.c src/store_s3_read.c src/store_s3.h
 libshardpipe_core_la_CFLAGS += $(CURL_CFLAGS)
 libshardpipe_core_la_LIBADD += $(CURL_LIBS)
 endif

@@ -1,7 +1,8 @@
 /*
  * s3.c - one S3 request over libcurl, signed with libcurl's own AWS
- * Signature V4, retried when S3 or the network says to try again, and
- * the pieces of S3's XML the stores read (doc/design.md §24.1, §24.3).
+ * Signature V4, retried when S3 or the network says to try again, the
+ * pieces of S3's XML the stores read, and listing (doc/design.md §24.1,
+ * §24.3).
  */
 #define _GNU_SOURCE
 #include "s3.h"
@@ -570,5 +571,87 @@ int s3_request(struct s3_conn *c, const struct s3_req *rq,
 	}
 	curl_slist_free_all(hdr);
 	free(url);
+	return rc;
+}
+
+char *s3_key(const struct s3_config *c, const char *key)
+{
+	char *k = NULL;
+
+	if (*c->prefix == '\0')
+		return strdup(key);
+	if (asprintf(&k, "%s/%s", c->prefix, key) < 0)
+		return NULL;
+	return k;
+}
+
+int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
+	    int (*each)(void *, const char *), void *user, struct sp_err *err)
+{
+	char *token = NULL, *eprefix = s3_escape(prefix, 0);
+	char key[1200];
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(eprefix == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	for (;;) {
+		struct s3_resp rs;
+		char *query = NULL, *etoken = NULL, truncated[8] = "";
+		size_t pos = 0;
+		int found;
+
+		/* SigV4 wants the parameters sorted by name. */
+		if (token != NULL && (etoken = s3_escape(token, 0)) == NULL)
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+		else if (asprintf(&query, "%s%s%slist-type=2&max-keys=%d&"
+				  "prefix=%s",
+				  etoken ? "continuation-token=" : "",
+				  etoken ? etoken : "", etoken ? "&" : "",
+				  max_keys, eprefix) < 0)
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+		free(etoken);
+		if (rc != SHARDPIPE_OK)
+			break;
+		rc = s3_request(conn, &(struct s3_req){ .method = "GET",
+							 .query = query },
+				&rs, err);
+		free(query);
+		while (rc == SHARDPIPE_OK &&
+		       (found = s3_xml_next(rs.text, rs.text_len, &pos, "Key",
+					    key, sizeof(key))) != 0) {
+			if (found < 0)
+				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+						"listing %s: a key longer than "
+						"S3 allows", prefix);
+			else
+				rc = each(user, key);
+		}
+		pos = 0;
+		if (rc == SHARDPIPE_OK && max_keys == 1000 &&
+		    s3_xml_next(rs.text, rs.text_len, &pos, "IsTruncated",
+				truncated, sizeof(truncated)) == 1 &&
+		    strcmp(truncated, "true") == 0) {
+			free(token);
+			token = malloc(1200);
+			pos = 0;
+			if (token == NULL ||
+			    s3_xml_next(rs.text, rs.text_len, &pos,
+					"NextContinuationToken", token,
+					1200) != 1)
+				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+						"listing %s: truncated without "
+						"a continuation token", prefix);
+			s3_resp_free(&rs);
+			if (rc != SHARDPIPE_OK)
+				break;
+			continue;
+		}
+		s3_resp_free(&rs);
+		break;
+	}
+	free(token);
+	free(eprefix);
 	return rc;
 }

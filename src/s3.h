@@ -16,6 +16,9 @@
 #define S3_MAX_PARTS 10000u
 #define S3_MAX_PART_BYTES ((uint64_t)5 << 30)
 #define S3_MIN_PART_BYTES 1024u
+/* An ETag as S3 writes it, quotes included, is 34 bytes (48 for a
+ * multipart object); other servers' may be longer, but not this long. */
+#define S3_ETAG_MAX 128
 
 struct s3_config {
 	char *url;          /* "s3://bucket/prefix", as given, for messages */
@@ -75,7 +78,7 @@ struct s3_req {
 
 struct s3_resp {
 	long status;
-	char etag[128];
+	char etag[S3_ETAG_MAX];
 	uint64_t total;      /* the object's size (Content-Range or -Length) */
 	size_t out_len;      /* bytes written to s3_req.out */
 	char *text;          /* the body when not in out (NUL-terminated) */
@@ -107,5 +110,19 @@ SP_INTERNAL int s3_xml_next(const char *xml, size_t len, size_t *pos,
 /* key, escaped for a URL path or query value the way SigV4 canonicalises
  * it ('/' kept when keep_slash).  Returns a malloc'ed string or NULL. */
 SP_INTERNAL char *s3_escape(const char *key, int keep_slash);
+
+/* The full key of a store's key: "prefix/key", or key when the store is
+ * the bucket's root.  A malloc'ed string or NULL. */
+SP_INTERNAL char *s3_key(const struct s3_config *c, const char *key);
+
+/*
+ * Call each(user, key) for every key below prefix (a full key prefix, ""
+ * for the whole bucket), pages of up to max_keys (1..1000) with
+ * ListObjectsV2; max_keys below 1000 stops after the first page.  Stops
+ * at each's first nonzero return and returns it.
+ */
+SP_INTERNAL int s3_list(struct s3_conn *conn, const char *prefix,
+			int max_keys, int (*each)(void *, const char *),
+			void *user, struct sp_err *err);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * store_s3.c - the S3 store (doc/design.md §24): uploads on the store's
- * own threads, multipart uploads and their clean-up, zarr.json ordered
- * after every object it advertises, the overwrite policy of the
- * directory store, and reading with ranged GETs.
+ * store_s3.c - writing an S3 store (doc/design.md §24.3): uploads on the
+ * store's own threads, multipart uploads and their clean-up, zarr.json
+ * ordered after every object it advertises, the overwrite policy of the
+ * directory store.
  */
 #define _GNU_SOURCE
 #include "store_s3.h"
@@ -10,104 +10,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-
-/* An ETag as S3 writes it, quotes included, is 34 bytes (48 for a
- * multipart object); servers may be longer but not this long. */
-#define ETAG_MAX 128
-/* A reader reading an object from where it last stopped is reading it
- * through (check, cat): fetch this much ahead instead of chunk by chunk. */
-#define READ_AHEAD (4u << 20)
-
-/* "prefix/key", or key when the store is the bucket's root. */
-static char *full_key(const struct s3_config *c, const char *key)
-{
-	char *k = NULL;
-
-	if (*c->prefix == '\0')
-		return strdup(key);
-	if (asprintf(&k, "%s/%s", c->prefix, key) < 0)
-		return NULL;
-	return k;
-}
-
-/*
- * Call each(user, key) for every key below prefix (a full key prefix,
- * "" for the whole bucket), a page of up to max_keys (1..1000) at a time;
- * max_keys below 1000 stops after the first page.
- */
-static int list_keys(struct s3_conn *conn, const char *prefix, int max_keys,
-		     int (*each)(void *, const char *), void *user,
-		     struct sp_err *err)
-{
-	char *token = NULL, *eprefix = s3_escape(prefix, 0);
-	char key[1200];
-	int rc = SHARDPIPE_OK;
-
-	SP_RETURN_IF(eprefix == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory");
-	for (;;) {
-		struct s3_resp rs;
-		char *query = NULL, *etoken = NULL, truncated[8] = "";
-		size_t pos = 0;
-		int found;
-
-		/* SigV4 wants the parameters sorted by name. */
-		if (token != NULL && (etoken = s3_escape(token, 0)) == NULL)
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory");
-		else if (asprintf(&query, "%s%s%slist-type=2&max-keys=%d&"
-				  "prefix=%s",
-				  etoken ? "continuation-token=" : "",
-				  etoken ? etoken : "", etoken ? "&" : "",
-				  max_keys, eprefix) < 0)
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory");
-		free(etoken);
-		if (rc != SHARDPIPE_OK)
-			break;
-		rc = s3_request(conn, &(struct s3_req){ .method = "GET",
-							 .query = query },
-				&rs, err);
-		free(query);
-		while (rc == SHARDPIPE_OK &&
-		       (found = s3_xml_next(rs.text, rs.text_len, &pos, "Key",
-					    key, sizeof(key))) != 0) {
-			if (found < 0)
-				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
-						"listing %s: a key longer than "
-						"S3 allows", prefix);
-			else
-				rc = each(user, key);
-		}
-		pos = 0;
-		if (rc == SHARDPIPE_OK && max_keys == 1000 &&
-		    s3_xml_next(rs.text, rs.text_len, &pos, "IsTruncated",
-				truncated, sizeof(truncated)) == 1 &&
-		    strcmp(truncated, "true") == 0) {
-			free(token);
-			token = malloc(1200);
-			pos = 0;
-			if (token == NULL ||
-			    s3_xml_next(rs.text, rs.text_len, &pos,
-					"NextContinuationToken", token,
-					1200) != 1)
-				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
-						"listing %s: truncated without "
-						"a continuation token", prefix);
-			s3_resp_free(&rs);
-			if (rc != SHARDPIPE_OK)
-				break;
-			continue;
-		}
-		s3_resp_free(&rs);
-		break;
-	}
-	free(token);
-	free(eprefix);
-	return rc;
-}
-
-/* ------------------------------------------------------------- writing */
 
 enum up_state { UP_NEW, UP_CREATING, UP_OPEN, UP_FAILED };
 
@@ -290,7 +192,7 @@ static int mp_landed(struct s3_conn *c, const struct upload *up)
 static int mp_complete(struct s3_conn *c, struct upload *up,
 		       struct sp_err *err)
 {
-	size_t cap = 64 + (size_t)up->nparts * (64 + ETAG_MAX), n;
+	size_t cap = 64 + (size_t)up->nparts * (64 + S3_ETAG_MAX), n;
 	char *xml = malloc(cap), *q = mp_query(up, 0);
 	struct s3_resp rs;
 	int rc;
@@ -453,7 +355,7 @@ static void *uploader(void *arg)
 			continue;
 		}
 		if (s->meta != NULL && s->undone_old == 0 && !s->meta_busy) {
-			char *json = s->meta, *key = full_key(&s->cfg,
+			char *json = s->meta, *key = s3_key(&s->cfg,
 							      "zarr.json");
 			size_t len = s->meta_len;
 			struct sp_err e;
@@ -567,7 +469,7 @@ static int s3_write(struct store *base, const char *key, const void *a,
 	struct upload *up = NULL;
 	struct job **jobs;
 	uint32_t nparts = 1;
-	char *k = full_key(&s->cfg, key);
+	char *k = s3_key(&s->cfg, key);
 	int rc = SHARDPIPE_OK;
 
 	if (total > part) {
@@ -746,8 +648,8 @@ static int s3_create(struct store *base, struct sp_err *err)
 	if (s->overwrite && s->store_exists) {
 		/* The old metadata first, so that no reader pairs it with
 		 * the new shards; then the shards it had. */
-		char *meta = full_key(&s->cfg, "zarr.json");
-		char *c = full_key(&s->cfg, "c/");
+		char *meta = s3_key(&s->cfg, "zarr.json");
+		char *c = s3_key(&s->cfg, "c/");
 		struct delete_ctx d = { s, err };
 		int rc = meta == NULL || c == NULL
 				 ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
@@ -755,7 +657,7 @@ static int s3_create(struct store *base, struct sp_err *err)
 				 : do_delete(s->conn, meta, err);
 
 		if (rc == SHARDPIPE_OK)
-			rc = list_keys(s->conn, c, 1000, delete_shard_key, &d,
+			rc = s3_list(s->conn, c, 1000, delete_shard_key, &d,
 				       err);
 		free(meta);
 		free(c);
@@ -803,20 +705,20 @@ static int any_key(void *user, const char *key)
 /* Whether the prefix holds a store, other objects, or nothing. */
 static int survey(struct store_s3 *s, struct sp_err *err)
 {
-	char *dir = full_key(&s->cfg, ""), *meta;
+	char *dir = s3_key(&s->cfg, ""), *meta;
 	struct s3_resp rs;
 	int rc, found = 0;
 
 	SP_RETURN_IF(dir == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	/* Listing first: a missing bucket or refused credentials say so
 	 * here, in a body (a HEAD's 404 cannot). */
-	rc = list_keys(s->conn, *s->cfg.prefix ? dir : "", 1, any_key, &found,
+	rc = s3_list(s->conn, *s->cfg.prefix ? dir : "", 1, any_key, &found,
 		       err);
 	free(dir);
 	SP_FORWARD(rc);
 	if (!found)
 		return SHARDPIPE_OK;
-	meta = full_key(&s->cfg, "zarr.json");
+	meta = s3_key(&s->cfg, "zarr.json");
 	SP_RETURN_IF(meta == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	rc = s3_request(s->conn, &(struct s3_req){ .method = "HEAD",
 						   .key = meta,
@@ -871,239 +773,5 @@ int store_s3_check(struct store **out, const char *url, int overwrite,
 		return rc;
 	}
 	*out = &s->base;
-	return SHARDPIPE_OK;
-}
-
-/* ------------------------------------------------------------- reading */
-
-/* Each store defines its own open object; the reader holds only the
- * pointer. */
-struct source_obj {
-	char *key;
-	uint64_t size;
-	char etag[ETAG_MAX];
-	uint64_t next;          /* where the last read ended */
-	uint8_t *ahead;         /* bytes [ahead_off, +ahead_len) */
-	uint64_t ahead_off;
-	size_t ahead_len;
-};
-
-struct source_s3 {
-	struct source base;
-	struct s3_config cfg;
-	struct s3_conn *conn;
-};
-
-/* The reader names the store and key itself: keep only what S3 said. */
-static int src_err(const struct source_s3 *src, const char *key, int rc,
-		   struct sp_err *err)
-{
-	char head[1400];
-	size_t n = (size_t)snprintf(head, sizeof(head), "s3://%s/%s: ",
-				    src->cfg.bucket, key);
-
-	if (rc != SHARDPIPE_OK && strncmp(err->msg, head, n) == 0)
-		memmove(err->msg, err->msg + n, strlen(err->msg + n) + 1);
-	return rc;
-}
-
-/*
- * A GET of the first byte rather than a HEAD: it costs the same, gives
- * the size (Content-Range) and ETag, and on a 404 a body that tells a
- * missing bucket from a missing key.
- */
-static int s3src_open(struct source *base, const char *key,
-		      struct source_obj **obj, uint64_t *size,
-		      struct sp_err *err)
-{
-	struct source_s3 *src = (struct source_s3 *)base;
-	struct source_obj *o = calloc(1, sizeof(*o));
-	struct s3_resp rs;
-	uint8_t first;
-	int rc;
-
-	*obj = NULL;
-	SP_RETURN_IF(o == NULL || (o->key = full_key(&src->cfg, key)) == NULL,
-		     err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = s3_request(src->conn, &(struct s3_req){ .method = "GET",
-						     .key = o->key,
-						     .ranged = 1,
-						     .range_len = 1,
-						     .out = &first,
-						     .out_cap = 1,
-						     .ok_status = 404 },
-			&rs, err);
-	s3_resp_free(&rs);
-	/* No first byte to give: the object is empty. */
-	if (rc != SHARDPIPE_OK && rs.status == 416) {
-		rc = SHARDPIPE_OK;
-		rs.status = 200;
-		rs.total = 0;
-	}
-	if (rc == SHARDPIPE_OK && strcmp(rs.code, "NoSuchBucket") == 0)
-		rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
-				"bucket %s does not exist (NoSuchBucket)",
-				src->cfg.bucket);
-	if (rc != SHARDPIPE_OK || rs.status == 404) {
-		src_err(src, o->key, rc, err);
-		free(o->key);
-		free(o);
-		return rc;
-	}
-	o->size = rs.total;
-	snprintf(o->etag, sizeof(o->etag), "%s", rs.etag);
-	*size = o->size;
-	*obj = o;
-	return SHARDPIPE_OK;
-}
-
-/* n bytes at off into buf, from the object as it was when opened. */
-static int get_range(struct source_s3 *src, struct source_obj *o, void *buf,
-		     size_t n, uint64_t off, struct sp_err *err)
-{
-	struct s3_resp rs;
-	int rc = s3_request(src->conn,
-			    &(struct s3_req){ .method = "GET", .key = o->key,
-					      .ranged = 1, .range_off = off,
-					      .range_len = n,
-					      .if_match = o->etag[0] ? o->etag
-								     : NULL,
-					      .out = buf, .out_cap = n },
-			    &rs, err);
-
-	s3_resp_free(&rs);
-	if (rc == SHARDPIPE_OK && rs.out_len != n)
-		rc = sp_err_set(err, SHARDPIPE_ERR_IO,
-				"%zu bytes at %llu asked, %zu came", n,
-				(unsigned long long)off, rs.out_len);
-	return src_err(src, o->key, rc, err);
-}
-
-static int s3src_read(struct source *base, struct source_obj *o, void *buf,
-		      size_t n, uint64_t off, struct sp_err *err)
-{
-	struct source_s3 *src = (struct source_s3 *)base;
-	int sequential = off == o->next && o->next != 0;
-
-	SP_RETURN_IF(off > o->size || n > o->size - off, err, SHARDPIPE_ERR_IO,
-		     "bytes %llu..+%zu lie beyond its %llu",
-		     (unsigned long long)off, n, (unsigned long long)o->size);
-	o->next = off + n;
-	if (n == 0)
-		return SHARDPIPE_OK;
-	if (o->ahead != NULL && off >= o->ahead_off &&
-	    off + n <= o->ahead_off + o->ahead_len) {
-		memcpy(buf, o->ahead + (off - o->ahead_off), n);
-		return SHARDPIPE_OK;
-	}
-	if (!sequential || n >= READ_AHEAD)
-		return get_range(src, o, buf, n, off, err);
-	/* Reading on from where the last read stopped: fetch ahead. */
-	size_t len = o->size - off < READ_AHEAD ? (size_t)(o->size - off)
-						: READ_AHEAD;
-	if (o->ahead == NULL && (o->ahead = malloc(READ_AHEAD)) == NULL)
-		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	o->ahead_len = 0;
-	SP_FORWARD(get_range(src, o, o->ahead, len, off, err));
-	o->ahead_off = off;
-	o->ahead_len = len;
-	memcpy(buf, o->ahead, n);
-	return SHARDPIPE_OK;
-}
-
-static void s3src_close(struct source *base, struct source_obj *o)
-{
-	(void)base;
-	if (o == NULL)
-		return;
-	free(o->ahead);
-	free(o->key);
-	free(o);
-}
-
-struct list_ctx {
-	size_t skip;            /* bytes of the store's prefix and "/" */
-	size_t dir_len;         /* bytes of dir and "/" after that */
-	int depth;
-	int (*each)(void *, const char *);
-	void *user;
-};
-
-/* Pass on the keys a chunk key tree of that depth can hold. */
-static int list_filter(void *user, const char *key)
-{
-	struct list_ctx *l = user;
-	const char *rel = key + l->skip, *p = rel + l->dir_len;
-
-	if (strlen(key) < l->skip + l->dir_len)
-		return SHARDPIPE_OK;
-	for (int d = 1; d < l->depth; d++) {
-		size_t n = strcspn(p, "/");
-
-		if (p[n] != '/' || !store_is_key_part(p, n))
-			return SHARDPIPE_OK;
-		p += n + 1;
-	}
-	if (*p == '\0' || strchr(p, '/') != NULL)
-		return SHARDPIPE_OK;
-	return l->each(l->user, rel);
-}
-
-static int s3src_list(struct source *base, const char *dir, int depth,
-		      int (*each)(void *, const char *), void *user,
-		      struct sp_err *err)
-{
-	struct source_s3 *src = (struct source_s3 *)base;
-	struct list_ctx l = { .depth = depth, .each = each, .user = user };
-	char *rel = NULL, *prefix;
-	int rc;
-
-	SP_RETURN_IF(asprintf(&rel, "%s%s", dir, *dir ? "/" : "") < 0, err,
-		     SHARDPIPE_ERR_NOMEM, "out of memory");
-	prefix = full_key(&src->cfg, rel);
-	l.skip = *src->cfg.prefix ? strlen(src->cfg.prefix) + 1 : 0;
-	l.dir_len = strlen(rel);
-	free(rel);
-	SP_RETURN_IF(prefix == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory");
-	rc = list_keys(src->conn, prefix, 1000, list_filter, &l, err);
-	free(prefix);
-	return rc;
-}
-
-static void s3src_free(struct source *base)
-{
-	struct source_s3 *src = (struct source_s3 *)base;
-
-	s3_conn_free(src->conn);
-	s3_config_free(&src->cfg);
-	free(src);
-}
-
-static const struct source_ops s3_source_ops = {
-	.open = s3src_open,
-	.read = s3src_read,
-	.close = s3src_close,
-	.list = s3src_list,
-	.free = s3src_free,
-};
-
-int source_s3_open(struct source **out, const char *url, struct sp_err *err)
-{
-	struct source_s3 *src = calloc(1, sizeof(*src));
-	int rc;
-
-	*out = NULL;
-	SP_RETURN_IF(src == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	src->base.ops = &s3_source_ops;
-	rc = s3_config_load(&src->cfg, url, err);
-	if (rc == SHARDPIPE_OK)
-		rc = s3_conn_new(&src->conn, &src->cfg, err);
-	if (rc != SHARDPIPE_OK) {
-		s3_conn_free(src->conn);
-		free(src);
-		return rc;
-	}
-	*out = &src->base;
 	return SHARDPIPE_OK;
 }
