@@ -485,6 +485,63 @@ static CURLcode attempt(struct s3_conn *c, const struct s3_req *rq,
 	return e;
 }
 
+/* Whether the answer is the one asked for. */
+static int answered(const struct s3_req *rq, const struct s3_resp *rs)
+{
+	return rs->status / 100 == 2 ||
+	       (rq->ok_status != 0 && rs->status == rq->ok_status);
+}
+
+/* Seconds to wait before try k + 1. */
+static double backoff(struct s3_conn *c, int k)
+{
+	double cap = BACKOFF_BASE * (double)(1u << (k < 16 ? k - 1 : 15));
+
+	if (cap > BACKOFF_CAP)
+		cap = BACKOFF_CAP;
+	return cap / 2 + cap / 2 * (double)rand_r(&c->seed) / RAND_MAX;
+}
+
+/* The outcome of the last try, as the library's code and message. */
+static int outcome(struct s3_conn *c, const struct s3_req *rq,
+		   const struct s3_resp *rs, CURLcode e, int overflow,
+		   const char *msg, double secs, struct sp_err *err)
+{
+	const struct s3_config *cfg = c->cfg;
+	const char *key = rq->key != NULL ? rq->key : "";
+	int k = rs->attempts;
+
+	/* Reads must get what they asked for, not a whole object from a
+	 * server that ignored the range. */
+	if (e == CURLE_OK && answered(rq, rs))
+		return rq->out != NULL && rs->status == 200 && rq->ranged &&
+				       rq->range_off != 0
+			       ? sp_err_set(err, SHARDPIPE_ERR_IO,
+					    "s3://%s/%s: %s: the server ignored "
+					    "the byte range", cfg->bucket, key,
+					    rq->method)
+			       : SHARDPIPE_OK;
+	if (overflow)
+		return sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+				  "s3://%s/%s: %s: the answer is larger than "
+				  "asked", cfg->bucket, key, rq->method);
+	if (e != CURLE_OK)
+		return sp_err_set(err, SHARDPIPE_ERR_IO,
+				  "s3://%s/%s: %s: %s%s%s%s after %d attempt%s "
+				  "in %.1f s", cfg->bucket, key, rq->method,
+				  curl_easy_strerror(e),
+				  c->errbuf[0] ? " (" : "", c->errbuf,
+				  c->errbuf[0] ? ")" : "", k, k == 1 ? "" : "s",
+				  secs);
+	return sp_err_set(err, status_code(rs->status, rs->code),
+			  "s3://%s/%s: %s: HTTP %ld%s%s%s%s%s%s after %d "
+			  "attempt%s in %.1f s", cfg->bucket, key, rq->method,
+			  rs->status, rs->code[0] ? " " : "", rs->code,
+			  msg[0] ? " (" : "", msg, msg[0] ? ")" : "",
+			  hint(cfg, rs->status, rs->code), k,
+			  k == 1 ? "" : "s", secs);
+}
+
 int s3_request(struct s3_conn *c, const struct s3_req *rq,
 	       struct s3_resp *rs, struct sp_err *err)
 {
@@ -492,9 +549,8 @@ int s3_request(struct s3_conn *c, const struct s3_req *rq,
 	char *url = make_url(cfg, rq), msg[256] = "";
 	struct curl_slist *hdr;
 	double t0 = now();
-	int bad, overflow = 0, rc = SHARDPIPE_OK;
-	CURLcode e = CURLE_OK;
-	int k;
+	int bad, overflow = 0, rc, k;
+	CURLcode e;
 
 	memset(rs, 0, sizeof(*rs));
 	hdr = headers(c, rq, &bad);
@@ -504,71 +560,35 @@ int s3_request(struct s3_conn *c, const struct s3_req *rq,
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
 	for (k = 1;; k++) {
-		double delay, cap;
+		double delay;
 		int again;
 
 		e = attempt(c, rq, url, hdr, rs, &overflow);
-		rs->code[0] = '\0';
 		if (e == CURLE_OK) {
 			error_code(rs, msg, sizeof(msg));
 			/* CompleteMultipartUpload may fail after its 200. */
 			if (rs->status / 100 == 2 && rs->code[0] != '\0' &&
 			    rq->out == NULL)
 				rs->status = 500;
-			if (rs->status / 100 == 2 ||
-			    (rq->ok_status != 0 && rs->status == rq->ok_status))
+			if (answered(rq, rs))
 				break;
 			again = retryable_status(rs->status, rs->code);
 		} else {
 			again = !overflow && retryable_curl(e);
 		}
-		/* The next wait would end after the time allowed: stop. */
-		cap = BACKOFF_BASE * (double)(1u << (k < 16 ? k - 1 : 15));
-		if (cap > BACKOFF_CAP)
-			cap = BACKOFF_CAP;
-		delay = cap / 2 + cap / 2 * (double)rand_r(&c->seed) / RAND_MAX;
+		/* No try starts after the time allowed. */
+		delay = backoff(c, k);
 		if (!again || (k >= cfg->attempts && !rq->persist) ||
 		    now() + delay - t0 > cfg->retry_seconds)
 			break;
-		struct timespec ts = { (time_t)delay,
-				       (long)((delay - (double)(time_t)delay) *
-					      1e9) };
+		struct timespec ts = {
+			(time_t)delay,
+			(long)((delay - (double)(time_t)delay) * 1e9)
+		};
 		nanosleep(&ts, NULL);
 	}
 	rs->attempts = k;
-	if (e == CURLE_OK && (rs->status / 100 == 2 ||
-			      (rq->ok_status != 0 &&
-			       rs->status == rq->ok_status))) {
-		/* Reads must get what they asked for, not a whole object
-		 * from a server that ignored the range. */
-		if (rq->out != NULL && rs->status == 200 && rq->ranged &&
-		    rq->range_off != 0)
-			rc = sp_err_set(err, SHARDPIPE_ERR_IO,
-					"s3://%s/%s: %s: the server ignored the "
-					"byte range", cfg->bucket,
-					rq->key ? rq->key : "", rq->method);
-	} else if (e != CURLE_OK) {
-		rc = sp_err_set(err, overflow ? SHARDPIPE_ERR_FORMAT
-					      : SHARDPIPE_ERR_IO,
-				"s3://%s/%s: %s: %s%s%s%s after %d attempt%s in "
-				"%.1f s", cfg->bucket, rq->key ? rq->key : "",
-				rq->method,
-				overflow ? "the answer is larger than asked"
-					 : curl_easy_strerror(e),
-				c->errbuf[0] && !overflow ? " (" : "",
-				overflow ? "" : c->errbuf,
-				c->errbuf[0] && !overflow ? ")" : "", k,
-				k == 1 ? "" : "s", now() - t0);
-	} else {
-		rc = sp_err_set(err, status_code(rs->status, rs->code),
-				"s3://%s/%s: %s: HTTP %ld%s%s%s%s%s%s after %d "
-				"attempt%s in %.1f s", cfg->bucket,
-				rq->key ? rq->key : "", rq->method, rs->status,
-				rs->code[0] ? " " : "", rs->code,
-				msg[0] ? " (" : "", msg, msg[0] ? ")" : "",
-				hint(cfg, rs->status, rs->code), k,
-				k == 1 ? "" : "s", now() - t0);
-	}
+	rc = outcome(c, rq, rs, e, overflow, msg, now() - t0, err);
 	curl_slist_free_all(hdr);
 	free(url);
 	return rc;
