@@ -94,7 +94,7 @@ kill "$proxy_pid"
 # 4. Away for longer than the uploads retry (two tries): the stream fails,
 # and the aborts, which retry for SHARDPIPE_S3_RETRY_SECONDS, land once
 # it is back.
-killed gone 2 2
+killed gone 2 3
 is $? 1 "away past the uploads' retries: the write exits 1"
 # The first request to fail may be a part or zarr.json, whichever was in
 # flight.
