@@ -36,6 +36,12 @@ s3_need() {
 	py=${SHARDPIPE_S3_PYTHON:-$SHARDPIPE_PYTHON}
 	[ -n "$py" ] ||
 		skip_all "SHARDPIPE_PYTHON is not set (run scripts/setup-python-readers and export SHARDPIPE_PYTHON=VENV/bin/python)"
+	# The skip policy (doc/design.md §18.1): a Python named that does not
+	# run is a failure; a venv made before the S3 tests, without moto,
+	# is a skip that says so.
+	"$py" -c 'import sys; sys.exit(sys.version_info < (3, 9))' \
+		> /dev/null 2>&1 ||
+		bail_out "$py cannot be run or is older than Python 3.9"
 	for m in moto boto3 werkzeug; do
 		"$py" -c "import $m" > /dev/null 2>&1 ||
 			skip_all "$py cannot import $m: no S3 server to test against (scripts/setup-python-readers installs moto[server])"

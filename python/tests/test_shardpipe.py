@@ -699,8 +699,9 @@ def test_s3_write_and_read(s3, rng):
     r.check()
     np.testing.assert_array_equal(r[...], a)
     np.testing.assert_array_equal(r[3:7, ::2, 5], a[3:7, ::2, 5])
-    zarr = pytest.importorskip("zarr")
-    pytest.importorskip("s3fs")
+    zarr = need("zarr")
+    pytest.importorskip("s3fs", reason="s3fs is not installed "
+                        "(scripts/setup-python-readers installs it)")
     store = zarr.storage.FsspecStore.from_url(
         url, read_only=True, storage_options={
             "endpoint_url": s3, "key": "testing", "secret": "testing"})
