@@ -69,6 +69,51 @@ static void refused(const char *url, int code, const char *word,
 	   shardpipe_last_error_message());
 }
 
+/* One variable set (or, value NULL, unset) after baseline() or two, and
+ * what opening must say. */
+static const struct env_case {
+	struct {
+		const char *var, *value;
+	} set[2];
+	int code;
+	const char *word, *what;
+} env_cases[] = {
+	{ { { "SHARDPIPE_S3_PART_SIZE", "12x" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "SHARDPIPE_S3_PART_SIZE=12x",
+	  "a part size with a bad suffix" },
+	{ { { "SHARDPIPE_S3_PART_SIZE", "100" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "out of range 1024..",
+	  "a part size below 1 KiB" },
+	{ { { "SHARDPIPE_S3_PART_SIZE", "6g" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "SHARDPIPE_S3_PART_SIZE=6g",
+	  "a part size above 5 GiB" },
+	{ { { "SHARDPIPE_S3_UPLOADS", "0" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "SHARDPIPE_S3_UPLOADS=0",
+	  "zero uploads" },
+	{ { { "AWS_MAX_ATTEMPTS", "-3" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "AWS_MAX_ATTEMPTS=-3",
+	  "a negative attempt count" },
+	{ { { "SHARDPIPE_S3_ENDPOINT", "ftp://127.0.0.1" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "not an http:// or https:// URL",
+	  "an ftp endpoint" },
+	{ { { "SHARDPIPE_S3_ENDPOINT", NULL }, { "AWS_ENDPOINT_URL", "http://" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "AWS_ENDPOINT_URL=http://: no host",
+	  "an endpoint without host" },
+	{ { { "AWS_CA_BUNDLE", "no-such-ca.pem" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT,
+	  "AWS_CA_BUNDLE=no-such-ca.pem: No such file",
+	  "a CA bundle that does not exist" },
+	{ { { "SHARDPIPE_S3_ADDRESSING", "sideways" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "SHARDPIPE_S3_ADDRESSING=sideways",
+	  "an unknown addressing" },
+	{ { { "AWS_REGION", "us east" } },
+	  SHARDPIPE_ERR_INVALID_ARGUMENT, "region \"us east\"",
+	  "a region with a space" },
+	{ { { "AWS_SECRET_ACCESS_KEY", NULL } },
+	  SHARDPIPE_ERR_ACCESS, "AWS_SECRET_ACCESS_KEY is not",
+	  "a key id without its secret" },
+};
+
 int main(void)
 {
 	char *dir = test_tmpdir("s3-config");
@@ -110,49 +155,20 @@ int main(void)
 		refused(url, SHARDPIPE_ERR_PATH, "512 allowed",
 			"a 600-byte prefix");
 	}
-	setenv("SHARDPIPE_S3_PART_SIZE", "12x", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"SHARDPIPE_S3_PART_SIZE=12x", "a part size with a bad suffix");
-	setenv("SHARDPIPE_S3_PART_SIZE", "100", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"out of range 1024..", "a part size below 1 KiB");
-	setenv("SHARDPIPE_S3_PART_SIZE", "6g", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"SHARDPIPE_S3_PART_SIZE=6g", "a part size above 5 GiB");
-	baseline();
-	setenv("SHARDPIPE_S3_UPLOADS", "0", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"SHARDPIPE_S3_UPLOADS=0", "zero uploads");
-	baseline();
-	setenv("AWS_MAX_ATTEMPTS", "-3", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"AWS_MAX_ATTEMPTS=-3", "a negative attempt count");
-	baseline();
-	setenv("SHARDPIPE_S3_ENDPOINT", "ftp://127.0.0.1", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"not an http:// or https:// URL", "an ftp endpoint");
-	unsetenv("SHARDPIPE_S3_ENDPOINT");
-	setenv("AWS_ENDPOINT_URL", "http://", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"AWS_ENDPOINT_URL=http://: no host", "an endpoint without host");
-	baseline();
-	setenv("AWS_CA_BUNDLE", "no-such-ca.pem", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"AWS_CA_BUNDLE=no-such-ca.pem: No such file",
-		"a CA bundle that does not exist");
-	unsetenv("AWS_CA_BUNDLE");
-	baseline();
-	setenv("SHARDPIPE_S3_ADDRESSING", "sideways", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"SHARDPIPE_S3_ADDRESSING=sideways", "an unknown addressing");
-	baseline();
-	setenv("AWS_REGION", "us east", 1);
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_INVALID_ARGUMENT,
-		"region \"us east\"", "a region with a space");
+	for (size_t i = 0; i < sizeof(env_cases) / sizeof(env_cases[0]); i++) {
+		const struct env_case *c = &env_cases[i];
+
+		baseline();
+		for (int k = 0; k < 2 && c->set[k].var != NULL; k++) {
+			if (c->set[k].value != NULL)
+				setenv(c->set[k].var, c->set[k].value, 1);
+			else
+				unsetenv(c->set[k].var);
+		}
+		refused("s3://bkt/a.zarr", c->code, c->word, c->what);
+	}
 	baseline();
 	unsetenv("AWS_SECRET_ACCESS_KEY");
-	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_ACCESS,
-		"AWS_SECRET_ACCESS_KEY is not", "a key id without its secret");
 	unsetenv("AWS_ACCESS_KEY_ID");
 	setenv("AWS_PROFILE", "ghost", 1);
 	refused("s3://bkt/a.zarr", SHARDPIPE_ERR_ACCESS,
