@@ -20,8 +20,7 @@ libshardpipe_core_la_SOURCES = \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
 
-# The -version-info policy is written next to SHARDPIPE_LT_VERSION in
-# configure.ac.
+# The -version-info policy: doc/design.md §22.1.
 lib_LTLIBRARIES += libshardpipe.la
 libshardpipe_la_SOURCES =
 libshardpipe_la_LIBADD = libshardpipe_core.la
