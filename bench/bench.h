@@ -1,8 +1,11 @@
 /*
- * bench.h - what the parts of `shardpipe bench` share: the array being
- * measured, the fill patterns appended to it, and the compress-only bound.
- * `shardpipe demo` streams the micro fill too.  Only the public API is
- * used, plus libzstd and libdeflate for the bound.
+ * bench.h - the measurement behind `shardpipe bench`, a small library that
+ * the program calls (src/cli/bench.c parses the command line and picks the
+ * workload): stream a fill pattern (fill.h) through the library, time each
+ * run and its compress-only bound, sample memory and append latency, and
+ * print the report.  It uses the public API, plus libzstd, libdeflate and
+ * c-blosc for the bound, and never the program's own headers: the
+ * dependency runs from src/cli/ to bench/ only.
  */
 #ifndef SHARDPIPE_BENCH_H
 #define SHARDPIPE_BENCH_H
@@ -11,37 +14,22 @@
 #include <stdint.h>
 
 #include "shardpipe.h"
+#include "fill.h"
 
-enum bench_fill { FILL_MICRO, FILL_NOISE12, FILL_XOR, FILL_ZEROS };
-
-/*
- * A fill pattern: `frames` distinct dim-0 rows ("frames") generated before
- * timing starts; row r of the array is frame r % frames.
- */
-struct bench_pattern {
+/* What one measurement streams and how. */
+struct bench_setup {
+	shardpipe_desc desc;   /* dims[0].size: rows, or 0 when unbounded */
 	enum bench_fill fill;
-	int rank;
-	uint64_t size[SHARDPIPE_MAX_RANK]; /* size[0] unused */
-	size_t esize;
-	shardpipe_dtype dtype;
-	uint64_t frames;
-	size_t row_bytes;
-	uint8_t *data;                     /* frames * row_bytes */
+	uint64_t rows;         /* rows of dim 0 appended */
+	uint64_t span;         /* bytes per append; 0: one row */
+	uint64_t frames;       /* distinct rows of the pattern; 0: the fill's */
+	const char *output;    /* a real store, or NULL: a counting sink */
+	int repeat;            /* runs, each followed by its bound; >= 1 */
+	int bound;             /* also measure the compress-only bound */
+	int quiet;             /* no progress notes on stderr */
+	const char *workload;  /* the report's names for what ran */
+	const char *codec_text;
 };
-
-/* "micro", "noise12", "xor", "zeros"; -1 when unknown. */
-int bench_fill_from_name(const char *name);
-const char *bench_fill_name(enum bench_fill f);
-
-/* The number of distinct frames a fill repeats (micro 4, noise12 and xor
- * 16, zeros 1). */
-uint64_t bench_fill_frames(enum bench_fill f);
-
-/* Generate the pattern for desc's geometry; 0 on success, -1 out of
- * memory. */
-int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
-		       const shardpipe_desc *desc, uint64_t frames);
-void bench_pattern_free(struct bench_pattern *pat);
 
 /* What the bound measured. */
 struct bench_bound {
@@ -52,6 +40,57 @@ struct bench_bound {
 	double cpu_seconds;       /* process CPU time (all threads) meanwhile */
 	int threads;
 };
+
+/* Per-append latency of the fastest run: p50/p99/max of the appends'
+ * wall times, and from the library the appends that waited for the
+ * pipeline. */
+struct bench_latency {
+	uint64_t n, span;
+	double p50, p99, max;
+	uint64_t blocked;
+	double seconds_blocked;
+};
+
+/* The fastest of the runs (and of the bounds), and the first run's
+ * memory. */
+struct bench_result {
+	const char *workload, *fill, *codec_text, *backend, *output;
+	shardpipe_desc desc;
+	int threads;
+	uint64_t rows, bytes_in, bytes_out, shards;
+	double seconds, cpu_seconds;
+	double memcpy_gbps;       /* same threads, same process */
+	shardpipe_stats st;
+	uint64_t rss_base, rss_peak, rss_early, rss_mid, pattern_bytes;
+	int have_bound, repeat;
+	struct bench_bound bound;
+	struct bench_latency lat;
+	char message[1024];       /* why bench_run failed */
+};
+
+/*
+ * Generate the pattern, run the stream setup->repeat times (each run
+ * followed by its bound when asked) and fill *r.  Returns SHARDPIPE_OK, or
+ * the code of what failed with r->message saying what: the library's
+ * refusal or failure ("<strerror>: <message>"), or bench's own ("out of
+ * memory for ...", "the bound's compressor failed").
+ */
+int bench_run(const struct bench_setup *setup, struct bench_result *r);
+
+/* The report on stdout: a table with the terms it uses, or one JSON
+ * object. */
+void bench_report_text(const struct bench_result *r);
+void bench_report_json(const struct bench_result *r);
+
+/* Bytes of every file under path (shards, indexes, zarr.json): what a
+ * store takes, for the ratio bench, demo and write print; 0 when the
+ * path cannot be walked. */
+uint64_t bench_store_bytes(const char *path);
+
+/* The parts bench_run is made of, in bound.c. */
+
+/* Monotonic wall time in seconds. */
+double bench_now(void);
 
 /* Process CPU time so far, user and system, all threads. */
 double bench_cpu_seconds(void);
@@ -65,13 +104,15 @@ double bench_memcpy_gbps(const uint8_t *src, uint64_t n, int threads);
 
 /*
  * Compress the chunks the stream compresses (the first epochs of the
- * `rows` rows appended, up to one period of the pattern and at most max_sample_bytes,
- * compressed again and again until at least `work` bytes went through) with
- * desc's codec and level on `threads` threads, and nothing else.  Returns 0,
- * or -1 with a message printed.
+ * `rows` rows appended, up to one period of the pattern and at most
+ * max_sample_bytes, compressed again and again until at least `work` bytes
+ * went through) with desc's codec and level on `threads` threads, and
+ * nothing else.  Returns SHARDPIPE_OK, or SHARDPIPE_ERR_NOMEM or
+ * SHARDPIPE_ERR_CODEC_FAILED with msg saying what failed.
  */
 int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
-		    uint64_t rows, int threads, uint64_t work, uint64_t max_sample_bytes,
-		    struct bench_bound *out);
+		    uint64_t rows, int threads, uint64_t work,
+		    uint64_t max_sample_bytes, struct bench_bound *out,
+		    char *msg, size_t msg_size);
 
 #endif

@@ -25,7 +25,7 @@
 
 #include "bench.h"
 
-static double now(void)
+double bench_now(void)
 {
 	struct timespec ts;
 
@@ -53,7 +53,7 @@ double bench_memcpy_gbps(const uint8_t *src, uint64_t n, int threads)
 		return 0;
 	/* Fault the scratch in first: the stream's pools are warm too. */
 	memset(dst, 0, (size_t)n);
-	t0 = now();
+	t0 = bench_now();
 	/* Timed in CPU time of the copying threads over threads, as the cpu
 	 * backend times its scatter, so that other processes move neither. */
 	do {
@@ -71,7 +71,7 @@ double bench_memcpy_gbps(const uint8_t *src, uint64_t n, int threads)
 			       1e-9 * (double)(y.tv_nsec - x.tv_nsec);
 		}
 		passes++;
-	} while (now() - t0 < 0.25 || passes < 3);
+	} while (bench_now() - t0 < 0.25 || passes < 3);
 	free(dst);
 	return cpu > 0 ? (double)(passes * n) / 1e9 / (cpu / threads) : 0;
 }
@@ -174,7 +174,8 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 
 int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 		    uint64_t rows, int threads, uint64_t work,
-		    uint64_t max_sample_bytes, struct bench_bound *out)
+		    uint64_t max_sample_bytes, struct bench_bound *out,
+		    char *msg, size_t msg_size)
 {
 	uint64_t chunk_bytes = pat->esize, M = 1, chunk0 = desc->dims[0].chunk;
 	uint64_t period, nchunks, passes, packed = 0;
@@ -204,10 +205,9 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 	if (sample == NULL || sizes == NULL) {
 		free(sample);
 		free(sizes);
-		fprintf(stderr, "shardpipe: bench: out of memory for a bound "
-				"sample of %llu chunks\n",
-			(unsigned long long)nchunks);
-		return -1;
+		snprintf(msg, msg_size, "out of memory for a bound sample of "
+			 "%llu chunks", (unsigned long long)nchunks);
+		return SHARDPIPE_ERR_NOMEM;
 	}
 	for (uint64_t c = 0; c < nchunks; c++)
 		cut_chunk(pat, desc, rows, c / M, c % M, sample + c * chunk_bytes);
@@ -239,7 +239,7 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 #pragma omp barrier
 #pragma omp single
 		{
-			t0 = now();
+			t0 = bench_now();
 			c0 = bench_cpu_seconds();
 		}
 #pragma omp for schedule(dynamic)
@@ -279,7 +279,7 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 		}
 #pragma omp single
 		{
-			t1 = now();
+			t1 = bench_now();
 			c1 = bench_cpu_seconds();
 		}
 		ZSTD_freeCCtx(z);
@@ -292,9 +292,8 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 	free(sample);
 	free(sizes);
 	if (failed) {
-		fprintf(stderr, "shardpipe: bench: the bound's compressor "
-				"failed\n");
-		return -1;
+		snprintf(msg, msg_size, "the bound's compressor failed");
+		return SHARDPIPE_ERR_CODEC_FAILED;
 	}
 	out->sample_bytes = nchunks * chunk_bytes;
 	out->sample_packed = packed;
@@ -302,5 +301,5 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 	out->seconds = t1 - t0;
 	out->cpu_seconds = c1 - c0;
 	out->threads = threads;
-	return 0;
+	return SHARDPIPE_OK;
 }

@@ -1,13 +1,14 @@
 /*
- * fill.c - the fill patterns of `shardpipe bench`.  Each is a few distinct
- * dim-0 rows ("frames") generated before timing starts and repeated, so
- * that memory stays small and generation is not measured.
+ * fill.c - the fill patterns of `shardpipe bench` and `shardpipe demo`.
+ * Each is a few distinct dim-0 rows ("frames") generated before timing
+ * starts and repeated, so that memory stays small and generation is not
+ * measured.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "fill.h"
 
 static const char *const fill_names[] = { "micro", "noise12", "xor", "zeros" };
 
@@ -37,7 +38,7 @@ uint64_t bench_fill_frames(enum bench_fill f)
 	}
 }
 
-static uint64_t splitmix(uint64_t *s)
+uint64_t bench_splitmix(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 
@@ -141,7 +142,7 @@ static void fill_noise12(struct bench_pattern *pat)
 
 	for (uint64_t i = 0; i < n; i++)
 		put(pat->data + i * pat->esize, pat->dtype,
-		    splitmix(&rng) & 0xfff);
+		    bench_splitmix(&rng) & 0xfff);
 }
 
 /*
@@ -185,9 +186,11 @@ static int fill_micro(struct bench_pattern *pat)
 			uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
 			uint64_t c[SHARDPIPE_MAX_RANK];
 			double rmin = mean / 100 < 1 ? 1 : mean / 100;
-			double r = rmin + (double)(splitmix(&rng) % 1000) / 1000 *
-						 3 * rmin;
-			double amp = 300.0 + (double)(splitmix(&rng) % 2000);
+			double r = rmin +
+				   (double)(bench_splitmix(&rng) % 1000) /
+					   1000 * 3 * rmin;
+			double amp = 300.0 +
+				     (double)(bench_splitmix(&rng) % 2000);
 			int empty = 0;
 
 			for (int d = 1; d <= last; d++) {
@@ -200,7 +203,7 @@ static int fill_micro(struct bench_pattern *pat)
 						prof[d][i] = (float)(1.0 - 0.25 * (double)i / (double)sz);
 					continue;
 				}
-				double cx = (double)(splitmix(&rng) % sz) +
+				double cx = (double)(bench_splitmix(&rng) % sz) +
 					    (3.0 / d) * (double)t;
 				double l = cx - 3 * r, h = cx + 3 * r;
 
@@ -243,7 +246,7 @@ static int fill_micro(struct bench_pattern *pat)
 		rng = 0xc0ffee00ull + t;
 		for (uint64_t i = 0; i < n; i++) {
 			double s = 100.0 + acc[i];
-			uint64_t u = splitmix(&rng);
+			uint64_t u = bench_splitmix(&rng);
 			/* Sum of four uniforms: roughly normal, mean 0, sd 1. */
 			double g = ((double)(u & 0xffff) +
 				    (double)((u >> 16) & 0xffff) +

@@ -36,6 +36,33 @@ extern "C" {
 #define SHARDPIPE_MAX_RANK 16
 
 /*
+ * Structs that may grow.  shardpipe_desc and shardpipe_sink (filled by the
+ * caller) and shardpipe_stats, shardpipe_array_info and
+ * shardpipe_backend_info (filled by the library) begin with struct_size,
+ * and later releases only append fields, so that a program and a library
+ * built from different releases still agree:
+ *
+ * - A caller's struct is initialised by an _init function, a macro that
+ *   passes sizeof: struct_size says how much of it the caller owns, and
+ *   the library reads no field beyond it (a field it lacks takes its
+ *   default).
+ * - The library fills an output struct through a getter, a macro that
+ *   passes sizeof(*out): it writes only the bytes that both the caller's
+ *   struct and its own hold, leaves every byte past them untouched, and
+ *   sets struct_size to how many it wrote.
+ *
+ * A size of 0, or one too small to hold struct_size, is refused with
+ * SHARDPIPE_ERR_INVALID_ARGUMENT.  Bindings that lay a struct out
+ * themselves call the _sized functions with their own struct's size.
+ * SHARDPIPE_HAS_FIELD(p, field) says whether *p, as struct_size describes
+ * it, holds field: whether the library filled it, or the caller's struct
+ * has it.
+ */
+#define SHARDPIPE_HAS_FIELD(p, field)                                       \
+	((size_t)((const char *)&(p)->field - (const char *)(p)) +          \
+		 sizeof((p)->field) <= (p)->struct_size)
+
+/*
  * Error codes.  Values are stable across releases; new codes are only ever
  * appended.  Every call that can fail returns one of these.
  */
@@ -141,12 +168,19 @@ typedef struct shardpipe_dim {
 	uint64_t chunks_per_shard;
 } shardpipe_dim;
 
+/* One user attribute of the array's zarr.json: a key and the text of one
+ * JSON value (see shardpipe_stream_set_attribute()). */
+typedef struct shardpipe_attribute {
+	const char *key;
+	const char *json;
+} shardpipe_attribute;
+
 /*
  * The description of an array and how to write it.  Initialise it with
  * shardpipe_desc_init(), which also records the struct's size so that later
  * releases may append fields without breaking callers built against this
- * one.  The library copies everything it needs at open; the strings need
- * not outlive the call.
+ * one (see "Structs that may grow" above).  The library copies everything
+ * it needs at open; the strings need not outlive the call.
  */
 typedef struct shardpipe_desc {
 	size_t struct_size;       /* set by shardpipe_desc_init() */
@@ -204,6 +238,13 @@ typedef struct shardpipe_desc {
 	 * cap lowers the epochs per batch until the pools fit; open refuses
 	 * with SHARDPIPE_ERR_NOMEM when even one epoch a batch does not. */
 	uint64_t max_memory;
+	/* User attributes, in zarr.json from the first one written:
+	 * nattributes entries set in order as shardpipe_stream_set_attribute()
+	 * sets them (a later key replaces an earlier one).  One it would
+	 * refuse makes the open fail with SHARDPIPE_ERR_INVALID_ARGUMENT,
+	 * naming its key, before anything is written.  Default NULL, 0. */
+	const shardpipe_attribute *attributes;
+	size_t nattributes;
 } shardpipe_desc;
 
 /*
@@ -257,12 +298,26 @@ SHARDPIPE_API int shardpipe_desc_set_codec(shardpipe_desc *desc,
  * flush and close), one at a time, never two at once for one stream.
  */
 typedef struct shardpipe_sink {
+	size_t struct_size;       /* set by shardpipe_sink_init() */
 	void *user;
 	int (*shard)(void *user, const uint64_t *coords, int rank,
 		     const void *data, size_t data_bytes,
 		     const void *index, size_t index_bytes);
 	int (*metadata)(void *user, const char *json, size_t json_bytes);
 } shardpipe_sink;
+
+/*
+ * Clear *sink (user and callbacks NULL) and record its size; call it
+ * before setting the fields.  The macro passes sizeof(*sink) to
+ * shardpipe_sink_init_sized(), which writes only that many bytes.
+ * shardpipe_stream_open_sink() refuses a sink whose struct_size was not
+ * set this way (0, or too small to hold the shard callback) with
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, and reads no callback beyond it.
+ */
+SHARDPIPE_API void shardpipe_sink_init_sized(shardpipe_sink *sink,
+					     size_t size);
+#define shardpipe_sink_init(sink) \
+	shardpipe_sink_init_sized((sink), sizeof(*(sink)))
 
 typedef struct shardpipe_stream shardpipe_stream;
 
@@ -281,8 +336,9 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
 					const char *path,
 					const shardpipe_desc *desc);
 
-/* As shardpipe_stream_open(), delivering shards to *sink.  The sink struct
- * is copied. */
+/* As shardpipe_stream_open(), delivering shards to *sink, which
+ * shardpipe_sink_init() initialised and which names a shard callback.  The
+ * sink struct is copied. */
 SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
 					     const shardpipe_sink *sink,
 					     const shardpipe_desc *desc);
@@ -312,6 +368,41 @@ SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
  */
 SHARDPIPE_API int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes);
 
+/* Bounds on user attributes: the bytes all of an array's attributes may
+ * add to zarr.json (keys quoted, values as given, with their separators),
+ * and how deeply one value may nest arrays and objects. */
+#define SHARDPIPE_MAX_ATTRIBUTES_BYTES (1u << 20)
+#define SHARDPIPE_MAX_ATTRIBUTE_DEPTH 32
+
+/*
+ * Set the user attribute `key` of the array to `json`, the text of one
+ * JSON value (RFC 8259: an object, array, string, number, true, false or
+ * null, in UTF-8), replacing an earlier value of the same key; json NULL
+ * removes the key.  Attributes go into the "attributes" object of
+ * zarr.json, in the order their keys were first set, with the next
+ * metadata update: when the next shard epoch's shards are written, at
+ * shardpipe_stream_flush() (which publishes them at once), or at close.
+ * (Attributes known before the stream opens belong in desc->attributes,
+ * checked at open and in zarr.json from the start.)
+ * The text is written as given, only the whitespace around it trimmed,
+ * so numbers keep every digit.  The key may be any non-empty UTF-8
+ * string; quotes, backslashes and control characters are escaped in
+ * zarr.json.  The key "ome" is reserved for the library's OME-NGFF
+ * metadata.
+ *
+ * Refused with SHARDPIPE_ERR_INVALID_ARGUMENT, leaving the attributes
+ * unchanged and the stream usable (shardpipe_stream_message() names the
+ * key and the fault): a NULL or empty key, the key "ome", a key or text
+ * that is not well-formed UTF-8, text that is not exactly one JSON value
+ * (the message gives the byte offset), a value nested deeper than
+ * SHARDPIPE_MAX_ATTRIBUTE_DEPTH, attributes that would exceed
+ * SHARDPIPE_MAX_ATTRIBUTES_BYTES.  On a stream that has failed, the
+ * stream's error.  The stream must not have been closed (close frees it).
+ */
+SHARDPIPE_API int shardpipe_stream_set_attribute(shardpipe_stream *s,
+						 const char *key,
+						 const char *json);
+
 /* Write every shard whose chunks are all complete, then zarr.json. */
 SHARDPIPE_API int shardpipe_stream_flush(shardpipe_stream *s);
 
@@ -324,6 +415,7 @@ SHARDPIPE_API int shardpipe_stream_close(shardpipe_stream *s);
 
 /* Counters of a stream so far. */
 typedef struct shardpipe_stats {
+	size_t struct_size;       /* bytes the library filled */
 	uint64_t bytes_in;        /* array bytes appended */
 	uint64_t bytes_out;       /* shard bytes written, indexes included */
 	uint64_t shards_written;
@@ -344,8 +436,18 @@ typedef struct shardpipe_stats {
 	double seconds_blocked;
 } shardpipe_stats;
 
-SHARDPIPE_API int shardpipe_stream_stats(const shardpipe_stream *s,
-					 shardpipe_stats *out);
+/*
+ * Fill *out with the stream's counters.  A macro: it passes sizeof(*out) to
+ * shardpipe_stream_stats_sized(), which writes only the fields that lie
+ * inside that size and sets out->struct_size to the bytes written.
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, *out untouched, when s or out is NULL or
+ * the size cannot hold struct_size.
+ */
+SHARDPIPE_API int shardpipe_stream_stats_sized(const shardpipe_stream *s,
+					       shardpipe_stats *out,
+					       size_t size);
+#define shardpipe_stream_stats(s, out) \
+	shardpipe_stream_stats_sized((s), (out), sizeof(*(out)))
 
 /* The backend a stream runs on ("cpu", "opencl", ...). */
 SHARDPIPE_API const char *shardpipe_stream_backend(const shardpipe_stream *s);
@@ -378,6 +480,7 @@ SHARDPIPE_API const char *shardpipe_codec_name(shardpipe_codec c);
  * says why not.  Probing may load a plugin.
  */
 typedef struct shardpipe_backend_info {
+	size_t struct_size;  /* bytes the library filled */
 	const char *name;
 	int usable;
 	int gpu;          /* the device is a GPU ("auto" prefers those) */
@@ -385,7 +488,17 @@ typedef struct shardpipe_backend_info {
 } shardpipe_backend_info;
 
 SHARDPIPE_API int shardpipe_backend_count(void);
-SHARDPIPE_API int shardpipe_backend_probe(int i, shardpipe_backend_info *out);
+/*
+ * Fill *out for backend i.  A macro passing sizeof(*out), like
+ * shardpipe_stream_stats(): only the fields inside that size are written.
+ * SHARDPIPE_ERR_INVALID_ARGUMENT when i is out of range, out is NULL or the
+ * size cannot hold struct_size.
+ */
+SHARDPIPE_API int shardpipe_backend_probe_sized(int i,
+						shardpipe_backend_info *out,
+						size_t size);
+#define shardpipe_backend_probe(i, out) \
+	shardpipe_backend_probe_sized((i), (out), sizeof(*(out)))
 
 /*
  * Reading.  A reader opens any Zarr v3 array whose chunks use the codecs
@@ -396,6 +509,7 @@ SHARDPIPE_API int shardpipe_backend_probe(int i, shardpipe_backend_info *out);
 typedef struct shardpipe_reader shardpipe_reader;
 
 typedef struct shardpipe_array_info {
+	size_t struct_size;  /* bytes the library filled */
 	int rank;
 	uint64_t shape[SHARDPIPE_MAX_RANK];
 	uint64_t chunk[SHARDPIPE_MAX_RANK];  /* read chunk (inner chunk) */
@@ -409,8 +523,17 @@ typedef struct shardpipe_array_info {
  * shardpipe_last_error_message() says why. */
 SHARDPIPE_API int shardpipe_reader_open(shardpipe_reader **out,
 					const char *path);
-SHARDPIPE_API int shardpipe_reader_info(const shardpipe_reader *r,
-					shardpipe_array_info *out);
+/*
+ * Fill *out with the array's shape, chunking and names.  A macro passing
+ * sizeof(*out), like shardpipe_stream_stats(): only the fields inside
+ * that size are written.  SHARDPIPE_ERR_INVALID_ARGUMENT when r or out is
+ * NULL or the size cannot hold struct_size.
+ */
+SHARDPIPE_API int shardpipe_reader_info_sized(const shardpipe_reader *r,
+					      shardpipe_array_info *out,
+					      size_t size);
+#define shardpipe_reader_info(r, out) \
+	shardpipe_reader_info_sized((r), (out), sizeof(*(out)))
 
 /*
  * Read the hyper-rectangle [start, start+count) into out (row-major, native

@@ -25,7 +25,7 @@
  * from a directory named .libs whose parent holds libshardpipe.la searches
  * that directory; anything else, the installed library included, searches
  * the installed directory.  Found at run time, not compiled in, so that no
- * build path is written into the library (§22.4).
+ * build path is written into the library (§25.4).
  */
 static const char *plugin_dir(void)
 {
@@ -144,7 +144,7 @@ static void load_plugin(struct entry *e)
 			 env && *env ? "SHARDPIPE_PLUGIN_PATH" : home);
 }
 
-static int probe_entry(struct entry *e, shardpipe_backend_info *info)
+static int probe_entry(struct entry *e, struct backend_probe *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->name = e->name;
@@ -163,17 +163,29 @@ int shardpipe_backend_count(void)
 	return N_ENTRIES;
 }
 
-int shardpipe_backend_probe(int i, shardpipe_backend_info *out)
+int shardpipe_backend_probe_sized(int i, shardpipe_backend_info *out,
+				  size_t size)
 {
-	if (i < 0 || i >= N_ENTRIES || out == NULL)
+	struct backend_probe p;
+	shardpipe_backend_info info;
+	int rc;
+
+	if (i < 0 || i >= N_ENTRIES || out == NULL || size < sizeof(size_t))
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	return probe_entry(&entries[i], out);
+	rc = probe_entry(&entries[i], &p);
+	memset(&info, 0, sizeof(info));
+	info.name = p.name;
+	info.usable = p.usable;
+	info.gpu = p.gpu;
+	memcpy(info.detail, p.detail, sizeof(info.detail));
+	sp_struct_copy(out, size, &info, sizeof(info));
+	return rc;
 }
 
 int backend_find(const char *name, const struct backend_ops **out,
 		 struct sp_err *err)
 {
-	shardpipe_backend_info info;
+	struct backend_probe info;
 	int want_auto = name == NULL || *name == '\0' ||
 			strcmp(name, "auto") == 0;
 

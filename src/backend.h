@@ -5,8 +5,12 @@
  * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
  * aggregate the compressed chunks densely in shard-major order (epoch by
  * epoch: epoch e's chunks occupy positions e*M .. e*M+M-1, ordered by
- * plan->perm), and fetch the result to host memory.  Backends never see
- * files, keys or zarr.json, never print and never exit.
+ * plan->perm), and fetch the result to host memory.  Unless
+ * plan->write_empty_chunks, a chunk whose cells inside the array all equal
+ * the fill value (plan->fill_le) is given the compressed size 0, which the
+ * host reads as "not stored" (doc/design.md §22.2); no codec makes a chunk
+ * of zero bytes otherwise.  Backends never see files, keys or zarr.json,
+ * never print and never exit.
  */
 #ifndef SHARDPIPE_BACKEND_H
 #define SHARDPIPE_BACKEND_H
@@ -15,8 +19,9 @@
 #include "plan.h"
 
 /* Bumped whenever struct backend_ops, struct plan or struct batch_result
- * change in a way a plugin built earlier would misread. */
-#define SHARDPIPE_BACKEND_ABI 2
+ * change in a way a plugin built earlier would misread, or a contract
+ * changes that it would not keep (doc/design.md §5.3). */
+#define SHARDPIPE_BACKEND_ABI 3
 
 struct batch_result {
 	/* K*M compressed chunks, back to back in shard-major order. */
@@ -37,10 +42,22 @@ struct batch_chunks {
 	double seconds_scatter, seconds_compress, seconds_aggregate;
 };
 
+/*
+ * What a backend's probe fills: the layout shardpipe_backend_info had
+ * before it carried struct_size (doc/design.md §5.3, §16.3), so that the
+ * public struct grows without touching the plugin boundary.
+ */
+struct backend_probe {
+	const char *name;    /* set by the host */
+	int usable;
+	int gpu;             /* the device is a GPU ("auto" prefers those) */
+	char detail[256];    /* the device, or why it cannot run */
+};
+
 struct backend_ops {
 	const char *name;
-	/* Fill info->usable and info->detail (device name, or why not). */
-	int (*probe)(shardpipe_backend_info *info);
+	/* Fill info->usable, info->gpu and info->detail. */
+	int (*probe)(struct backend_probe *info);
 	/* Allocate pools for plan; the plan outlives the context. */
 	int (*open)(const struct plan *plan, void **ctx, struct sp_err *err);
 	/* batch holds plan->batch_bytes of row-major input (K epochs; rows

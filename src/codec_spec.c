@@ -198,8 +198,7 @@ int shardpipe_desc_set_codec(shardpipe_desc *desc, const char *spec)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	/* The fields written here must lie inside the caller's struct. */
-	if (desc->struct_size < offsetof(shardpipe_desc, zstd_checksum) +
-				    sizeof(desc->zstd_checksum)) {
+	if (!SHARDPIPE_HAS_FIELD(desc, zstd_checksum)) {
 		sp_last_error_set("shardpipe_desc_set_codec: the description "
 				  "was not initialised by shardpipe_desc_init() "
 				  "or predates the codec fields");

@@ -7,6 +7,7 @@
 #define SHARDPIPE_COMMON_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,24 @@ static inline int sp_err_set(struct sp_err *e, int code, const char *fmt, ...)
  * thread (failed opens, when no handle exists to carry it). */
 SP_INTERNAL void sp_last_error_set(const char *msg);
 
+/*
+ * The copy between a versioned public struct of the caller's and the
+ * library's own (doc/design.md §16.3): the first min(dst_size, src_size)
+ * bytes of src go to dst, nothing past them is touched, and dst's
+ * struct_size (every such struct's first field) becomes that count.
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, touching nothing, when a pointer is NULL
+ * or the count cannot hold struct_size.
+ */
+SP_INTERNAL int sp_struct_copy(void *dst, size_t dst_size, const void *src,
+			       size_t src_size);
+
 /* Return `code` with a message when `cond` holds (zstd's RETURN_ERROR_IF). */
+/* Whether the caller's description holds `field`: a program built
+ * against an older header passes a smaller struct (struct_size). */
+#define DESC_HAS(desc, field) \
+	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
+				sizeof((desc)->field))
+
 #define SP_RETURN_IF(cond, err, code, ...)                                    \
 	do {                                                                  \
 		if (cond)                                                     \

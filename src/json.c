@@ -224,6 +224,38 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
+size_t json_quote(char *out, const char *s, size_t len, size_t *bad)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	char *o = out;
+
+	*o++ = '"';
+	while (p < end) {
+		size_t n = utf8_len(p, end);
+
+		if (n == 0) {
+			*bad = (size_t)(p - (const unsigned char *)s);
+			return 0;
+		}
+		if (*p == '"' || *p == '\\') {
+			*o++ = '\\';
+			*o++ = (char)*p;
+		} else if (*p < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[*p >> 4];
+			o[5] = hex[*p & 15];
+			o += 6;
+		} else {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o++ = '"';
+	return (size_t)(o - out);
+}
+
 /*
  * A string starting at the opening quote.  The raw text bounds the
  * decoded length (every escape shrinks or keeps its size), so one arena

@@ -94,6 +94,17 @@ SP_INTERNAL const struct json_value *json_at(const struct json_value *v,
 /* Nonzero when v is a string equal to s. */
 SP_INTERNAL int json_is_str(const struct json_value *v, const char *s);
 
+/*
+ * Write s[0..len) as a JSON string, quotes included, to out, which holds
+ * at least JSON_QUOTE_MAX(len) bytes: '"' and '\\' escaped, control
+ * characters as \u00XX, everything else as it is.  Returns the length
+ * written, or 0 when s is not well-formed UTF-8 (*bad: the offset of the
+ * first byte that is not).
+ */
+#define JSON_QUOTE_MAX(len) (6 * (len) + 2)
+SP_INTERNAL size_t json_quote(char *out, const char *s, size_t len,
+			      size_t *bad);
+
 /* "null", "boolean", "number", "string", "array" or "object". */
 SP_INTERNAL const char *json_type_name(const struct json_value *v);
 

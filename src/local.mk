@@ -12,24 +12,27 @@ libshardpipe_core_la_SOURCES = \
 	src/plan.c src/plan.h \
 	src/crc32c.c src/crc32c.h \
 	src/shard_index.c src/shard_index.h \
-	src/zarr_meta.c src/zarr_meta.h \
+	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
 	src/store_fs.c src/store_fs.h \
-	src/stream.c \
+	src/stream.c src/struct_size.c \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
 
-# The -version-info policy: doc/design.md §22.1.
+# The -version-info policy: doc/design.md §25.1.
 lib_LTLIBRARIES += libshardpipe.la
 libshardpipe_la_SOURCES =
 libshardpipe_la_LIBADD = libshardpipe_core.la
 libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 	$(OPENMP_CFLAGS)
 
+# The program: the public API, and bench/'s library (bench/local.mk) for
+# bench's measurement and the fill patterns of bench, demo and conform.
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/read.c src/cli/demo.c \
-	src/cli/conform.c bench/bench.c src/closest.c src/closest.h
+	src/cli/conform.c src/cli/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
-shardpipe_LDADD = libshardpipe.la -lm
+shardpipe_LDADD = bench/libbench.la libshardpipe.la -lm
+shardpipe_LDFLAGS = $(OPENMP_CFLAGS)

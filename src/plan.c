@@ -56,31 +56,25 @@ static void blosc_settings(const shardpipe_desc *desc,
 	*cname = SHARDPIPE_BLOSC_ZSTD;
 	*shuffle = SHARDPIPE_BLOSC_SHUFFLE;
 	*blocksize = 0;
-	if (desc->struct_size < offsetof(shardpipe_desc, blosc_blocksize) +
-				sizeof(desc->blosc_blocksize))
+	if (!SHARDPIPE_HAS_FIELD(desc, blosc_blocksize))
 		return;
 	*cname = desc->blosc_cname;
 	*shuffle = desc->blosc_shuffle;
 	*blocksize = desc->blosc_blocksize;
 }
 
-/* Whether the caller's description holds the field ending at `end`. */
-#define DESC_HAS(desc, field) \
-	((desc)->struct_size >= offsetof(shardpipe_desc, field) + \
-				sizeof((desc)->field))
-
 /* The fill value and the flags after it, or their defaults for a caller
  * built before them. */
 static int fill_settings(struct plan *p, const shardpipe_desc *desc,
 			 struct sp_err *err)
 {
-	if (DESC_HAS(desc, fill_value))
+	if (SHARDPIPE_HAS_FIELD(desc, fill_value))
 		memcpy(p->fill, desc->fill_value, p->esize);
-	if (DESC_HAS(desc, write_empty_chunks))
+	if (SHARDPIPE_HAS_FIELD(desc, write_empty_chunks))
 		p->write_empty_chunks = desc->write_empty_chunks != 0;
-	if (DESC_HAS(desc, durable))
+	if (SHARDPIPE_HAS_FIELD(desc, durable))
 		p->durable = desc->durable != 0;
-	if (DESC_HAS(desc, max_memory))
+	if (SHARDPIPE_HAS_FIELD(desc, max_memory))
 		p->max_memory = desc->max_memory;
 	SP_RETURN_IF(p->dtype == SHARDPIPE_DTYPE_BOOL && p->fill[0] > 1, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
@@ -95,9 +89,8 @@ static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 {
 	char label[96];
 
-	SP_RETURN_IF(desc->struct_size < offsetof(shardpipe_desc, overwrite) +
-					 sizeof(desc->overwrite),
-		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+	SP_RETURN_IF(!SHARDPIPE_HAS_FIELD(desc, overwrite), err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "description not initialised with shardpipe_desc_init()");
 	SP_RETURN_IF(desc->rank < 1 || desc->rank > SHARDPIPE_MAX_RANK, err,
 		     SHARDPIPE_ERR_RANK, "rank %d is outside 1..%d", desc->rank,
@@ -311,8 +304,7 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 			       &p->blosc_blocksize);
 	/* A caller whose struct predates the field gets no checksum. */
 	if (desc->codec == SHARDPIPE_CODEC_ZSTD &&
-	    desc->struct_size >= offsetof(shardpipe_desc, zstd_checksum) +
-					 sizeof(desc->zstd_checksum))
+	    SHARDPIPE_HAS_FIELD(desc, zstd_checksum))
 		p->zstd_checksum = desc->zstd_checksum != 0;
 	p->threads = resolve_threads(desc->threads);
 	p->esize = (unsigned)shardpipe_dtype_size(desc->dtype);

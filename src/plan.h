@@ -85,12 +85,15 @@ struct plan {
 	 * blosc fields for the same reason. */
 	int zstd_checksum;
 	/* The fill value, one element: fill in the host's byte order (for
-	 * padding staged input), fill_le as the store holds it (for
-	 * comparing staged input, which is little-endian by then).  Only
-	 * the host uses these and the flags below. */
+	 * padding staged input), fill_le as the store holds it (backends
+	 * compare chunks with it, doc/design.md §22.2).  A plugin built
+	 * before ABI 3 does not know that it must. */
 	uint8_t fill[8];
 	uint8_t fill_le[8];
+	/* Zero: backends give a chunk whose cells inside the array all
+	 * equal fill_le the size 0 (not stored). */
 	int write_empty_chunks;
+	/* Only the host reads these. */
 	int durable;
 	uint64_t max_memory;      /* 0: no cap */
 };

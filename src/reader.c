@@ -1080,20 +1080,23 @@ int shardpipe_reader_open(shardpipe_reader **out, const char *path)
 	return SHARDPIPE_OK;
 }
 
-int shardpipe_reader_info(const shardpipe_reader *r, shardpipe_array_info *out)
+int shardpipe_reader_info_sized(const shardpipe_reader *r,
+				shardpipe_array_info *out, size_t size)
 {
-	if (r == NULL || out == NULL)
+	shardpipe_array_info info;
+
+	if (r == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	memset(out, 0, sizeof(*out));
-	out->rank = r->rank;
-	out->dtype = r->dtype;
+	memset(&info, 0, sizeof(info));
+	info.rank = r->rank;
+	info.dtype = r->dtype;
 	for (int d = 0; d < r->rank; d++) {
-		out->shape[d] = r->shape[d];
-		out->chunk[d] = r->chunk[d];
-		out->shard[d] = r->shard[d];
-		memcpy(out->dim_names[d], r->names[d], sizeof(out->dim_names[d]));
+		info.shape[d] = r->shape[d];
+		info.chunk[d] = r->chunk[d];
+		info.shard[d] = r->shard[d];
+		memcpy(info.dim_names[d], r->names[d], sizeof(info.dim_names[d]));
 	}
-	return SHARDPIPE_OK;
+	return sp_struct_copy(out, size, &info, sizeof(info));
 }
 
 const char *shardpipe_reader_message(const shardpipe_reader *r)

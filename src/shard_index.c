@@ -71,8 +71,7 @@ static int reserve(struct shard_buf *b, size_t more, struct sp_err *err)
 }
 
 int shard_set_add_epoch(struct shard_set *set, const uint8_t *data,
-			const uint64_t *offsets, const uint8_t *empty,
-			struct sp_err *err)
+			const uint64_t *offsets, struct sp_err *err)
 {
 	const struct plan *p = set->plan;
 	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
@@ -80,48 +79,32 @@ int shard_set_add_epoch(struct shard_set *set, const uint8_t *data,
 	for (uint64_t k = 0; k < p->S; k++) {
 		struct shard_buf *b = &set->shards[k];
 		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
-		uint64_t base = offsets[first], gaps = 0;
+		uint64_t base = offsets[first];
 		size_t n = (size_t)(offsets[last] - base);
 
-		for (uint64_t j = first; empty != NULL && j < last; j++)
-			gaps += empty[j];
 		/* Chunks of one shard arrive contiguous (that is what the
-		 * shard permutation is for): one copy per shard, unless
-		 * some are left out. */
+		 * shard permutation is for), empty ones as nothing: one
+		 * copy per shard. */
 		SP_FORWARD(reserve(b, n, err));
-		if (gaps == 0) {
-			memcpy(b->data + b->len, data + base, n);
-			for (uint64_t j = first; j < last; j++) {
-				uint64_t slot = slot0 + p->pos_slot[j];
-
-				b->index[2 * slot] = b->len + (offsets[j] - base);
-				b->index[2 * slot + 1] =
-					offsets[j + 1] - offsets[j];
-			}
-			b->len += n;
-			b->stored += last - first;
-			continue;
-		}
+		memcpy(b->data + b->len, data + base, n);
 		for (uint64_t j = first; j < last; j++) {
 			uint64_t slot = slot0 + p->pos_slot[j];
-			size_t len = (size_t)(offsets[j + 1] - offsets[j]);
+			uint64_t len = offsets[j + 1] - offsets[j];
 
-			if (empty[j])
+			if (len == 0)
 				continue;
-			memcpy(b->data + b->len, data + offsets[j], len);
-			b->index[2 * slot] = b->len;
+			b->index[2 * slot] = b->len + (offsets[j] - base);
 			b->index[2 * slot + 1] = len;
-			b->len += len;
 			b->stored++;
 		}
+		b->len += n;
 	}
 	set->epochs++;
 	return SHARDPIPE_OK;
 }
 
 int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
-			 const uint64_t *sizes, const uint8_t *empty,
-			 struct sp_err *err)
+			 const uint64_t *sizes, struct sp_err *err)
 {
 	const struct plan *p = set->plan;
 	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
@@ -136,13 +119,12 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 		size_t n = 0;
 
 		for (uint64_t j = first; j < last; j++)
-			if (empty == NULL || !empty[j])
-				n += (size_t)sizes[j];
+			n += (size_t)sizes[j];
 		SP_FORWARD(reserve(b, n, err));
 		for (uint64_t j = first; j < last; j++) {
 			uint64_t slot = slot0 + p->pos_slot[j];
 
-			if (empty != NULL && empty[j])
+			if (sizes[j] == 0)
 				continue;
 			b->index[2 * slot] = b->len;
 			b->index[2 * slot + 1] = sizes[j];
@@ -154,6 +136,8 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 		uint64_t lo = 0, hi = p->S, slot;
 		struct shard_buf *b;
 
+		if (sizes[j] == 0)
+			continue;
 		/* The shard holding position j: shard_first[lo] <= j. */
 		while (hi - lo > 1) {
 			uint64_t mid = (lo + hi) / 2;
@@ -163,8 +147,6 @@ int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
 			else
 				hi = mid;
 		}
-		if (empty != NULL && empty[j])
-			continue;
 		slot = slot0 + p->pos_slot[j];
 		b = &set->shards[lo];
 

@@ -30,14 +30,13 @@ SP_INTERNAL void shard_set_free(struct shard_set *set);
 
 /*
  * Add one epoch's chunks, as aggregated by a backend: data and offsets
- * (M+1 entries, relative to data) in shard-major order.  empty, when not
- * NULL, flags by shard-major position the chunks not to store: their
- * index entries stay 2^64 - 1.
+ * (M+1 entries, relative to data) in shard-major order.  A chunk of size
+ * 0 is one the backend left out (all fill value, doc/design.md §22.2): its
+ * index entry stays 2^64 - 1.
  */
 SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
 				    const uint8_t *data,
 				    const uint64_t *offsets,
-				    const uint8_t *empty,
 				    struct sp_err *err);
 
 /*
@@ -47,7 +46,6 @@ SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
 SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
 				     const uint8_t *const *data,
 				     const uint64_t *sizes,
-				     const uint8_t *empty,
 				     struct sp_err *err);
 
 /*

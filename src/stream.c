@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "attrs.h"
 #include "backend.h"
 #include "plan.h"
 #include "shard_index.h"
@@ -69,8 +70,6 @@ struct shardpipe_stream {
 	double waited;           /* seconds this append waited (under mu) */
 
 	/* Pipeline thread. */
-	uint8_t *empty;          /* K * M flags by position, or NULL when
-				  * every chunk is stored */
 	struct shard_set sets[NSETS];
 	int fill_set;            /* set receiving epochs */
 	uint64_t epochs_done;    /* epochs through the backend */
@@ -104,6 +103,9 @@ struct shardpipe_stream {
 	int async_rc;
 	struct sp_err async_err;
 	shardpipe_stats stats;
+	/* Set by the caller's thread, rendered by whichever thread writes
+	 * zarr.json. */
+	struct attrs attrs;
 	uint8_t *fill_block;     /* FILL_BLOCK bytes of fill, for skip */
 };
 
@@ -159,8 +161,7 @@ void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 	d.blosc_cname = SHARDPIPE_BLOSC_ZSTD;
 	d.blosc_shuffle = SHARDPIPE_BLOSC_SHUFFLE;
 	/* A caller built against an older header owns fewer bytes. */
-	d.struct_size = size < sizeof(d) ? size : sizeof(d);
-	memcpy(desc, &d, d.struct_size);
+	sp_struct_copy(desc, size, &d, sizeof(d));
 }
 
 /* The symbol behind the macro, for callers that bind it by name. */
@@ -184,7 +185,10 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
-	SP_FORWARD(zarr_meta_render(&s->plan, rows, &json, &len, err));
+	pthread_mutex_lock(&s->mu);
+	rc = zarr_meta_render(&s->plan, rows, &s->attrs, &json, &len, err);
+	pthread_mutex_unlock(&s->mu);
+	SP_FORWARD(rc);
 	if (s->fs != NULL)
 		rc = store_fs_write_meta(s->fs, json, len, err);
 	else if (s->sink.metadata != NULL &&
@@ -328,57 +332,6 @@ static void release_input(struct shardpipe_stream *s,
 	pthread_mutex_unlock(&s->mu);
 }
 
-/*
- * Whether chunk i of the epoch at `in` (little-endian, as staged) holds
- * the fill value in every cell inside the array.  Cells past the edge of
- * dims 1.. are not looked at: readers never return them.  Decided from
- * the input alone, the decision is the same on every backend.  A chunk of
- * real data differs within its first elements, so the scan costs little
- * but on chunks that are empty.
- */
-static int chunk_is_fill(const struct plan *p, const uint8_t *in,
-			 uint64_t i)
-{
-	uint64_t origin[SHARDPIPE_MAX_RANK], extent[SHARDPIPE_MAX_RANK];
-	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
-	const int last = p->rank - 1;
-	size_t run;
-
-	plan_chunk_box(p, i, origin, extent);
-	run = (size_t)(extent[last] * p->esize);
-	for (;;) {
-		const uint8_t *r = in;
-		int d;
-
-		for (d = 0; d < p->rank; d++)
-			r += (origin[d] + n[d]) * p->in_stride[d] * p->esize;
-		/* The run is all one element when it equals itself
-		 * shifted by one element. */
-		if (memcmp(r, p->fill_le, p->esize) != 0 ||
-		    memcmp(r, r + p->esize, run - p->esize) != 0)
-			return 0;
-		for (d = last - 1; d >= 0; d--) {
-			if (++n[d] < extent[d])
-				break;
-			n[d] = 0;
-		}
-		if (d < 0)
-			return 1;
-	}
-}
-
-/* Pipeline thread: flag by shard-major position the chunks of the batch's
- * epochs that are all fill value. */
-static void find_empty(struct shardpipe_stream *s, const struct batch_job *job)
-{
-	const struct plan *p = &s->plan;
-
-	for (uint64_t e = 0; e < job->epochs; e++)
-		for (uint64_t i = 0; i < p->M; i++)
-			s->empty[e * p->M + p->perm[i]] = (uint8_t)chunk_is_fill(
-				p, job->data + e * p->epoch_bytes, i);
-}
-
 /* Pipeline thread: one batch through the backend, its epochs into sets. */
 static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 {
@@ -388,8 +341,6 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 	double t0 = now(), t1, t2, t3, tw = 0;
 	int fused = s->be->run_batch != NULL, rc;
 
-	if (s->empty != NULL)
-		find_empty(s, job);
 	if (fused) {
 		rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
 		release_input(s, job);
@@ -413,17 +364,12 @@ static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
 		struct shard_set *set = &s->sets[s->fill_set];
 		double te = now();
 
-		const uint8_t *empty =
-			s->empty != NULL ? s->empty + e * p->M : NULL;
-
 		if (fused)
 			rc = shard_set_add_chunks(set, f.data + e * p->M,
-						  f.sizes + e * p->M, empty,
-						  &s->perr);
+						  f.sizes + e * p->M, &s->perr);
 		else
 			rc = shard_set_add_epoch(set, r.data,
-						 r.offsets + e * p->M, empty,
-						 &s->perr);
+						 r.offsets + e * p->M, &s->perr);
 		SP_FORWARD(rc);
 		tw += now() - te;
 		s->epochs_done++;
@@ -670,8 +616,8 @@ static void stream_free(struct shardpipe_stream *s)
 	store_fs_free(s->fs);
 	for (int k = 0; k < NSTAGE_MAX; k++)
 		free(s->staging[k]);
-	free(s->empty);
 	free(s->fill_block);
+	attrs_free(&s->attrs);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
@@ -728,18 +674,51 @@ static void cap_batch(struct shardpipe_stream *s)
 	}
 }
 
+/* The description's attributes, refused (naming the key) before anything
+ * is written. */
+static int open_attrs(struct shardpipe_stream *s, const shardpipe_desc *desc)
+{
+	if (!DESC_HAS(desc, nattributes) || desc->nattributes == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(desc->attributes == NULL, &s->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "nattributes is %zu but attributes is NULL",
+		     desc->nattributes);
+	for (size_t k = 0; k < desc->nattributes; k++)
+		SP_FORWARD(attrs_set(&s->attrs, desc->attributes[k].key,
+				     desc->attributes[k].json, &s->err));
+	return SHARDPIPE_OK;
+}
+
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc)
 {
 	struct shardpipe_stream *s;
+	shardpipe_sink own = { 0 };
 	const char *backend;
 	int rc;
 
 	if (out != NULL)
 		*out = NULL;
-	if (out == NULL || desc == NULL || (path == NULL && sink == NULL) ||
-	    (sink != NULL && sink->shard == NULL)) {
+	if (out == NULL || desc == NULL || (path == NULL && sink == NULL)) {
 		sp_last_error_set("a required argument is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	/* Only the callbacks inside the caller's struct_size are read; the
+	 * rest of own stays NULL. */
+	if (sink != NULL &&
+	    (sp_struct_copy(&own, sizeof(own), sink, sink->struct_size) !=
+		     SHARDPIPE_OK || !SHARDPIPE_HAS_FIELD(&own, shard))) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "sink not initialised with "
+			 "shardpipe_sink_init(): struct_size %zu does not "
+			 "hold the shard callback", sink->struct_size);
+		sp_last_error_set(msg);
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	if (sink != NULL && own.shard == NULL) {
+		sp_last_error_set("the sink's shard callback is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	s = calloc(1, sizeof(*s));
@@ -758,6 +737,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	rc = plan_init(&s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
 		cap_batch(s);
 	if (rc == SHARDPIPE_OK)
@@ -788,12 +769,6 @@ static int stream_open(shardpipe_stream **out, const char *path,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
 	}
-	if (rc == SHARDPIPE_OK && !s->plan.write_empty_chunks) {
-		s->empty = malloc((size_t)(s->plan.K * s->plan.M));
-		if (s->empty == NULL)
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for chunk flags");
-	}
 	if (rc == SHARDPIPE_OK) {
 		s->fill_block = malloc(FILL_BLOCK);
 		if (s->fill_block == NULL)
@@ -808,7 +783,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && s->fs != NULL)
 		rc = store_fs_create(s->fs, &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL)
-		s->sink = *sink;
+		s->sink = own;
 	if (rc == SHARDPIPE_OK)
 		rc = publish_meta(s, 0, &s->err);
 	if (rc == SHARDPIPE_OK)
@@ -1105,6 +1080,22 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 	return SHARDPIPE_OK;
 }
 
+int shardpipe_stream_set_attribute(shardpipe_stream *s, const char *key,
+				   const char *json)
+{
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	if (check_async(s) != SHARDPIPE_OK)
+		return s->sticky;
+	/* A refusal is the caller's, not the stream's: not sticky. */
+	pthread_mutex_lock(&s->mu);
+	rc = attrs_set(&s->attrs, key, json, &s->err);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
 int shardpipe_stream_flush(shardpipe_stream *s)
 {
 	uint64_t rows;
@@ -1159,16 +1150,18 @@ int shardpipe_stream_close(shardpipe_stream *s)
 	return rc;
 }
 
-int shardpipe_stream_stats(const shardpipe_stream *s, shardpipe_stats *out)
+int shardpipe_stream_stats_sized(const shardpipe_stream *s,
+				 shardpipe_stats *out, size_t size)
 {
 	struct shardpipe_stream *m = (struct shardpipe_stream *)s;
+	shardpipe_stats st;
 
-	if (s == NULL || out == NULL)
+	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	pthread_mutex_lock(&m->mu);
-	*out = s->stats;
+	st = s->stats;
 	pthread_mutex_unlock(&m->mu);
-	return SHARDPIPE_OK;
+	return sp_struct_copy(out, size, &st, sizeof(st));
 }
 
 const char *shardpipe_stream_backend(const shardpipe_stream *s)

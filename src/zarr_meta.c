@@ -162,8 +162,19 @@ static void put_bytes_codec(struct sbuf *b, unsigned esize)
 		       "{\"endian\": \"little\"}}");
 }
 
-int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
-		     size_t *len, struct sp_err *err)
+/* The user attributes, one per line (§15.4); keys are quoted already. */
+static void put_attrs(struct sbuf *b, const struct attrs *a)
+{
+	put(b, "{");
+	for (size_t i = 0; a != NULL && i < a->n; i++)
+		put(b, "%s\n    %.*s: %s", i ? "," : "",
+		    (int)a->v[i].key_len, a->v[i].key, a->v[i].value);
+	put(b, "%s}", a != NULL && a->n > 0 ? "\n  " : "");
+}
+
+int zarr_meta_render(const struct plan *p, uint64_t rows,
+		     const struct attrs *attrs, char **out, size_t *len,
+		     struct sp_err *err)
 {
 	struct sbuf b = { .cap = 2048 };
 	uint64_t shape[SHARDPIPE_MAX_RANK], shard[SHARDPIPE_MAX_RANK];
@@ -214,7 +225,9 @@ int zarr_meta_render(const struct plan *p, uint64_t rows, char **out,
 		"{\"name\": \"crc32c\"}],\n");
 	put(&b, "    \"index_location\": \"%s\"\n  }}],\n",
 	    p->index_location == SHARDPIPE_INDEX_START ? "start" : "end");
-	put(&b, "  \"attributes\": {},\n  \"dimension_names\": [");
+	put(&b, "  \"attributes\": ");
+	put_attrs(&b, attrs);
+	put(&b, ",\n  \"dimension_names\": [");
 	for (int d = 0; d < p->rank; d++) {
 		/* Names were checked at open: no quotes or escapes needed. */
 		if (p->names[d][0] != '\0')

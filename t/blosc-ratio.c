@@ -24,7 +24,7 @@
 #ifdef HAVE_BLOSC
 #include <blosc.h>
 
-#include "../bench/bench.h"
+#include "../bench/fill.h"
 #include "prelude-c.h"
 #include "geometry.h"
 #include "blosc_encode.h"

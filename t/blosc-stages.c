@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "driver.h"
 #include "plan.h"
+#include "plugin-under-test.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -33,7 +34,6 @@
 #define BATCHES 2
 
 #ifdef SP_TEST_OPENCL
-const struct backend_plugin *shardpipe_backend_plugin(void);
 static const unsigned local_sizes[] = { 1, 7, 64 };
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
 #endif
@@ -293,14 +293,7 @@ int main(void)
 	uint64_t seed = test_seed();
 
 #ifdef SP_TEST_OPENCL
-	shardpipe_backend_info info;
-
-	ocl = shardpipe_backend_plugin()->ops;
-	memset(&info, 0, sizeof(info));
-	ocl->probe(&info);
-	if (!info.usable)
-		skip_all("%s", info.detail);
-	diag("device: %s", info.detail);
+	ocl = plugin_under_test();
 #endif
 	plan_lazy();
 	for (size_t i = 0; i < N_CFGS; i++)

@@ -32,7 +32,8 @@ t_blosc_stages_LDFLAGS = $(TEST_LDFLAGS)
 if HAVE_OPENCL
 check_PROGRAMS += t/blosc-opencl
 TESTS += t/blosc-opencl
-t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c
+t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c \
+	$(KERNEL_ADAPTER_SOURCES)
 nodist_t_blosc_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_blosc_opencl_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS) $(OPENCL_CFLAGS)
 t_blosc_opencl_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) $(OPENCL_LIBS)
@@ -44,7 +45,7 @@ EXTRA_DIST += t/blosc-stages.c
 # asserted; every kernel chunk must decode with c-blosc).
 check_PROGRAMS += t/blosc-ratio
 TESTS += t/blosc-ratio
-t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/bench.h
+t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/fill.h
 t_blosc_ratio_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
 t_blosc_ratio_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) -lm
 t_blosc_ratio_LDFLAGS = $(TEST_LDFLAGS)

@@ -25,7 +25,7 @@ random_bytes $((6 * 20 * 2)) "$tmp/in.raw"
 geometry="--shape 6,20 --chunk 2,8 --shard 2,2 --dtype uint16"
 
 # Load-time dependencies: the loader must find nothing of CUDA's but,
-# with the shared runtime (doc/design.md §22.5), libcudart.
+# with the shared runtime (doc/design.md §25.5), libcudart.
 objdump -p "$plugin" > "$tmp/deps" 2>&1
 ok $? "objdump reads the plugin"
 runtime=${SHARDPIPE_CUDA_RUNTIME:-static}

@@ -33,11 +33,13 @@ CUDA_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 CUDA_TEST_LDADD = backends/cuda/kernels.lo $(TEST_LDADD) $(CUDA_LIBS)
 # The stage tests are linked with the adapter itself (not the plugin) to
 # reach the driver's stage-level hooks.
-t_cuda_stages_SOURCES = t/cuda-stages.c backends/cuda/cuda.c
+t_cuda_stages_SOURCES = t/cuda-stages.c backends/cuda/cuda.c \
+	$(KERNEL_ADAPTER_SOURCES)
 t_cuda_stages_CPPFLAGS = $(CUDA_TEST_CPPFLAGS)
 t_cuda_stages_LDADD = $(CUDA_TEST_LDADD)
 t_cuda_stages_LDFLAGS = $(TEST_LDFLAGS)
-t_cuda_gzip_SOURCES = t/cuda-gzip.c backends/cuda/cuda.c
+t_cuda_gzip_SOURCES = t/cuda-gzip.c backends/cuda/cuda.c \
+	$(KERNEL_ADAPTER_SOURCES)
 t_cuda_gzip_CPPFLAGS = $(CUDA_TEST_CPPFLAGS) $(DEFLATE_CFLAGS) $(ZLIB_CFLAGS)
 t_cuda_gzip_LDADD = $(CUDA_TEST_LDADD)
 t_cuda_gzip_LDFLAGS = $(TEST_LDFLAGS)

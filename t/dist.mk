@@ -1,17 +1,20 @@
 # Release, ABI and documentation checks (distribution readiness): the
 # exported symbols, the public header in C and C++, plugin discovery and its
-# refusals, sizes past 4 GiB, the man pages, and that every section of the
+# refusals, sizes past 4 GiB, the public structs as older and newer callers
+# see them (abi-structs), the man pages, and that every section of the
 # design document cited in the sources exists (design-cites.sh).
 DIST_SH_TESTS = t/header-compile.sh t/abi-symbols.sh t/abi-plugin.sh \
 	t/man-render.sh t/man-help.sh t/man-example.sh t/design-cites.sh
 TESTS += $(DIST_SH_TESTS)
 EXTRA_DIST += $(DIST_SH_TESTS) scripts/cross-check-s390x
 
-DIST_C_TESTS = t/abi-sizes
+DIST_C_TESTS = t/abi-sizes t/abi-structs
 check_PROGRAMS += $(DIST_C_TESTS)
 TESTS += $(DIST_C_TESTS)
 t_abi_sizes_LDADD = $(TEST_LDADD)
 t_abi_sizes_LDFLAGS = $(TEST_LDFLAGS)
+t_abi_structs_LDADD = $(TEST_LDADD)
+t_abi_structs_LDFLAGS = $(TEST_LDFLAGS)
 
 # The EXAMPLE of shardpipe(3), built as a user would: the public header and
 # the shared library only.  t/man-example.sh runs it.

@@ -186,7 +186,7 @@ struct result {
 static void run(const struct fixture *f, struct sink_state *st,
 		struct result *r, int shard_fault)
 {
-	shardpipe_sink sink = { st, on_shard, on_meta };
+	shardpipe_sink sink = test_sink(st, on_shard, on_meta);
 	shardpipe_stream *s;
 	size_t at = 0;
 	int failed = 0, rc;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../bench/bench.h"
+#include "../bench/fill.h"
 #include "gzip-kernel.h"
 
 #define CH_Y 512

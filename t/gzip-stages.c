@@ -20,18 +20,13 @@
 #include "deflate-layout.h"
 #include "kernels-configs.h"
 #include "plan.h"
+#include "plugin-under-test.h"
 #include "tap.h"
 #include "testutil.h"
-
-/* SP_TEST_OPENCL or SP_TEST_CUDA: the checks run on that plugin. */
-#if defined(SP_TEST_OPENCL) || defined(SP_TEST_CUDA)
-#define SP_TEST_PLUGIN 1
-#endif
 
 #define BATCHES 2
 
 #ifdef SP_TEST_PLUGIN
-const struct backend_plugin *shardpipe_backend_plugin(void);
 static const unsigned local_sizes[] = { 1, 7, 64, 256 };
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
 #endif
@@ -253,14 +248,7 @@ int main(void)
 	uint64_t seed = test_seed();
 
 #ifdef SP_TEST_PLUGIN
-	shardpipe_backend_info info;
-
-	ocl = shardpipe_backend_plugin()->ops;
-	memset(&info, 0, sizeof(info));
-	ocl->probe(&info);
-	if (!info.usable)
-		skip_all("%s", info.detail);
-	diag("device: %s", info.detail);
+	ocl = plugin_under_test();
 #endif
 	plan_lazy();
 	check_refusal(&sp_backend_reference, "reference");

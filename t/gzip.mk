@@ -20,7 +20,7 @@ t_gzip_encode_LDFLAGS = $(TEST_LDFLAGS)
 t_gzip_stages_CPPFLAGS = $(GZIP_TEST_CPPFLAGS)
 t_gzip_stages_LDADD = $(TEST_LDADD)
 t_gzip_stages_LDFLAGS = $(TEST_LDFLAGS)
-t_gzip_ratio_SOURCES = t/gzip-ratio.c bench/fill.c bench/bench.h
+t_gzip_ratio_SOURCES = t/gzip-ratio.c bench/fill.c bench/fill.h
 t_gzip_ratio_CPPFLAGS = $(GZIP_TEST_CPPFLAGS)
 t_gzip_ratio_LDADD = $(TEST_LDADD) -lm
 t_gzip_ratio_LDFLAGS = $(TEST_LDFLAGS)
@@ -28,7 +28,8 @@ t_gzip_ratio_LDFLAGS = $(TEST_LDFLAGS)
 if HAVE_OPENCL
 check_PROGRAMS += t/gzip-opencl
 TESTS += t/gzip-opencl
-t_gzip_opencl_SOURCES = t/gzip-opencl.c backends/opencl/opencl.c
+t_gzip_opencl_SOURCES = t/gzip-opencl.c backends/opencl/opencl.c \
+	$(KERNEL_ADAPTER_SOURCES)
 nodist_t_gzip_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_gzip_opencl_CPPFLAGS = $(GZIP_TEST_CPPFLAGS) $(OPENCL_CFLAGS)
 t_gzip_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)

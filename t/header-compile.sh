@@ -20,15 +20,21 @@ int use_header(void);
 int use_header(void)
 {
 	shardpipe_desc d;
-	shardpipe_sink k = { 0, 0, 0 };
+	shardpipe_sink k;
 	shardpipe_stats st;
 	shardpipe_array_info ai;
 	shardpipe_backend_info bi;
 
+	/* The macros that pass sizeof, and the field test. */
 	shardpipe_desc_init(&d);
-	(void)k; (void)st; (void)ai; (void)bi;
+	shardpipe_sink_init(&k);
+	if (shardpipe_stream_stats((shardpipe_stream *)0, &st) == 0 ||
+	    shardpipe_reader_info((shardpipe_reader *)0, &ai) == 0 ||
+	    shardpipe_backend_probe(0, &bi) != 0)
+		return -1;
 	return d.rank + SHARDPIPE_MAX_RANK + SHARDPIPE_ERR_ABI +
-	       (int)sizeof(shardpipe_dim);
+	       (int)sizeof(shardpipe_dim) + SHARDPIPE_HAS_FIELD(&k, metadata) +
+	       SHARDPIPE_HAS_FIELD(&bi, detail);
 }
 SRC
 cp "$tmp/use.c" "$tmp/use.cc"

@@ -4,7 +4,10 @@
  * element-by-element model and the cpu backend's pool; the aggregate
  * output (offsets and bytes) equals the cpu backend's; aggregate over
  * compressed sizes no codec produces yet (0, odd, full) equals a plain
- * gather.  Built three times: t/kernels-stages runs `reference`,
+ * gather; the chunks left out as all fill value (compressed size 0) are
+ * exactly those whose cells inside the array all hold it, on the kernel
+ * backend and on both of the cpu backend's paths.  Built three times:
+ * t/kernels-stages runs `reference`,
  * t/opencl-stages (SP_TEST_OPENCL) runs `opencl` and t/cuda-stages
  * (SP_TEST_CUDA) runs `cuda` at several local sizes.
  */
@@ -15,18 +18,13 @@
 #include "driver.h"
 #include "kernels-configs.h"
 #include "plan.h"
+#include "plugin-under-test.h"
 #include "tap.h"
 #include "testutil.h"
-
-/* SP_TEST_OPENCL or SP_TEST_CUDA: the checks run on that plugin. */
-#if defined(SP_TEST_OPENCL) || defined(SP_TEST_CUDA)
-#define SP_TEST_PLUGIN 1
-#endif
 
 #define BATCHES 2
 
 #ifdef SP_TEST_PLUGIN
-const struct backend_plugin *shardpipe_backend_plugin(void);
 static const unsigned local_sizes[] = { 1, 7, 64, 256 };
 #else
 static const unsigned local_sizes[] = { 0 };
@@ -177,6 +175,144 @@ static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
 	free(want_off);
 }
 
+/* The input offsets (bytes into the batch) of the cells of chunk i of
+ * epoch e that lie inside the array; returns how many. */
+static uint64_t inside_cells(const struct plan *p, uint64_t e, uint64_t i,
+			     uint64_t *offs)
+{
+	uint64_t origin[SHARDPIPE_MAX_RANK], extent[SHARDPIPE_MAX_RANK];
+	uint64_t k = 0;
+
+	plan_chunk_box(p, i, origin, extent);
+	for (uint64_t c = 0; c < p->chunk_elems; c++) {
+		uint64_t rest = c, src = e * p->epoch_bytes;
+		int inside = 1;
+
+		for (int d = p->rank - 1; d >= 0; d--) {
+			uint64_t n = rest % p->chunk[d];
+
+			rest /= p->chunk[d];
+			inside &= n < extent[d];
+			src += (origin[d] + n) * p->in_stride[d] * p->esize;
+		}
+		if (inside)
+			offs[k++] = src;
+	}
+	return k;
+}
+
+/* Compressed sizes by chunk (batch order) from sizes by position. */
+static void sizes_by_chunk(const struct plan *p, const uint64_t *by_pos,
+			   uint64_t *out)
+{
+	for (uint64_t j = 0; j < p->K * p->M; j++)
+		out[j] = by_pos[(j / p->M) * p->M + p->perm[j % p->M]];
+}
+
+/*
+ * Chunks of fill value only: a batch where each chunk is all fill inside
+ * the array, all fill but one byte of one inside cell, or random (rows
+ * past a bounded end are fill, as the host pads them), with a random
+ * fill value; zero cells of padding then differ from it.  The sizes of
+ * the kernel backend's batch, of the cpu backend's stage entries and of
+ * its fused pass must be 0 exactly where the model finds only fill.
+ */
+static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
+			const char *label, uint64_t *rng)
+{
+	shardpipe_desc desc;
+	struct plan p;
+	struct sp_err err;
+	void *ctx = NULL, *cctx = NULL;
+	uint64_t n, *cells, *want, *got, *pos, empties = 0;
+	uint8_t *batch;
+	struct batch_result res;
+	struct batch_chunks fused;
+
+	kcfg_desc(c, &desc);
+	for (size_t b = 0; b < shardpipe_dtype_size(c->dtype); b++)
+		desc.fill_value[b] = (uint8_t)(1 + test_rand(rng) % 255);
+	sp_err_clear(&err);
+	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
+		bail("plan for %s: %s", c->what, err.msg);
+	p.K = 3;
+	p.batch_bytes = p.K * p.epoch_bytes;
+	n = p.K * p.M;
+	batch = test_xmalloc(p.batch_bytes);
+	cells = test_xmalloc(p.chunk_elems * sizeof(*cells));
+	want = test_xmalloc(n * sizeof(*want));
+	got = test_xmalloc(n * sizeof(*got));
+	pos = test_xmalloc(n * sizeof(*pos));
+
+	test_fill(batch, p.batch_bytes, 0, rng);
+	for (uint64_t r = 0; r < p.K * p.chunk[0]; r++)
+		if (p.size[0] != 0 && r >= p.size[0])
+			for (uint64_t x = 0; x < p.row_bytes; x++)
+				batch[r * p.row_bytes + x] =
+					p.fill_le[x % p.esize];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t e = j / p.M, k = inside_cells(&p, e, j % p.M, cells);
+		uint64_t kind = test_rand(rng) % 4;
+
+		for (uint64_t q = 0; q < k && kind < 3; q++)
+			memcpy(batch + cells[q], p.fill_le, p.esize);
+		if (kind == 1)
+			batch[cells[test_rand(rng) % k] +
+			      test_rand(rng) % p.esize] ^= 0x10;
+	}
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t k = inside_cells(&p, j / p.M, j % p.M, cells), q;
+
+		for (q = 0; q < k; q++)
+			if (memcmp(batch + cells[q], p.fill_le, p.esize) != 0)
+				break;
+		want[j] = q == k ? 0 : p.chunk_bytes;
+		empties += q == k;
+	}
+
+	if (!ok(ops->open(&p, &ctx, &err) == SHARDPIPE_OK &&
+		ops->scatter(ctx, batch, &err) == SHARDPIPE_OK &&
+		ops->compress(ctx, &err) == SHARDPIPE_OK &&
+		ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
+		ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+		"%s: a batch with chunks of fill value runs", label)) {
+		diag("%s", err.msg);
+	} else {
+		for (uint64_t q = 0; q < n; q++)
+			pos[q] = res.offsets[q + 1] - res.offsets[q];
+		sizes_by_chunk(&p, pos, got);
+		is_blob(got, want, n * sizeof(*want),
+			"%s: sizes 0 exactly for the %llu chunks of fill "
+			"value only", label, (unsigned long long)empties);
+	}
+	if (ctx != NULL)
+		ops->close(ctx);
+
+	if (sp_backend_cpu.open(&p, &cctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.scatter(cctx, batch, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.compress(cctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.aggregate(cctx, &err) != SHARDPIPE_OK ||
+	    sp_backend_cpu.fetch(cctx, &res, &err) != SHARDPIPE_OK)
+		bail("cpu backend: %s", err.msg);
+	for (uint64_t q = 0; q < n; q++)
+		pos[q] = res.offsets[q + 1] - res.offsets[q];
+	sizes_by_chunk(&p, pos, got);
+	is_blob(got, want, n * sizeof(*want),
+		"cpu stage entries: %s: the same sizes 0", c->what);
+	if (sp_backend_cpu.run_batch(cctx, batch, &fused, &err) != SHARDPIPE_OK)
+		bail("cpu backend: %s", err.msg);
+	sizes_by_chunk(&p, fused.sizes, got);
+	is_blob(got, want, n * sizeof(*want),
+		"cpu fused pass: %s: the same sizes 0", c->what);
+	sp_backend_cpu.close(cctx);
+	free(batch);
+	free(cells);
+	free(want);
+	free(got);
+	free(pos);
+	plan_free(&p);
+}
+
 static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 		       unsigned local, uint64_t seed)
 {
@@ -198,8 +334,12 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
 		bail("plan for %s: %s", c->what, err.msg);
 	/* A few epochs per batch keep the model cheap and still cross
-	 * epoch boundaries inside a batch. */
+	 * epoch boundaries inside a batch.  Every chunk is stored, so that
+	 * the pool can be read back from cpu's aggregate (the rows past a
+	 * bounded end are zero: whole chunks of fill); check_empty tests
+	 * what is left out. */
 	p.K = 3;
+	p.write_empty_chunks = 1;
 	p.batch_bytes = p.K * p.epoch_bytes;
 	n = p.K * p.M;
 	batch = test_xmalloc(p.batch_bytes);
@@ -254,6 +394,7 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 		free_cpu(&cpu);
 	}
 	check_ragged_aggregate(ops, ctx, &p, label, &rng);
+	check_empty(ops, c, label, &rng);
 out:
 	if (ctx != NULL)
 		ops->close(ctx);
@@ -269,14 +410,7 @@ int main(void)
 	uint64_t seed = test_seed();
 
 #ifdef SP_TEST_PLUGIN
-	shardpipe_backend_info info;
-
-	ops = shardpipe_backend_plugin()->ops;
-	memset(&info, 0, sizeof(info));
-	ops->probe(&info);
-	if (!info.usable)
-		skip_all("%s", info.detail);
-	diag("device: %s", info.detail);
+	ops = plugin_under_test();
 #else
 	ops = &sp_backend_reference;
 #endif

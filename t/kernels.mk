@@ -4,7 +4,7 @@
 KERNEL_TESTS = t/kernels-stages t/kernels-stores
 check_PROGRAMS += $(KERNEL_TESTS)
 TESTS += $(KERNEL_TESTS)
-EXTRA_DIST += t/kernels-configs.h
+EXTRA_DIST += t/kernels-configs.h t/plugin-under-test.h
 
 t_kernels_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
 t_kernels_stages_LDADD = $(TEST_LDADD)
@@ -12,13 +12,23 @@ t_kernels_stages_LDFLAGS = $(TEST_LDFLAGS)
 t_kernels_stores_LDADD = $(TEST_LDADD)
 t_kernels_stores_LDFLAGS = $(TEST_LDFLAGS)
 
+# The device adapters' shared skeleton (device choice, probe, open, the
+# plugin entry) over a fake adapter: no device needed.
+check_PROGRAMS += t/device-choice
+TESTS += t/device-choice
+t_device_choice_SOURCES = t/device-choice.c $(KERNEL_ADAPTER_SOURCES)
+t_device_choice_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
+t_device_choice_LDADD = $(TEST_LDADD)
+t_device_choice_LDFLAGS = $(TEST_LDFLAGS)
+
 if HAVE_OPENCL
 # Linked with the adapter itself (not the plugin) to reach the driver's
 # stage-level hooks.
 OPENCL_TESTS = t/opencl-stages t/opencl-stores
 check_PROGRAMS += $(OPENCL_TESTS)
 TESTS += $(OPENCL_TESTS)
-t_opencl_stages_SOURCES = t/opencl-stages.c backends/opencl/opencl.c
+t_opencl_stages_SOURCES = t/opencl-stages.c backends/opencl/opencl.c \
+	$(KERNEL_ADAPTER_SOURCES)
 nodist_t_opencl_stages_SOURCES = backends/opencl/opencl-kernels.c
 t_opencl_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(OPENCL_CFLAGS)

@@ -22,7 +22,8 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory
+	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
+	t/attributes
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -41,12 +42,29 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
 t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
 
-SH_TESTS = t/cli.sh t/cli-input.sh
+SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)
 t_max_memory_LDFLAGS = $(TEST_LDFLAGS)
 t_fill_empty_LDADD = $(TEST_LDADD)
 t_fill_empty_LDFLAGS = $(TEST_LDFLAGS)
+t_attributes_SOURCES = t/attributes.c t/fault-check.c t/fault-check.h
+t_attributes_LDADD = $(TEST_LDADD) -lpthread
+t_attributes_LDFLAGS = $(TEST_LDFLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LDFLAGS)
+
+# The threaded pipeline: the same bytes for any thread count, span size and
+# flush pattern; flush/close semantics and failures through a sink.
+check_PROGRAMS += t/pipeline-threads
+TESTS += t/pipeline-threads
+t_pipeline_threads_LDADD = $(TEST_LDADD)
+t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)
+
+# The cpu backend's fused batch equals its stage entries, position by
+# position.
+check_PROGRAMS += t/cpu-fused
+TESTS += t/cpu-fused
+t_cpu_fused_LDADD = $(TEST_LDADD)
+t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)

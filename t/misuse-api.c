@@ -56,7 +56,7 @@ static void null_handles(void)
 	shardpipe_reader *r = (shardpipe_reader *)&d;
 	shardpipe_stats st;
 	shardpipe_array_info info;
-	shardpipe_sink nosink = { NULL, NULL, NULL };
+	shardpipe_sink nosink = test_sink(NULL, NULL, NULL), zero = { 0 };
 	char path[1100];
 	uint64_t start[1] = { 0 }, count[1] = { 1 };
 	int bad = 0;
@@ -84,6 +84,8 @@ static void null_handles(void)
 	EXPECT(shardpipe_stream_open_sink(&s, NULL, &d),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(shardpipe_stream_open_sink(&s, &nosink, &d),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT);
+	EXPECT(shardpipe_stream_open_sink(&s, &zero, &d),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(s == NULL, 1);
 	EXPECT(access(path, F_OK) != 0, 1);
@@ -116,10 +118,12 @@ static void null_handles(void)
 
 	/* A live stream: NULL out-pointers of its own calls. */
 	EXPECT(shardpipe_stream_open(&s, path, &d), SHARDPIPE_OK);
-	EXPECT(shardpipe_stream_stats(s, NULL), SHARDPIPE_ERR_INVALID_ARGUMENT);
+	EXPECT(shardpipe_stream_stats_sized(s, NULL, sizeof(st)),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(shardpipe_stream_close(s), SHARDPIPE_OK);
 	EXPECT(shardpipe_reader_open(&r, path), SHARDPIPE_OK);
-	EXPECT(shardpipe_reader_info(r, NULL), SHARDPIPE_ERR_INVALID_ARGUMENT);
+	EXPECT(shardpipe_reader_info_sized(r, NULL, sizeof(info)),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	EXPECT(shardpipe_reader_read(r, NULL, count, &info, sizeof(info)),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT);
 	shardpipe_reader_close(r);

@@ -182,7 +182,7 @@ static int stream(const struct geometry *g, int threads, const uint8_t *input,
 {
 	shardpipe_desc d;
 	shardpipe_stream *s;
-	shardpipe_sink sink = { c, on_shard, on_meta };
+	shardpipe_sink sink = test_sink(c, on_shard, on_meta);
 	size_t at = 0;
 	int rc, k = 0;
 
@@ -314,7 +314,7 @@ static void check_geometry(const struct geometry *g, uint64_t *rng,
 	 * partial last one. */
 	if (g->size[0] == 0) {
 		struct capture c;
-		shardpipe_sink sink = { &c, on_shard, on_meta };
+		shardpipe_sink sink = test_sink(&c, on_shard, on_meta);
 		shardpipe_stream *s;
 		uint64_t part = g->rows / 2 + 1;
 		uint64_t whole = part / base.shard_rows;
@@ -384,7 +384,7 @@ static void check_failure(uint64_t *rng)
 	size_t rb = row_bytes(g), total = rb * g->rows;
 	uint8_t *input = malloc(total);
 	struct capture c;
-	shardpipe_sink sink = { &c, on_shard, on_meta };
+	shardpipe_sink sink = test_sink(&c, on_shard, on_meta);
 	shardpipe_desc d;
 	shardpipe_stream *s;
 	int first = SHARDPIPE_OK, later, closed;

@@ -8,7 +8,7 @@
 
 int sp_test_plugin_dep(void);
 
-static int broken_probe(shardpipe_backend_info *info)
+static int broken_probe(struct backend_probe *info)
 {
 	info->usable = sp_test_plugin_dep();
 	return SHARDPIPE_OK;

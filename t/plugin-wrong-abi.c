@@ -7,7 +7,7 @@
 
 #include "backend.h"
 
-static int never_probe(shardpipe_backend_info *info)
+static int never_probe(struct backend_probe *info)
 {
 	(void)info;
 	abort(); /* the core must not call a plugin of another ABI */

@@ -1,9 +1,11 @@
 /*
  * shard-index.c - per-shard accumulation and index serialization: offsets
- * and sizes of each slot, empty slots as 2^64-1, the shift when the index
- * comes first, and the CRC32C (checked with the bitwise one of t/testutil.c).
+ * and sizes of each slot, empty slots as 2^64-1 (slots never filled and
+ * chunks a backend left out with size 0), the shift when the index comes
+ * first, and the CRC32C (checked with the bitwise one of t/testutil.c).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "shard_index.h"
 #include "tap.h"
@@ -11,7 +13,7 @@
 
 int main(void)
 {
-	plan(2 * 5);
+	plan(2 * 7);
 	for (int loc = 0; loc < 2; loc++) {
 		shardpipe_desc d;
 		struct plan p;
@@ -21,6 +23,8 @@ int main(void)
 		 * and 1 chunks; t has 2 chunks per shard. */
 		uint8_t data[64];
 		uint64_t offs[4] = { 0, 5, 12, 13 }; /* positions 0,1 | 2 */
+		/* Epoch 1: position 1 left out (size 0). */
+		uint64_t offs1[4] = { 0, 4, 4, 6 };
 		const uint8_t *idx;
 		uint64_t shift;
 
@@ -38,7 +42,7 @@ int main(void)
 			bail("%s", err.msg);
 		for (int i = 0; i < 64; i++)
 			data[i] = (uint8_t)i;
-		shard_set_add_epoch(&set, data, offs, NULL, &err);
+		shard_set_add_epoch(&set, data, offs, &err);
 		shift = loc ? p.index_bytes : 0;
 
 		/* shard 0 holds chunks 0 (5 bytes) and 1 (7 bytes) of epoch
@@ -67,6 +71,21 @@ int main(void)
 			   test_le64(idx + 16) == UINT64_MAX &&
 			   test_le64(idx + 24) == UINT64_MAX,
 		   "index %s: edge shard", loc ? "start" : "end");
+
+		/* Epoch 1 fills slots 2 and 3 of shard 0 and slot 1 of
+		 * shard 1; its position 1 has size 0: not stored. */
+		shard_set_add_epoch(&set, data + 20, offs1, &err);
+		idx = shard_set_index(&set, 0);
+		ok(test_le64(idx + 32) == 12 + shift &&
+			   test_le64(idx + 40) == 4 &&
+			   test_le64(idx + 48) == UINT64_MAX &&
+			   test_le64(idx + 56) == UINT64_MAX &&
+			   set.shards[0].stored == 3 && set.shards[0].len == 16,
+		   "index %s: a chunk of size 0 is left out",
+		   loc ? "start" : "end");
+		ok(memcmp(set.shards[0].data + 12, data + 20, 4) == 0,
+		   "index %s: the chunk after it keeps its bytes",
+		   loc ? "start" : "end");
 		shard_set_free(&set);
 		plan_free(&p);
 	}

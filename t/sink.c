@@ -92,7 +92,7 @@ int main(void)
 		shardpipe_stream *s;
 		char root[512];
 		struct collect c = { .loc = (shardpipe_index_location)loc };
-		shardpipe_sink sink = { &c, on_shard, on_meta };
+		shardpipe_sink sink = test_sink(&c, on_shard, on_meta);
 
 		snprintf(root, sizeof(root), "%s/fs%d.zarr", tmp, loc);
 		describe(&d, loc);
@@ -120,7 +120,7 @@ int main(void)
 		shardpipe_desc d;
 		shardpipe_stream *s;
 		struct collect c = { .fail_at = 2, .root = "/nonexistent" };
-		shardpipe_sink sink = { &c, on_shard, NULL };
+		shardpipe_sink sink = test_sink(&c, on_shard, NULL);
 		int rc1, rc2;
 
 		describe(&d, 0);

@@ -300,6 +300,21 @@ int test_same_tree(const char *a, const char *b, int *files)
 	return cmp_bad == 0;
 }
 
+shardpipe_sink test_sink(void *user,
+			 int (*shard)(void *, const uint64_t *, int,
+				      const void *, size_t, const void *,
+				      size_t),
+			 int (*metadata)(void *, const char *, size_t))
+{
+	shardpipe_sink s;
+
+	shardpipe_sink_init(&s);
+	s.user = user;
+	s.shard = shard;
+	s.metadata = metadata;
+	return s;
+}
+
 void test_small_desc(shardpipe_desc *d, shardpipe_codec codec)
 {
 	shardpipe_desc_init(d);

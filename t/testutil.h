@@ -51,6 +51,13 @@ int test_write_spans(const char *dir, const shardpipe_desc *desc,
 int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,
 		    size_t n);
 
+/* A sink initialised by shardpipe_sink_init() with these fields. */
+shardpipe_sink test_sink(void *user,
+			 int (*shard)(void *, const uint64_t *, int,
+				      const void *, size_t, const void *,
+				      size_t),
+			 int (*metadata)(void *, const char *, size_t));
+
 /* A small description for the refusal tests: 10x10 uint16 in 4x4 chunks,
  * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)
  * as shardpipe_desc_init leaves it. */

@@ -76,7 +76,7 @@ int main(void)
 			d.dims[k].chunks_per_shard = cps[k];
 		}
 		if (plan_init(&p, &d, &err) != 0 ||
-		    zarr_meta_render(&p, 7, &json, &len, &err) != 0)
+		    zarr_meta_render(&p, 7, NULL, &json, &len, &err) != 0)
 			bail("%s", err.msg);
 		sq = squeeze(json);
 		good &= is_int((long long)strlen(json), (long long)len,
@@ -138,7 +138,7 @@ int main(void)
 		d.dims[0].chunk = 3;
 		d.dims[0].chunks_per_shard = 2;
 		if (plan_init(&p, &d, &err) != 0 ||
-		    zarr_meta_render(&p, 10, &json, &len, &err) != 0)
+		    zarr_meta_render(&p, 10, NULL, &json, &len, &err) != 0)
 			bail("%s", err.msg);
 		sq = squeeze(json);
 		ok(has(sq, codecs[i].frag) && has(sq, "\"index_location\":\"start\"") &&
@@ -165,7 +165,7 @@ int main(void)
 			d.dims[k].chunks_per_shard = 1;
 		}
 		plan_init(&p, &d, &err);
-		zarr_meta_render(&p, 4, &json, &len, &err);
+		zarr_meta_render(&p, 4, NULL, &json, &len, &err);
 		ok(strstr(json, "zstd") == NULL && strstr(json, "gzip") == NULL,
 		   "codec none lists only the bytes codec");
 		free(json);

@@ -192,7 +192,7 @@ static int thread_id(void)
 #endif
 }
 
-static int cpu_probe(shardpipe_backend_info *info)
+static int cpu_probe(struct backend_probe *info)
 {
 	/* The same count the plan resolves threads from; not asked of
 	 * OpenMP, whose runtime (LLVM's) would start up here, in every
@@ -549,6 +549,58 @@ static void gather_item(const struct plan *p, const struct view *v,
 	}
 }
 
+/*
+ * Whether the gathered chunk ci of an epoch (row-major over the view's
+ * chunk shape, as gather_item lays it out) holds the fill value in every
+ * cell inside the array (doc/design.md §22.2).  Padding past the edge is
+ * not the array's and is not looked at.  A run is all fill when its first
+ * element is and it equals itself shifted by one element; a chunk of data
+ * differs within its first bytes, so the check costs little but on chunks
+ * of fill, which then skip compression.
+ */
+static int chunk_is_fill(const struct plan *p, const struct view *v,
+			 const uint8_t *chunk, uint64_t ci)
+{
+	const int R = v->rank, last = R - 1;
+	const size_t es = p->esize;
+	uint64_t ext[SHARDPIPE_MAX_RANK], n[SHARDPIPE_MAX_RANK] = { 0 };
+	size_t run;
+
+	for (int d = last; d >= 0; d--) {
+		uint64_t origin = ci % v->count[d] * v->chunk[d];
+
+		ci /= v->count[d];
+		ext[d] = v->size[d] - origin < v->chunk[d] ? v->size[d] - origin
+							   : v->chunk[d];
+	}
+	run = (size_t)ext[last] * es;
+	for (;;) {
+		uint64_t off = 0;
+		int d;
+
+		for (d = 0; d < last; d++)
+			off = off * v->chunk[d] + n[d];
+		off *= v->chunk[last] * es;
+		if (memcmp(chunk + off, p->fill_le, es) != 0 ||
+		    memcmp(chunk + off, chunk + off + es, run - es) != 0)
+			return 0;
+		for (d = last - 1; d >= 0; d--) {
+			if (++n[d] < ext[d])
+				break;
+			n[d] = 0;
+		}
+		if (d < 0)
+			return 1;
+	}
+}
+
+/* Whether the gathered chunk ci of an epoch is not to be stored. */
+static int left_out(const struct plan *p, const struct view *v,
+		    const uint8_t *chunk, uint64_t ci)
+{
+	return !p->write_empty_chunks && chunk_is_fill(p, v, chunk, ci);
+}
+
 static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
@@ -613,22 +665,28 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 	int64_t nc = (int64_t)c->nchunks;
 	int failed = -1;
 
-	if (p->codec == SHARDPIPE_CODEC_NONE) {
-		for (uint64_t ci = 0; ci < c->nchunks; ci++)
-			c->sizes[ci] = p->chunk_bytes;
-		return SHARDPIPE_OK;
-	}
 	SP_RETURN_IF(c->chunks == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "compress before any scatter");
+	if (p->codec == SHARDPIPE_CODEC_NONE) {
+		for (uint64_t ci = 0; ci < c->nchunks; ci++)
+			c->sizes[ci] = left_out(p, &c->view,
+						c->chunks + ci * p->chunk_bytes,
+						ci % p->M) ? 0 : p->chunk_bytes;
+		return SHARDPIPE_OK;
+	}
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
 			    "compressed", err));
 #pragma omp parallel for num_threads(p->threads) schedule(dynamic)
 	for (int64_t ci = 0; ci < nc; ci++) {
-		size_t r = compress_one(
-			c, thread_id(),
-			c->chunks + (uint64_t)ci * p->chunk_bytes,
-			c->packed + (uint64_t)ci * p->slot_capacity);
+		const uint8_t *src = c->chunks + (uint64_t)ci * p->chunk_bytes;
+		size_t r;
 
+		if (left_out(p, &c->view, src, (uint64_t)ci % p->M)) {
+			c->sizes[ci] = 0;
+			continue;
+		}
+		r = compress_one(c, thread_id(), src,
+				 c->packed + (uint64_t)ci * p->slot_capacity);
 		c->sizes[ci] = r;
 		if (r == 0) {
 #pragma omp critical
@@ -746,15 +804,22 @@ static void fused_items(struct cpu_ctx *c, int t)
 		b = thread_cpu();
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
+			/* Codec none gathered into the slots already. */
+			const int copied = none && v->rank > 1;
+			const uint8_t *chunk =
+				copied ? slot + j * p->slot_capacity
+				       : src + j * p->chunk_bytes;
 			size_t r = p->chunk_bytes;
 
-			if (!none || v->rank == 1)
-				r = compress_one(c, t, src + j * p->chunk_bytes,
-						 slot + j * p->slot_capacity);
-			c->sizes[first + j] = r;
-			if (r == 0 && (ln->failed < 0 ||
-				       (int64_t)(first + j) < ln->failed))
+			if (left_out(p, v, chunk, it * per + j))
+				r = 0;
+			else if (!copied && (r = compress_one(
+					       c, t, chunk,
+					       slot + j * p->slot_capacity)) == 0 &&
+				 (ln->failed < 0 ||
+				  (int64_t)(first + j) < ln->failed))
 				ln->failed = (int64_t)(first + j);
+			c->sizes[first + j] = r;
 		}
 		ln->sc += thread_cpu() - b;
 	}

@@ -30,17 +30,16 @@
  * returns.  The driver's result buffers are pinned (host_alloc), so the
  * read-back of offsets and of exactly offsets[K*M] bytes is a direct DMA.
  *
- * SHARDPIPE_CUDA_DEVICE chooses the device: unset, empty or "auto" takes
- * device 0; digits take that index; anything else is matched, without
- * regard to case, against the device names.
+ * SHARDPIPE_CUDA_DEVICE chooses the device (adapter.h's grammar): an
+ * index is the device's ordinal; a name is matched against the device's
+ * name.
  */
 #include <cuda_runtime_api.h>
 
 #include <limits.h>
 #include <stdlib.h>
 
-#include "backend.h"
-#include "driver.h"
+#include "adapter.h"
 #include "geometry.h"
 
 /* kernels.cu: the host stubs of every kernel, in SP_KERNEL_LIST order. */
@@ -84,66 +83,51 @@ struct cu_dev {
 	char label[200];
 };
 
-/* ------------------------------------------------------ device choice */
+/* ----------------------------------------------------------- devices */
 
-static int all_digits(const char *s)
+/* Every device, index (ordinal); every CUDA device is a GPU.  Without a
+ * driver cudaGetDeviceCount fails, and that is probe's reason. */
+static int cu_list(kdev_visit_fn visit, void *state, struct sp_err *err)
 {
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-/* Why the backend cannot run here, in the words probe reports. */
-static int no_device(struct sp_err *err, cudaError_t rc, int count)
-{
-	if (rc != cudaSuccess)
-		return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-				  "no CUDA device (%s)", cudaGetErrorString(rc));
-	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-			  "no CUDA device (cudaGetDeviceCount found %d)",
-			  count);
-}
-
-static int pick_device(int *out, struct sp_err *err)
-{
-	const char *want = getenv("SHARDPIPE_CUDA_DEVICE");
 	int count = 0;
 	cudaError_t rc = cudaGetDeviceCount(&count);
 
-	if (rc != cudaSuccess || count <= 0)
-		return no_device(err, rc, count);
-	if (want == NULL || *want == '\0' || strcmp(want, "auto") == 0) {
-		*out = 0;
-		return SHARDPIPE_OK;
-	}
-	if (all_digits(want)) {
-		long i = strtol(want, NULL, 10);
-
-		SP_RETURN_IF(i >= count || strlen(want) > 6, err,
-			     SHARDPIPE_ERR_BACKEND,
-			     "SHARDPIPE_CUDA_DEVICE=%s: there are %d CUDA "
-			     "device(s), numbered from 0", want, count);
-		*out = (int)i;
-		return SHARDPIPE_OK;
-	}
+	SP_RETURN_IF(rc != cudaSuccess, err, SHARDPIPE_ERR_BACKEND,
+		     "no CUDA device (%s)", cudaGetErrorString(rc));
+	SP_RETURN_IF(count <= 0, err, SHARDPIPE_ERR_BACKEND,
+		     "no CUDA device (cudaGetDeviceCount found %d)", count);
 	for (int i = 0; i < count; i++) {
-		struct cudaDeviceProp prop;
+		struct kdev_device d = { .index = { (unsigned)i }, .gpu = 1 };
 
-		if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
-			continue;
-		prop.name[sizeof(prop.name) - 1] = '\0';
-		if (kdev_name_matches(prop.name, want)) {
-			*out = i;
-			return SHARDPIPE_OK;
-		}
+		if (visit(state, &d))
+			break;
 	}
-	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-			  "no CUDA device matches SHARDPIPE_CUDA_DEVICE=%s "
-			  "(%d device(s): give an index or part of a name)",
-			  want, count);
+	return SHARDPIPE_OK;
+}
+
+static void cu_name_of(const struct kdev_device *d, char *buf, size_t n)
+{
+	struct cudaDeviceProp prop;
+
+	if (cudaGetDeviceProperties(&prop, (int)d->index[0]) != cudaSuccess)
+		prop.name[0] = '\0';
+	prop.name[sizeof(prop.name) - 1] = '\0';
+	snprintf(buf, n, "%s", prop.name);
+}
+
+static void cu_describe(const struct kdev_device *d, char *buf, size_t n)
+{
+	struct cudaDeviceProp prop;
+	int device = (int)d->index[0];
+
+	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+		snprintf(buf, n, "CUDA device %d", device);
+		return;
+	}
+	prop.name[sizeof(prop.name) - 1] = '\0';
+	snprintf(buf, n, "%.120s (CUDA device %d, sm_%d%d, %llu MiB)", prop.name,
+		 device, prop.major, prop.minor,
+		 (unsigned long long)(prop.totalGlobalMem >> 20));
 }
 
 /* --------------------------------------------------------- the adapter */
@@ -420,9 +404,10 @@ static void cu_close(void *devp)
 
 	if (c == NULL)
 		return;
-	/* An open that failed choosing the device created nothing; since
-	 * CUDA 12 cudaSetDevice initialises the device's primary context, so
-	 * calling it here would leave a context (memory) on device 0. */
+	/* An open that failed before setting the device created nothing;
+	 * since CUDA 12 cudaSetDevice initialises the device's primary
+	 * context, so calling it here would leave a context (memory) on the
+	 * device. */
 	if (!c->chosen) {
 		free(c);
 		return;
@@ -458,32 +443,22 @@ static const struct kdev_ops cu_device = {
 	.close = cu_close,
 };
 
-static void describe(int device, char *buf, size_t n)
+static int cu_open(const struct kdev_device *d, void **dev,
+		   struct kdev_limits *lim, struct sp_err *err)
 {
-	struct cudaDeviceProp prop;
-
-	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-		snprintf(buf, n, "CUDA device %d", device);
-		return;
-	}
-	prop.name[sizeof(prop.name) - 1] = '\0';
-	snprintf(buf, n, "%.120s (CUDA device %d, sm_%d%d, %llu MiB)", prop.name,
-		 device, prop.major, prop.minor,
-		 (unsigned long long)(prop.totalGlobalMem >> 20));
-}
-
-static int open_device(struct cu_dev *c, struct kdev_limits *lim,
-		       struct sp_err *err)
-{
+	struct cu_dev *c = calloc(1, sizeof(*c));
 	int sms = 1, max_threads = 1024;
 
+	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for a CUDA context");
+	*dev = c;
 	SP_RETURN_IF(sp_cuda_kernel_count != KDEV_NKERNELS, err,
 		     SHARDPIPE_ERR_DEVICE,
 		     "cuda: the plugin's kernel table has %u kernels, the "
 		     "driver knows %d", sp_cuda_kernel_count, KDEV_NKERNELS);
-	SP_FORWARD(pick_device(&c->device, err));
+	c->device = (int)d->index[0];
 	c->chosen = 1;
-	describe(c->device, c->label, sizeof(c->label));
+	cu_describe(d, c->label, sizeof(c->label));
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
 					       cudaDevAttrMultiProcessorCount,
@@ -529,63 +504,15 @@ static int open_device(struct cu_dev *c, struct kdev_limits *lim,
 	return SHARDPIPE_OK;
 }
 
-/* --------------------------------------------------------- the backend */
-
-static int cu_probe(shardpipe_backend_info *info)
-{
-	struct sp_err err;
-	int device;
-
-	sp_err_clear(&err);
-	if (pick_device(&device, &err) != SHARDPIPE_OK) {
-		info->usable = 0;
-		snprintf(info->detail, sizeof(info->detail), "%s", err.msg);
-		return SHARDPIPE_OK;
-	}
-	info->usable = 1;
-	info->gpu = 1;
-	describe(device, info->detail, sizeof(info->detail));
-	return SHARDPIPE_OK;
-}
-
-static int cu_open(const struct plan *plan, void **ctx, struct sp_err *err)
-{
-	struct cu_dev *c = calloc(1, sizeof(*c));
-	struct kdev_limits lim;
-	int rc;
-
-	*ctx = NULL;
-	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory for a CUDA context");
-	memset(&lim, 0, sizeof(lim));
-	rc = open_device(c, &lim, err);
-	if (rc != SHARDPIPE_OK) {
-		cu_close(c);
-		return rc;
-	}
-	return kdrv_open(&cu_device, c, &lim, plan, (struct kdrv **)ctx, err);
-}
-
-static const struct backend_ops cu_backend = {
+const struct kdev_adapter kdev_plugin_adapter = {
 	.name = "cuda",
-	.probe = cu_probe,
+	.api = "CUDA",
+	.device_env = "SHARDPIPE_CUDA_DEVICE",
+	.index_parts = 1,
+	.index_form = "an index from 0",
+	.ops = &cu_device,
+	.list = cu_list,
+	.name_of = cu_name_of,
+	.describe = cu_describe,
 	.open = cu_open,
-	.scatter = kdrv_op_scatter,
-	.compress = kdrv_op_compress,
-	.aggregate = kdrv_op_aggregate,
-	.fetch = kdrv_op_fetch,
-	.close = kdrv_op_close,
 };
-
-static const struct backend_plugin cu_plugin = {
-	.abi = SHARDPIPE_BACKEND_ABI,
-	.ops = &cu_backend,
-};
-
-__attribute__((visibility("default")))
-const struct backend_plugin *shardpipe_backend_plugin(void);
-
-const struct backend_plugin *shardpipe_backend_plugin(void)
-{
-	return &cu_plugin;
-}

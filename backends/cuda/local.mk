@@ -19,13 +19,11 @@ NVCC_FLAGS = --Werror=all-warnings \
 
 if HAVE_CUDA
 pkglib_LTLIBRARIES += backend-cuda.la
-backend_cuda_la_SOURCES = backends/cuda/cuda.c \
-	backends/kernels/driver.c backends/kernels/driver.h
-backend_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_srcdir)/backends/kernels $(CUDA_CFLAGS)
-backend_cuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+backend_cuda_la_SOURCES = backends/cuda/cuda.c $(KERNEL_PLUGIN_SOURCES)
+backend_cuda_la_CPPFLAGS = $(KERNEL_PLUGIN_CPPFLAGS) $(CUDA_CFLAGS)
+backend_cuda_la_CFLAGS = $(KERNEL_PLUGIN_CFLAGS)
 backend_cuda_la_LIBADD = backends/cuda/kernels.lo $(CUDA_LIBS)
-backend_cuda_la_LDFLAGS = -module -avoid-version -no-undefined
+backend_cuda_la_LDFLAGS = $(KERNEL_PLUGIN_LDFLAGS)
 
 # The kernels are rebuilt when nvcc or its flags change (another
 # --with-cuda-arch), not on every reconfigure: the stamp is rewritten only

@@ -2,17 +2,17 @@
  * driver.c - the kernel pipeline's host side, written once for every
  * kernel backend against struct kdev_ops (driver.h).
  *
- * Per batch: upload the rows, scatter, compress, permute sizes, scan,
- * gather, download offsets; then, once offsets[K*M] is known, download
- * exactly that many bytes.  Only scatter (for the caller's rows) and fetch
- * (for the results) block; the stages between are merely issued.  On an
- * asynchronous device the driver keeps two buffer sets and alternates them
- * per batch, so a batch's fetched result stays valid while the next batch
- * runs, and the host may stage the next batch while the device works.
+ * Per batch: upload the rows, scatter, compress, mark the chunks of fill
+ * value only, permute sizes, scan, gather, download offsets; then, once
+ * offsets[K*M] is known, download exactly that many bytes.  Only scatter
+ * (for the caller's rows) and fetch (for the results) block; the stages
+ * between are merely issued.  On an asynchronous device the driver keeps
+ * two buffer sets and alternates them per batch, so a batch's fetched
+ * result stays valid while the next batch runs, and the host may stage
+ * the next batch while the device works.
  */
 #include "driver.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 
 #include "blosc_layout.h"
@@ -53,23 +53,6 @@ const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
 		return l;                                                     \
 	}
 SP_KERNEL_LIST(PACKER)
-
-int kdev_name_matches(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++) {
-		size_t i = 0;
-
-		while (i < n && hay[i] != '\0' &&
-		       tolower((unsigned char)hay[i]) ==
-			       tolower((unsigned char)needle[i]))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
 
 enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
 
@@ -211,6 +194,7 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 {
 	int inner = p->rank - 1;
 	uint64_t bits = p->esize * p->chunk[inner];
+	uint8_t fill[8];
 
 	memset(geo, 0, SP_GEO_WORDS * sizeof(*geo));
 	/* Runs are whole inner chunk rows; with rank > 1 input rows are
@@ -225,6 +209,9 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	geo[SP_GEO_RUNS_PER_CHUNK] = p->chunk_elems / p->chunk[inner];
 	geo[SP_GEO_NRUNS] = nruns;
 	geo[SP_GEO_RUNS_PER_ITEM] = per_item ? per_item : 1;
+	for (unsigned b = 0; b < 8; b++)
+		fill[b] = p->fill_le[b % p->esize];
+	memcpy(&geo[SP_GEO_FILL], fill, 8);
 	for (int d = 0; d < p->rank; d++) {
 		geo[SP_GEO_SIZE(d)] = p->size[d];
 		geo[SP_GEO_CHUNK(d)] = p->chunk[d];
@@ -550,6 +537,15 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 					  k->enc_groups * k->copy_local,
 					  k->copy_local, err));
 	}
+	/* A chunk of fill value only gets size 0: not stored
+	 * (doc/design.md §22.2).  It reads like a copy, so it runs like
+	 * one. */
+	if (!p->write_empty_chunks)
+		SP_FORWARD(launch_groups(k, pack_sp_empty_chunks(s->pool,
+								 s->sizes,
+								 k->geo, k->n,
+								 p->chunk_bytes),
+					 k->n, k->copy_local, err));
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
 	k->state = KS_COMPRESSED;

@@ -17,11 +17,11 @@
  *   - launch: kernel l->id with l->args, each 8 bytes, a device buffer or
  *     a u64, in the order kernel-list.h declares; the adapter finds its
  *     compiled kernels by SP_KERNEL_LIST order or kdev_kernels[id].name;
- *   - at open, a struct kdev_limits for its device, then kdrv_open;
- *   - a probe and the backend_ops/plugin entry, whose stage entries are
- *     the kdrv_op_* functions below.
- * The kernels themselves are compiled from backends/kernels/ by the
- * adapter's compiler through its prelude (prelude-*.h).
+ *   - at open, a struct kdev_limits for its device, then kdrv_open.
+ * A plugin adapter does the last through adapter.h, which also chooses
+ * its device and makes its probe, backend table and plugin entry.  The
+ * kernels themselves are compiled from backends/kernels/ by the adapter's
+ * compiler through its prelude (prelude-*.h).
  */
 #ifndef SHARDPIPE_KERNEL_DRIVER_H
 #define SHARDPIPE_KERNEL_DRIVER_H
@@ -71,11 +71,6 @@ struct kdev_launch {
 	unsigned nargs;
 	struct kdev_arg args[KDEV_MAX_ARGS];
 };
-
-/* 1 when needle occurs in hay, ignoring ASCII case (device choice by a
- * name substring, as SHARDPIPE_OPENCL_DEVICE and SHARDPIPE_CUDA_DEVICE
- * do); an empty needle matches. */
-SP_DRIVER_API int kdev_name_matches(const char *hay, const char *needle);
 
 struct kdev_ops {
 	/* Allocate bytes (> 0) of device memory; contents undefined. */
@@ -161,6 +156,12 @@ SP_DRIVER_API int kdrv_op_aggregate(void *ctx, struct sp_err *err);
 SP_DRIVER_API int kdrv_op_fetch(void *ctx, struct batch_result *out,
 				struct sp_err *err);
 SP_DRIVER_API void kdrv_op_close(void *ctx);
+
+/* Those entries, for a kernel backend's struct backend_ops initializer. */
+#define KDRV_STAGE_ENTRIES                                                    \
+	.scatter = kdrv_op_scatter, .compress = kdrv_op_compress,             \
+	.aggregate = kdrv_op_aggregate, .fetch = kdrv_op_fetch,               \
+	.close = kdrv_op_close
 
 /* Block until every stage issued so far has completed (for timing). */
 SP_DRIVER_API int kdrv_finish(struct kdrv *k, struct sp_err *err);

@@ -1,7 +1,7 @@
 /*
  * geometry.h - the layout of the geometry table the kernel driver uploads
- * once per stream and the scatter kernel reads: 64-bit words holding the
- * plan's values unchanged (elements, not bytes).  Read by the host driver
+ * once per stream and the scatter and empty-chunk kernels read: 64-bit
+ * words holding the plan's values unchanged (elements, not bytes).  Read by the host driver
  * and by the kernels in all three dialects, so it holds only macros.
  */
 #ifndef SP_KERNEL_GEOMETRY_H
@@ -15,6 +15,11 @@
 #define SP_GEO_RUNS_PER_CHUNK 5
 #define SP_GEO_NRUNS 6        /* runs in a batch: K * M * runs per chunk */
 #define SP_GEO_RUNS_PER_ITEM 7 /* consecutive runs one work-item copies */
+/* The fill value's bytes as the store holds them, repeated to eight: the
+ * host copies them into the word and uploads the table byte for byte, so
+ * a kernel reads them back as memory (empty_chunks.h), in any byte
+ * order. */
+#define SP_GEO_FILL 8
 #define SP_GEO_DIMS 16        /* first per-dimension table */
 #define SP_GEO_MAX_RANK 16
 

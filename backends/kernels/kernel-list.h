@@ -35,6 +35,9 @@
 #define SP_ARGS_sp_codec_zstd(B, U) SP_ARGS_ENCODER(B, U)
 #define SP_ARGS_sp_codec_blosc(B, U)                                          \
 	SP_ARGS_ENCODER(B, U), U(typesize), U(mode), U(blocksize)
+#define SP_ARGS_sp_empty_chunks(B, U)                                         \
+	B(const u8, pool), B(u64, sizes), B(const u64, geo), U(n),            \
+		U(chunk_bytes)
 
 /* X(name, args) for each kernel, in a fixed order (the kernel ids of
  * driver.h); args is SP_ARGS_<name>. */
@@ -46,7 +49,8 @@
 	X(sp_agg_gather, SP_ARGS_sp_agg_gather)                               \
 	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
 	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
-	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)
+	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)                             \
+	X(sp_empty_chunks, SP_ARGS_sp_empty_chunks)
 
 /* A kernel body's entry, in the prelude's dialect:
  *     SP_KERNEL_ENTRY(sp_scatter) { ... } */

@@ -14,4 +14,5 @@
 #include "deflate.h"
 #include "zstd_encode.h"
 #include "blosc_encode.h"
+#include "empty_chunks.h"
 #include "aggregate.h"

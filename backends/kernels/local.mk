@@ -19,6 +19,7 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
 	backends/kernels/blosc_encode.h \
+	backends/kernels/empty_chunks.h \
 	backends/kernels/kernels.h \
 	backends/kernels/kernel-list.h
 
@@ -28,6 +29,18 @@ libshardpipe_core_la_SOURCES += \
 	backends/kernels/reference-kernels.c \
 	backends/kernels/reference-kernels.h \
 	backends/kernels/prelude-c.h $(KERNEL_INCLUDES)
+
+# What every device adapter plugin (backends/opencl/, backends/cuda/)
+# compiles beside its adapter file: the skeleton shared by the adapters
+# (device choice, probe, open, the plugin entry; doc/design.md §10) and the
+# driver.  The stage tests link an adapter file with the skeleton alone
+# (the core library has the driver).
+KERNEL_ADAPTER_SOURCES = backends/kernels/adapter.c backends/kernels/adapter.h
+KERNEL_PLUGIN_SOURCES = $(KERNEL_ADAPTER_SOURCES) \
+	backends/kernels/driver.c backends/kernels/driver.h
+KERNEL_PLUGIN_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
+KERNEL_PLUGIN_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+KERNEL_PLUGIN_LDFLAGS = -module -avoid-version -no-undefined
 
 # The other dialects' preludes and the OpenCL program's top file travel in
 # the tarball whether or not this build uses them.

@@ -101,7 +101,7 @@ static const struct kdev_limits ref_limits = {
 	.one_item_groups = 1,
 };
 
-static int ref_probe(shardpipe_backend_info *info)
+static int ref_probe(struct backend_probe *info)
 {
 	info->usable = 1;
 	info->gpu = 0;
@@ -120,9 +120,5 @@ const struct backend_ops sp_backend_reference = {
 	.name = "reference",
 	.probe = ref_probe,
 	.open = ref_open,
-	.scatter = kdrv_op_scatter,
-	.compress = kdrv_op_compress,
-	.aggregate = kdrv_op_aggregate,
-	.fetch = kdrv_op_fetch,
-	.close = kdrv_op_close,
+	KDRV_STAGE_ENTRIES,
 };

@@ -1,7 +1,8 @@
 /*
  * scatter.h - stage 2: a batch of K epochs of row-major input into K*M
  * chunk slots, each chunk row-major inside, cells beyond the array edge
- * zero (the fill value).
+ * on dims 1.. zero whatever the fill value (readers never return them,
+ * doc/design.md §22.1).
  *
  * The unit of work is a *run*: one row of a chunk along the innermost
  * dimension, chunk[D-1] elements contiguous in the pool and, up to the

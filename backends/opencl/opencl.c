@@ -9,18 +9,16 @@
  * goes through CL_CHECK or CL_CREATE, which record the call's text and its
  * error code in the stream's error.
  *
- * SHARDPIPE_OPENCL_DEVICE chooses the device: unset, empty or "auto" takes
- * the first GPU of any platform, else the first device; "P:D" takes device
- * D of platform P (indices from 0); anything else is matched, without
- * regard to case, against "platform name: device name".
+ * SHARDPIPE_OPENCL_DEVICE chooses the device (adapter.h's grammar): an
+ * index is "P:D", device D of platform P; a name is matched against
+ * "platform name: device name".
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include <stdlib.h>
 
-#include "backend.h"
-#include "driver.h"
+#include "adapter.h"
 #include "geometry.h"
 
 extern const char sp_opencl_kernel_source[];
@@ -109,7 +107,7 @@ static const char *cl_errstr(cl_int rc)
 					  cl_errstr(cl_rc_), (int)cl_rc_);    \
 	} while (0)
 
-/* ------------------------------------------------------ device choice */
+/* ----------------------------------------------------------- devices */
 
 static void info_string(cl_device_id d, cl_platform_id p, char *buf,
 			size_t n)
@@ -127,23 +125,14 @@ static void info_string(cl_device_id d, cl_platform_id p, char *buf,
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
 
-static int pick_device(cl_platform_id *plat, cl_device_id *dev,
-		       struct sp_err *err)
+/* Every device of every platform; index (platform, device). */
+static int ocl_list(kdev_visit_fn visit, void *state, struct sp_err *err)
 {
-	const char *want = getenv("SHARDPIPE_OPENCL_DEVICE");
 	cl_platform_id ps[MAX_PLATFORMS];
 	cl_uint np = 0;
-	unsigned wp = 0, wd = 0;
-	int by_index = 0, auto_pick, n = 0;
-	cl_platform_id any_p = NULL;
-	cl_device_id any_d = NULL;
-	cl_int rc;
+	unsigned n = 0;
+	cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, ps, &np);
 
-	if (want != NULL && sscanf(want, "%u:%u%n", &wp, &wd, &n) == 2 &&
-	    want[n] == '\0')
-		by_index = 1;
-	auto_pick = want == NULL || *want == '\0' || strcmp(want, "auto") == 0;
-	rc = clGetPlatformIDs(MAX_PLATFORMS, ps, &np);
 	SP_RETURN_IF(rc != CL_SUCCESS || np == 0, err, SHARDPIPE_ERR_BACKEND,
 		     "no OpenCL platform (clGetPlatformIDs: %s, %u platforms)",
 		     rc == CL_SUCCESS ? "CL_SUCCESS" : cl_errstr(rc),
@@ -152,44 +141,47 @@ static int pick_device(cl_platform_id *plat, cl_device_id *dev,
 		cl_device_id ds[MAX_DEVICES];
 		cl_uint nd = 0;
 
-		if (by_index && i != wp)
-			continue;
 		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, ds,
 				   &nd) != CL_SUCCESS)
 			continue;
 		for (cl_uint j = 0; j < nd && j < MAX_DEVICES; j++) {
+			struct kdev_device d = { .index = { i, j },
+						 .handle = { ps[i], ds[j] } };
 			cl_device_type type = 0;
-			char label[200];
 
 			clGetDeviceInfo(ds[j], CL_DEVICE_TYPE, sizeof(type),
 					&type, NULL);
-			info_string(ds[j], ps[i], label, sizeof(label));
-			if ((by_index && j == wd) ||
-			    (auto_pick && (type & CL_DEVICE_TYPE_GPU)) ||
-			    (!by_index && !auto_pick &&
-			     kdev_name_matches(label, want))) {
-				*plat = ps[i];
-				*dev = ds[j];
+			d.gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+			n++;
+			if (visit(state, &d))
 				return SHARDPIPE_OK;
-			}
-			if (any_d == NULL) {
-				any_p = ps[i];
-				any_d = ds[j];
-			}
 		}
 	}
-	if (auto_pick && any_d != NULL) {
-		*plat = any_p;
-		*dev = any_d;
-		return SHARDPIPE_OK;
-	}
-	if (auto_pick)
-		return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-				  "no OpenCL device on %u platform(s)",
-				  (unsigned)np);
-	return sp_err_set(err, SHARDPIPE_ERR_BACKEND,
-			  "no OpenCL device matches SHARDPIPE_OPENCL_DEVICE=%s",
-			  want);
+	SP_RETURN_IF(n == 0, err, SHARDPIPE_ERR_BACKEND,
+		     "no OpenCL device on %u platform(s)", (unsigned)np);
+	return SHARDPIPE_OK;
+}
+
+static void ocl_name_of(const struct kdev_device *d, char *buf, size_t n)
+{
+	info_string(d->handle[1], d->handle[0], buf, n);
+}
+
+static void ocl_describe(const struct kdev_device *d, char *buf, size_t n)
+{
+	cl_device_type type = 0;
+	cl_ulong mem = 0;
+	char label[200];
+
+	info_string(d->handle[1], d->handle[0], label, sizeof(label));
+	clGetDeviceInfo(d->handle[1], CL_DEVICE_TYPE, sizeof(type), &type,
+			NULL);
+	clGetDeviceInfo(d->handle[1], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem),
+			&mem, NULL);
+	snprintf(buf, n, "%s (%s, %llu MiB)", label,
+		 (type & CL_DEVICE_TYPE_GPU) ? "GPU" :
+		 (type & CL_DEVICE_TYPE_CPU) ? "CPU" : "accelerator",
+		 (unsigned long long)(mem >> 20));
 }
 
 /* --------------------------------------------------------- the adapter */
@@ -344,14 +336,18 @@ static int build_program(struct ocl_dev *o, struct sp_err *err)
 			  log);
 }
 
-static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
-		       struct sp_err *err)
+static int ocl_open(const struct kdev_device *d, void **dev,
+		    struct kdev_limits *lim, struct sp_err *err)
 {
+	struct ocl_dev *o = calloc(1, sizeof(*o));
 	size_t max_wg = 0;
 	cl_uint units = 1;
-	cl_device_type type = 0;
 
-	SP_FORWARD(pick_device(&o->platform, &o->device, err));
+	SP_RETURN_IF(o == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for an OpenCL context");
+	*dev = o;
+	o->platform = d->handle[0];
+	o->device = d->handle[1];
 	info_string(o->device, o->platform, o->label, sizeof(o->label));
 	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
 				      sizeof(max_wg), &max_wg, NULL));
@@ -360,8 +356,6 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
 				      sizeof(o->max_alloc), &o->max_alloc,
 				      NULL));
-	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_TYPE, sizeof(type),
-				      &type, NULL));
 	CL_CREATE(err, o->ctx, clCreateContext(NULL, 1, &o->device, NULL, NULL,
 					       CL_RC));
 	CL_CREATE(err, o->queue, clCreateCommandQueue(o->ctx, o->device, 0,
@@ -381,84 +375,26 @@ static int open_device(struct ocl_dev *o, struct kdev_limits *lim,
 	}
 	lim->max_local = max_wg < SP_WG_MAX ? max_wg : SP_WG_MAX;
 	lim->local = 64;
-	lim->copy_local = (type & CL_DEVICE_TYPE_GPU) ? 0 : 1;
-	lim->runs_per_item = (type & CL_DEVICE_TYPE_GPU) ? 1 : 64;
+	lim->copy_local = d->gpu ? 0 : 1;
+	lim->runs_per_item = d->gpu ? 1 : 64;
 	/* Enough groups to fill every compute unit several times over;
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(units ? units : 1) *
-			  ((type & CL_DEVICE_TYPE_GPU) ? 32 : 4);
+			  (d->gpu ? 32 : 4);
 	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }
 
-/* --------------------------------------------------------- the backend */
-
-static int ocl_probe(shardpipe_backend_info *info)
-{
-	struct sp_err err;
-	cl_platform_id p = NULL;
-	cl_device_id d = NULL;
-	cl_device_type type = 0;
-	cl_ulong mem = 0;
-	char label[200];
-
-	sp_err_clear(&err);
-	if (pick_device(&p, &d, &err) != SHARDPIPE_OK) {
-		info->usable = 0;
-		snprintf(info->detail, sizeof(info->detail), "%s", err.msg);
-		return SHARDPIPE_OK;
-	}
-	info_string(d, p, label, sizeof(label));
-	clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-	clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, NULL);
-	info->usable = 1;
-	info->gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
-	snprintf(info->detail, sizeof(info->detail), "%s (%s, %llu MiB)",
-		 label,
-		 (type & CL_DEVICE_TYPE_GPU) ? "GPU" :
-		 (type & CL_DEVICE_TYPE_CPU) ? "CPU" : "accelerator",
-		 (unsigned long long)(mem >> 20));
-	return SHARDPIPE_OK;
-}
-
-static int ocl_open(const struct plan *plan, void **ctx, struct sp_err *err)
-{
-	struct ocl_dev *o = calloc(1, sizeof(*o));
-	struct kdev_limits lim;
-	int rc;
-
-	*ctx = NULL;
-	SP_RETURN_IF(o == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory for an OpenCL context");
-	rc = open_device(o, &lim, err);
-	if (rc != SHARDPIPE_OK) {
-		ocl_close(o);
-		return rc;
-	}
-	return kdrv_open(&ocl_device, o, &lim, plan, (struct kdrv **)ctx, err);
-}
-
-static const struct backend_ops ocl_backend = {
+const struct kdev_adapter kdev_plugin_adapter = {
 	.name = "opencl",
-	.probe = ocl_probe,
+	.api = "OpenCL",
+	.device_env = "SHARDPIPE_OPENCL_DEVICE",
+	.index_parts = 2,
+	.index_form = "P:D (platform and device, from 0)",
+	.ops = &ocl_device,
+	.list = ocl_list,
+	.name_of = ocl_name_of,
+	.describe = ocl_describe,
 	.open = ocl_open,
-	.scatter = kdrv_op_scatter,
-	.compress = kdrv_op_compress,
-	.aggregate = kdrv_op_aggregate,
-	.fetch = kdrv_op_fetch,
-	.close = kdrv_op_close,
 };
-
-static const struct backend_plugin ocl_plugin = {
-	.abi = SHARDPIPE_BACKEND_ABI,
-	.ops = &ocl_backend,
-};
-
-__attribute__((visibility("default")))
-const struct backend_plugin *shardpipe_backend_plugin(void);
-
-const struct backend_plugin *shardpipe_backend_plugin(void)
-{
-	return &ocl_plugin;
-}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fill.h"
 
 #define MAX_BACKENDS 8
 
@@ -84,15 +85,6 @@ static int is_kernel_backend(const char *name)
 
 /* ------------------------------------------------------------- input */
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Smooth ramps with noise in the low bits, so compressors have work of
  * both kinds. */
 static void synthesize(uint8_t *p, uint64_t n, uint64_t seed)
@@ -100,7 +92,7 @@ static void synthesize(uint8_t *p, uint64_t n, uint64_t seed)
 	uint64_t s = seed;
 
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix(&s);
+		uint64_t r = bench_splitmix(&s);
 
 		p[i] = (uint8_t)((i / 13) + (i >> 10)) ^ (uint8_t)(r & 3);
 	}

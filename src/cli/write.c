@@ -1,7 +1,6 @@
 /* write.c - shardpipe write: stream raw bytes from a file or stdin. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 
 #include "cli.h"
 #include "closest.h"
+#include "bench.h"
 
 static void write_usage(FILE *f)
 {
@@ -21,8 +21,8 @@ static void write_usage(FILE *f)
 		"         [--input FILE|-] [--pad-partial] [--allow-short] "
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
-		"         [--fill-value V] [--write-empty-chunks] [--durable] "
-		"OUT.zarr\n\n"
+		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
+		"         [--attr KEY=JSON]... OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.\n"
@@ -76,7 +76,12 @@ static void write_usage(FILE *f)
 		"                    them and shards of only such chunks out)\n"
 		"  --durable         fsync every shard, directory and zarr.json "
 		"before zarr.json\n"
-		"                    advertises it\n");
+		"                    advertises it\n"
+		"  --attr KEY=JSON   a user attribute in zarr.json (KEY: up to "
+		"the first '=';\n"
+		"                    JSON: one JSON value); repeatable, a later "
+		"KEY replaces;\n"
+		"                    \"ome\" is reserved\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -91,15 +96,29 @@ static const char *list_str(char *buf, size_t size, const uint64_t *v, int n)
 	return buf;
 }
 
-/* "0,B,C": the shape with dim 0 unbounded, for the hint to stream. */
-static const char *stream_shape(char *buf, size_t size,
-				const shardpipe_desc *desc)
+/*
+ * The hint for input longer than a bounded --shape (extra bytes over it):
+ * stream dim 0 instead, and, when the input is a whole number of arrays
+ * of that shape, stream those.
+ */
+static const char *stream_hint(char *buf, size_t size,
+			       const shardpipe_desc *desc, const char *shape,
+			       uint64_t extra, uint64_t capacity)
 {
 	uint64_t v[SHARDPIPE_MAX_RANK];
+	char unbounded[160];
 
 	for (int d = 0; d < desc->rank; d++)
 		v[d] = d == 0 ? 0 : desc->dims[d].size;
-	return list_str(buf, size, v, desc->rank);
+	list_str(unbounded, sizeof(unbounded), v, desc->rank);
+	if (extra % capacity == 0)
+		snprintf(buf, size, "to take every row, stream with --shape "
+			 "%s (or, for a stream of arrays of that shape, "
+			 "--shape 0,%s)", unbounded, shape);
+	else
+		snprintf(buf, size, "to take every row, stream with --shape %s",
+			 unbounded);
+	return buf;
 }
 
 static void codec_str(char *buf, size_t size, const shardpipe_desc *desc)
@@ -126,18 +145,6 @@ static void codec_str(char *buf, size_t size, const shardpipe_desc *desc)
 	}
 }
 
-static uint64_t stored;
-
-static int add_size(const char *path, const struct stat *sb, int type,
-		    struct FTW *ftw)
-{
-	(void)path;
-	(void)ftw;
-	if (type == FTW_F)
-		stored += (uint64_t)sb->st_size;
-	return 0;
-}
-
 /* The one line that says what was written; the bytes stored are the
  * files' sizes, read after close has written the last shards. */
 static void summary(const char *out, const shardpipe_desc *desc,
@@ -146,6 +153,7 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
 	char a[160], b[160], c[160], codec[64];
+	uint64_t stored = bench_store_bytes(out);
 
 	for (int d = 0; d < desc->rank; d++) {
 		shape[d] = d == 0 && desc->dims[0].size == 0 ? rows :
@@ -154,8 +162,6 @@ static void summary(const char *out, const shardpipe_desc *desc,
 		shard[d] = chunk[d] * desc->dims[d].chunks_per_shard;
 	}
 	codec_str(codec, sizeof(codec), desc);
-	stored = 0;
-	nftw(out, add_size, 16, FTW_PHYS);
 	fprintf(stderr, "shardpipe: wrote %s: shape %s %s, chunks %s, shards "
 		"%s, %s; %llu bytes in, %llu stored (ratio %.2f), %.2f s\n",
 		out, list_str(a, sizeof(a), shape, desc->rank),
@@ -171,28 +177,43 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--help",
+	"--durable", "--attr", "--help",
 };
 
-int cli_write(int argc, char **argv)
-{
-	struct cli_desc_opts o = { 0 };
-	const char *input = "-", *out = NULL;
-	shardpipe_desc desc;
-	shardpipe_stream *s;
-	shardpipe_stats st;
-	size_t bufsize = 8u << 20, held = 0;
-	unsigned char *buf;
-	FILE *in;
-	int rc, progress, status = CLI_EXIT_OK;
-	int pad_partial = 0, allow_short = 0, quiet = 0;
-	uint64_t row_bytes, capacity = 0, appended = 0;
-	double t0 = cli_now(), last = 0;
-	char shp[160];
-	struct stat sb;
+struct write_args {
+	struct cli_desc_opts o;
+	const char *input, *out;
+	int pad_partial, allow_short, quiet;
+	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
+	shardpipe_attribute *attrs;
+	int nattrs;
+};
 
+/* --attr KEY=JSON as a description's attribute: the key is what comes
+ * before the first '=', the JSON what follows. */
+static int split_attr(const char *arg, shardpipe_attribute *at)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL) {
+		cli_error("write: --attr %.60s: expected KEY=JSON", arg);
+		return CLI_EXIT_USAGE;
+	}
+	at->key = strndup(arg, (size_t)(eq - arg));
+	at->json = eq + 1;
+	if (at->key == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* Returns -1 to go on, or the exit status (--help, a bad option). */
+static int parse_args(struct write_args *a, int argc, char **argv)
+{
+	a->input = "-";
 	for (int i = 1; i < argc; i++) {
-		int r = cli_desc_option(&o, argc, argv, &i);
+		int r = cli_desc_option(&a->o, argc, argv, &i);
 
 		if (r < 0)
 			return CLI_EXIT_USAGE;
@@ -202,13 +223,17 @@ int cli_write(int argc, char **argv)
 			write_usage(stdout);
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-			input = argv[++i];
+			a->input = argv[++i];
 		} else if (strcmp(argv[i], "--pad-partial") == 0) {
-			pad_partial = 1;
+			a->pad_partial = 1;
 		} else if (strcmp(argv[i], "--allow-short") == 0) {
-			allow_short = 1;
+			a->allow_short = 1;
 		} else if (strcmp(argv[i], "--quiet") == 0) {
-			quiet = 1;
+			a->quiet = 1;
+		} else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
+			r = split_attr(argv[++i], &a->attrs[a->nattrs++]);
+			if (r != CLI_EXIT_OK)
+				return r;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			const char *near = sp_closest(argv[i],
 				strcspn(argv[i], "="), write_opts,
@@ -221,205 +246,266 @@ int cli_write(int argc, char **argv)
 				cli_error("write: unknown option %s", argv[i]);
 			write_usage(stderr);
 			return CLI_EXIT_USAGE;
-		} else if (out == NULL) {
-			out = argv[i];
+		} else if (a->out == NULL) {
+			a->out = argv[i];
 		} else {
 			cli_error("write: more than one output store");
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (out == NULL) {
+	if (a->out == NULL) {
 		cli_error("write: no output store given");
 		write_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cli_desc_build(&o, &desc)) != CLI_EXIT_OK)
-		return rc;
-	/* One row is one index of dim 0: every other dim, whole. */
-	row_bytes = shardpipe_dtype_size(desc.dtype);
-	for (int d = 1; d < desc.rank; d++)
-		if (__builtin_mul_overflow(row_bytes, desc.dims[d].size,
-					   &row_bytes))
-			row_bytes = 0; /* the library refuses the shape */
-	/* An array too large to count in bytes is the library's to refuse,
-	 * with its message: no length check before that. */
-	if (desc.dims[0].size != 0 &&
-	    __builtin_mul_overflow(row_bytes, desc.dims[0].size, &capacity))
-		row_bytes = 0;
-	in = strcmp(input, "-") == 0 ? stdin : fopen(input, "rb");
-	if (in == NULL) {
-		cli_error("write: %s: %s", input, strerror(errno));
-		return CLI_EXIT_FAIL;
-	}
-	/* A regular file's size is known: refuse a length that cannot be
-	 * the array before anything is written. */
-	if (in != stdin && row_bytes != 0 && fstat(fileno(in), &sb) == 0 &&
-	    S_ISREG(sb.st_mode)) {
-		uint64_t size = (uint64_t)sb.st_size;
-		const char *dt = shardpipe_dtype_name(desc.dtype);
-		int refuse = 1;
+	return -1;
+}
 
-		if (desc.dims[0].size == 0 && size % row_bytes != 0 &&
-		    !pad_partial)
-			cli_error("write: %s holds %llu bytes, not a whole "
-				  "number of rows of %llu bytes (%s, every dim "
-				  "after the first of --shape %s): %llu rows "
-				  "and %llu bytes over; check --dtype and "
-				  "--shape (--pad-partial fills a last partial "
-				  "row)", input, (unsigned long long)size,
-				  (unsigned long long)row_bytes, dt, o.shape,
-				  (unsigned long long)(size / row_bytes),
-				  (unsigned long long)(size % row_bytes));
-		else if (desc.dims[0].size != 0 && size > capacity)
-			cli_error("write: %s holds %llu bytes, %llu more than "
-				  "the %llu bytes of --shape %s (%s); to take "
-				  "every row, stream with --shape %s%s%s%s",
-				  input, (unsigned long long)size,
-				  (unsigned long long)(size - capacity),
-				  (unsigned long long)capacity, o.shape, dt,
-				  stream_shape(shp, sizeof(shp), &desc),
-				  size % capacity == 0 ? " (or, for a stream "
-				  "of arrays of that shape, --shape 0," : "",
-				  size % capacity == 0 ? o.shape : "",
-				  size % capacity == 0 ? ")" : "");
-		else if (desc.dims[0].size != 0 && size < capacity &&
-			 !allow_short)
-			cli_error("write: %s holds %llu bytes, %llu fewer than "
-				  "the %llu bytes of --shape %s (%s); "
-				  "--allow-short writes it anyway, the rest "
-				  "holding the fill value", input,
-				  (unsigned long long)size,
-				  (unsigned long long)(capacity - size),
-				  (unsigned long long)capacity, o.shape, dt);
-		else
-			refuse = 0;
-		if (refuse) {
-			fclose(in);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	rc = shardpipe_stream_open(&s, out, &desc);
+/* One write in progress: the input, the stream, and the bytes between. */
+struct writer {
+	const struct write_args *a;
+	shardpipe_desc desc;
+	FILE *in;
+	shardpipe_stream *s;
+	/* One row is one index of dim 0; capacity is a bounded array's
+	 * bytes (0 when dim 0 is unbounded). */
+	uint64_t row_bytes, capacity, appended;
+	unsigned char *buf;
+	size_t bufsize, held;     /* held: a partial row kept back */
+	double t0;
+};
+
+/* The row and array sizes in bytes; 0 when they overflow, leaving the
+ * refusal to the library, with its message. */
+static void sizes_of(struct writer *w)
+{
+	const shardpipe_desc *desc = &w->desc;
+
+	w->row_bytes = shardpipe_dtype_size(desc->dtype);
+	for (int d = 1; d < desc->rank; d++)
+		if (__builtin_mul_overflow(w->row_bytes, desc->dims[d].size,
+					   &w->row_bytes))
+			w->row_bytes = 0;
+	if (desc->dims[0].size != 0 &&
+	    __builtin_mul_overflow(w->row_bytes, desc->dims[0].size,
+				   &w->capacity))
+		w->row_bytes = 0;
+}
+
+/* A regular file's size is known: refuse a length that cannot be the
+ * array before anything is written.  Returns CLI_EXIT_OK or, after
+ * saying why, CLI_EXIT_USAGE. */
+static int check_file_length(const struct writer *w)
+{
+	const struct write_args *a = w->a;
+	const char *dt = shardpipe_dtype_name(w->desc.dtype);
+	const uint64_t rb = w->row_bytes, cap = w->capacity;
+	struct stat sb;
+	uint64_t size;
+	char hint[512];
+
+	if (w->in == stdin || rb == 0 || fstat(fileno(w->in), &sb) != 0 ||
+	    !S_ISREG(sb.st_mode))
+		return CLI_EXIT_OK;
+	size = (uint64_t)sb.st_size;
+	if (w->desc.dims[0].size == 0 && size % rb != 0 && !a->pad_partial)
+		cli_error("write: %s holds %llu bytes, not a whole number of "
+			  "rows of %llu bytes (%s, every dim after the first "
+			  "of --shape %s): %llu rows and %llu bytes over; "
+			  "check --dtype and --shape (--pad-partial fills a "
+			  "last partial row)", a->input,
+			  (unsigned long long)size, (unsigned long long)rb, dt,
+			  a->o.shape, (unsigned long long)(size / rb),
+			  (unsigned long long)(size % rb));
+	else if (w->desc.dims[0].size != 0 && size > cap)
+		cli_error("write: %s holds %llu bytes, %llu more than the %llu "
+			  "bytes of --shape %s (%s); %s", a->input,
+			  (unsigned long long)size,
+			  (unsigned long long)(size - cap),
+			  (unsigned long long)cap, a->o.shape, dt,
+			  stream_hint(hint, sizeof(hint), &w->desc,
+				      a->o.shape, size, cap));
+	else if (w->desc.dims[0].size != 0 && size < cap && !a->allow_short)
+		cli_error("write: %s holds %llu bytes, %llu fewer than the %llu "
+			  "bytes of --shape %s (%s); --allow-short writes it "
+			  "anyway, the rest holding the fill value", a->input,
+			  (unsigned long long)size,
+			  (unsigned long long)(cap - size),
+			  (unsigned long long)cap, a->o.shape, dt);
+	else
+		return CLI_EXIT_OK;
+	return CLI_EXIT_USAGE;
+}
+
+/* Append n bytes of buf; CLI_EXIT_OK or, after saying why, the library
+ * code's exit status. */
+static int append(struct writer *w, size_t n)
+{
+	int rc = shardpipe_stream_append(w->s, w->buf, n);
+
 	if (rc != SHARDPIPE_OK) {
 		cli_error("write: %s: %s", shardpipe_strerror(rc),
-			  shardpipe_last_error_message());
-		if (in != stdin)
-			fclose(in);
+			  shardpipe_stream_message(w->s));
 		return cli_exit_status(rc);
 	}
-	/* Room for at least one row, so that a partial one can be held. */
-	if (row_bytes > bufsize && row_bytes <= SIZE_MAX)
-		bufsize = (size_t)row_bytes;
-	buf = malloc(bufsize);
-	progress = isatty(STDERR_FILENO) && !quiet;
-	while (buf != NULL) {
+	w->appended += n;
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Append the input as it arrives, whole rows only, until it ends or a
+ * bounded array is full; a trailing partial row stays in w->held.  With
+ * progress, a line on stderr every half second.
+ */
+static int stream_input(struct writer *w, int progress)
+{
+	double last = 0;
+	int status = CLI_EXIT_OK;
+
+	for (;;) {
 		/* Whatever has arrived, not a full buffer: a pipe fed frame
 		 * by frame (a camera) is appended, and its shards become
 		 * visible, as the frames come. */
-		ssize_t got = read(fileno(in), buf + held, bufsize - held);
+		ssize_t got = read(fileno(w->in), w->buf + w->held,
+				   w->bufsize - w->held);
 		size_t n = got > 0 ? (size_t)got : 0;
-		size_t avail = held + n, whole = avail;
+		size_t avail = w->held + n, whole = avail;
 
 		if (got < 0 && errno == EINTR)
 			continue;
-
-		/* Only whole rows go in: a trailing partial row is held back
-		 * until more input completes it. */
-		if (row_bytes != 0)
-			whole -= avail % row_bytes;
-		if (capacity != 0 && whole > capacity - appended)
-			whole = (size_t)(capacity - appended);
-		if (whole > 0) {
-			rc = shardpipe_stream_append(s, buf, whole);
-			if (rc != SHARDPIPE_OK) {
-				cli_error("write: %s: %s", shardpipe_strerror(rc),
-					  shardpipe_stream_message(s));
-				status = cli_exit_status(rc);
-				break;
-			}
-			appended += whole;
-		}
-		held = avail - whole;
-		memmove(buf, buf + whole, held);
-		if (capacity != 0 && appended == capacity && held > 0)
-			break; /* more than --shape takes: counted below */
+		if (w->row_bytes != 0)
+			whole -= avail % w->row_bytes;
+		if (w->capacity != 0 && whole > w->capacity - w->appended)
+			whole = (size_t)(w->capacity - w->appended);
+		if (whole > 0 && (status = append(w, whole)) != CLI_EXIT_OK)
+			break;
+		w->held = avail - whole;
+		memmove(w->buf, w->buf + whole, w->held);
+		if (w->capacity != 0 && w->appended == w->capacity &&
+		    w->held > 0)
+			break; /* more than --shape takes: counted after */
 		if (progress && cli_now() - last > 0.5) {
+			shardpipe_stats st;
+
 			last = cli_now();
-			shardpipe_stream_stats(s, &st);
+			shardpipe_stream_stats(w->s, &st);
 			fprintf(stderr, "\r%.2f GB in, %llu shards, %.2f GB/s ",
 				(double)st.bytes_in / 1e9,
 				(unsigned long long)st.shards_written,
-				(double)st.bytes_in / 1e9 / (last - t0));
+				(double)st.bytes_in / 1e9 / (last - w->t0));
 		}
 		if (got <= 0) {
 			if (got < 0) {
-				cli_error("write: %s: read error: %s", input,
-					  strerror(errno));
+				cli_error("write: %s: read error: %s",
+					  w->a->input, strerror(errno));
 				status = CLI_EXIT_FAIL;
 			}
 			break;
 		}
 	}
-	if (buf == NULL) {
-		cli_error("write: out of memory");
-		status = CLI_EXIT_FAIL;
-	}
 	if (progress)
 		fputc('\n', stderr);
-	if (status == CLI_EXIT_OK && capacity && appended == capacity &&
-	    held > 0) {
-		/* Count what is left, to say exactly how much. */
-		uint64_t left = held;
+	return status;
+}
+
+/* Once the input stopped: input beyond a bounded array (counted, to say
+ * exactly how much), a partial last row, an array left short. */
+static int finish_input(struct writer *w)
+{
+	const struct write_args *a = w->a;
+	char hint[512];
+
+	if (w->capacity && w->appended == w->capacity && w->held > 0) {
+		uint64_t left = w->held;
 		size_t n;
 
-		while ((n = fread(buf, 1, bufsize, in)) > 0)
+		while ((n = fread(w->buf, 1, w->bufsize, w->in)) > 0)
 			left += n;
 		cli_error("write: the input holds %llu bytes more than the "
-			  "%llu bytes of --shape %s; they were not written; to "
-			  "take every row, stream with --shape %s%s%s%s",
+			  "%llu bytes of --shape %s; they were not written; %s",
 			  (unsigned long long)left,
-			  (unsigned long long)capacity, o.shape,
-			  stream_shape(shp, sizeof(shp), &desc),
-			  left % capacity == 0 ? " (or, for a stream of "
-			  "arrays of that shape, --shape 0," : "",
-			  left % capacity == 0 ? o.shape : "",
-			  left % capacity == 0 ? ")" : "");
-		status = CLI_EXIT_USAGE;
-	} else if (status == CLI_EXIT_OK && held > 0) {
-		if (pad_partial) {
-			/* The library fills the rest of the row. */
-			rc = shardpipe_stream_append(s, buf, held);
-			if (rc != SHARDPIPE_OK) {
-				cli_error("write: %s: %s", shardpipe_strerror(rc),
-					  shardpipe_stream_message(s));
-				status = cli_exit_status(rc);
-			}
-			appended += held;
-		} else {
-			cli_error("write: the input ends %zu bytes into a row "
-				  "of %llu bytes (%s); %llu whole rows were "
-				  "written and the partial row was not "
-				  "(--pad-partial fills it with the fill value)",
-				  held, (unsigned long long)row_bytes,
-				  shardpipe_dtype_name(desc.dtype),
-				  (unsigned long long)(appended / row_bytes));
-			status = CLI_EXIT_USAGE;
-		}
+			  (unsigned long long)w->capacity, a->o.shape,
+			  stream_hint(hint, sizeof(hint), &w->desc,
+				      a->o.shape, left, w->capacity));
+		return CLI_EXIT_USAGE;
 	}
-	if (status == CLI_EXIT_OK && capacity && appended < capacity &&
-	    !allow_short) {
+	if (w->held > 0 && a->pad_partial) {
+		/* The library fills the rest of the row. */
+		int status = append(w, w->held);
+
+		if (status != CLI_EXIT_OK)
+			return status;
+	} else if (w->held > 0) {
+		cli_error("write: the input ends %zu bytes into a row of %llu "
+			  "bytes (%s); %llu whole rows were written and the "
+			  "partial row was not (--pad-partial fills it with "
+			  "the fill value)", w->held,
+			  (unsigned long long)w->row_bytes,
+			  shardpipe_dtype_name(w->desc.dtype),
+			  (unsigned long long)(w->appended / w->row_bytes));
+		return CLI_EXIT_USAGE;
+	}
+	if (w->capacity && w->appended < w->capacity && !a->allow_short) {
 		cli_error("write: the input ended after %llu of the %llu bytes "
 			  "of --shape %s; the store keeps that shape, rows "
 			  "%llu and after holding the fill value "
 			  "(--allow-short accepts this)",
-			  (unsigned long long)appended,
-			  (unsigned long long)capacity, o.shape,
-			  (unsigned long long)(appended / row_bytes));
-		status = CLI_EXIT_USAGE;
+			  (unsigned long long)w->appended,
+			  (unsigned long long)w->capacity, a->o.shape,
+			  (unsigned long long)(w->appended / w->row_bytes));
+		return CLI_EXIT_USAGE;
 	}
-	free(buf);
-	if (in != stdin)
-		fclose(in);
-	rc = shardpipe_stream_close(s);
+	return CLI_EXIT_OK;
+}
+
+static int write_store(struct write_args *a, int argc, char **argv)
+{
+	struct writer w = { .a = a, .bufsize = 8u << 20, .t0 = cli_now() };
+	int rc = parse_args(a, argc, argv), status;
+
+	if (rc >= 0)
+		return rc;
+	if ((rc = cli_desc_build(&a->o, &w.desc)) != CLI_EXIT_OK)
+		return rc;
+	/* The library checks them at open, before anything is written. */
+	w.desc.attributes = a->attrs;
+	w.desc.nattributes = (size_t)a->nattrs;
+	sizes_of(&w);
+	w.in = strcmp(a->input, "-") == 0 ? stdin : fopen(a->input, "rb");
+	if (w.in == NULL) {
+		cli_error("write: %s: %s", a->input, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	status = check_file_length(&w);
+	if (status == CLI_EXIT_OK) {
+		rc = shardpipe_stream_open(&w.s, a->out, &w.desc);
+		if (rc != SHARDPIPE_OK) {
+			cli_error("write: %s: %s", shardpipe_strerror(rc),
+				  shardpipe_last_error_message());
+			status = cli_exit_status(rc);
+		}
+	}
+	if (status != CLI_EXIT_OK) {
+		if (w.in != stdin)
+			fclose(w.in);
+		return status;
+	}
+	/* Room for at least one row, so that a partial one can be held. */
+	if (w.row_bytes > w.bufsize && w.row_bytes <= SIZE_MAX)
+		w.bufsize = (size_t)w.row_bytes;
+	w.buf = malloc(w.bufsize);
+	if (w.buf == NULL) {
+		cli_error("write: out of memory");
+		status = CLI_EXIT_FAIL;
+	} else {
+		status = stream_input(&w, isatty(STDERR_FILENO) && !a->quiet);
+		if (status == CLI_EXIT_OK)
+			status = finish_input(&w);
+	}
+	free(w.buf);
+	if (w.in != stdin)
+		fclose(w.in);
+	rc = shardpipe_stream_close(w.s);
 	if (rc != SHARDPIPE_OK) {
 		if (status == CLI_EXIT_OK) {
 			cli_error("write: %s: %s", shardpipe_strerror(rc),
@@ -428,11 +514,28 @@ int cli_write(int argc, char **argv)
 		}
 		return status;
 	}
-	if (!quiet) {
-		uint64_t rows = row_bytes ? (appended + row_bytes - 1) /
-					    row_bytes : 0;
+	if (!a->quiet) {
+		uint64_t rows = w.row_bytes ? (w.appended + w.row_bytes - 1) /
+					      w.row_bytes : 0;
 
-		summary(out, &desc, rows, appended, cli_now() - t0);
+		summary(a->out, &w.desc, rows, w.appended, cli_now() - w.t0);
 	}
+	return status;
+}
+
+int cli_write(int argc, char **argv)
+{
+	struct write_args a = { 0 };
+	int status;
+
+	a.attrs = calloc((size_t)argc, sizeof(*a.attrs));
+	if (a.attrs == NULL) {
+		cli_error("write: out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	status = write_store(&a, argc, argv);
+	for (int k = 0; k < a.nattrs; k++)
+		free((char *)a.attrs[k].key);
+	free(a.attrs);
 	return status;
 }

@@ -61,7 +61,10 @@ class Desc(ctypes.Structure):
 
 
 class Stats(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in (
+    # A binding laying the struct out itself: it passes its own size to
+    # shardpipe_stream_stats_sized(), which fills no more than that.
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (n, ctypes.c_uint64) for n in (
         "bytes_in", "bytes_out", "shards_written", "chunks_written",
         "rows_written")] + [(n, ctypes.c_double) for n in (
             "seconds_stage", "seconds_scatter", "seconds_compress",
@@ -91,7 +94,8 @@ class Lib:
                                                 ctypes.c_size_t]
         lib.shardpipe_stream_flush.argtypes = [vp]
         lib.shardpipe_stream_close.argtypes = [vp]
-        lib.shardpipe_stream_stats.argtypes = [vp, ctypes.POINTER(Stats)]
+        lib.shardpipe_stream_stats_sized.argtypes = [
+            vp, ctypes.POINTER(Stats), ctypes.c_size_t]
         lib.shardpipe_stream_message.argtypes = [vp]
         lib.shardpipe_stream_message.restype = ctypes.c_char_p
         lib.shardpipe_last_error_message.restype = ctypes.c_char_p
@@ -194,7 +198,8 @@ def main():
         rc = lib.lib.shardpipe_stream_flush(stream)
         expect(rc == 0, lib.error(rc, stream))
         st = Stats()
-        lib.lib.shardpipe_stream_stats(stream, ctypes.byref(st))
+        lib.lib.shardpipe_stream_stats_sized(stream, ctypes.byref(st),
+                                             ctypes.sizeof(st))
         with open(os.path.join(store, "zarr.json")) as f:
             shown = json.load(f)["shape"][0]
         state["shown"] = shown

@@ -19,6 +19,8 @@ The stores open in zarr-python, TensorStore and any Zarr v3 reader.
 
 from __future__ import annotations
 
+import json
+import numbers
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -126,6 +128,10 @@ class Stats:
     seconds_write: float
     pool_bytes: int
     """Memory planned for staging and pools."""
+    appends_blocked: int
+    """Appends and skips that waited for the pipeline."""
+    seconds_blocked: float
+    """The seconds they waited, in all."""
 
 
 _ZARR_DTYPES = frozenset((
@@ -150,6 +156,59 @@ def _dtype_name(dtype: Any) -> str:
     return dt.name
 
 
+def _fill_bytes(name: str, value: Any) -> bytes:
+    """The fill value as one element of dtype `name` in native bytes.
+
+    A NumPy scalar of exactly that dtype is taken bit for bit (a NaN keeps
+    its payload); otherwise bool takes True/False (or 0/1), the integer
+    types an integer in their range, the float types any real number (a
+    finite one that the type cannot hold is refused, not made infinite).
+    """
+    import numpy as np
+
+    dt = np.dtype(name)
+    if isinstance(value, np.generic) and value.dtype == dt:
+        return value.tobytes()
+    if dt.kind == "b":
+        if isinstance(value, (bool, np.bool_)) or (
+                isinstance(value, numbers.Integral) and value in (0, 1)):
+            return np.array(bool(value), dt).tobytes()
+        raise ValueError("fill_value: %r is not a bool (True, False, 0 or 1)"
+                         % (value,))
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, numbers.Real):
+        raise TypeError("fill_value: %r is not a number (dtype %s)"
+                        % (value, name))
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not isinstance(value, numbers.Integral) or not (
+                info.min <= int(value) <= info.max):
+            raise ValueError("fill_value: %r is not a %s (an integer in "
+                             "%d..%d)" % (value, name, info.min, info.max))
+        return np.array(int(value), dt).tobytes()
+    try:
+        x = float(value)
+    except OverflowError:
+        x = None
+    with np.errstate(over="ignore"):
+        v = np.array(x if x is not None else 0.0, dt)
+    if x is None or (np.isinf(v) and not np.isinf(x)):
+        raise ValueError("fill_value: %r is beyond %s's range"
+                         % (value, name))
+    return v.tobytes()
+
+
+def _json_text(key: str, value: Any) -> str:
+    """An attribute's value as JSON text (what set_attribute stores)."""
+    try:
+        return json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except ValueError as e:
+        raise ValueError("attribute %r: %s (NaN and infinities are not "
+                         "JSON)" % (key, e)) from None
+    except TypeError as e:
+        raise TypeError("attribute %r: %s" % (key, e)) from None
+
+
 class Stream:
     """A stream writing one sharded Zarr v3 array.
 
@@ -169,6 +228,17 @@ class Stream:
     files; then ``path`` may be None.  An exception raised in it fails the
     stream, and is raised again from the next call.
 
+    ``fill_value``: what readers return where nothing is stored, one value
+    of the dtype (default 0; NaN and infinities for floats; a NumPy scalar
+    of the dtype is taken bit for bit).  ``write_empty_chunks``: store
+    chunks that are all fill value too (default False: they are left
+    out, as zarr-python and TensorStore do).  ``durable``: fsync every
+    object before zarr.json advertises it (see shardpipe(3),
+    "Durability").  ``max_memory``: a cap in bytes on the memory the
+    stream plans (0: none).  ``attributes``: a dict of user attributes for
+    zarr.json, each value any JSON-serialisable object, checked before
+    anything is written (see ``set_attribute``).
+
     A description the library refuses raises InvalidDescriptionError (or
     StorageError for the path) with the library's message, before anything
     is written.  Use it as a context manager: leaving the block closes the
@@ -182,7 +252,10 @@ class Stream:
                  dimension_names: Sequence[str | None] | None = None,
                  index_location: str = "end", backend: str = "auto",
                  threads: int = 0, overwrite: bool = False,
-                 sink: Callable[[tuple[int, ...], bytes], object] | None = None):
+                 sink: Callable[[tuple[int, ...], bytes], object] | None = None,
+                 fill_value: Any = 0, write_empty_chunks: bool = False,
+                 durable: bool = False, max_memory: int = 0,
+                 attributes: dict[str, Any] | None = None):
         shape = tuple(int(x) for x in shape)
         chunks = tuple(int(x) for x in chunks)
         shards = tuple(int(x) for x in shards)
@@ -206,11 +279,21 @@ class Stream:
             per_shard.append(shards[d] // chunks[d])
         if path is not None:
             path = os.fspath(path)
+        name = _dtype_name(dtype)
+        pairs = None
+        if attributes is not None:
+            pairs = [(k, _json_text(k, v)) for k, v in dict(attributes).items()]
         self._path = path
         self._s = _shardpipe.Stream(
-            path, shape, chunks, per_shard, _dtype_name(dtype), codec,
+            path, shape, chunks, per_shard, name, codec,
             dimension_names, index_location, backend, int(threads),
-            bool(overwrite), sink)
+            bool(overwrite), sink, _fill_bytes(name, fill_value),
+            bool(write_empty_chunks), bool(durable), int(max_memory), pairs)
+        import numpy as np
+
+        self._row_bytes = np.dtype(name).itemsize
+        for n in shape[1:]:
+            self._row_bytes *= n
 
     def append(self, buf: Any) -> None:
         """Append array bytes in C order, continuing where the last append
@@ -224,6 +307,50 @@ class Stream:
         (what was appended so far is a valid store) and raises
         KeyboardInterrupt."""
         self._s.append(buf)
+
+    def skip(self, frames: int | None = None, *,
+             nbytes: int | None = None) -> None:
+        """Advance the stream by fill value instead of data: a dropped
+        frame, a hole.  ``frames``: rows of dim 0 (one index along it);
+        or ``nbytes``, a byte count (whole elements).  Exactly one of the
+        two.  Chunks left all fill value are not stored (unless
+        ``write_empty_chunks``); readers return the fill value there.
+        Past a bounded dim 0 it skips what fits and raises
+        InvalidDescriptionError, as append does."""
+        if (frames is None) == (nbytes is None):
+            raise TypeError("skip: give frames or nbytes, exactly one")
+        n = frames if nbytes is None else nbytes
+        what = "frames" if nbytes is None else "nbytes"
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError("skip: %s must be an integer, not %r"
+                            % (what, n))
+        if n < 0:
+            raise ValueError("skip: %s must not be negative (%d)"
+                             % (what, n))
+        self._s.skip(int(n) * (self._row_bytes if nbytes is None else 1))
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        """Set the user attribute ``key`` in zarr.json to ``value``, any
+        JSON-serialisable object (a str is a JSON string; to pass JSON
+        text, ``json.loads`` it first); a later call replaces it.  It is
+        written with the next zarr.json: when the next shard epoch is
+        written, at ``flush()`` (to publish at once) or at close.  The key
+        ``"ome"`` is reserved.  Raises TypeError or ValueError for a value
+        JSON cannot hold (NaN, infinities), InvalidDescriptionError for
+        what the library refuses (the bounds: 1 MiB of attributes, 32
+        levels of nesting), ClosedError after close."""
+        if not isinstance(key, str):
+            raise TypeError("set_attribute: key must be a str, not %r"
+                            % (key,))
+        self._s.set_attribute(key, _json_text(key, value))
+
+    def del_attribute(self, key: str) -> None:
+        """Remove the user attribute ``key`` (nothing if it is not set),
+        with the next zarr.json."""
+        if not isinstance(key, str):
+            raise TypeError("del_attribute: key must be a str, not %r"
+                            % (key,))
+        self._s.set_attribute(key, None)
 
     def flush(self) -> None:
         """Write every shard whose chunks are all complete, and

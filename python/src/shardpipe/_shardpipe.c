@@ -218,22 +218,28 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = {
 		"path", "shape", "chunks", "chunks_per_shard", "dtype", "codec",
 		"dimension_names", "index_location", "backend", "threads",
-		"overwrite", "sink", NULL,
+		"overwrite", "sink", "fill_value", "write_empty_chunks",
+		"durable", "max_memory", "attributes", NULL,
 	};
-	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink;
+	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink, *attrs;
 	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
-	const char *dtype, *codec, *index_location, *backend;
-	int threads, overwrite, rc, ret = -1;
+	const char *dtype, *codec, *index_location, *backend, *fill;
+	Py_ssize_t fill_len, nattrs = 0;
+	int threads, overwrite, write_empty, durable, rc, ret = -1;
+	unsigned long long max_memory;
 	shardpipe_desc desc;
+	shardpipe_attribute *pairs = NULL;
 	shardpipe_stream *s = NULL;
 	shardpipe_sink sk;
 	Py_ssize_t rank;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipO", kwlist,
-					 &path_obj, &shape, &chunks, &cps,
-					 &dtype, &codec, &names,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO",
+					 kwlist, &path_obj, &shape, &chunks,
+					 &cps, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
-					 &overwrite, &sink))
+					 &overwrite, &sink, &fill, &fill_len,
+					 &write_empty, &durable, &max_memory,
+					 &attrs))
 		return -1;
 	if (self->s != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "stream already open");
@@ -317,6 +323,41 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.backend = backend;
 	desc.threads = threads;
 	desc.overwrite = overwrite;
+	/* The Python layer has converted the fill value to the dtype's
+	 * bytes; (key, JSON text) pairs are its serialised attributes. */
+	if ((size_t)fill_len > sizeof(desc.fill_value)) {
+		PyErr_SetString(PyExc_ValueError, "fill_value: too many bytes");
+		goto out;
+	}
+	memcpy(desc.fill_value, fill, (size_t)fill_len);
+	desc.write_empty_chunks = write_empty;
+	desc.durable = durable;
+	desc.max_memory = max_memory;
+	if (attrs != Py_None) {
+		nattrs = PySequence_Size(attrs);
+		if (nattrs < 0)
+			goto out;
+		pairs = PyMem_Calloc((size_t)nattrs + 1, sizeof(*pairs));
+		if (pairs == NULL) {
+			PyErr_NoMemory();
+			goto out;
+		}
+		for (Py_ssize_t k = 0; k < nattrs; k++) {
+			PyObject *t = PySequence_GetItem(attrs, k);
+			int good = t != NULL &&
+				   PyArg_ParseTuple(t, "ss;attributes: (key, "
+						    "JSON text) pairs",
+						    &pairs[k].key,
+						    &pairs[k].json);
+
+			/* The strings live as long as attrs does. */
+			Py_XDECREF(t);
+			if (!good)
+				goto out;
+		}
+		desc.attributes = pairs;
+		desc.nattributes = (size_t)nattrs;
+	}
 	if (sink != Py_None) {
 		if (!PyCallable_Check(sink)) {
 			PyErr_SetString(PyExc_TypeError, "sink must be "
@@ -326,7 +367,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		Py_INCREF(sink);
 		self->sink = sink;
 		self->index_start = desc.index_location == SHARDPIPE_INDEX_START;
-		memset(&sk, 0, sizeof(sk));
+		shardpipe_sink_init(&sk);
 		sk.user = self;
 		sk.shard = sink_shard;
 	}
@@ -351,6 +392,7 @@ out:
 	Py_XDECREF(path_bytes);
 	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
 		Py_XDECREF(name_bytes[d]);
+	PyMem_Free(pairs);
 	return ret;
 }
 
@@ -516,6 +558,48 @@ fail:
 	return NULL;
 }
 
+static PyObject *stream_skip(StreamObject *self, PyObject *arg)
+{
+	unsigned long long n = PyLong_AsUnsignedLongLong(arg);
+	int rc;
+
+	if (n == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	if (stream_enter(self) != 0)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_stream_skip(self->s, n);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK) {
+		PyObject *r = stream_fail(self, rc,
+					  shardpipe_stream_message(self->s));
+		stream_leave(self);
+		return r;
+	}
+	stream_leave(self);
+	Py_RETURN_NONE;
+}
+
+static PyObject *stream_set_attribute(StreamObject *self, PyObject *args)
+{
+	const char *key, *json;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "sz", &key, &json))
+		return NULL;
+	if (stream_enter(self) != 0)
+		return NULL;
+	rc = shardpipe_stream_set_attribute(self->s, key, json);
+	if (rc != SHARDPIPE_OK) {
+		PyObject *r = stream_fail(self, rc,
+					  shardpipe_stream_message(self->s));
+		stream_leave(self);
+		return r;
+	}
+	stream_leave(self);
+	Py_RETURN_NONE;
+}
+
 static PyObject *stream_flush(StreamObject *self, PyObject *unused)
 {
 	int rc;
@@ -573,7 +657,7 @@ static PyObject *stream_stats(StreamObject *self, PyObject *unused)
 		if (rc != SHARDPIPE_OK)
 			return raise_lib(rc, NULL);
 	}
-	return Py_BuildValue("(KKKKKdddddK)",
+	return Py_BuildValue("(KKKKKdddddKKd)",
 			     (unsigned long long)st.bytes_in,
 			     (unsigned long long)st.bytes_out,
 			     (unsigned long long)st.shards_written,
@@ -582,7 +666,9 @@ static PyObject *stream_stats(StreamObject *self, PyObject *unused)
 			     st.seconds_stage, st.seconds_scatter,
 			     st.seconds_compress, st.seconds_aggregate,
 			     st.seconds_write,
-			     (unsigned long long)st.pool_bytes);
+			     (unsigned long long)st.pool_bytes,
+			     (unsigned long long)st.appends_blocked,
+			     st.seconds_blocked);
 }
 
 static PyObject *stream_get_backend(StreamObject *self, void *closure)
@@ -600,6 +686,11 @@ static PyObject *stream_get_closed(StreamObject *self, void *closure)
 static PyMethodDef stream_methods[] = {
 	{ "append", (PyCFunction)stream_append, METH_O,
 	  "append(buf) -> None: append C-contiguous array bytes." },
+	{ "skip", (PyCFunction)stream_skip, METH_O,
+	  "skip(nbytes) -> None: advance by nbytes of the fill value." },
+	{ "set_attribute", (PyCFunction)stream_set_attribute, METH_VARARGS,
+	  "set_attribute(key, json) -> None: a user attribute (json None "
+	  "removes it)." },
 	{ "flush", (PyCFunction)stream_flush, METH_NOARGS,
 	  "flush() -> None: write every complete shard and zarr.json." },
 	{ "close", (PyCFunction)stream_close, METH_NOARGS,

@@ -1,0 +1,129 @@
+/*
+ * empty_chunks.h - the chunks that hold nothing but the fill value
+ * (doc/design.md §22.2).  Launched after the encoder unless the plan
+ * writes empty chunks: a chunk whose cells inside the array all equal the
+ * fill value, byte for byte, gets the compressed size 0, which
+ * aggregation packs as nothing and the host reads as "not stored" (no
+ * codec makes a chunk of zero bytes).
+ *
+ * One work-group per chunk, groups striding over the chunks.  The group
+ * reads its chunk from the pool in rounds: in each, word k of the round
+ * goes to work-item k mod the local size (neighbouring items read
+ * neighbouring words), then the group takes the largest of its items'
+ * findings and stops at the first round that found a difference.  Rounds
+ * start at one word per item and double up to SP_EMPTY_ROUND_MAX, so a
+ * chunk of data costs a word or so per item and a chunk of fill one pass
+ * with few reductions.  The answer is exact whatever the local size.
+ *
+ * Only cells inside the array count.  Cells past the edge of dims 1..
+ * are padding that scatter zeroed, not the array's: in a chunk that has
+ * any (an edge chunk) each word is located in its run, and words past
+ * the run's valid part, or in a run outside the array, are skipped.  Dim
+ * 0 needs no check: the host pads the rows past the array's end with the
+ * fill value.  Words are SP_GEO_UNIT bytes, which divides every chunk's
+ * start and every run's valid length and is at least an element, so a
+ * word holds whole elements and equals the fill word's first bytes when
+ * every element in it is the fill value.
+ *
+ * geo: the table of geometry.h (SP_GEO_FILL: the fill value repeated to
+ * eight bytes, as the store holds it).  pool: the K*M scattered chunks;
+ * sizes: the encoder's sizes, n of them.
+ */
+#ifndef SP_KERNEL_EMPTY_CHUNKS_H
+#define SP_KERNEL_EMPTY_CHUNKS_H
+
+#include "kernel-list.h"
+
+#define SP_EMPTY_ROUND_MAX 64
+
+/* Whether chunk i (0..M-1) of an epoch reaches past the array on a dim
+ * after the first. */
+DEVICE_FN int empty_is_edge(GLOBAL const u64 *geo, u64 i)
+{
+	for (int d = (int)geo[SP_GEO_RANK] - 1; d >= 1; d--) {
+		u64 cnt = geo[SP_GEO_COUNT(d)], t = i % cnt;
+
+		i /= cnt;
+		if ((t + 1) * geo[SP_GEO_CHUNK(d)] > geo[SP_GEO_SIZE(d)])
+			return 1;
+	}
+	return 0;
+}
+
+/* Bytes of run r of the pool (scatter.h's numbering) inside the array. */
+DEVICE_FN u64 empty_run_valid(GLOBAL const u64 *geo, u64 r)
+{
+	u64 src, valid;
+
+	scatter_locate(geo, r, &src, &valid);
+	return valid * geo[SP_GEO_ESIZE];
+}
+
+/* Word w of a chunk differs from the fill word.  The fill word is read
+ * through the same word type as the pool, so both are bytes in memory:
+ * the device's byte order does not matter. */
+DEVICE_FN u64 empty_word_differs(GLOBAL const u8 *c, u64 w, u64 unit,
+				 GLOBAL const u8 *fill)
+{
+	switch (unit) {
+	case 8:
+		return ((GLOBAL const w64 *)c)[w] != ((GLOBAL const w64 *)fill)[0];
+	case 4:
+		return ((GLOBAL const w32 *)c)[w] != ((GLOBAL const w32 *)fill)[0];
+	case 2:
+		return ((GLOBAL const w16 *)c)[w] != ((GLOBAL const w16 *)fill)[0];
+	default:
+		return c[w] != fill[0];
+	}
+}
+
+SP_KERNEL_ENTRY(sp_empty_chunks)
+{
+	LOCAL_ARRAY(u64, scratch, SP_WG_MAX);
+	const int inner = (int)geo[SP_GEO_RANK] - 1;
+	const u64 unit = geo[SP_GEO_UNIT], M = geo[SP_GEO_M];
+	const u64 rpc = geo[SP_GEO_RUNS_PER_CHUNK];
+	const u64 wpr = geo[SP_GEO_CHUNK(inner)] * geo[SP_GEO_ESIZE] / unit;
+	const u64 words = chunk_bytes / unit, lsize = LOCAL_SIZE();
+	GLOBAL const u8 *fill = (GLOBAL const u8 *)(geo + SP_GEO_FILL);
+
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		GLOBAL const u8 *c = pool + j * chunk_bytes;
+		const int edge = empty_is_edge(geo, j % M);
+		u64 differs = 0, per = 1, base = 0;
+		/* The run whose valid bytes are in `valid`: none yet. */
+		u64 run = ~(u64)0, valid = 0;
+
+		while (base < words && differs == 0) {
+			u64 end = base + per * lsize, mine = 0;
+
+			if (end > words)
+				end = words;
+			for (u64 w = base + LOCAL_ID(); w < end; w += lsize) {
+				if (edge) {
+					u64 q = w / wpr;
+
+					if (q != run) {
+						valid = empty_run_valid(
+							geo, j * rpc + q);
+						run = q;
+					}
+					if ((w - q * wpr) * unit >= valid)
+						continue;
+				}
+				mine |= empty_word_differs(c, w, unit, fill);
+			}
+			differs = wg_reduce_max_u64(scratch, mine);
+			/* The verdict is stored in the last round, not after
+			 * the loop: PoCL 3.1 lost a store placed after this
+			 * loop of barriers at local sizes below 8. */
+			if (differs == 0 && end == words && LOCAL_ID() == 0)
+				sizes[j] = 0;
+			base = end;
+			if (per < SP_EMPTY_ROUND_MAX)
+				per *= 2;
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * run.c - one `shardpipe bench` measurement: the pattern appended in
+ * spans, the runs and their bounds alternated, the fastest of each kept,
+ * and the memory and append latency of the runs sampled as they go.
+ */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* Latencies recorded per run at most; p50/p99/max are of these. */
+#define LAT_MAX (1u << 24)
+
+static int fail(struct bench_result *r, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct bench_result *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Resident memory of this process, current and peak, from /proc. */
+static void rss_read(uint64_t *rss, uint64_t *hwm)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	*rss = *hwm = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long kb;
+
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			*rss = kb * 1024;
+		else if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			*hwm = kb * 1024;
+	}
+	fclose(f);
+}
+
+/* Restart the peak (Linux 4.0+: "5" resets VmHWM to the current RSS).
+ * Returns 0 when the kernel did. */
+static int rss_reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	int rc;
+
+	if (f == NULL)
+		return -1;
+	rc = fputs("5", f) < 0;
+	rc |= fclose(f) != 0;
+	return rc ? -1 : 0;
+}
+
+static uint64_t tree_bytes;
+
+static int add_size(const char *p, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)p;
+	(void)ftw;
+	if (flag == FTW_F)
+		tree_bytes += (uint64_t)sb->st_size;
+	return 0;
+}
+
+uint64_t bench_store_bytes(const char *path)
+{
+	tree_bytes = 0;
+	if (nftw(path, add_size, 16, FTW_PHYS) != 0)
+		return 0;
+	return tree_bytes;
+}
+
+/* The sink of a run without --output: counts what it is given. */
+struct counter {
+	uint64_t shards, bytes;
+};
+
+static int count_shard(void *user, const uint64_t *coords, int rank,
+		       const void *data, size_t data_bytes, const void *index,
+		       size_t index_bytes)
+{
+	struct counter *c = user;
+
+	(void)coords;
+	(void)rank;
+	(void)data;
+	(void)index;
+	c->shards++;
+	c->bytes += data_bytes + index_bytes;
+	return 0;
+}
+
+/* Every append's wall time in a run, up to cap of them. */
+struct lat_log {
+	double *t;
+	uint64_t n, cap;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile q of the n sorted times. */
+static double rank_at(const double *t, uint64_t n, double q)
+{
+	uint64_t k = (uint64_t)(q * (double)n + 0.999999);
+
+	return n == 0 ? 0 : t[(k ? k : 1) - 1];
+}
+
+static void latency_summarise(struct bench_latency *l, struct lat_log *log,
+			      const shardpipe_stats *st)
+{
+	qsort(log->t, (size_t)log->n, sizeof(*log->t), cmp_double);
+	l->n = log->n;
+	l->p50 = rank_at(log->t, log->n, 0.50);
+	l->p99 = rank_at(log->t, log->n, 0.99);
+	l->max = log->n ? log->t[log->n - 1] : 0;
+	l->blocked = st->appends_blocked;
+	l->seconds_blocked = st->seconds_blocked;
+}
+
+/* Append `total` bytes of the repeated pattern in spans of `span` bytes;
+ * sample the peak memory once two shard epochs are in and once half the
+ * input is (hwm[0], hwm[1]): a peak that still grows after the first
+ * shard epochs shows as a difference between them and the final one. */
+static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
+		      uint64_t total, uint64_t span, uint64_t early_bytes,
+		      uint64_t hwm[2], struct lat_log *lat)
+{
+	const uint64_t period = pat->frames * pat->row_bytes;
+	uint64_t pos = 0;
+	int rc = SHARDPIPE_OK, sampled = 0, mid = 0;
+
+	while (pos < total && rc == SHARDPIPE_OK) {
+		uint64_t at = pos % period, n = span;
+
+		if (n > total - pos)
+			n = total - pos;
+		if (n > period - at)
+			n = period - at;
+		double t0;
+
+		t0 = bench_now();
+		rc = shardpipe_stream_append(s, pat->data + at, (size_t)n);
+		if (lat->n < lat->cap)
+			lat->t[lat->n++] = bench_now() - t0;
+		pos += n;
+		if (!sampled && pos >= early_bytes) {
+			uint64_t rss;
+
+			rss_read(&rss, &hwm[0]);
+			sampled = 1;
+		}
+		if (!mid && pos >= total / 2) {
+			uint64_t rss;
+
+			rss_read(&rss, &hwm[1]);
+			mid = 1;
+		}
+	}
+	return rc;
+}
+
+/* What one run measured, before the fastest is chosen. */
+struct run {
+	double seconds, cpu_seconds;
+	shardpipe_stats st;
+	struct counter cnt;
+};
+
+/*
+ * Open the stream, append everything, flush and close, timing the whole.
+ * The first run samples the memory peaks into hwm (the others into a
+ * scratch pair, so that the first run's stay).
+ */
+static int run_once(struct bench_result *r, const struct bench_setup *su,
+		    const struct bench_pattern *pat, int k, struct lat_log *lat,
+		    uint64_t hwm[2], struct run *run)
+{
+	shardpipe_sink sink;
+	shardpipe_stream *s;
+	uint64_t scratch[2];
+	uint64_t early = 2 * r->desc.dims[0].chunk *
+			 r->desc.dims[0].chunks_per_shard * pat->row_bytes;
+	double t0, c0;
+	int rc, crc;
+
+	shardpipe_sink_init(&sink);
+	sink.user = &run->cnt;
+	sink.shard = count_shard;
+	if (k > 0)
+		r->desc.overwrite = 1;
+	t0 = bench_now();
+	c0 = bench_cpu_seconds();
+	rc = su->output != NULL ? shardpipe_stream_open(&s, su->output, &r->desc)
+				: shardpipe_stream_open_sink(&s, &sink, &r->desc);
+	if (rc != SHARDPIPE_OK)
+		return fail(r, rc, "%s: %s", shardpipe_strerror(rc),
+			    shardpipe_last_error_message());
+	r->backend = shardpipe_stream_backend(s);
+	lat->n = 0;
+	rc = append_all(s, pat, r->bytes_in, su->span, early,
+			k == 0 ? hwm : scratch, lat);
+	/* Stats cover every complete shard epoch once flushed; close adds
+	 * only the partial last one and the final zarr.json. */
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_flush(s);
+	shardpipe_stream_stats(s, &run->st);
+	if (rc != SHARDPIPE_OK)
+		fail(r, rc, "%s: %s", shardpipe_strerror(rc),
+		     shardpipe_stream_message(s));
+	crc = shardpipe_stream_close(s);
+	run->seconds = bench_now() - t0;
+	run->cpu_seconds = bench_cpu_seconds() - c0;
+	if (rc == SHARDPIPE_OK && crc != SHARDPIPE_OK)
+		rc = fail(r, crc, "%s: %s", shardpipe_strerror(crc),
+			  shardpipe_last_error_message());
+	return rc;
+}
+
+/* Keep the fastest run's times, statistics and latencies; the first run's
+ * memory (before any bound's sample adds its own); the last run's output
+ * size. */
+static void run_record(struct bench_result *r, int k, struct run *run,
+		       struct lat_log *lat, const uint64_t hwm_early[2])
+{
+	if (k == 0 || run->seconds < r->seconds) {
+		r->seconds = run->seconds;
+		r->cpu_seconds = run->cpu_seconds;
+		r->st = run->st;
+		latency_summarise(&r->lat, lat, &run->st);
+	}
+	if (k == 0) {
+		uint64_t rss, hwm;
+
+		rss_read(&rss, &hwm);
+		r->rss_peak = hwm > r->rss_base ? hwm - r->rss_base : 0;
+		r->rss_early = hwm_early[0] > r->rss_base ?
+				       hwm_early[0] - r->rss_base : 0;
+		r->rss_mid = hwm_early[1] > r->rss_base ?
+				     hwm_early[1] - r->rss_base : 0;
+	}
+	if (r->output != NULL) {
+		r->bytes_out = bench_store_bytes(r->output);
+		r->shards = run->st.shards_written;
+	} else {
+		r->bytes_out = run->cnt.bytes;
+		r->shards = run->cnt.shards;
+	}
+}
+
+static int bound_once(struct bench_result *r, const struct bench_setup *su,
+		      const struct bench_pattern *pat)
+{
+	struct bench_bound bb;
+	int rc;
+
+	if (!su->quiet)
+		fprintf(stderr, "measuring the compress-only bound...\n");
+	rc = bench_bound_run(pat, &r->desc, r->rows, r->threads, r->bytes_in,
+			     512u << 20, &bb, r->message, sizeof(r->message));
+	if (rc != SHARDPIPE_OK)
+		return rc;
+	if (!r->have_bound || bb.seconds < r->bound.seconds)
+		r->bound = bb;
+	r->have_bound = 1;
+	return SHARDPIPE_OK;
+}
+
+/* The runs and their bounds, with the pattern generated. */
+static int measure(struct bench_result *r, const struct bench_setup *su,
+		   const struct bench_pattern *pat)
+{
+	struct lat_log lat = { 0 };
+	uint64_t hwm, hwm_early[2] = { 0, 0 };
+	int rc = SHARDPIPE_OK;
+
+	lat.cap = (r->bytes_in + su->span - 1) / su->span;
+	if (lat.cap > LAT_MAX)
+		lat.cap = LAT_MAX;
+	lat.t = malloc((size_t)(lat.cap ? lat.cap : 1) * sizeof(*lat.t));
+	if (lat.t == NULL)
+		return fail(r, SHARDPIPE_ERR_NOMEM,
+			    "out of memory for append latencies");
+
+	/* Memory is measured from here: the pattern is resident and counted
+	 * in the baseline, not in the stream's peak. */
+	rss_reset_peak();
+	rss_read(&r->rss_base, &hwm);
+	/* Runs and bounds alternate, and the fastest of each counts: on a
+	 * shared machine that pairs figures taken under similar load. */
+	for (int k = 0; k < su->repeat && rc == SHARDPIPE_OK; k++) {
+		struct run run = { 0 };
+
+		rc = run_once(r, su, pat, k, &lat, hwm_early, &run);
+		if (rc != SHARDPIPE_OK)
+			break;
+		run_record(r, k, &run, &lat, hwm_early);
+		if (su->bound)
+			rc = bound_once(r, su, pat);
+	}
+	free(lat.t);
+	if (rc != SHARDPIPE_OK)
+		return rc;
+	/* What scatter is held against: memcpy of (at most) a batch's worth
+	 * of the pattern on the same threads, in this process, now. */
+	r->memcpy_gbps = bench_memcpy_gbps(
+		pat->data,
+		r->pattern_bytes < (256u << 20) ? r->pattern_bytes : 256u << 20,
+		r->threads);
+	return SHARDPIPE_OK;
+}
+
+int bench_run(const struct bench_setup *setup, struct bench_result *r)
+{
+	struct bench_setup su = *setup;
+	struct bench_pattern pat;
+	const char *fill_name = bench_fill_name(su.fill);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->workload = su.workload;
+	r->fill = fill_name;
+	r->codec_text = su.codec_text;
+	r->output = su.output;
+	r->desc = su.desc;
+	r->rows = su.rows;
+	r->repeat = su.repeat;
+	r->threads = su.desc.threads > 0 ? su.desc.threads
+					 : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	/* Micro is the realistic fill: never let a chunk see a frame twice
+	 * (a stack's 64-row chunks would otherwise compress as repeats). */
+	if (su.frames == 0) {
+		su.frames = bench_fill_frames(su.fill);
+		if (su.fill == FILL_MICRO && su.frames < su.desc.dims[0].chunk)
+			su.frames = su.desc.dims[0].chunk;
+	}
+	if (!su.quiet)
+		fprintf(stderr, "generating %llu distinct rows of fill %s...\n",
+			(unsigned long long)su.frames, fill_name);
+	if (bench_pattern_make(&pat, su.fill, &su.desc, su.frames) != 0)
+		return fail(r, SHARDPIPE_ERR_NOMEM,
+			    "out of memory for the %s pattern", fill_name);
+	r->pattern_bytes = su.frames * pat.row_bytes;
+	r->bytes_in = su.rows * pat.row_bytes;
+	if (su.span == 0)
+		su.span = pat.row_bytes;
+	r->lat.span = su.span;
+	rc = measure(r, &su, &pat);
+	bench_pattern_free(&pat);
+	return rc;
+}

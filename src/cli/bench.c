@@ -1,0 +1,239 @@
+/*
+ * bench.c - the `shardpipe bench` command: its options and named
+ * workloads.  The measurement and the report are bench/'s (bench.h), which
+ * this file calls and which knows nothing of the program.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "bench.h"
+
+struct workload {
+	const char *name, *shape, *chunk, *shard, *names;
+};
+
+/* The workloads; all uint16 unless --dtype says otherwise. */
+static const struct workload workloads[] = {
+	{ "cube", "40,256,256,256,3", "4,32,64,64,1", "2,2,2,2,3", "t,z,y,x,c" },
+	{ "frames", "200,2,2048,2304", "1,1,512,576", "1,1,4,4", "t,c,y,x" },
+	{ "stack", "1024,2048,2048", "64,64,64", "1,16,16", "z,y,x" },
+};
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: shardpipe bench [cube|frames|stack] [--fill F] "
+		"[--codec C] [--dtype T]\n"
+		"         [--shape S --chunk C --shard N] [--names A,B,..] "
+		"[--index-location L]\n"
+		"         [--rows N] [--unbounded] [--span BYTES] [--frames N] "
+		"[--threads N] [--backend B]\n"
+		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
+		"[--json]\n\n"
+		"Streams a workload through the library and reports "
+		"throughput per stage.\n"
+		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
+		"shard 2,2,2,2,3\n"
+		"  frames    t,c,y,x = 200,2,2048,2304, chunk 1,1,512,576, "
+		"shard 1,1,4,4 (default)\n"
+		"  stack     z,y,x = 1024,2048,2048, chunk 64,64,64, "
+		"shard 1,16,16\n"
+		"  --fill F        micro (default: blobs and shot noise), "
+		"noise12 (uniform 12-bit),\n"
+		"                  xor (XOR of the coordinates), zeros\n"
+		"  --codec C       any codec write takes: none, zstd[:LEVEL], "
+		"gzip[:LEVEL],\n"
+		"                  blosc:CNAME:LEVEL:SHUFFLE (e.g. "
+		"blosc:zstd:1:shuffle); default zstd:1\n"
+		"  --dtype T       element type (default uint16)\n"
+		"  --shape, --chunk, --shard, --names, --index-location\n"
+		"                  any other geometry, as for write\n"
+		"  --fill-value, --write-empty-chunks, --durable\n"
+		"                  as for write (--durable needs --output)\n"
+		"  --rows N        append N rows of dim 0 (default: the "
+		"workload's size)\n"
+		"  --unbounded     declare dim 0 unbounded (size 0)\n"
+		"  --span BYTES    bytes per append (default one dim-0 row)\n"
+		"  --frames N      distinct rows in the pattern (default: "
+		"micro 4, or one chunk's\n"
+		"                  depth along dim 0 if more; noise12 and xor "
+		"16)\n"
+		"  --output DIR    write a real store (default: a sink that "
+		"counts and discards)\n"
+		"  --overwrite     replace a store already at DIR\n"
+		"  --bound         also compress the same chunks with the "
+		"same codec, level and\n"
+		"                  threads and nothing else, and report the "
+		"fraction of that\n"
+		"  --repeat N      run N times, each run followed by its bound, "
+		"and report the\n"
+		"                  fastest of each (1..100, default 1)\n"
+		"  --json          one JSON object on stdout instead of the "
+		"table\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+
+	*out = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0') {
+		cli_error("bench: %s: \"%s\" is not a number", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* The command line, before a workload fills in what it leaves out. */
+struct bench_args {
+	struct cli_desc_opts o;
+	const struct workload *w;
+	const char *fill_name, *output;
+	uint64_t rows, span, frames;
+	int unbounded, json, bound, repeat;
+};
+
+static const struct workload *workload_find(const char *name)
+{
+	for (size_t j = 0; j < sizeof(workloads) / sizeof(workloads[0]); j++)
+		if (strcmp(name, workloads[j].name) == 0)
+			return &workloads[j];
+	return NULL;
+}
+
+/* Returns -1 to go on, or the exit status (--help, a bad option). */
+static int parse_args(struct bench_args *a, int argc, char **argv)
+{
+	a->w = &workloads[1];
+	a->fill_name = "micro";
+	a->repeat = 1;
+	for (int i = 1; i < argc; i++) {
+		int k = cli_desc_option(&a->o, argc, argv, &i);
+		const char *arg = argv[i];
+		int has = i + 1 < argc;
+
+		if (k < 0)
+			return CLI_EXIT_USAGE;
+		if (k > 0)
+			continue;
+		if (strcmp(arg, "--help") == 0) {
+			bench_usage(stdout);
+			return CLI_EXIT_OK;
+		} else if (strcmp(arg, "--fill") == 0 && has) {
+			a->fill_name = argv[++i];
+		} else if (strcmp(arg, "--rows") == 0 && has) {
+			if (parse_u64(arg, argv[++i], &a->rows) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--span") == 0 && has) {
+			if (parse_u64(arg, argv[++i], &a->span) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--frames") == 0 && has) {
+			if (parse_u64(arg, argv[++i], &a->frames) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--repeat") == 0 && has) {
+			uint64_t v;
+
+			if (parse_u64(arg, argv[++i], &v) != 0 || v < 1 ||
+			    v > 100) {
+				cli_error("bench: --repeat: 1 to 100");
+				return CLI_EXIT_USAGE;
+			}
+			a->repeat = (int)v;
+		} else if (strcmp(arg, "--output") == 0 && has) {
+			a->output = argv[++i];
+		} else if (strcmp(arg, "--unbounded") == 0) {
+			a->unbounded = 1;
+		} else if (strcmp(arg, "--bound") == 0) {
+			a->bound = 1;
+		} else if (strcmp(arg, "--json") == 0) {
+			a->json = 1;
+		} else if (arg[0] != '-') {
+			a->w = workload_find(arg);
+			if (a->w == NULL) {
+				cli_error("bench: unknown workload \"%s\" (cube, "
+					  "frames, stack)", arg);
+				return CLI_EXIT_USAGE;
+			}
+		} else {
+			cli_error("bench: unknown option %s", arg);
+			bench_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
+/* The measurement the arguments ask for: the workload supplies whatever
+ * geometry the options leave out.  Returns CLI_EXIT_OK or, after saying
+ * why, CLI_EXIT_USAGE. */
+static int setup_from_args(struct bench_args *a, struct bench_setup *su)
+{
+	struct cli_desc_opts *o = &a->o;
+	int fill = bench_fill_from_name(a->fill_name);
+
+	memset(su, 0, sizeof(*su));
+	if (fill < 0) {
+		cli_error("bench: --fill: \"%s\" is not micro, noise12, xor or "
+			  "zeros", a->fill_name);
+		return CLI_EXIT_USAGE;
+	}
+	su->workload = o->shape != NULL ? "custom" : a->w->name;
+	if (o->shape == NULL) {
+		o->shape = a->w->shape;
+		if (o->names == NULL)
+			o->names = a->w->names;
+	}
+	if (o->chunk == NULL)
+		o->chunk = a->w->chunk;
+	if (o->shard == NULL && o->shard_shape == NULL &&
+	    o->chunks_per_shard == NULL && strcmp(su->workload, "custom") != 0)
+		o->shard = a->w->shard;
+	if (o->dtype == NULL)
+		o->dtype = "uint16";
+	if (cli_desc_build(o, &su->desc) != CLI_EXIT_OK)
+		return CLI_EXIT_USAGE;
+	if (su->desc.rank < 2) {
+		cli_error("bench: arrays of rank 1 are not benchmarked");
+		return CLI_EXIT_USAGE;
+	}
+	su->rows = a->rows != 0 ? a->rows : su->desc.dims[0].size;
+	if (su->rows == 0) {
+		cli_error("bench: an unbounded --shape needs --rows");
+		return CLI_EXIT_USAGE;
+	}
+	su->desc.dims[0].size = a->unbounded ? 0 : su->rows;
+	su->fill = (enum bench_fill)fill;
+	su->span = a->span;
+	su->frames = a->frames;
+	su->output = a->output;
+	su->repeat = a->repeat;
+	su->bound = a->bound;
+	su->quiet = a->json;
+	su->codec_text = o->codec != NULL ? o->codec : "zstd:1";
+	return CLI_EXIT_OK;
+}
+
+int cli_bench(int argc, char **argv)
+{
+	struct bench_args a = { 0 };
+	struct bench_setup su;
+	struct bench_result r;
+	int rc = parse_args(&a, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	rc = setup_from_args(&a, &su);
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	rc = bench_run(&su, &r);
+	if (rc != SHARDPIPE_OK) {
+		cli_error("bench: %s", r.message);
+		return cli_exit_status(rc);
+	}
+	if (a.json)
+		bench_report_json(&r);
+	else
+		bench_report_text(&r);
+	return CLI_EXIT_OK;
+}
