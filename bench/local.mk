@@ -11,5 +11,7 @@ bench_libbench_la_SOURCES = bench/bench.h bench/fill.h bench/fill.c \
 bench_libbench_la_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) \
 	$(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
 bench_libbench_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
-# The workloads and the measured figures (the man page points at it).
-EXTRA_DIST += bench/README.md
+# The workloads and the measured figures (the man page points at it), and
+# the SHARDPIPE_TRACE timeline script with the picture the README shows.
+EXTRA_DIST += bench/README.md bench/trace-svg.py bench/trace-frames-opencl.svg
+

@@ -35,6 +35,9 @@ extern "C" {
 /* The most dimensions an array may have. */
 #define SHARDPIPE_MAX_RANK 16
 
+/* The most worker threads a description may ask for. */
+#define SHARDPIPE_MAX_THREADS 4096
+
 /*
  * Structs that may grow.  shardpipe_desc and shardpipe_sink (filled by the
  * caller) and shardpipe_stats, shardpipe_array_info and
@@ -194,7 +197,9 @@ typedef struct shardpipe_desc {
 	 * environment variable SHARDPIPE_BACKEND, when set and not empty,
 	 * overrides this field. */
 	const char *backend;
-	int threads;              /* worker threads; 0 = every core */
+	/* Worker threads, 0 (default) = every core; at most
+	 * SHARDPIPE_MAX_THREADS. */
+	int threads;
 	int overwrite;            /* nonzero: replace a store already at path */
 	/* Read only with SHARDPIPE_CODEC_BLOSC.  A caller built before these
 	 * fields existed (a smaller struct_size) gets their defaults. */
@@ -327,6 +332,15 @@ typedef struct shardpipe_stream shardpipe_stream;
  * unwritable path is refused before anything is written: no directory or
  * file is created.  A path that already holds a store (a zarr.json) is
  * refused with SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
+ *
+ * When the environment variable SHARDPIPE_TRACE names a file, the stream
+ * records every stage of every batch, on its threads and its device, into
+ * that file as a Chrome/Perfetto trace (JSON): the first traced stream of a
+ * process creates the file or replaces an earlier shardpipe trace, later
+ * ones add to it, and close writes what is left.  A file that exists and is
+ * not a shardpipe trace is refused with SHARDPIPE_ERR_EXISTS and left as it
+ * is, one that cannot be created with SHARDPIPE_ERR_IO, before anything
+ * else is written; a failure to add to it later is returned by close.
  *
  * On failure *out is NULL, unless the failure happened after the stream
  * object could be allocated, in which case *out is still NULL and the

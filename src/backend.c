@@ -10,8 +10,11 @@
 #include "backend.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef SHARDPIPE_PLUGIN_DIR
@@ -66,6 +69,54 @@ static struct entry entries[] = {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Whether the ELF file at path is cut short: a loadable segment reaching
+ * past its end.  dlopen maps such a file without complaint, and the
+ * first touch of the missing pages kills the process with SIGBUS, so a
+ * truncated plugin (a full disk during install, a copy cut short) is
+ * refused here, by name, first.  Anything else dlopen judges itself.
+ */
+static int truncated(const char *path, char *why, size_t n)
+{
+	ElfW(Ehdr) eh;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), cut = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 &&
+	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
+		uint64_t size = (uint64_t)st.st_size;
+
+		for (unsigned i = 0; i < eh.e_phnum && !cut; i++) {
+			ElfW(Phdr) ph;
+			uint64_t end;
+
+			if (pread(fd, &ph, sizeof(ph),
+				  (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph)))
+			    != (ssize_t)sizeof(ph)) {
+				snprintf(why, n, "%.180s: truncated (%llu "
+					 "bytes, the program headers run past "
+					 "the end)", path,
+					 (unsigned long long)size);
+				cut = 1;
+			} else if (ph.p_type == PT_LOAD &&
+				   (!sp_add_ok(ph.p_offset, ph.p_filesz, &end) ||
+				    end > size)) {
+				snprintf(why, n, "%.180s: truncated (%llu "
+					 "bytes, a segment ends at byte %llu)",
+					 path, (unsigned long long)size,
+					 (unsigned long long)end);
+				cut = 1;
+			}
+		}
+	}
+	close(fd);
+	return cut;
+}
+
 static int try_load(struct entry *e, const char *dir)
 {
 	char path[4096];
@@ -74,6 +125,8 @@ static int try_load(struct entry *e, const char *dir)
 	const struct backend_plugin *pl;
 
 	snprintf(path, sizeof(path), "%s/backend-%s.so", dir, e->name);
+	if (truncated(path, e->why, sizeof(e->why)))
+		return 0;
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *msg = dlerror();

@@ -18,17 +18,24 @@
 #include "common.h"
 #include "plan.h"
 
-/* Bumped whenever struct backend_ops, struct plan or struct batch_result
+/* Bumped whenever struct backend_ops, struct plan or the structs below
  * change in a way a plugin built earlier would misread, or a contract
  * changes that it would not keep (doc/design.md §5.3). */
-#define SHARDPIPE_BACKEND_ABI 3
+#define SHARDPIPE_BACKEND_ABI 4
 
-struct batch_result {
-	/* K*M compressed chunks, back to back in shard-major order. */
-	const uint8_t *data;
-	/* K*M+1 entries: chunk at position j is data[offsets[j] ..
-	 * offsets[j+1]); offsets[0] == 0. */
-	const uint64_t *offsets;
+/* One range of a fetched batch's packed chunks, and where it goes. */
+struct batch_range {
+	void *dst;               /* host memory of len bytes */
+	uint64_t off, len;       /* in the packed chunks: offsets[j] .. */
+};
+
+/* A span of device work of the batch fetched last, for SHARDPIPE_TRACE
+ * (doc/design.md §23): what ran, on which of the device's queues, and
+ * when, in seconds of CLOCK_MONOTONIC. */
+struct batch_span {
+	const char *name;        /* static: "upload", a kernel's name, ... */
+	const char *queue;       /* static: "upload", "compute", "download" */
+	double start, end;
 };
 
 /* What a fused batch (backend_ops.run_batch) hands back: every chunk where
@@ -60,13 +67,32 @@ struct backend_ops {
 	int (*probe)(struct backend_probe *info);
 	/* Allocate pools for plan; the plan outlives the context. */
 	int (*open)(const struct plan *plan, void **ctx, struct sp_err *err);
-	/* batch holds plan->batch_bytes of row-major input (K epochs; rows
-	 * past the array end are already fill). */
+	/*
+	 * The stage entries (doc/design.md §4.1).  scatter reads
+	 * plan->batch_bytes of row-major input (K epochs; rows past the array
+	 * end are already fill) and returns once the input may be reused;
+	 * compress and aggregate act on the batch scattered last, compress
+	 * giving empty chunks the size 0 (see above).  A backend
+	 * without run_batch holds two batches between scatter and fetch, so
+	 * that the host issues batch k+1 before it fetches batch k; a third
+	 * scatter before a fetch is refused.
+	 */
 	int (*scatter)(void *ctx, const void *batch, struct sp_err *err);
 	int (*compress)(void *ctx, struct sp_err *err);
 	int (*aggregate)(void *ctx, struct sp_err *err);
-	/* Valid until the next scatter or close. */
-	int (*fetch)(void *ctx, struct batch_result *out, struct sp_err *err);
+	/*
+	 * Fetch, in two calls.  fetch_offsets waits for the oldest batch
+	 * aggregated and not yet fetched and returns its K*M+1 offsets: the
+	 * chunk at shard-major position j is bytes offsets[j] .. offsets[j+1]
+	 * of the batch's packed chunks, offsets[0] == 0.  fetch_ranges then
+	 * copies ranges of those packed chunks to host memory (it may be
+	 * called several times) and returns once they are there.  Both stay
+	 * usable for that batch until the next scatter.
+	 */
+	int (*fetch_offsets)(void *ctx, const uint64_t **offsets,
+			     struct sp_err *err);
+	int (*fetch_ranges)(void *ctx, const struct batch_range *r, size_t n,
+			    struct sp_err *err);
 	void (*close)(void *ctx);
 	/*
 	 * Optional (NULL: the host calls the stages one by one).  Scatter,
@@ -80,6 +106,14 @@ struct backend_ops {
 	/* Optional: the bytes of host memory the context's pools take at
 	 * most, as the stream will use it (reported as planned pools). */
 	uint64_t (*pool_bytes)(void *ctx);
+	/* Optional (NULL: malloc/free): host memory for the staging
+	 * buffers, which scatter then reads directly (pinned on a GPU).
+	 * host_alloc returns NULL when out of memory. */
+	void *(*host_alloc)(void *ctx, uint64_t bytes);
+	void (*host_free)(void *ctx, void *p);
+	/* Optional: with plan->trace, the device spans of the batch fetched
+	 * last, valid until the next scatter (doc/design.md §23). */
+	size_t (*spans)(void *ctx, const struct batch_span **out);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

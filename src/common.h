@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "shardpipe.h"
 
@@ -81,6 +82,17 @@ SP_INTERNAL int sp_struct_copy(void *dst, size_t dst_size, const void *src,
 		if (sp_rc_ != SHARDPIPE_OK)                                   \
 			return sp_rc_;                                        \
 	} while (0)
+
+/* Seconds of CLOCK_MONOTONIC: every time the library measures or traces
+ * is on this one clock, so spans of different threads and of the device
+ * line up (doc/design.md §23). */
+static inline double sp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Overflow-checked arithmetic on sizes. */
 static inline int sp_mul_ok(uint64_t a, uint64_t b, uint64_t *out)

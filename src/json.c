@@ -108,8 +108,9 @@ static void *arena_alloc(struct parser *ps, size_t n)
 	b->cap = cap;
 	b->used = need;
 	/* A block of its own goes behind the current one, so the current
-	 * block keeps serving small allocations. */
-	if (need != cap && d->blocks != NULL) {
+	 * block keeps serving small allocations; a fresh arena block
+	 * becomes the current one. */
+	if (need == cap && d->blocks != NULL) {
 		b->next = d->blocks->next;
 		d->blocks->next = b;
 	} else {

@@ -96,6 +96,9 @@ struct plan {
 	/* Only the host reads these. */
 	int durable;
 	uint64_t max_memory;      /* 0: no cap */
+	/* SHARDPIPE_TRACE is set: kernel backends time their device work
+	 * and report it through backend_ops.spans (doc/design.md §23). */
+	int trace;
 };
 
 /*

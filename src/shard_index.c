@@ -70,36 +70,55 @@ static int reserve(struct shard_buf *b, size_t more, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-int shard_set_add_epoch(struct shard_set *set, const uint8_t *data,
-			const uint64_t *offsets, struct sp_err *err)
+int shard_set_place(struct shard_set *set, const uint64_t *offsets,
+		    uint64_t epochs, struct batch_range *r, size_t *n,
+		    struct sp_err *err)
 {
 	const struct plan *p = set->plan;
-	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
 
+	*n = 0;
+	/* Grow every shard once for all the epochs, so that no range
+	 * written below points into a buffer that moves afterwards. */
 	for (uint64_t k = 0; k < p->S; k++) {
-		struct shard_buf *b = &set->shards[k];
 		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
-		uint64_t base = offsets[first];
-		size_t n = (size_t)(offsets[last] - base);
+		size_t more = 0;
 
-		/* Chunks of one shard arrive contiguous (that is what the
-		 * shard permutation is for), empty ones as nothing: one
-		 * copy per shard. */
-		SP_FORWARD(reserve(b, n, err));
-		memcpy(b->data + b->len, data + base, n);
-		for (uint64_t j = first; j < last; j++) {
-			uint64_t slot = slot0 + p->pos_slot[j];
-			uint64_t len = offsets[j + 1] - offsets[j];
-
-			if (len == 0)
-				continue;
-			b->index[2 * slot] = b->len + (offsets[j] - base);
-			b->index[2 * slot + 1] = len;
-			b->stored++;
-		}
-		b->len += n;
+		for (uint64_t e = 0; e < epochs; e++)
+			more += (size_t)(offsets[e * p->M + last] -
+					 offsets[e * p->M + first]);
+		SP_FORWARD(reserve(&set->shards[k], more, err));
 	}
-	set->epochs++;
+	for (uint64_t e = 0; e < epochs; e++, set->epochs++) {
+		const uint64_t *off = offsets + e * p->M;
+		uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
+
+		for (uint64_t k = 0; k < p->S; k++) {
+			struct shard_buf *b = &set->shards[k];
+			uint64_t first = p->shard_first[k];
+			uint64_t last = p->shard_first[k + 1];
+			uint64_t bytes = off[last] - off[first];
+
+			/* A shard's chunks are contiguous in the packed
+			 * bytes (the shard permutation's purpose), empty
+			 * ones as nothing: one range per shard. */
+			if (bytes > 0)
+				r[(*n)++] = (struct batch_range){
+					b->data + b->len, off[first], bytes
+				};
+			for (uint64_t j = first; j < last; j++) {
+				uint64_t slot = slot0 + p->pos_slot[j];
+				uint64_t len = off[j + 1] - off[j];
+
+				if (len == 0)
+					continue;
+				b->index[2 * slot] =
+					b->len + (off[j] - off[first]);
+				b->index[2 * slot + 1] = len;
+				b->stored++;
+			}
+			b->len += (size_t)bytes;
+		}
+	}
 	return SHARDPIPE_OK;
 }
 

@@ -29,19 +29,25 @@ SP_INTERNAL int shard_set_init(struct shard_set *set, const struct plan *p,
 SP_INTERNAL void shard_set_free(struct shard_set *set);
 
 /*
- * Add one epoch's chunks, as aggregated by a backend: data and offsets
- * (M+1 entries, relative to data) in shard-major order.  A chunk of size
- * 0 is one the backend left out (all fill value, doc/design.md §22.2): its
- * index entry stays 2^64 - 1.
+ * Place `epochs` consecutive epochs of a fetched batch
+ * (doc/design.md §14.2): offsets holds epochs * M + 1 entries of the
+ * batch's packed chunks (each epoch's M chunks in shard-major order).  A
+ * chunk of size 0 is one the backend left out (all fill value,
+ * doc/design.md §22.2): its index entry stays 2^64 - 1.  Each shard's
+ * index is filled and its buffer grown; the ranges of packed bytes that
+ * belong in the shard buffers are written to r (room for epochs * S
+ * entries; *n gets how many), so the backend fetches them straight to
+ * their place.  The buffers do not move again before the next call on
+ * this set.
  */
-SP_INTERNAL int shard_set_add_epoch(struct shard_set *set,
-				    const uint8_t *data,
-				    const uint64_t *offsets,
-				    struct sp_err *err);
+SP_INTERNAL int shard_set_place(struct shard_set *set, const uint64_t *offsets,
+				uint64_t epochs, struct batch_range *r,
+				size_t *n, struct sp_err *err);
 
 /*
- * The same from chunks where they lie: data[j] and sizes[j] for the M
- * chunks of one epoch by shard-major position j (a fused backend batch).
+ * Add one epoch's chunks from where they lie: data[j] and sizes[j] for
+ * the M chunks of one epoch by shard-major position j (a fused backend
+ * batch), copied into the shard buffers; empty as for shard_set_place.
  */
 SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
 				     const uint8_t *const *data,

@@ -38,6 +38,46 @@ int store_fs_errno_code(int e)
 	}
 }
 
+/* The directory that holds path's last component, malloc'd ("." for a
+ * bare name, "/" for a name in the root); NULL when out of memory. */
+static char *parent_of(const char *path)
+{
+	char *parent = strdup(path), *slash;
+
+	if (parent == NULL)
+		return NULL;
+	while ((slash = strrchr(parent, '/')) != NULL && slash != parent &&
+	       slash[1] == '\0')
+		*slash = '\0';
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(parent, ".");
+	return parent;
+}
+
+/*
+ * The store's own directory could not be made, for errno e: say where and
+ * why.  ENOENT although the parent exists means its file system takes no
+ * new directories (/proc, /sys): the path can never hold a store.
+ */
+static int root_refused(const char *root, int e, struct sp_err *err)
+{
+	char *parent = parent_of(root);
+	int code = e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
+					       : store_fs_errno_code(e);
+
+	sp_err_set(err, code, "%s: cannot create the store's directory in "
+		   "%s: %s%s", root, parent ? parent : "its parent",
+		   strerror(e), e == ENOENT ? " (that file system makes no new "
+		   "directories; choose another path)" : "");
+	free(parent);
+	return code;
+}
+
 static int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);
@@ -90,28 +130,26 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 			     "%s: directory holds files and no zarr.json, so it "
 			     "is not a store; nothing was touched", path);
 	} else {
-		char *parent = strdup(path), *slash;
-		int rc = SHARDPIPE_OK;
+		int e = errno, rc = SHARDPIPE_OK;
+		char *parent;
 
+		/* ENOTDIR: a component on the way is a file. */
+		SP_RETURN_IF(e != ENOENT && e != ENOTDIR, err,
+			     store_fs_errno_code(e), "%s: %s", path,
+			     strerror(e));
+		parent = parent_of(path);
 		SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory");
-		SP_RETURN_IF(errno != ENOENT, err, store_fs_errno_code(errno),
-			     "%s: %s", path, strerror(errno));
 		/* Only the last component is created: a missing parent is
 		 * more likely a typo than a request. */
-		while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0')
-			*slash = '\0';
-		slash = strrchr(parent, '/');
-		if (slash == parent)
-			parent[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		else
-			strcpy(parent, ".");
-		if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+		if (stat(parent, &st) != 0)
 			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
 					"%s: parent directory %s does not exist",
 					path, parent);
+		else if (!S_ISDIR(st.st_mode))
+			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
+					"%s: %s is not a directory", path,
+					parent);
 		else if (access(parent, W_OK | X_OK) != 0)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: cannot create it in %s: %s", path,
@@ -164,12 +202,15 @@ static int is_key_part(const char *name)
 /* Remove what a store owns below dir: regular files and directories named
  * by chunk keys. Anything else (a foreign file, a link, a temporary of a
  * concurrent writer) stays, and so does every directory that still holds
- * it. */
-static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
+ * it.  When durable, each directory is synced once its entries are gone,
+ * before the new zarr.json can be written: an old shard that came back
+ * after a power loss would be read where the new store stored nothing. */
+static int remove_key_tree(const char *dir, int depth, int durable,
+			   struct sp_err *err)
 {
 	DIR *d;
 	struct dirent *e;
-	int rc = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK, removed = 0;
 
 	SP_RETURN_IF(depth > SHARDPIPE_MAX_RANK, err, SHARDPIPE_ERR_IO,
 		     "%s: deeper than any chunk key; left as it is", dir);
@@ -192,21 +233,27 @@ static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
 			break;
 		}
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, depth + 1, err);
-			if (rc == SHARDPIPE_OK && rmdir(p) != 0 &&
-			    errno != ENOTEMPTY && errno != EEXIST &&
-			    errno != ENOENT)
+			rc = remove_key_tree(p, depth + 1, durable, err);
+			if (rc == SHARDPIPE_OK && rmdir(p) == 0)
+				removed = 1;
+			else if (rc == SHARDPIPE_OK && errno != ENOTEMPTY &&
+				 errno != EEXIST && errno != ENOENT)
 				rc = sp_err_set(err, store_fs_errno_code(errno),
 						"%s: %s", p, strerror(errno));
-		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			   unlink(p) != 0 && errno != ENOENT) {
-			rc = sp_err_set(err, store_fs_errno_code(errno),
-					"%s: cannot remove the old shard: %s",
-					p, strerror(errno));
+		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (unlink(p) == 0)
+				removed = 1;
+			else if (errno != ENOENT)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: cannot remove the old "
+						"shard: %s", p,
+						strerror(errno));
 		}
 		free(p);
 	}
 	closedir(d);
+	if (rc == SHARDPIPE_OK && removed && durable)
+		rc = sync_dir(dir, err);
 	return rc;
 }
 
@@ -216,22 +263,14 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 	int rc = SHARDPIPE_OK;
 
 	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
-		return sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
-				  s->root, strerror(errno));
+		return root_refused(s->root, errno, err);
 	if (s->durable) {
 		/* The root's own name, in its parent. */
-		char *parent = strdup(s->root), *slash;
+		char *parent = parent_of(s->root);
 
 		if (parent == NULL)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");
-		slash = strrchr(parent, '/');
-		if (slash == NULL)
-			strcpy(parent, ".");
-		else if (slash == parent)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
 		rc = sync_dir(parent, err);
 		free(parent);
 		SP_FORWARD(rc);
@@ -246,10 +285,14 @@ int store_fs_create(struct store_fs *s, struct sp_err *err)
 		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
 				strerror(errno));
 	free(p);
+	/* Durable: the old zarr.json must not come back after a power loss
+	 * to advertise shards removed below. */
+	if (rc == SHARDPIPE_OK && s->durable)
+		rc = sync_dir(s->root, err);
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", s->root) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, err);
+	rc = remove_key_tree(p, 0, s->durable, err);
 	free(p);
 	return rc;
 }

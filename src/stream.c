@@ -12,17 +12,24 @@
 #include "plan.h"
 #include "shard_index.h"
 #include "store_fs.h"
+#include "trace.h"
 #include "zarr_meta.h"
 
 /*
  * Threads (doc/design.md §17).  The caller's thread stages appended
- * bytes into one of nstage batch buffers and queues each full batch.  The
- * pipeline thread runs the backend's stages on each batch in turn and adds
- * its epochs to the shard set being filled; a finished shard epoch goes to
- * the writer thread, which serializes and stores its shards and then
- * zarr.json.  A staging buffer is free again once scattered, a shard set
- * once written: nstage buffers and NSETS sets bound the memory, and waiting
- * for one is the back-pressure that append feels.
+ * bytes into one of two batch buffers and queues each full batch.  The
+ * pipeline thread hands each batch to the backend and adds its epochs to
+ * the shard set being filled; a finished shard epoch goes to the writer
+ * thread, which serializes and stores its shards and then zarr.json.  A
+ * staging buffer is free again once its batch is scattered (uploaded), a
+ * shard set once written: two buffers and NSETS sets bound the memory, and
+ * waiting for one is the back-pressure that append feels.
+ *
+ * On a kernel backend the pipeline keeps two batches in the backend: it
+ * issues batch k+1 (upload and kernels) before it fetches batch k, so the
+ * device computes k+1 while k's chunks come back and are indexed
+ * (doc/design.md §14.4).  A fused backend (run_batch) runs one batch at a
+ * time, reading its buffer until the batch is compressed.
  *
  * One mutex guards the hand-over state below and the stats; one condition
  * variable is broadcast on every change (a few times per batch), and each
@@ -30,21 +37,21 @@
  * async_rc/async_err; the thread then drains its queue without working, so
  * nobody waits forever, and the caller reports it on its next call.
  */
-/* With the stage entries one staging buffer keeps the backend fed: it is
- * free again once its batch is scattered, and the caller refills it while
- * that batch compresses.  A backend that fuses its stages (run_batch)
- * reads the buffer until the batch is compressed, so it gets two: the
- * caller fills one while the other compresses.  That costs a batch of
- * memory, and saves more: no chunk pool and no aggregated pool. */
-#define NSTAGE_MAX 2
+/* Two staging buffers: the caller fills one while the backend reads the
+ * other (an upload, or a fused batch until it is compressed). */
+#define NSTAGE 2
 #define NSETS 2
-#define QCAP (NSTAGE_MAX + 1)
+#define QCAP (NSTAGE + 1)
+/* Batches a backend with stage entries holds between scatter and fetch
+ * (backend.h). */
+#define DEPTH 2
 
 struct batch_job {
 	const uint8_t *data;     /* a staging buffer or the caller's span */
 	int buf;                 /* staging index, -1 for the caller's span */
 	uint64_t epochs;         /* complete epochs (the rest is fill) */
 	uint64_t rows_in;        /* rows appended when it was queued */
+	uint64_t seq;            /* the batch's number, from 0 */
 };
 
 struct set_job {
@@ -60,9 +67,10 @@ struct shardpipe_stream {
 	struct store_fs *fs;     /* NULL when writing to a sink */
 	shardpipe_sink sink;
 
+	struct trace *trace;     /* SHARDPIPE_TRACE, or NULL */
+
 	/* Caller's thread. */
-	uint8_t *staging[NSTAGE_MAX]; /* plan.batch_bytes each */
-	int nstage;              /* staging buffers in use */
+	uint8_t *staging[NSTAGE]; /* plan.batch_bytes each, from the backend */
 	int cur;                 /* staging buffer being filled, or -1 */
 	size_t staged;           /* bytes of the current batch received */
 	int sticky;              /* first failure, returned ever after */
@@ -70,6 +78,9 @@ struct shardpipe_stream {
 	double waited;           /* seconds this append waited (under mu) */
 
 	/* Pipeline thread. */
+	struct batch_job flight[DEPTH]; /* in the backend, oldest first */
+	unsigned nflight;
+	struct batch_range *ranges; /* K * S, where fetched chunks go */
 	struct shard_set sets[NSETS];
 	int fill_set;            /* set receiving epochs */
 	uint64_t epochs_done;    /* epochs through the backend */
@@ -84,7 +95,7 @@ struct shardpipe_stream {
 	pthread_cond_t cv;
 	pthread_t pipe_thread, writer_thread;
 	int threads_started;
-	int stage_free[NSTAGE_MAX];
+	int stage_free[NSTAGE];
 	struct batch_job q[QCAP];
 	unsigned q_head, q_len;
 	uint64_t queued, scattered, processed; /* batch counters */
@@ -93,6 +104,7 @@ struct shardpipe_stream {
 	unsigned wq_head, wq_len;
 	uint64_t sets_queued, sets_written;
 	int stop;                /* no more batches will come */
+	int in_append;           /* the caller is inside append or skip */
 	/* Half of the caller's staging copy, handed to the pipeline thread
 	 * while it has no batch: 1 posted, 2 done, 0 none. */
 	const uint8_t *cp_src;
@@ -136,14 +148,6 @@ void sp_last_error_set(const char *msg)
 const char *shardpipe_last_error_message(void)
 {
 	return last_error;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
@@ -208,7 +212,7 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 {
 	const struct plan *p = &s->plan;
 	uint64_t coords[SHARDPIPE_MAX_RANK];
-	double t0 = now();
+	double t0 = sp_now(), t1;
 
 	uint64_t chunks = 0;
 
@@ -265,9 +269,14 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 	s->stats.rows_written = rows;
 	pthread_mutex_unlock(&s->mu);
 	shard_set_reset(set);
+	t1 = sp_now();
+	trace_span(s->trace, TRACE_WRITER, "shard write", "shard epoch", se, t0,
+		   t1);
 	SP_FORWARD(publish_meta(s, rows, err));
+	trace_span(s->trace, TRACE_WRITER, "zarr.json", "shard epoch", se, t1,
+		   sp_now());
 	pthread_mutex_lock(&s->mu);
-	s->stats.seconds_write += now() - t0;
+	s->stats.seconds_write += sp_now() - t0;
 	pthread_mutex_unlock(&s->mu);
 	return SHARDPIPE_OK;
 }
@@ -332,104 +341,235 @@ static void release_input(struct shardpipe_stream *s,
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Pipeline thread: one batch through the backend, its epochs into sets. */
-static int run_batch(struct shardpipe_stream *s, const struct batch_job *job)
+/* Pipeline thread: `epochs` more epochs are in the fill set; hand it over
+ * when its shard epoch, or the array, is complete. */
+static void epochs_added(struct shardpipe_stream *s, uint64_t epochs,
+			 uint64_t rows_in)
 {
 	const struct plan *p = &s->plan;
-	struct batch_result r = { 0 };
-	struct batch_chunks f = { 0 };
-	double t0 = now(), t1, t2, t3, tw = 0;
-	int fused = s->be->run_batch != NULL, rc;
 
-	if (fused) {
-		rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
-		release_input(s, job);
-		SP_FORWARD(rc);
-		t1 = t0 + f.seconds_scatter;
-		t2 = t1 + f.seconds_compress;
-		t3 = t2 + f.seconds_aggregate;
-	} else {
-		rc = s->be->scatter(s->bctx, job->data, &s->perr);
-		release_input(s, job);
-		SP_FORWARD(rc);
-		t1 = now();
-		SP_FORWARD(s->be->compress(s->bctx, &s->perr));
-		t2 = now();
-		SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
-		SP_FORWARD(s->be->fetch(s->bctx, &r, &s->perr));
-		t3 = now();
-	}
+	s->epochs_done += epochs;
+	if (s->sets[s->fill_set].epochs == p->cps[0] ||
+	    s->epochs_done == p->chunk_count[0])
+		hand_over_set(s, rows_in);
+}
 
-	for (uint64_t e = 0; e < job->epochs; e++) {
-		struct shard_set *set = &s->sets[s->fill_set];
-		double te = now();
-
-		if (fused)
-			rc = shard_set_add_chunks(set, f.data + e * p->M,
-						  f.sizes + e * p->M, &s->perr);
-		else
-			rc = shard_set_add_epoch(set, r.data,
-						 r.offsets + e * p->M, &s->perr);
-		SP_FORWARD(rc);
-		tw += now() - te;
-		s->epochs_done++;
-		if (set->epochs == p->cps[0] ||
-		    s->epochs_done == p->chunk_count[0])
-			hand_over_set(s, job->rows_in);
-	}
+static void add_stage_times(struct shardpipe_stream *s, double scatter,
+			    double compress, double aggregate, double write)
+{
 	pthread_mutex_lock(&s->mu);
-	s->stats.seconds_scatter += t1 - t0;
-	s->stats.seconds_compress += t2 - t1;
-	s->stats.seconds_aggregate += t3 - t2;
-	s->stats.seconds_write += tw;
+	s->stats.seconds_scatter += scatter;
+	s->stats.seconds_compress += compress;
+	s->stats.seconds_aggregate += aggregate;
+	s->stats.seconds_write += write;
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* Pipeline thread: one batch through a fused backend, its epochs copied
+ * into sets. */
+static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
+{
+	const struct plan *p = &s->plan;
+	struct batch_chunks f = { 0 };
+	double t0 = sp_now(), t1, tw = 0;
+	int rc;
+
+	rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	t1 = sp_now();
+	trace_span(s->trace, TRACE_PIPELINE, "run batch", "batch", job->seq,
+		   t0, t1);
+	for (uint64_t e = 0; e < job->epochs; e++) {
+		double te = sp_now();
+
+		SP_FORWARD(shard_set_add_chunks(&s->sets[s->fill_set],
+						f.data + e * p->M,
+						f.sizes + e * p->M, &s->perr));
+		tw += sp_now() - te;
+		trace_span(s->trace, TRACE_PIPELINE, "shard copy", "batch",
+			   job->seq, te, sp_now());
+		epochs_added(s, 1, job->rows_in);
+	}
+	add_stage_times(s, f.seconds_scatter, f.seconds_compress,
+			f.seconds_aggregate, tw);
 	return SHARDPIPE_OK;
 }
 
+/*
+ * Pipeline thread: issue a batch on the backend (upload and kernels; only
+ * the upload is waited for, and the input is free once this returns).
+ * The stage times of an asynchronous device are those of issuing; fetch
+ * counts the wait (SHARDPIPE_KERNEL_DEBUG=sync times each stage).
+ */
+static int submit_batch(struct shardpipe_stream *s,
+			const struct batch_job *job)
+{
+	double t0 = sp_now(), t1, t2, t3;
+	int rc;
+
+	rc = s->be->scatter(s->bctx, job->data, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	t1 = sp_now();
+	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
+	t2 = sp_now();
+	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
+	t3 = sp_now();
+	trace_span(s->trace, TRACE_PIPELINE, "submit", "batch", job->seq, t0,
+		   t3);
+	trace_span(s->trace, TRACE_PIPELINE, "scatter", "batch", job->seq, t0,
+		   t1);
+	trace_span(s->trace, TRACE_PIPELINE, "compress", "batch", job->seq, t1,
+		   t2);
+	trace_span(s->trace, TRACE_PIPELINE, "aggregate", "batch", job->seq,
+		   t2, t3);
+	add_stage_times(s, t1 - t0, t2 - t1, t3 - t2, 0);
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Pipeline thread: fetch the oldest batch in the backend straight into
+ * the shard sets (doc/design.md §14.2): its offsets first, then, for the
+ * epochs that go into one set, that set's index and the ranges of packed
+ * bytes its shards take, fetched to their place before the set may be
+ * handed over.
+ */
+static int collect_batch(struct shardpipe_stream *s,
+			 const struct batch_job *job)
+{
+	const struct plan *p = &s->plan;
+	const struct batch_span *sp;
+	const uint64_t *off;
+	double t0 = sp_now(), tw = 0;
+	size_t nsp;
+
+	SP_FORWARD(s->be->fetch_offsets(s->bctx, &off, &s->perr));
+	for (uint64_t e = 0; e < job->epochs;) {
+		struct shard_set *set = &s->sets[s->fill_set];
+		uint64_t n = job->epochs - e;
+		double ti = sp_now(), tf;
+		size_t nr;
+
+		if (n > p->cps[0] - set->epochs)
+			n = p->cps[0] - set->epochs;
+		SP_FORWARD(shard_set_place(set, off + e * p->M, n, s->ranges,
+					   &nr, &s->perr));
+		tf = sp_now();
+		tw += tf - ti;
+		trace_span(s->trace, TRACE_PIPELINE, "shard index", "batch",
+			   job->seq, ti, tf);
+		SP_FORWARD(s->be->fetch_ranges(s->bctx, s->ranges, nr,
+					       &s->perr));
+		e += n;
+		epochs_added(s, n, job->rows_in);
+	}
+	trace_span(s->trace, TRACE_PIPELINE, "fetch", "batch", job->seq, t0,
+		   sp_now());
+	nsp = s->trace != NULL && s->be->spans != NULL
+		      ? s->be->spans(s->bctx, &sp)
+		      : 0;
+	for (size_t i = 0; i < nsp; i++)
+		trace_span(s->trace, trace_queue(sp[i].queue), sp[i].name,
+			   "batch", job->seq, sp[i].start, sp[i].end);
+	add_stage_times(s, 0, 0, sp_now() - t0 - tw, tw);
+	return SHARDPIPE_OK;
+}
+
+/* Pipeline thread, under mu: a batch is through (or dropped after a
+ * failure). */
+static void batch_done(struct shardpipe_stream *s, int rc,
+		       const struct sp_err *err)
+{
+	async_fail_locked(s, rc, err);
+	s->processed++;
+	pthread_cond_broadcast(&s->cv);
+}
+
+/*
+ * Pipeline thread, without mu: take a batch from the queue into the
+ * backend.  A fused backend runs it whole; otherwise it is submitted and
+ * stays in flight.  After a failure its input is only released.
+ */
+static void take_batch(struct shardpipe_stream *s, const struct batch_job *job,
+		       int failed)
+{
+	int rc = SHARDPIPE_OK;
+
+	if (failed)
+		release_input(s, job);
+	else if (s->be->run_batch != NULL)
+		rc = run_fused(s, job);
+	else if ((rc = submit_batch(s, job)) == SHARDPIPE_OK) {
+		s->flight[s->nflight++] = *job;
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	batch_done(s, rc, &s->perr);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Pipeline thread, without mu: fetch the oldest batch in flight (or, after
+ * a failure, drop it). */
+static void collect_oldest(struct shardpipe_stream *s, int failed)
+{
+	struct batch_job job = s->flight[0];
+	int rc = failed ? SHARDPIPE_OK : collect_batch(s, &job);
+
+	memmove(s->flight, s->flight + 1, --s->nflight * sizeof(*s->flight));
+	pthread_mutex_lock(&s->mu);
+	batch_done(s, rc, &s->perr);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * The pipeline thread.  With a batch in flight it fetches that batch as
+ * soon as the next one is submitted.  With none queued it waits for one
+ * while the caller is inside append (whose data is about to complete the
+ * next batch: the start of a stream, a caller faster than the device),
+ * and otherwise fetches at once, so that a batch never waits on a caller
+ * who has stopped appending (flush, close, a slow producer).
+ */
 static void *pipeline_main(void *arg)
 {
 	struct shardpipe_stream *s = arg;
-	int failed = 0;
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		struct batch_job job;
-		int rc = SHARDPIPE_OK;
+		int take, failed;
 
-		while (s->q_len == 0 && !s->stop && s->cp_state != 1)
+		while (s->q_len == 0 && !s->stop && s->cp_state != 1 &&
+		       (s->nflight == 0 || s->in_append))
 			pthread_cond_wait(&s->cv, &s->mu);
-		if (s->cp_state == 1) {
+		if (s->cp_state == 1 && s->nflight == 0) {
+			double t0 = sp_now();
+
 			pthread_mutex_unlock(&s->mu);
 			memcpy(s->cp_dst, s->cp_src, s->cp_n);
 			pthread_mutex_lock(&s->mu);
+			trace_span(s->trace, TRACE_PIPELINE, "stage", "batch",
+				   s->queued, t0, sp_now());
 			s->cp_state = 2;
 			pthread_cond_broadcast(&s->cv);
 			continue;
 		}
-		if (s->q_len == 0)
+		take = s->q_len > 0 && s->nflight < DEPTH;
+		if (!take && s->nflight == 0)
 			break;
-		job = s->q[s->q_head];
-		s->q_head = (s->q_head + 1) % QCAP;
-		s->q_len--;
+		if (take) {
+			job = s->q[s->q_head];
+			s->q_head = (s->q_head + 1) % QCAP;
+			s->q_len--;
+		}
 		failed = s->async_rc != SHARDPIPE_OK;
 		pthread_mutex_unlock(&s->mu);
-		if (!failed) {
-			rc = run_batch(s, &job);
-		} else {
-			pthread_mutex_lock(&s->mu);
-			if (job.buf >= 0)
-				s->stage_free[job.buf] = 1;
-			s->scattered++;
-			pthread_mutex_unlock(&s->mu);
-		}
+		if (take)
+			take_batch(s, &job, failed);
+		if (s->nflight == DEPTH || (!take && s->nflight > 0))
+			collect_oldest(s, failed);
+		trace_flush(s->trace, TRACE_PIPELINE);
 		pthread_mutex_lock(&s->mu);
-		if (rc != SHARDPIPE_OK) {
-			/* A failed scatter has already released its input;
-			 * any other failure happened after it. */
-			async_fail_locked(s, rc, &s->perr);
-		}
-		s->processed++;
-		pthread_cond_broadcast(&s->cv);
 	}
 	s->pipe_done = 1;
 	pthread_cond_broadcast(&s->cv);
@@ -526,10 +666,12 @@ static void to_little_endian(uint8_t *p, uint64_t nbytes, unsigned esize)
  * the time as this append's back-pressure. */
 static void caller_wait(struct shardpipe_stream *s)
 {
-	double t0 = now();
+	double t0 = sp_now(), t1;
 
 	pthread_cond_wait(&s->cv, &s->mu);
-	s->waited += now() - t0;
+	t1 = sp_now();
+	s->waited += t1 - t0;
+	trace_span(s->trace, TRACE_CALLER, "wait", "batch", s->queued, t0, t1);
 }
 
 /* Caller's thread: queue a batch of `epochs` complete epochs; returns its
@@ -552,6 +694,7 @@ static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
 	j->buf = buf;
 	j->epochs = epochs;
 	j->rows_in = rows_appended(s);
+	j->seq = s->queued;
 	s->q_len++;
 	ticket = ++s->queued;
 	pthread_cond_broadcast(&s->cv);
@@ -567,9 +710,9 @@ static int take_buffer(struct shardpipe_stream *s, int wait)
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		for (k = 0; k < s->nstage && !s->stage_free[k]; k++)
+		for (k = 0; k < NSTAGE && !s->stage_free[k]; k++)
 			;
-		if (k < s->nstage) {
+		if (k < NSTAGE) {
 			s->stage_free[k] = 0;
 			break;
 		}
@@ -605,19 +748,39 @@ static void stop_threads(struct shardpipe_stream *s)
 	s->threads_started = 0;
 }
 
+/* Staging memory comes from the backend that reads it (pinned on a GPU,
+ * doc/design.md §14.1). */
+static uint8_t *staging_alloc(struct shardpipe_stream *s)
+{
+	uint64_t n = s->plan.batch_bytes;
+
+	if (s->be->host_alloc != NULL)
+		return s->be->host_alloc(s->bctx, n);
+	return n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+}
+
 static void stream_free(struct shardpipe_stream *s)
 {
 	stop_threads(s);
+	/* Staging first: the backend may own its memory. */
+	for (int k = 0; k < NSTAGE; k++) {
+		if (s->staging[k] == NULL)
+			continue;
+		if (s->be->host_free != NULL)
+			s->be->host_free(s->bctx, s->staging[k]);
+		else
+			free(s->staging[k]);
+	}
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
 	for (int k = 0; k < NSETS; k++)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
 	store_fs_free(s->fs);
-	for (int k = 0; k < NSTAGE_MAX; k++)
-		free(s->staging[k]);
+	free(s->ranges);
 	free(s->fill_block);
 	attrs_free(&s->attrs);
+	trace_close(s->trace, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	plan_free(&s->plan);
@@ -650,10 +813,10 @@ static int start_threads(struct shardpipe_stream *s)
  * compressed slots and aggregated), and the shard sets at their worst
  * case: every chunk of a shard epoch at slot capacity.  bctx NULL: the
  * generic estimate, before the backend is open. */
-static uint64_t pools(const struct shardpipe_stream *s, int nstage)
+static uint64_t pools(const struct shardpipe_stream *s)
 {
 	const struct plan *p = &s->plan;
-	uint64_t n = (uint64_t)nstage * p->batch_bytes +
+	uint64_t n = NSTAGE * p->batch_bytes +
 		     NSETS * p->cps[0] * p->M * p->slot_capacity;
 
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
@@ -668,10 +831,20 @@ static void cap_batch(struct shardpipe_stream *s)
 	struct plan *p = &s->plan;
 
 	while (p->max_memory != 0 && p->K > 1 &&
-	       pools(s, NSTAGE_MAX) > p->max_memory) {
+	       pools(s) > p->max_memory) {
 		p->K = (p->K + 1) / 2;
 		p->batch_bytes = p->K * p->epoch_bytes;
 	}
+}
+
+/* SHARDPIPE_TRACE: the stream is named by its backend and store. */
+static int open_trace(struct shardpipe_stream *s, const char *path)
+{
+	char label[400];
+
+	snprintf(label, sizeof(label), "shardpipe %s -> %s", s->be->name,
+		 path != NULL ? path : "(sink)");
+	return trace_open(&s->trace, label, &s->err);
 }
 
 /* The description's attributes, refused (naming the key) before anything
@@ -735,6 +908,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
+	s->plan.trace = trace_wanted();
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
 	if (rc == SHARDPIPE_OK)
@@ -749,25 +923,30 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = shard_set_init(&s->sets[k], &s->plan, &s->err);
 		s->set_free[k] = k > 0;
 	}
-	if (rc == SHARDPIPE_OK)
-		s->nstage = s->be->run_batch != NULL ? 2 : 1;
 	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
-	    pools(s, s->nstage) > s->plan.max_memory)
+	    pools(s) > s->plan.max_memory)
 		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
 				"max_memory %llu bytes: the pools need %llu "
 				"bytes even with %llu epoch(s) of %llu bytes a "
 				"batch",
 				(unsigned long long)s->plan.max_memory,
-				(unsigned long long)pools(s, s->nstage),
+				(unsigned long long)pools(s),
 				(unsigned long long)s->plan.K,
 				(unsigned long long)s->plan.epoch_bytes);
-	for (int k = 0; k < s->nstage && rc == SHARDPIPE_OK; k++) {
-		s->staging[k] = malloc(s->plan.batch_bytes);
+	for (int k = 0; k < NSTAGE && rc == SHARDPIPE_OK; k++) {
+		s->staging[k] = staging_alloc(s);
 		s->stage_free[k] = 1;
 		if (s->staging[k] == NULL)
 			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
+	}
+	if (rc == SHARDPIPE_OK && s->be->run_batch == NULL) {
+		s->ranges = malloc((size_t)(s->plan.K * s->plan.S) *
+				   sizeof(*s->ranges));
+		if (s->ranges == NULL)
+			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+					"out of memory for fetch ranges");
 	}
 	if (rc == SHARDPIPE_OK) {
 		s->fill_block = malloc(FILL_BLOCK);
@@ -778,6 +957,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 			fill_pattern(s->fill_block, FILL_BLOCK, s->plan.fill,
 				     s->plan.esize);
 	}
+	if (rc == SHARDPIPE_OK)
+		rc = open_trace(s, path);
 	if (rc == SHARDPIPE_OK && s->fs != NULL)
 		store_fs_set_durable(s->fs, s->plan.durable);
 	if (rc == SHARDPIPE_OK && s->fs != NULL)
@@ -793,7 +974,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		stream_free(s);
 		return rc;
 	}
-	s->stats.pool_bytes = pools(s, s->nstage);
+	s->stats.pool_bytes = pools(s);
 	*out = s;
 	return SHARDPIPE_OK;
 }
@@ -941,7 +1122,7 @@ static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 		}
 		if (s->cur < 0)
 			s->cur = take_buffer(s, 1);
-		t0 = now();
+		t0 = sp_now();
 		if (take > n)
 			take = n;
 		stage_copy(s, s->staging[s->cur] + s->staged, src, take);
@@ -950,8 +1131,10 @@ static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 		n -= take;
 		pthread_mutex_lock(&s->mu);
 		s->stats.bytes_in += take;
-		s->stats.seconds_stage += now() - t0;
+		s->stats.seconds_stage += sp_now() - t0;
 		pthread_mutex_unlock(&s->mu);
+		trace_span(s->trace, TRACE_CALLER, "stage", "batch", s->queued,
+			   t0, sp_now());
 		if (s->staged == p->batch_bytes) {
 			submit(s, s->staging[s->cur], s->cur, p->K);
 			s->cur = -1;
@@ -1014,6 +1197,16 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 }
 
 /* Count an append or skip that waited for the pipeline. */
+/* An append or skip begins: while it runs, a batch it is about to queue
+ * is worth the pipeline's wait (pipeline_main). */
+static void begin_append(struct shardpipe_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->in_append = 1;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* An append or skip ends; count it if it waited for the pipeline. */
 static void count_wait(struct shardpipe_stream *s)
 {
 	pthread_mutex_lock(&s->mu);
@@ -1022,6 +1215,8 @@ static void count_wait(struct shardpipe_stream *s)
 		s->stats.seconds_blocked += s->waited;
 		s->waited = 0;
 	}
+	s->in_append = 0;
+	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1032,6 +1227,7 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 
 	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	begin_append(s);
 	rc = append_span(s, data, nbytes);
 	count_wait(s);
 	return rc;
@@ -1058,6 +1254,7 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 				  (unsigned long long)in, p->esize);
 	if (p->size[0] != 0 && n > p->size[0] * p->row_bytes - in)
 		n = p->size[0] * p->row_bytes - in;
+	begin_append(s);
 	while (n > 0) {
 		size_t take = n < FILL_BLOCK ? (size_t)n : FILL_BLOCK;
 		int rc = append_span(s, s->fill_block, take);
@@ -1121,6 +1318,7 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 
 int shardpipe_stream_close(shardpipe_stream *s)
 {
+	struct sp_err terr;
 	int rc;
 
 	if (s == NULL)
@@ -1144,6 +1342,14 @@ int shardpipe_stream_close(shardpipe_stream *s)
 		s->stats.rows_written = rows;
 		rc = publish_meta(s, rows, &s->err);
 	}
+	/* The threads are gone: the trace is complete.  Failing to write
+	 * it is reported when nothing else failed. */
+	if (trace_close(s->trace, &terr) != SHARDPIPE_OK &&
+	    rc == SHARDPIPE_OK) {
+		s->err = terr;
+		rc = terr.code;
+	}
+	s->trace = NULL;
 	if (rc != SHARDPIPE_OK)
 		sp_last_error_set(s->err.msg);
 	stream_free(s);

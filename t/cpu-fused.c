@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "plan.h"
+#include "stages.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -63,7 +64,7 @@ static const struct {
 
 /* The first position whose bytes differ, or -1. */
 static long long first_difference(const struct plan *p,
-				  const struct batch_result *r,
+				  const struct fetched *r,
 				  const struct batch_chunks *f)
 {
 	for (uint64_t j = 0; j < p->K * p->M; j++) {
@@ -109,7 +110,7 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 	if (rc == SHARDPIPE_OK)
 		rc = cpu->open(&p, &fused, &err);
 	for (int b = 0; b < BATCHES && rc == SHARDPIPE_OK && bad < 0; b++) {
-		struct batch_result r;
+		struct fetched r = { 0 };
 		struct batch_chunks f;
 
 		/* Sparse, then structured with noise: compressed chunks
@@ -121,11 +122,12 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 		if (rc == SHARDPIPE_OK)
 			rc = cpu->aggregate(staged, &err);
 		if (rc == SHARDPIPE_OK)
-			rc = cpu->fetch(staged, &r, &err);
+			rc = fetch_batch(cpu, staged, p.K * p.M, &r, &err);
 		if (rc == SHARDPIPE_OK)
 			rc = cpu->run_batch(fused, batch, &f, &err);
 		if (rc == SHARDPIPE_OK)
 			bad = first_difference(&p, &r, &f);
+		fetched_free(&r);
 	}
 	if (rc != SHARDPIPE_OK)
 		diag("%s", err.msg);

@@ -10,10 +10,11 @@
 # writes a store that verifies, SHARDPIPE_CUDA_DEVICE chooses (a bad value
 # is refused by name), and bench reports every stage.
 . "${top_srcdir:-.}/t/lib.sh"
-SP=${SHARDPIPE:-./shardpipe}
-[ -x "$SP" ] || skip_all "shardpipe program not built"
+need_shardpipe
 plugin="${top_builddir:-.}/.libs/backend-cuda.so"
-[ -f "$plugin" ] || skip_all "cuda plugin not built (configure --with-cuda)"
+backend_built cuda ||
+	skip_all "the cuda backend is not built (configure found no cuda)"
+[ -f "$plugin" ] || bail_out "cuda is built, but $plugin is missing"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-cuda-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

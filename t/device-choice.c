@@ -71,9 +71,10 @@ static void fake_describe(const struct kdev_device *d, char *buf, size_t n)
 static int dev_marker;
 
 /* Records the device and fails, before or after its context exists. */
-static int fake_open(const struct kdev_device *d, void **dev,
-		     struct kdev_limits *lim, struct sp_err *err)
+static int fake_open(const struct kdev_device *d, const struct plan *plan,
+		     void **dev, struct kdev_limits *lim, struct sp_err *err)
 {
+	(void)plan;
 	(void)lim;
 	opened = *d;
 	if (open_sets_dev)
@@ -153,7 +154,8 @@ int main(void)
 	is_int(pl->abi, SHARDPIPE_BACKEND_ABI, "the entry reports the ABI");
 	ok(strcmp(ops->name, "fake") == 0, "the backend is named by the "
 	   "adapter: %s", ops->name);
-	ok(ops->scatter == kdrv_op_scatter && ops->fetch == kdrv_op_fetch &&
+	ok(ops->scatter == kdrv_op_scatter &&
+	   ops->fetch_ranges == kdrv_op_fetch_ranges &&
 	   ops->close == kdrv_op_close, "its stages are the driver's");
 
 	/* auto: the first GPU, and the listing stops there. */

@@ -324,6 +324,15 @@ static void test_limits(void)
 	doc = parse_exact(text, n + 1, &lim, &err);
 	ok(doc == NULL && strstr(err.msg, "memory") != NULL,
 	   "a tree beyond max_bytes is refused (%s)", err.msg);
+	/* Ten thousand zeros: about a megabyte of tree, in many arena
+	 * blocks, each filled before the next is taken. */
+	text[20000] = ']';
+	lim.max_bytes = 4 << 20;
+	doc = parse_exact(text, 20001, &lim, &err);
+	ok(doc != NULL && json_root(doc)->len == 10000,
+	   "a tree of many arena blocks fits a limit a few times its size "
+	   "(%s)", doc != NULL ? "parsed" : err.msg);
+	json_free(doc);
 	free(text);
 
 	memset(num, '1', 2000);

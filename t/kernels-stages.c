@@ -6,8 +6,10 @@
  * compressed sizes no codec produces yet (0, odd, full) equals a plain
  * gather; the chunks left out as all fill value (compressed size 0) are
  * exactly those whose cells inside the array all hold it, on the kernel
- * backend and on both of the cpu backend's paths.  Built three times:
- * t/kernels-stages runs `reference`,
+ * backend and on both of the cpu backend's paths.  Both batches are in
+ * the backend before the first is fetched, as a stream has them, and a
+ * third scatter is refused.  Built three times: t/kernels-stages runs
+ * `reference`,
  * t/opencl-stages (SP_TEST_OPENCL) runs `opencl` and t/cuda-stages
  * (SP_TEST_CUDA) runs `cuda` at several local sizes.
  */
@@ -19,6 +21,7 @@
 #include "kernels-configs.h"
 #include "plan.h"
 #include "plugin-under-test.h"
+#include "stages.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -30,6 +33,25 @@ static const unsigned local_sizes[] = { 1, 7, 64, 256 };
 static const unsigned local_sizes[] = { 0 };
 #endif
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
+
+/* Cell c of the chunk of epoch e with this box: whether it lies inside
+ * the array, and its input offset in bytes into the batch. */
+static int cell_src(const struct plan *p, uint64_t e, const uint64_t *origin,
+		    const uint64_t *extent, uint64_t c, uint64_t *src)
+{
+	uint64_t rest = c;
+	int inside = 1;
+
+	*src = e * p->epoch_bytes;
+	for (int d = p->rank - 1; d >= 0; d--) {
+		uint64_t n = rest % p->chunk[d];
+
+		rest /= p->chunk[d];
+		inside &= n < extent[d];
+		*src += (origin[d] + n) * p->in_stride[d] * p->esize;
+	}
+	return inside;
+}
 
 /* The chunk pool of one batch, cell by cell from the plan's definition. */
 static void model_pool(const struct plan *p, const uint8_t *batch,
@@ -43,18 +65,9 @@ static void model_pool(const struct plan *p, const uint8_t *batch,
 
 			plan_chunk_box(p, i, origin, extent);
 			for (uint64_t c = 0; c < p->chunk_elems; c++) {
-				uint64_t rest = c, src = e * p->epoch_bytes;
-				int inside = 1;
+				uint64_t src;
 
-				for (int d = p->rank - 1; d >= 0; d--) {
-					uint64_t n = rest % p->chunk[d];
-
-					rest /= p->chunk[d];
-					inside &= n < extent[d];
-					src += (origin[d] + n) * p->in_stride[d] *
-					       p->esize;
-				}
-				if (inside)
+				if (cell_src(p, e, origin, extent, c, &src))
 					memcpy(chunk + c * p->esize, batch + src,
 					       p->esize);
 				else
@@ -106,7 +119,7 @@ static void run_cpu(const struct plan *p, const uint8_t *batch,
 		    struct cpu_out *o)
 {
 	struct sp_err err;
-	struct batch_result res;
+	struct fetched res;
 	void *ctx;
 	uint64_t n = p->K * p->M;
 
@@ -115,14 +128,12 @@ static void run_cpu(const struct plan *p, const uint8_t *batch,
 	    sp_backend_cpu.scatter(ctx, batch, &err) != SHARDPIPE_OK ||
 	    sp_backend_cpu.compress(ctx, &err) != SHARDPIPE_OK ||
 	    sp_backend_cpu.aggregate(ctx, &err) != SHARDPIPE_OK ||
-	    sp_backend_cpu.fetch(ctx, &res, &err) != SHARDPIPE_OK)
+	    fetch_batch(&sp_backend_cpu, ctx, n, &res, &err) != SHARDPIPE_OK)
 		bail("cpu backend: %s", err.msg);
 	o->bytes = res.offsets[n];
-	o->data = test_xmalloc(o->bytes);
-	o->offsets = test_xmalloc((n + 1) * sizeof(*o->offsets));
+	o->data = res.data;
+	o->offsets = res.offsets;
 	o->pool = test_xmalloc(n * p->chunk_bytes);
-	memcpy(o->data, res.data, o->bytes);
-	memcpy(o->offsets, res.offsets, (n + 1) * sizeof(*o->offsets));
 	for (uint64_t j = 0; j < n; j++) {
 		uint64_t q = (j / p->M) * p->M + p->perm[j % p->M];
 
@@ -148,7 +159,7 @@ static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
 	uint8_t *slots = test_xmalloc(n * cap), *want = test_xmalloc(n * cap);
 	uint64_t *sizes = test_xmalloc(n * sizeof(*sizes));
 	uint64_t *want_off = test_xmalloc((n + 1) * sizeof(*want_off));
-	struct batch_result res;
+	struct fetched res = { 0 };
 	struct sp_err err;
 
 	sp_err_clear(&err);
@@ -161,7 +172,7 @@ static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
 	model_aggregate(p, slots, cap, sizes, want, want_off);
 	if (!ok(kdrv_debug_set_slots(ctx, slots, sizes, &err) == SHARDPIPE_OK &&
 		ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
-		ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+		fetch_batch(ops, ctx, n, &res, &err) == SHARDPIPE_OK,
 		"%s: aggregate of ragged sizes runs", label)) {
 		diag("%s", err.msg);
 	} else {
@@ -169,6 +180,7 @@ static void check_ragged_aggregate(const struct backend_ops *ops, void *ctx,
 			"%s: ragged offsets", label);
 		is_blob(res.data, want, want_off[n], "%s: ragged bytes", label);
 	}
+	fetched_free(&res);
 	free(slots);
 	free(want);
 	free(sizes);
@@ -184,20 +196,9 @@ static uint64_t inside_cells(const struct plan *p, uint64_t e, uint64_t i,
 	uint64_t k = 0;
 
 	plan_chunk_box(p, i, origin, extent);
-	for (uint64_t c = 0; c < p->chunk_elems; c++) {
-		uint64_t rest = c, src = e * p->epoch_bytes;
-		int inside = 1;
-
-		for (int d = p->rank - 1; d >= 0; d--) {
-			uint64_t n = rest % p->chunk[d];
-
-			rest /= p->chunk[d];
-			inside &= n < extent[d];
-			src += (origin[d] + n) * p->in_stride[d] * p->esize;
-		}
-		if (inside)
-			offs[k++] = src;
-	}
+	for (uint64_t c = 0; c < p->chunk_elems; c++)
+		if (cell_src(p, e, origin, extent, c, &offs[k]))
+			k++;
 	return k;
 }
 
@@ -226,7 +227,7 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 	void *ctx = NULL, *cctx = NULL;
 	uint64_t n, *cells, *want, *got, *pos, empties = 0;
 	uint8_t *batch;
-	struct batch_result res;
+	struct fetched res = { 0 };
 	struct batch_chunks fused;
 
 	kcfg_desc(c, &desc);
@@ -274,7 +275,7 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 		ops->scatter(ctx, batch, &err) == SHARDPIPE_OK &&
 		ops->compress(ctx, &err) == SHARDPIPE_OK &&
 		ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
-		ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
+		fetch_batch(ops, ctx, n, &res, &err) == SHARDPIPE_OK,
 		"%s: a batch with chunks of fill value runs", label)) {
 		diag("%s", err.msg);
 	} else {
@@ -287,16 +288,18 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 	}
 	if (ctx != NULL)
 		ops->close(ctx);
+	fetched_free(&res);
 
 	if (sp_backend_cpu.open(&p, &cctx, &err) != SHARDPIPE_OK ||
 	    sp_backend_cpu.scatter(cctx, batch, &err) != SHARDPIPE_OK ||
 	    sp_backend_cpu.compress(cctx, &err) != SHARDPIPE_OK ||
 	    sp_backend_cpu.aggregate(cctx, &err) != SHARDPIPE_OK ||
-	    sp_backend_cpu.fetch(cctx, &res, &err) != SHARDPIPE_OK)
+	    fetch_batch(&sp_backend_cpu, cctx, n, &res, &err) != SHARDPIPE_OK)
 		bail("cpu backend: %s", err.msg);
 	for (uint64_t q = 0; q < n; q++)
 		pos[q] = res.offsets[q + 1] - res.offsets[q];
 	sizes_by_chunk(&p, pos, got);
+	fetched_free(&res);
 	is_blob(got, want, n * sizeof(*want),
 		"cpu stage entries: %s: the same sizes 0", c->what);
 	if (sp_backend_cpu.run_batch(cctx, batch, &fused, &err) != SHARDPIPE_OK)
@@ -321,8 +324,9 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 	struct sp_err err;
 	void *ctx = NULL;
 	char label[160];
-	uint64_t rng = seed, n;
+	uint64_t rng = seed, n, b;
 	uint8_t *batch, *pool, *got_pool;
+	struct cpu_out cpu[BATCHES];
 
 	if (local != 0)
 		snprintf(label, sizeof(label), "%s local %u: %s", ops->name,
@@ -355,14 +359,13 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 			diag("%s", err.msg);
 		goto out;
 	}
-	for (uint64_t b = 0; b < BATCHES; b++) {
-		struct cpu_out cpu;
-		struct batch_result res;
-
+	/* Both batches go in before the first comes out, as a stream
+	 * issues batch k+1 before it fetches batch k. */
+	for (b = 0; b < BATCHES; b++) {
 		make_batch(&p, b, batch, &rng);
 		model_pool(&p, batch, pool);
-		run_cpu(&p, batch, &cpu);
-		is_blob(cpu.pool, pool, n * p.chunk_bytes,
+		run_cpu(&p, batch, &cpu[b]);
+		is_blob(cpu[b].pool, pool, n * p.chunk_bytes,
 			"cpu: %s: batch %llu pool equals the model", c->what,
 			(unsigned long long)b);
 		if (!ok(ops->scatter(ctx, batch, &err) == SHARDPIPE_OK &&
@@ -370,29 +373,46 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 				SHARDPIPE_OK,
 			"%s: batch %llu scatter", label, (unsigned long long)b)) {
 			diag("%s", err.msg);
-			free_cpu(&cpu);
 			break;
 		}
-		is_blob(got_pool, cpu.pool, n * p.chunk_bytes,
+		is_blob(got_pool, cpu[b].pool, n * p.chunk_bytes,
 			"%s: batch %llu pool equals cpu's", label,
 			(unsigned long long)b);
 		if (!ok(ops->compress(ctx, &err) == SHARDPIPE_OK &&
-			ops->aggregate(ctx, &err) == SHARDPIPE_OK &&
-			ops->fetch(ctx, &res, &err) == SHARDPIPE_OK,
-			"%s: batch %llu compress, aggregate, fetch", label,
+			ops->aggregate(ctx, &err) == SHARDPIPE_OK,
+			"%s: batch %llu compress, aggregate", label,
 			(unsigned long long)b)) {
 			diag("%s", err.msg);
-			free_cpu(&cpu);
 			break;
 		}
-		is_blob(res.offsets, cpu.offsets, (n + 1) * sizeof(uint64_t),
-			"%s: batch %llu offsets equal cpu's", label,
-			(unsigned long long)b);
-		is_blob(res.data, cpu.data, cpu.bytes,
-			"%s: batch %llu aggregate equals cpu's", label,
-			(unsigned long long)b);
-		free_cpu(&cpu);
 	}
+	if (b == BATCHES) {
+		int rc = ops->scatter(ctx, batch, &err);
+
+		if (!ok(rc == SHARDPIPE_ERR_INVALID_ARGUMENT,
+			"%s: a third batch before any fetch is refused",
+			label))
+			diag("scatter returned %d: %s", rc, err.msg);
+	}
+	for (uint64_t f = 0; f < b; f++) {
+		struct fetched res;
+
+		if (!ok(fetch_batch(ops, ctx, n, &res, &err) == SHARDPIPE_OK,
+			"%s: batch %llu fetch", label, (unsigned long long)f))
+			diag("%s", err.msg);
+		else if (is_blob(res.offsets, cpu[f].offsets,
+				 (n + 1) * sizeof(uint64_t),
+				 "%s: batch %llu offsets equal cpu's", label,
+				 (unsigned long long)f))
+			is_blob(res.data, cpu[f].data, cpu[f].bytes,
+				"%s: batch %llu aggregate equals cpu's", label,
+				(unsigned long long)f);
+		fetched_free(&res);
+	}
+	for (uint64_t f = 0; f <= b && f < BATCHES; f++)
+		free_cpu(&cpu[f]);
+	if (b < BATCHES)
+		goto out;
 	check_ragged_aggregate(ops, ctx, &p, label, &rng);
 	check_empty(ops, c, label, &rng);
 out:

@@ -4,7 +4,7 @@
 KERNEL_TESTS = t/kernels-stages t/kernels-stores
 check_PROGRAMS += $(KERNEL_TESTS)
 TESTS += $(KERNEL_TESTS)
-EXTRA_DIST += t/kernels-configs.h t/plugin-under-test.h
+EXTRA_DIST += t/kernels-configs.h t/plugin-under-test.h t/stages.h
 
 t_kernels_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
 t_kernels_stages_LDADD = $(TEST_LDADD)

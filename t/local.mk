@@ -11,7 +11,19 @@ AM_TESTS_ENVIRONMENT = \
 	SHARDPIPE_PLUGIN_PATH='$(abs_top_builddir)/.libs'; export SHARDPIPE_PLUGIN_PATH; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/pocl-cache}"; export POCL_CACHE_DIR; \
 	OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; \
+	SHARDPIPE_TEST_BACKENDS='$(TEST_BUILT_PLUGINS)'; \
+	export SHARDPIPE_TEST_BACKENDS; \
 	unset SHARDPIPE_BACKEND;
+# The plugins configure built: a test may skip one of them only for the
+# documented absence of its device (the skip policy, doc/design.md §18.1;
+# backend_usable in t/lib.sh, test_may_skip in t/testutil.c).
+TEST_BUILT_PLUGINS =
+if HAVE_OPENCL
+TEST_BUILT_PLUGINS += opencl
+endif
+if HAVE_CUDA
+TEST_BUILT_PLUGINS += cuda
+endif
 EXTRA_DIST += build-aux/tap-driver.sh t/lib.sh
 
 check_LTLIBRARIES += t/libtap.la
@@ -23,7 +35,7 @@ TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
-	t/attributes
+	t/attributes t/trace
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -42,7 +54,7 @@ t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
 t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
 
-SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh
+SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh t/trace-cli.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)
@@ -54,6 +66,8 @@ t_attributes_LDADD = $(TEST_LDADD) -lpthread
 t_attributes_LDFLAGS = $(TEST_LDFLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LDFLAGS)
+t_trace_LDADD = $(TEST_LDADD)
+t_trace_LDFLAGS = $(TEST_LDFLAGS)
 
 # The threaded pipeline: the same bytes for any thread count, span size and
 # flush pattern; flush/close semantics and failures through a sink.

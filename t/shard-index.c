@@ -11,9 +11,79 @@
 #include "tap.h"
 #include "testutil.h"
 
+/* What a backend's fetch_ranges does: copy each range of the packed
+ * bytes to where the set placed it.  Returns the number of ranges. */
+static size_t place(struct shard_set *set, const uint8_t *packed,
+		    const uint64_t *offs, uint64_t epochs)
+{
+	struct batch_range r[16];
+	struct sp_err err;
+	size_t n = 0;
+
+	if (shard_set_place(set, offs, epochs, r, &n, &err) != SHARDPIPE_OK)
+		bail("%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		memcpy(r[i].dst, packed + r[i].off, r[i].len);
+	return n;
+}
+
+/* 1 when shard k's index slot holds (off, len), or is empty for len 0. */
+static int slot_is(struct shard_set *set, uint64_t k, uint64_t slot,
+		   uint64_t off, uint64_t len)
+{
+	const uint8_t *idx = shard_set_index(set, k);
+
+	if (len == 0)
+		return test_le64(idx + 16 * slot) == UINT64_MAX &&
+		       test_le64(idx + 16 * slot + 8) == UINT64_MAX;
+	return test_le64(idx + 16 * slot) == off &&
+	       test_le64(idx + 16 * slot + 8) == len;
+}
+
+/*
+ * Two epochs placed at once, the first chunk of the second left out (size
+ * 0): each shard's chunks come in one range per epoch, land at the offsets
+ * its index gives, and the buffers grown for both epochs do not move under
+ * the first epoch's ranges.
+ */
+static void two_epochs(const struct plan *p)
+{
+	/* Sizes 5, 7, 1 then 0, 4, 2, by position (shard 0: 0, 1;
+	 * shard 1: 2). */
+	uint64_t offs[7] = { 0, 5, 12, 13, 13, 17, 19 };
+	uint8_t packed[19], want0[16], want1[3];
+	struct shard_set set;
+	struct sp_err err;
+	size_t n;
+
+	for (int i = 0; i < 19; i++)
+		packed[i] = (uint8_t)(0x40 + i);
+	memcpy(want0, packed, 12);
+	memcpy(want0 + 12, packed + 13, 4);
+	want1[0] = packed[12];
+	memcpy(want1 + 1, packed + 17, 2);
+	if (shard_set_init(&set, p, &err))
+		bail("%s", err.msg);
+	n = place(&set, packed, offs, 2);
+	ok(n == 4, "two epochs: one range per shard and epoch (%zu ranges)",
+	   n);
+	ok(slot_is(&set, 0, 0, 0, 5) && slot_is(&set, 0, 1, 5, 7) &&
+		   slot_is(&set, 0, 2, 0, 0) && slot_is(&set, 0, 3, 12, 4),
+	   "two epochs: shard 0's index skips the chunk left out");
+	ok(slot_is(&set, 1, 0, 0, 1) && slot_is(&set, 1, 1, 0, 0) &&
+		   slot_is(&set, 1, 2, 1, 2) && slot_is(&set, 1, 3, 0, 0),
+	   "two epochs: edge shard 1's index");
+	ok(set.shards[0].len == 16 && set.shards[1].len == 3 &&
+		   memcmp(set.shards[0].data, want0, 16) == 0 &&
+		   memcmp(set.shards[1].data, want1, 3) == 0 &&
+		   set.shards[0].stored == 3 && set.shards[1].stored == 2,
+	   "two epochs: every stored chunk's bytes are where its index says");
+	shard_set_free(&set);
+}
+
 int main(void)
 {
-	plan(2 * 7);
+	plan(2 * 7 + 4);
 	for (int loc = 0; loc < 2; loc++) {
 		shardpipe_desc d;
 		struct plan p;
@@ -42,7 +112,7 @@ int main(void)
 			bail("%s", err.msg);
 		for (int i = 0; i < 64; i++)
 			data[i] = (uint8_t)i;
-		shard_set_add_epoch(&set, data, offs, &err);
+		place(&set, data, offs, 1);
 		shift = loc ? p.index_bytes : 0;
 
 		/* shard 0 holds chunks 0 (5 bytes) and 1 (7 bytes) of epoch
@@ -74,7 +144,7 @@ int main(void)
 
 		/* Epoch 1 fills slots 2 and 3 of shard 0 and slot 1 of
 		 * shard 1; its position 1 has size 0: not stored. */
-		shard_set_add_epoch(&set, data + 20, offs1, &err);
+		place(&set, data + 20, offs1, 1);
 		idx = shard_set_index(&set, 0);
 		ok(test_le64(idx + 32) == 12 + shift &&
 			   test_le64(idx + 40) == 4 &&
@@ -86,6 +156,8 @@ int main(void)
 		ok(memcmp(set.shards[0].data + 12, data + 20, 4) == 0,
 		   "index %s: the chunk after it keeps its bytes",
 		   loc ? "start" : "end");
+		if (loc == 0)
+			two_epochs(&p);
 		shard_set_free(&set);
 		plan_free(&p);
 	}

@@ -735,24 +735,35 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-static int cpu_fetch(void *vctx, struct batch_result *out, struct sp_err *err)
+/* The stage entries hold one batch: tests run them one batch at a time,
+ * and a stream on cpu runs the fused pass instead. */
+static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
+			     struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 
 	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fetch before any aggregate");
-
-	out->data = c->aggregated;
-	out->offsets = c->offsets;
+	*offsets = c->offsets;
 	return SHARDPIPE_OK;
 }
 
-static double now(void)
+static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
+			    struct sp_err *err)
 {
-	struct timespec ts;
+	struct cpu_ctx *c = vctx;
+	uint64_t total = c->offsets[c->nchunks];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	for (size_t i = 0; i < n; i++) {
+		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
+			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "range %zu lies outside the %llu bytes of the "
+			     "batch", i, (unsigned long long)total);
+		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
+	}
+	return SHARDPIPE_OK;
 }
 
 /* CPU time of the calling thread: what a stage costs, whatever else the
@@ -762,7 +773,7 @@ static double thread_cpu(void)
 	struct timespec ts;
 
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return now();
+		return sp_now();
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -898,7 +909,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
 	struct crew *w = &c->crew;
-	double sg = 0, sc = 0, t0 = now(), t1;
+	double sg = 0, sc = 0, t0 = sp_now(), t1;
 	int64_t failed = -1;
 
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
@@ -926,7 +937,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	while (w->busy > 0)
 		pthread_cond_wait(&w->done, &w->mu);
 	pthread_mutex_unlock(&w->mu);
-	t1 = now();
+	t1 = sp_now();
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
@@ -952,7 +963,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	(void)t0;
 	out->seconds_scatter = sg / p->threads;
 	out->seconds_compress = sc / p->threads;
-	out->seconds_aggregate = now() - t1;
+	out->seconds_aggregate = sp_now() - t1;
 	return SHARDPIPE_OK;
 }
 
@@ -977,7 +988,8 @@ const struct backend_ops sp_backend_cpu = {
 	.scatter = cpu_scatter,
 	.compress = cpu_compress,
 	.aggregate = cpu_aggregate,
-	.fetch = cpu_fetch,
+	.fetch_offsets = cpu_fetch_offsets,
+	.fetch_ranges = cpu_fetch_ranges,
 	.close = cpu_close,
 	.run_batch = cpu_run_batch,
 	.pool_bytes = cpu_pool_bytes,

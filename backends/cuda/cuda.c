@@ -24,11 +24,18 @@
  * cudaStreamWaitEvent waits for the record current when it is called,
  * so re-recording `last` afterwards does not disturb an earlier wait.
  *
- * Uploads go through two pinned staging buffers used in turn: the
- * caller's bytes are copied into one, which the upload stream then copies
- * to the device, so the caller may reuse its memory as soon as upload
- * returns.  The driver's result buffers are pinned (host_alloc), so the
- * read-back of offsets and of exactly offsets[K*M] bytes is a direct DMA.
+ * The stream's staging buffers are pinned (host_alloc), so an upload from
+ * them is a direct DMA and the driver waits for it before the buffer is
+ * reused.  Other uploads (a caller's span handed over whole) go through two
+ * pinned buffers of the adapter used in turn: the caller's bytes are
+ * copied into one, which the upload stream then copies to the device, so
+ * the caller may reuse its memory as soon as upload returns.  The offsets
+ * are read back into pinned memory; the chunks go straight to the shard
+ * buffers (doc/design.md §11).
+ *
+ * With SHARDPIPE_TRACE every operation whose completion the driver asks
+ * for is bracketed by two timing events, placed on the host's clock
+ * through an event recorded and synchronised at open.
  *
  * SHARDPIPE_CUDA_DEVICE chooses the device (adapter.h's grammar): an
  * index is the device's ordinal; a name is matched against the device's
@@ -74,12 +81,21 @@ struct cu_stage {
 	cudaEvent_t free;   /* the copy out of it has completed */
 };
 
+/* What the driver waits on: the operation's end and, when tracing, its
+ * start. */
+struct cu_ev {
+	cudaEvent_t start, end;
+};
+
 struct cu_dev {
 	int device;
 	cudaStream_t up, compute, down;
 	struct cu_stage stage[2];
 	int next_stage;
 	int chosen;         /* device is set: there may be resources on it */
+	int trace;          /* time operations (SHARDPIPE_TRACE) */
+	cudaEvent_t base;   /* tracing: recorded at open ... */
+	double base_host;   /* ... and complete at this host time */
 	char label[200];
 };
 
@@ -173,8 +189,9 @@ static void cu_free(void *devp, kdev_buf buf)
 	free(b);
 }
 
-/* Pinned memory for the driver's result buffers: read-back is a DMA
- * straight into them, and the copy is truly asynchronous. */
+/* Pinned memory for the stream's staging and the driver's offsets: a DMA
+ * reads or writes it directly, and the copy is truly asynchronous.  Not
+ * write-combined: the host reads staging too (big-endian swaps). */
 static void *cu_host_alloc(void *devp, uint64_t bytes)
 {
 	struct cu_dev *c = devp;
@@ -216,6 +233,73 @@ static int mark(cudaStream_t stream, struct cu_buf *const *bufs, unsigned n,
 	return SHARDPIPE_OK;
 }
 
+static void ev_free(struct cu_ev *e)
+{
+	if (e->start != NULL)
+		cudaEventDestroy(e->start);
+	if (e->end != NULL)
+		cudaEventDestroy(e->end);
+	free(e);
+}
+
+/* Before an operation on `stream` whose completion the driver wants (done
+ * not NULL): its event and, when tracing, the start recorded now. */
+static int ev_begin(struct cu_dev *c, cudaStream_t stream, kdev_event *done,
+		    struct cu_ev **out, struct sp_err *err)
+{
+	struct cu_ev *e;
+	cudaError_t rc;
+
+	*out = NULL;
+	if (done == NULL)
+		return SHARDPIPE_OK;
+	e = calloc(1, sizeof(*e));
+	SP_RETURN_IF(e == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for an event");
+	rc = cudaEventCreateWithFlags(&e->end, c->trace ? cudaEventDefault :
+					       cudaEventDisableTiming);
+	if (rc == cudaSuccess && c->trace) {
+		rc = cudaEventCreate(&e->start);
+		if (rc == cudaSuccess)
+			rc = cudaEventRecord(e->start, stream);
+	}
+	if (rc != cudaSuccess) {
+		ev_free(e);
+		return cu_fail(err, "cudaEventCreate/Record(start)", rc);
+	}
+	*out = e;
+	return SHARDPIPE_OK;
+}
+
+/* After the operation: record its end and hand the event over. */
+static int ev_end(cudaStream_t stream, struct cu_ev *e, kdev_event *done,
+		  struct sp_err *err)
+{
+	cudaError_t rc;
+
+	if (e == NULL)
+		return SHARDPIPE_OK;
+	rc = cudaEventRecord(e->end, stream);
+	if (rc != cudaSuccess) {
+		ev_free(e);
+		return cu_fail(err, "cudaEventRecord(end)", rc);
+	}
+	*done = e;
+	return SHARDPIPE_OK;
+}
+
+/* Memory from cudaHostAlloc or cudaHostRegister: a DMA reads it as it is. */
+static int pinned(const void *p)
+{
+	struct cudaPointerAttributes a;
+
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError();   /* not sticky: forget it */
+		return 0;
+	}
+	return a.type == cudaMemoryTypeHost;
+}
+
 /* A staging buffer of at least n bytes whose previous copy has drained. */
 static int take_stage(struct cu_dev *c, uint64_t n, struct cu_stage **out,
 		      struct sp_err *err)
@@ -248,20 +332,36 @@ static int cu_upload(void *devp, kdev_buf buf, uint64_t off, const void *src,
 	struct cu_dev *c = devp;
 	struct cu_buf *b = buf;
 	struct cu_stage *st = NULL;
+	struct cu_ev *e = NULL;
+	cudaError_t rc;
 
 	if (done != NULL)
-		*done = NULL;   /* src is copied before this returns */
+		*done = NULL;
 	if (n == 0)
 		return SHARDPIPE_OK;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
-	SP_FORWARD(take_stage(c, n, &st, err));
-	memcpy(st->host, src, (size_t)n);
+	if (!pinned(src)) {
+		/* src is copied before this returns: nothing to wait for,
+		 * unless the trace wants the copy's times. */
+		SP_FORWARD(take_stage(c, n, &st, err));
+		memcpy(st->host, src, (size_t)n);
+		src = st->host;
+		if (!c->trace)
+			done = NULL;
+	}
 	SP_FORWARD(after(c->up, &b, 1, err));
-	CUDA_CHECK(err, cudaMemcpyAsync((uint8_t *)b->ptr + off, st->host,
-					(size_t)n, cudaMemcpyHostToDevice,
-					c->up));
-	CUDA_CHECK(err, cudaEventRecord(st->free, c->up));
-	return mark(c->up, &b, 1, err);
+	SP_FORWARD(ev_begin(c, c->up, done, &e, err));
+	rc = cudaMemcpyAsync((uint8_t *)b->ptr + off, src, (size_t)n,
+			     cudaMemcpyHostToDevice, c->up);
+	if (rc != cudaSuccess) {
+		if (e != NULL)
+			ev_free(e);
+		return cu_fail(err, "cudaMemcpyAsync(host to device)", rc);
+	}
+	if (st != NULL)
+		CUDA_CHECK(err, cudaEventRecord(st->free, c->up));
+	SP_FORWARD(mark(c->up, &b, 1, err));
+	return ev_end(c->up, e, done, err);
 }
 
 static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
@@ -269,35 +369,30 @@ static int cu_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
 {
 	struct cu_dev *c = devp;
 	struct cu_buf *b = buf;
-	cudaEvent_t ev;
+	struct cu_ev *e = NULL;
 	cudaError_t rc;
 
 	if (done != NULL)
 		*done = NULL;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	SP_FORWARD(after(c->down, &b, 1, err));
-	if (n > 0)
-		CUDA_CHECK(err, cudaMemcpyAsync(dst, (const uint8_t *)b->ptr +
-							     off,
-						(size_t)n,
-						cudaMemcpyDeviceToHost,
-						c->down));
-	SP_FORWARD(mark(c->down, &b, 1, err));
-	if (done == NULL)
-		return SHARDPIPE_OK;
-	CUDA_CHECK(err, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-	rc = cudaEventRecord(ev, c->down);
+	SP_FORWARD(ev_begin(c, c->down, done, &e, err));
+	/* Into pageable memory (a shard's buffer) the runtime stages the
+	 * copy itself and returns once it is done. */
+	rc = n > 0 ? cudaMemcpyAsync(dst, (const uint8_t *)b->ptr + off,
+				     (size_t)n, cudaMemcpyDeviceToHost, c->down)
+		   : cudaSuccess;
 	if (rc != cudaSuccess) {
-		cudaEventDestroy(ev);
-		return cu_fail(err, "cudaEventRecord(done, read-back stream)",
-			       rc);
+		if (e != NULL)
+			ev_free(e);
+		return cu_fail(err, "cudaMemcpyAsync(device to host)", rc);
 	}
-	*done = ev;
-	return SHARDPIPE_OK;
+	SP_FORWARD(mark(c->down, &b, 1, err));
+	return ev_end(c->down, e, done, err);
 }
 
 static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
-		     uint64_t local, struct sp_err *err)
+		     uint64_t local, kdev_event *done, struct sp_err *err)
 {
 	struct cu_dev *c = devp;
 	const char *name = kdev_kernels[l->id].name;
@@ -310,6 +405,7 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 	unsigned nbufs = 0;
 	uint64_t groups;
 	dim3 grid = { 1, 1, 1 }, block = { 1, 1, 1 };
+	struct cu_ev *e = NULL;
 	cudaError_t rc;
 
 	SP_RETURN_IF(nargs > KDEV_MAX_ARGS || local == 0 || local > 1024 ||
@@ -330,8 +426,11 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 			params[i] = &vals[i];
 		}
 	}
+	if (done != NULL)
+		*done = NULL;
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	SP_FORWARD(after(c->compute, bufs, nbufs, err));
+	SP_FORWARD(ev_begin(c, c->compute, done, &e, err));
 	grid.x = (unsigned)groups;
 	block.x = (unsigned)local;
 	rc = cudaLaunchKernel(sp_cuda_kernel_table[l->id], grid, block, params, 0,
@@ -339,35 +438,70 @@ static int cu_launch(void *devp, const struct kdev_launch *l, uint64_t global,
 	if (rc != cudaSuccess) {
 		char call[320];
 
+		if (e != NULL)
+			ev_free(e);
 		snprintf(call, sizeof(call),
 			 "cudaLaunchKernel(%s, %llu groups of %llu) on %s",
 			 name, (unsigned long long)groups,
 			 (unsigned long long)local, c->label);
 		return cu_fail(err, call, rc);
 	}
-	return mark(c->compute, bufs, nbufs, err);
+	SP_FORWARD(mark(c->compute, bufs, nbufs, err));
+	return ev_end(c->compute, e, done, err);
+}
+
+/* Set this thread's device and wait for e's end; e stays allocated. */
+static cudaError_t complete(struct cu_dev *c, struct cu_ev *e,
+			    const char **call)
+{
+	/* As every entry point: the calling thread's current device is its
+	 * own (cudaSetDevice is per host thread), so set ours first rather
+	 * than let the runtime initialise device 0 on this thread. */
+	cudaError_t rc = cudaSetDevice(c->device);
+
+	*call = "cudaSetDevice";
+	if (rc != cudaSuccess)
+		return rc;
+	/* Kernel faults surface here, at the first synchronisation. */
+	*call = "cudaEventSynchronize";
+	return cudaEventSynchronize(e->end);
 }
 
 static int cu_wait(void *devp, kdev_event evp, struct sp_err *err)
 {
-	struct cu_dev *c = devp;
-	cudaEvent_t ev = evp;
+	struct cu_ev *e = evp;
+	const char *call;
 	cudaError_t rc;
 
-	if (ev == NULL)
+	if (e == NULL)
 		return SHARDPIPE_OK;
-	/* As every entry point: the calling thread's current device is its
-	 * own (cudaSetDevice is per host thread), so set ours first rather
-	 * than let the runtime initialise device 0 on this thread. */
-	rc = cudaSetDevice(c->device);
-	if (rc != cudaSuccess) {
-		cudaEventDestroy(ev);   /* wait releases ev whatever happens */
-		return cu_fail(err, "cudaSetDevice", rc);
+	rc = complete(devp, e, &call);
+	ev_free(e);   /* wait releases ev whatever happens */
+	if (rc != cudaSuccess)
+		return cu_fail(err, call, rc);
+	return SHARDPIPE_OK;
+}
+
+static int cu_profile(void *devp, kdev_event evp, double *start, double *end,
+		      struct sp_err *err)
+{
+	struct cu_dev *c = devp;
+	struct cu_ev *e = evp;
+	const char *call;
+	float a = 0, b = 0;
+	cudaError_t rc = complete(c, e, &call);
+
+	if (rc == cudaSuccess && e->start != NULL) {
+		call = "cudaEventElapsedTime";
+		rc = cudaEventElapsedTime(&a, c->base, e->start);
+		if (rc == cudaSuccess)
+			rc = cudaEventElapsedTime(&b, c->base, e->end);
 	}
-	/* Kernel faults surface here, at the first synchronisation. */
-	rc = cudaEventSynchronize(ev);
-	cudaEventDestroy(ev);
-	CUDA_CHECK(err, rc);
+	ev_free(e);
+	if (rc != cudaSuccess)
+		return cu_fail(err, call, rc);
+	*start = c->base_host + 1e-3 * (double)a;
+	*end = c->base_host + 1e-3 * (double)b;
 	return SHARDPIPE_OK;
 }
 
@@ -427,6 +561,8 @@ static void cu_close(void *devp)
 		if (c->stage[i].free != NULL)
 			cudaEventDestroy(c->stage[i].free);
 	}
+	if (c->base != NULL)
+		cudaEventDestroy(c->base);
 	free(c);
 }
 
@@ -439,12 +575,24 @@ static const struct kdev_ops cu_device = {
 	.download = cu_download,
 	.launch = cu_launch,
 	.wait = cu_wait,
+	.profile = cu_profile,
 	.finish = cu_finish,
 	.close = cu_close,
 };
 
-static int cu_open(const struct kdev_device *d, void **dev,
-		   struct kdev_limits *lim, struct sp_err *err)
+/* The trace's clock: an event recorded and waited for, completed by the
+ * host time read just after (to the few microseconds the wait takes). */
+static int calibrate(struct cu_dev *c, struct sp_err *err)
+{
+	CUDA_CHECK(err, cudaEventCreate(&c->base));
+	CUDA_CHECK(err, cudaEventRecord(c->base, c->compute));
+	CUDA_CHECK(err, cudaEventSynchronize(c->base));
+	c->base_host = sp_now();
+	return SHARDPIPE_OK;
+}
+
+static int cu_open(const struct kdev_device *d, const struct plan *plan,
+		   void **dev, struct kdev_limits *lim, struct sp_err *err)
 {
 	struct cu_dev *c = calloc(1, sizeof(*c));
 	int sms = 1, max_threads = 1024;
@@ -458,6 +606,7 @@ static int cu_open(const struct kdev_device *d, void **dev,
 		     "driver knows %d", sp_cuda_kernel_count, KDEV_NKERNELS);
 	c->device = (int)d->index[0];
 	c->chosen = 1;
+	c->trace = plan->trace;
 	cu_describe(d, c->label, sizeof(c->label));
 	CUDA_CHECK(err, cudaSetDevice(c->device));
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
@@ -472,6 +621,8 @@ static int cu_open(const struct kdev_device *d, void **dev,
 	for (int i = 0; i < 2; i++)
 		CUDA_CHECK(err, cudaEventCreateWithFlags(&c->stage[i].free,
 							 cudaEventDisableTiming));
+	if (c->trace)
+		SP_FORWARD(calibrate(c, err));
 	/* The largest block every kernel can run with its registers; this
 	 * also loads each kernel, so a fat binary without code for this
 	 * GPU fails here, naming the kernel, rather than at a launch. */
@@ -499,7 +650,6 @@ static int cu_open(const struct kdev_device *d, void **dev,
 	/* Enough groups to fill every multiprocessor several times over;
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(sms > 0 ? sms : 1) * 32;
-	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }

@@ -156,7 +156,7 @@ int kdev_open(const struct kdev_adapter *a, const struct plan *plan,
 	*ctx = NULL;
 	SP_FORWARD(kdev_choose(a, &d, err));
 	memset(&lim, 0, sizeof(lim));
-	rc = a->open(&d, &dev, &lim, err);
+	rc = a->open(&d, plan, &dev, &lim, err);
 	if (rc != SHARDPIPE_OK) {
 		if (dev != NULL)
 			a->ops->close(dev);

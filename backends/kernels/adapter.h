@@ -54,13 +54,14 @@ struct kdev_adapter {
 	/* The chosen device as probe reports it (name, kind, memory). */
 	void (*describe)(const struct kdev_device *d, char *buf, size_t n);
 	/*
-	 * Create a context on the chosen device and fill *lim (zeroed) from
-	 * its properties.  *dev is set as soon as the context exists: on
-	 * failure the skeleton closes it with ops->close, which therefore
+	 * Create a context on the chosen device for plan (read for
+	 * plan->trace: profile the device's work) and fill *lim (zeroed)
+	 * from its properties.  *dev is set as soon as the context exists:
+	 * on failure the skeleton closes it with ops->close, which therefore
 	 * takes a partly opened context.
 	 */
-	int (*open)(const struct kdev_device *d, void **dev,
-		    struct kdev_limits *lim, struct sp_err *err);
+	int (*open)(const struct kdev_device *d, const struct plan *plan,
+		    void **dev, struct kdev_limits *lim, struct sp_err *err);
 };
 
 /* The adapter of this plugin, defined in its adapter file. */

@@ -4,12 +4,13 @@
  *
  * Per batch: upload the rows, scatter, compress, mark the chunks of fill
  * value only, permute sizes, scan, gather, download offsets; then, once
- * offsets[K*M] is known, download exactly that many bytes.  Only scatter
- * (for the caller's rows) and fetch (for the results) block; the stages
- * between are merely issued.  On an asynchronous device the driver keeps
- * two buffer sets and alternates them per batch, so a batch's fetched
- * result stays valid while the next batch runs, and the host may stage
- * the next batch while the device works.
+ * offsets[K*M] is known, download the ranges of exactly those bytes that
+ * the host asks for, straight to where they belong.  Only scatter (for
+ * the caller's rows) and fetch (for the results) block; the stages
+ * between are merely issued.  The driver keeps two buffer sets and
+ * alternates them per batch, so the host issues batch k+1 before it
+ * fetches batch k and the device always has work queued
+ * (doc/design.md §9).
  */
 #include "driver.h"
 
@@ -54,13 +55,36 @@ const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
 	}
 SP_KERNEL_LIST(PACKER)
 
-enum kstate { KS_IDLE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED };
+/* A set's batch: scattered, compressed, aggregated (issued, not
+ * necessarily run), then fetched; a fetched set is free for the next
+ * scatter. */
+enum kstate { KS_FREE, KS_SCATTERED, KS_COMPRESSED, KS_AGGREGATED,
+	      KS_FETCHED };
+
+/* An operation issued and not yet waited for: the offsets' download and,
+ * with tracing, every launch, kept so that its span can be taken once it
+ * has run.  t0..t1 is the call that issued it. */
+struct kpending {
+	const char *name, *queue;
+	double t0, t1;
+	kdev_event ev;
+};
+
+/* Launches of a batch (scatter, compress, empty chunks, permute, scan,
+ * gather) and the offsets' download. */
+#define KSET_PENDING 8
+#define KDRV_PLAIN 8
 
 struct kset {
 	kdev_buf in, pool, slots, sizes, psizes, offsets, agg;
-	uint8_t *h_agg;
 	uint64_t *h_off;
-	kdev_event off_done;
+	enum kstate state;
+	uint64_t seq;          /* the batch's number, for fetch order */
+	struct kpending pend[KSET_PENDING];
+	unsigned npend;
+	/* With tracing: the spans of the batch's device work so far. */
+	struct batch_span *spans;
+	size_t nspans, spans_cap;
 };
 
 struct kdrv {
@@ -80,11 +104,16 @@ struct kdrv {
 	kdev_buf enc_scratch;
 	uint64_t enc_groups, bl_blocksize;
 	struct kset set[2];
-	int nsets, cur;
+	struct kset *last;     /* scattered last: compress and aggregate it */
+	struct kset *fetched;  /* fetched last: fetch_ranges reads it */
+	uint64_t seq;          /* batches scattered */
 	/* Finish every stage before returning (SHARDPIPE_KERNEL_DEBUG=sync):
 	 * stage timings of an asynchronous device only mean something so. */
 	int sync;
-	enum kstate state;
+	/* host_alloc's blocks from malloc where the adapter had none left
+	 * (the offsets of both sets, the stream's two staging buffers,
+	 * room to spare). */
+	void *plain[KDRV_PLAIN];
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -102,24 +131,95 @@ static uint64_t unit_of(uint64_t v)
 	return u;
 }
 
+/* Keep a span of s's batch (tracing only). */
+static int add_span(struct kset *s, const char *name, const char *queue,
+		    double start, double end, struct sp_err *err)
+{
+	if (s->nspans == s->spans_cap) {
+		size_t cap = s->spans_cap ? 2 * s->spans_cap : 16;
+		struct batch_span *n = realloc(s->spans, cap * sizeof(*n));
+
+		SP_RETURN_IF(n == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for the trace's device spans");
+		s->spans = n;
+		s->spans_cap = cap;
+	}
+	s->spans[s->nspans++] = (struct batch_span){ name, queue, start, end };
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Wait for an operation issued between t0 and t1 (ev NULL: complete) and,
+ * with tracing, keep its span: the device's own times where the adapter
+ * has them, else the call's, which are the operation's on an adapter that
+ * completes each one before returning.
+ */
+static int settle(struct kdrv *k, struct kset *s, const struct kpending *o,
+		  struct sp_err *err)
+{
+	double a = o->t0, b = o->t1;
+
+	if (k->plan->trace && o->ev != NULL && k->ops->profile != NULL)
+		SP_FORWARD(k->ops->profile(k->dev, o->ev, &a, &b, err));
+	else
+		SP_FORWARD(k->ops->wait(k->dev, o->ev, err));
+	return k->plan->trace ? add_span(s, o->name, o->queue, a, b, err)
+			      : SHARDPIPE_OK;
+}
+
+/* Settle s's pending operations in issue order; after a failure the rest
+ * are only released. */
+static int settle_pending(struct kdrv *k, struct kset *s, struct sp_err *err)
+{
+	int rc = SHARDPIPE_OK;
+
+	for (unsigned i = 0; i < s->npend; i++) {
+		if (rc == SHARDPIPE_OK)
+			rc = settle(k, s, &s->pend[i], err);
+		else
+			k->ops->wait(k->dev, s->pend[i].ev, NULL);
+	}
+	s->npend = 0;
+	return rc;
+}
+
+/* Launch kernel l on s's batch; with tracing its event is kept. */
+static int launch(struct kdrv *k, struct kset *s, struct kdev_launch l,
+		  uint64_t global, uint64_t local, struct sp_err *err)
+{
+	struct kpending *o = &s->pend[s->npend];
+
+	SP_RETURN_IF(s->npend == KSET_PENDING, err, SHARDPIPE_ERR_DEVICE,
+		     "more than %d operations pending on one batch",
+		     KSET_PENDING);
+	*o = (struct kpending){ kdev_kernels[l.id].name, "compute", sp_now(),
+				0, NULL };
+	SP_FORWARD(k->ops->launch(k->dev, &l, global, local,
+				  k->plan->trace ? &o->ev : NULL, err));
+	o->t1 = sp_now();
+	if (k->plan->trace)
+		s->npend++;
+	return SHARDPIPE_OK;
+}
+
 /* A launch for `items` independent work-items (grid-stride kernels). */
-static int launch_items(struct kdrv *k, struct kdev_launch l, uint64_t items,
-			struct sp_err *err)
+static int launch_items(struct kdrv *k, struct kset *s, struct kdev_launch l,
+			uint64_t items, struct sp_err *err)
 {
 	uint64_t groups = (items + k->local - 1) / k->local;
 
 	groups = min_u64(groups ? groups : 1, k->lim.max_groups);
-	return k->ops->launch(k->dev, &l, groups * k->local, k->local, err);
+	return launch(k, s, l, groups * k->local, k->local, err);
 }
 
 /* A launch of one work-group of `local` items per unit of work (groups
  * stride over the units). */
-static int launch_groups(struct kdrv *k, struct kdev_launch l, uint64_t units,
-			 uint64_t local, struct sp_err *err)
+static int launch_groups(struct kdrv *k, struct kset *s, struct kdev_launch l,
+			 uint64_t units, uint64_t local, struct sp_err *err)
 {
 	uint64_t groups = min_u64(units ? units : 1, k->lim.max_groups);
 
-	return k->ops->launch(k->dev, &l, groups * local, local, err);
+	return launch(k, s, l, groups * local, local, err);
 }
 
 static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
@@ -220,19 +320,37 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	}
 }
 
-/* The result buffers live in the adapter's host memory where it has its
- * own (pinned, on CUDA), else in malloc's. */
+/*
+ * Host memory that uploads read and downloads write: the adapter's where
+ * it has its own (pinned), else malloc's.  Pinned memory is a scarcer
+ * resource than memory: when the adapter has none left, malloc's serves,
+ * only slower, and is remembered so that it goes back to free.
+ */
 static void *host_alloc(struct kdrv *k, uint64_t bytes)
 {
-	if (k->ops->host_alloc != NULL)
-		return k->ops->host_alloc(k->dev, bytes);
-	return bytes <= SIZE_MAX ? malloc((size_t)bytes) : NULL;
+	void *p;
+
+	if (bytes > SIZE_MAX)
+		return NULL;
+	if (k->ops->host_alloc == NULL)
+		return malloc((size_t)bytes);
+	p = k->ops->host_alloc(k->dev, bytes);
+	for (int i = 0; p == NULL && i < KDRV_PLAIN; i++)
+		if (k->plain[i] == NULL)
+			return k->plain[i] = malloc((size_t)bytes);
+	return p;
 }
 
 static void host_free(struct kdrv *k, void *p)
 {
 	if (p == NULL)
 		return;
+	for (int i = 0; i < KDRV_PLAIN; i++)
+		if (k->plain[i] == p) {
+			k->plain[i] = NULL;
+			free(p);
+			return;
+		}
 	if (k->ops->host_free != NULL)
 		k->ops->host_free(k->dev, p);
 	else
@@ -254,12 +372,10 @@ static int open_set(struct kdrv *k, struct kset *s, struct sp_err *err)
 	SP_FORWARD(alloc_buf(k, (k->n + 1) * 8, &s->offsets, "the offsets",
 			     err));
 	SP_FORWARD(alloc_buf(k, cap, &s->agg, "the aggregated chunks", err));
-	s->h_agg = host_alloc(k, cap ? cap : 1);
 	s->h_off = host_alloc(k, (k->n + 1) * sizeof(*s->h_off));
-	SP_RETURN_IF(s->h_agg == NULL || s->h_off == NULL, err,
-		     SHARDPIPE_ERR_NOMEM,
-		     "out of host memory for %llu bytes of results",
-		     (unsigned long long)cap);
+	SP_RETURN_IF(s->h_off == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for %llu offsets",
+		     (unsigned long long)(k->n + 1));
 	return SHARDPIPE_OK;
 }
 
@@ -268,11 +384,12 @@ static void close_set(struct kdrv *k, struct kset *s)
 	kdev_buf *bufs[] = { &s->in, &s->pool, &s->slots, &s->sizes,
 			     &s->psizes, &s->offsets, &s->agg };
 
+	settle_pending(k, s, NULL);
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		if (*bufs[i] != NULL)
 			k->ops->free(k->dev, *bufs[i]);
-	host_free(k, s->h_agg);
 	host_free(k, s->h_off);
+	free(s->spans);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -396,8 +513,7 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 				  p->M * sizeof(*p->perm), &ev, err));
 	SP_FORWARD(k->ops->wait(k->dev, ev, err));
 
-	k->nsets = k->lim.async ? 2 : 1;
-	for (int i = 0; i < k->nsets; i++)
+	for (int i = 0; i < 2; i++)
 		SP_FORWARD(open_set(k, &k->set[i], err));
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(open_gzip(k, err));
@@ -440,11 +556,8 @@ void kdrv_close(struct kdrv *k)
 		return;
 	/* Nothing may be freed while the device may still use it. */
 	k->ops->finish(k->dev, NULL);
-	for (int i = 0; i < 2; i++) {
-		if (k->set[i].off_done != NULL)
-			k->ops->wait(k->dev, k->set[i].off_done, NULL);
+	for (int i = 0; i < 2; i++)
 		close_set(k, &k->set[i]);
-	}
 	if (k->geo != NULL)
 		k->ops->free(k->dev, k->geo);
 	if (k->perm != NULL)
@@ -463,40 +576,43 @@ uint64_t kdrv_local_size(const struct kdrv *k)
 int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	struct kset *s;
-	kdev_event up = NULL;
+	struct kset *s = &k->set[k->seq % 2];
+	struct kpending up = { "upload", "upload", sp_now(), 0, NULL };
 	uint64_t per_item = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
 	int rc;
 
-	k->cur = (k->cur + 1) % k->nsets;
-	s = &k->set[k->cur];
-	k->state = KS_IDLE;
-	if (s->off_done != NULL) {
-		kdev_event ev = s->off_done;
-
-		s->off_done = NULL;
-		SP_FORWARD(k->ops->wait(k->dev, ev, err));
-	}
-	SP_FORWARD(k->ops->upload(k->dev, s->in, 0, batch, p->batch_bytes, &up,
-				  err));
-	rc = launch_items(k, pack_sp_scatter(s->in, s->pool, k->geo),
+	SP_RETURN_IF(s->state != KS_FREE && s->state != KS_FETCHED, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "scatter called with two batches not yet fetched");
+	SP_FORWARD(settle_pending(k, s, err));
+	s->state = KS_FREE;
+	s->nspans = 0;
+	s->seq = k->seq++;
+	k->last = s;
+	if (k->fetched == s)
+		k->fetched = NULL;
+	SP_FORWARD(k->ops->upload(k->dev, s->in, 0, batch, p->batch_bytes,
+				  &up.ev, err));
+	up.t1 = sp_now();
+	rc = launch_items(k, s, pack_sp_scatter(s->in, s->pool, k->geo),
 			  (k->nruns + per_item - 1) / per_item, err);
 	/* The caller's rows may be reused once this returns, whatever the
 	 * launch did. */
-	if (k->ops->wait(k->dev, up, rc == SHARDPIPE_OK ? err : NULL) !=
-		    SHARDPIPE_OK && rc == SHARDPIPE_OK)
-		rc = err != NULL ? err->code : SHARDPIPE_ERR_DEVICE;
+	if (rc != SHARDPIPE_OK)
+		k->ops->wait(k->dev, up.ev, NULL);
+	else
+		rc = settle(k, s, &up, err);
 	SP_FORWARD(rc);
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
-	k->state = KS_SCATTERED;
+	s->state = KS_SCATTERED;
 	return SHARDPIPE_OK;
 }
 
 int kdrv_compress(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	struct kset *s = &k->set[k->cur];
+	struct kset *s = k->last;
 	/* The level word; zstd's carries the checksum bit. */
 	uint64_t level = (uint64_t)(uint32_t)p->level |
 			 (uint64_t)(p->codec == SHARDPIPE_CODEC_ZSTD &&
@@ -504,13 +620,13 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 				 << SPZ_ARG_CHECKSUM_BIT;
 	struct kdev_launch l;
 
-	SP_RETURN_IF(k->state != KS_SCATTERED, err,
+	SP_RETURN_IF(s == NULL || s->state != KS_SCATTERED, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "compress called before scatter");
 	if (p->codec == SHARDPIPE_CODEC_NONE) {
 		l = pack_sp_codec_none(s->pool, s->slots, s->sizes, k->n,
 				       p->chunk_bytes, p->slot_capacity);
-		SP_FORWARD(launch_groups(k, l, k->n, k->copy_local, err));
+		SP_FORWARD(launch_groups(k, s, l, k->n, k->copy_local, err));
 	} else {
 		if (p->codec == SHARDPIPE_CODEC_GZIP)
 			l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
@@ -533,84 +649,175 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 		/* copy_local: a CPU device runs best with one work-item
 		 * per group, the groups giving the parallelism, as for the
 		 * copies; a GPU gets the full local size. */
-		SP_FORWARD(k->ops->launch(k->dev, &l,
-					  k->enc_groups * k->copy_local,
-					  k->copy_local, err));
+		SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local,
+				  k->copy_local, err));
 	}
 	/* A chunk of fill value only gets size 0: not stored
 	 * (doc/design.md §22.2).  It reads like a copy, so it runs like
 	 * one. */
 	if (!p->write_empty_chunks)
-		SP_FORWARD(launch_groups(k, pack_sp_empty_chunks(s->pool,
-								 s->sizes,
-								 k->geo, k->n,
-								 p->chunk_bytes),
+		SP_FORWARD(launch_groups(k, s,
+					 pack_sp_empty_chunks(s->pool, s->sizes,
+							      k->geo, k->n,
+							      p->chunk_bytes),
 					 k->n, k->copy_local, err));
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
-	k->state = KS_COMPRESSED;
+	s->state = KS_COMPRESSED;
 	return SHARDPIPE_OK;
 }
 
 int kdrv_aggregate(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	struct kset *s = &k->set[k->cur];
+	struct kset *s = k->last;
+	struct kpending *o;
 
-	SP_RETURN_IF(k->state != KS_COMPRESSED, err,
+	SP_RETURN_IF(s == NULL || s->state != KS_COMPRESSED, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "aggregate called before compress");
-	SP_FORWARD(launch_items(k, pack_sp_agg_permute(s->sizes, k->perm,
-							s->psizes, p->M, k->n),
+	SP_FORWARD(launch_items(k, s, pack_sp_agg_permute(s->sizes, k->perm,
+							   s->psizes, p->M,
+							   k->n),
 				k->n, err));
-	SP_FORWARD(launch_groups(k, pack_sp_agg_scan(s->psizes, s->offsets,
-						     k->n),
+	SP_FORWARD(launch_groups(k, s, pack_sp_agg_scan(s->psizes, s->offsets,
+							k->n),
 				 1, k->local, err));
-	SP_FORWARD(launch_groups(k, pack_sp_agg_gather(s->slots, s->sizes,
-						       k->perm, s->offsets,
-						       s->agg, p->M, k->n,
-						       p->slot_capacity),
+	SP_FORWARD(launch_groups(k, s, pack_sp_agg_gather(s->slots, s->sizes,
+							  k->perm, s->offsets,
+							  s->agg, p->M, k->n,
+							  p->slot_capacity),
 				 k->n, k->copy_local, err));
-
+	/* The offsets' download is waited for by fetch, traced or not. */
+	SP_RETURN_IF(s->npend == KSET_PENDING, err, SHARDPIPE_ERR_DEVICE,
+		     "more than %d operations pending on one batch",
+		     KSET_PENDING);
+	o = &s->pend[s->npend];
+	*o = (struct kpending){ "download offsets", "download", sp_now(), 0,
+				NULL };
 	SP_FORWARD(k->ops->download(k->dev, s->h_off, s->offsets, 0,
-				    (k->n + 1) * sizeof(*s->h_off),
-				    &s->off_done, err));
+				    (k->n + 1) * sizeof(*s->h_off), &o->ev,
+				    err));
+	o->t1 = sp_now();
+	s->npend++;
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
-	k->state = KS_AGGREGATED;
+	s->state = KS_AGGREGATED;
 	return SHARDPIPE_OK;
 }
 
-int kdrv_fetch(struct kdrv *k, struct batch_result *out, struct sp_err *err)
+int kdrv_fetch_offsets(struct kdrv *k, const uint64_t **offsets,
+		       struct sp_err *err)
 {
-	struct kset *s = &k->set[k->cur];
+	struct kset *s = NULL;
 	uint64_t total, cap = k->n * k->plan->slot_capacity;
-	kdev_event ev = s->off_done, got = NULL;
 
-	SP_RETURN_IF(k->state != KS_AGGREGATED, err,
+	/* The oldest batch not yet fetched. */
+	for (int i = 0; i < 2; i++) {
+		struct kset *c = &k->set[i];
+
+		if (c->state != KS_FREE && c->state != KS_FETCHED &&
+		    (s == NULL || c->seq < s->seq))
+			s = c;
+	}
+	SP_RETURN_IF(s == NULL || s->state != KS_AGGREGATED, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fetch called before aggregate");
-	s->off_done = NULL;
-	SP_FORWARD(k->ops->wait(k->dev, ev, err));
+	s->state = KS_FETCHED;
+	k->fetched = s;
+	SP_FORWARD(settle_pending(k, s, err));
 	total = s->h_off[k->n];
 	SP_RETURN_IF(s->h_off[0] != 0 || total > cap, err, SHARDPIPE_ERR_DEVICE,
 		     "aggregate produced offsets 0x%llx .. 0x%llx outside a "
 		     "pool of %llu bytes", (unsigned long long)s->h_off[0],
 		     (unsigned long long)total, (unsigned long long)cap);
-	if (total > 0) {
-		SP_FORWARD(k->ops->download(k->dev, s->h_agg, s->agg, 0, total,
-					    &got, err));
-		SP_FORWARD(k->ops->wait(k->dev, got, err));
-	}
-	out->data = s->h_agg;
-	out->offsets = s->h_off;
-	k->state = KS_IDLE;
+	*offsets = s->h_off;
 	return SHARDPIPE_OK;
+}
+
+int kdrv_fetch_ranges(struct kdrv *k, const struct batch_range *r, size_t n,
+		      struct sp_err *err)
+{
+	struct kset *s = k->fetched;
+	struct kpending first = { "download chunks", "download", sp_now(), 0,
+				  NULL };
+	struct kpending last = first;
+	int trace = k->plan->trace && k->ops->profile != NULL;
+	double start = -1, a;
+	uint64_t total;
+	size_t end = n;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch_ranges called before fetch_offsets");
+	total = s->h_off[k->n];
+	for (size_t i = 0; i < n; i++)
+		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
+			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "range %zu (%llu bytes at %llu) lies outside the "
+			     "%llu bytes of the batch", i,
+			     (unsigned long long)r[i].len,
+			     (unsigned long long)r[i].off,
+			     (unsigned long long)total);
+	while (end > 0 && r[end - 1].len == 0)
+		end--;
+	for (size_t i = 0; i < end && rc == SHARDPIPE_OK; i++) {
+		kdev_event *ev = i + 1 == end ? &last.ev :
+				 trace && first.ev == NULL ? &first.ev : NULL;
+
+		if (r[i].len > 0)
+			rc = k->ops->download(k->dev, r[i].dst, s->agg,
+					      r[i].off, r[i].len, ev, err);
+	}
+	last.t1 = sp_now();
+	/* Downloads from one buffer run in issue order: the last one's
+	 * completion is every one's, and the first one's start the span's. */
+	if (first.ev != NULL) {
+		double b;
+
+		if (rc == SHARDPIPE_OK)
+			rc = k->ops->profile(k->dev, first.ev, &start, &b,
+					     err);
+		else
+			k->ops->wait(k->dev, first.ev, NULL);
+	}
+	if (rc != SHARDPIPE_OK || end == 0) {
+		k->ops->wait(k->dev, last.ev, NULL);
+		return rc;
+	}
+	if (!k->plan->trace)
+		return k->ops->wait(k->dev, last.ev, err);
+	if (last.ev != NULL && k->ops->profile != NULL)
+		SP_FORWARD(k->ops->profile(k->dev, last.ev,
+					   start < 0 ? &start : &a, &last.t1,
+					   err));
+	else
+		SP_FORWARD(k->ops->wait(k->dev, last.ev, err));
+	return add_span(s, last.name, last.queue, start < 0 ? last.t0 : start,
+			last.t1, err);
+}
+
+size_t kdrv_op_spans(void *ctx, const struct batch_span **out)
+{
+	struct kdrv *k = ctx;
+
+	*out = k->fetched != NULL ? k->fetched->spans : NULL;
+	return k->fetched != NULL ? k->fetched->nspans : 0;
+}
+
+void *kdrv_op_host_alloc(void *ctx, uint64_t bytes)
+{
+	return host_alloc(ctx, bytes);
+}
+
+void kdrv_op_host_free(void *ctx, void *p)
+{
+	host_free(ctx, p);
 }
 
 int kdrv_debug_read_pool(struct kdrv *k, void *dst, struct sp_err *err)
 {
-	struct kset *s = &k->set[k->cur];
+	struct kset *s = k->last;
 	kdev_event ev = NULL;
 
 	SP_FORWARD(k->ops->download(k->dev, dst, s->pool, 0,
@@ -621,7 +828,7 @@ int kdrv_debug_read_pool(struct kdrv *k, void *dst, struct sp_err *err)
 int kdrv_debug_set_slots(struct kdrv *k, const void *slots,
 			 const uint64_t *sizes, struct sp_err *err)
 {
-	struct kset *s = &k->set[k->cur];
+	struct kset *s = k->last;
 	kdev_event ev = NULL;
 
 	SP_FORWARD(k->ops->upload(k->dev, s->slots, 0, slots,
@@ -630,7 +837,7 @@ int kdrv_debug_set_slots(struct kdrv *k, const void *slots,
 	SP_FORWARD(k->ops->upload(k->dev, s->sizes, 0, sizes,
 				  k->n * sizeof(*sizes), &ev, err));
 	SP_FORWARD(k->ops->wait(k->dev, ev, err));
-	k->state = KS_COMPRESSED;
+	s->state = KS_COMPRESSED;
 	return SHARDPIPE_OK;
 }
 
@@ -654,9 +861,16 @@ int kdrv_op_aggregate(void *ctx, struct sp_err *err)
 	return kdrv_aggregate(ctx, err);
 }
 
-int kdrv_op_fetch(void *ctx, struct batch_result *out, struct sp_err *err)
+int kdrv_op_fetch_offsets(void *ctx, const uint64_t **offsets,
+			  struct sp_err *err)
 {
-	return kdrv_fetch(ctx, out, err);
+	return kdrv_fetch_offsets(ctx, offsets, err);
+}
+
+int kdrv_op_fetch_ranges(void *ctx, const struct batch_range *r, size_t n,
+			 struct sp_err *err)
+{
+	return kdrv_fetch_ranges(ctx, r, n, err);
 }
 
 void kdrv_op_close(void *ctx)

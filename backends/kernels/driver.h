@@ -13,7 +13,7 @@
  * A device adapter (opencl.c, cuda.c, reference.c; a HIP or Level Zero
  * one the same way) implements, in its own file, only its API's calls:
  *   - the struct kdev_ops below (alloc, free, upload, download, launch,
- *     wait, finish, close; host_alloc/host_free optional);
+ *     wait, finish, close; host_alloc/host_free and profile optional);
  *   - launch: kernel l->id with l->args, each 8 bytes, a device buffer or
  *     a u64, in the order kernel-list.h declares; the adapter finds its
  *     compiled kernels by SP_KERNEL_LIST order or kdev_kernels[id].name;
@@ -77,9 +77,10 @@ struct kdev_ops {
 	int (*alloc)(void *dev, uint64_t bytes, kdev_buf *out,
 		     struct sp_err *err);
 	void (*free)(void *dev, kdev_buf buf);
-	/* Optional (NULL: malloc/free): host memory for the results the
-	 * driver downloads, e.g. pinned so that read-back is a direct DMA.
-	 * host_alloc returns NULL when out of memory. */
+	/* Optional (NULL: malloc/free): host memory that upload reads and
+	 * download writes directly, e.g. pinned so that either is a DMA:
+	 * the stream's staging buffers and the driver's offsets.  host_alloc
+	 * returns NULL when out of memory. */
 	void *(*host_alloc)(void *dev, uint64_t bytes);
 	void (*host_free)(void *dev, void *p);
 	/*
@@ -94,11 +95,20 @@ struct kdev_ops {
 			uint64_t n, kdev_event *done, struct sp_err *err);
 	/* Enqueue kernel l->id over a 1-d range of `global` work-items in
 	 * groups of `local` (global is a multiple of local).  l need not
-	 * outlive the call. */
+	 * outlive the call.  done, when not NULL, gets the launch's event. */
 	int (*launch)(void *dev, const struct kdev_launch *l, uint64_t global,
-		      uint64_t local, struct sp_err *err);
+		      uint64_t local, kdev_event *done, struct sp_err *err);
 	/* Block until ev completes, then release it.  ev may be NULL. */
 	int (*wait)(void *dev, kdev_event ev, struct sp_err *err);
+	/*
+	 * Optional, for SHARDPIPE_TRACE (plan->trace): wait as `wait` does
+	 * and report when the device ran the operation, in seconds of the
+	 * host's CLOCK_MONOTONIC (sp_now).  Without it the driver takes the
+	 * times of the calls themselves, which is right for an adapter that
+	 * completes every operation before returning (reference.c).
+	 */
+	int (*profile)(void *dev, kdev_event ev, double *start, double *end,
+		       struct sp_err *err);
 	/* Block until everything issued so far completes. */
 	int (*finish)(void *dev, struct sp_err *err);
 	/* Release the device context (the driver frees its buffers first). */
@@ -118,7 +128,6 @@ struct kdev_limits {
 	 * the most parallelism, more saves a CPU divisions. */
 	uint64_t runs_per_item;
 	uint64_t max_groups;   /* groups worth launching at once */
-	int async;             /* operations overlap the host: two buffer sets */
 	int one_item_groups;   /* each group runs with one work-item */
 };
 
@@ -141,8 +150,11 @@ SP_DRIVER_API int kdrv_scatter(struct kdrv *k, const void *batch,
 			       struct sp_err *err);
 SP_DRIVER_API int kdrv_compress(struct kdrv *k, struct sp_err *err);
 SP_DRIVER_API int kdrv_aggregate(struct kdrv *k, struct sp_err *err);
-SP_DRIVER_API int kdrv_fetch(struct kdrv *k, struct batch_result *out,
-			     struct sp_err *err);
+SP_DRIVER_API int kdrv_fetch_offsets(struct kdrv *k, const uint64_t **offsets,
+				     struct sp_err *err);
+SP_DRIVER_API int kdrv_fetch_ranges(struct kdrv *k,
+				    const struct batch_range *r, size_t n,
+				    struct sp_err *err);
 SP_DRIVER_API void kdrv_close(struct kdrv *k);
 
 /*
@@ -153,15 +165,23 @@ SP_DRIVER_API int kdrv_op_scatter(void *ctx, const void *batch,
 				  struct sp_err *err);
 SP_DRIVER_API int kdrv_op_compress(void *ctx, struct sp_err *err);
 SP_DRIVER_API int kdrv_op_aggregate(void *ctx, struct sp_err *err);
-SP_DRIVER_API int kdrv_op_fetch(void *ctx, struct batch_result *out,
-				struct sp_err *err);
+SP_DRIVER_API int kdrv_op_fetch_offsets(void *ctx, const uint64_t **offsets,
+					struct sp_err *err);
+SP_DRIVER_API int kdrv_op_fetch_ranges(void *ctx, const struct batch_range *r,
+				       size_t n, struct sp_err *err);
 SP_DRIVER_API void kdrv_op_close(void *ctx);
+SP_DRIVER_API void *kdrv_op_host_alloc(void *ctx, uint64_t bytes);
+SP_DRIVER_API void kdrv_op_host_free(void *ctx, void *p);
+SP_DRIVER_API size_t kdrv_op_spans(void *ctx, const struct batch_span **out);
 
 /* Those entries, for a kernel backend's struct backend_ops initializer. */
 #define KDRV_STAGE_ENTRIES                                                    \
 	.scatter = kdrv_op_scatter, .compress = kdrv_op_compress,             \
-	.aggregate = kdrv_op_aggregate, .fetch = kdrv_op_fetch,               \
-	.close = kdrv_op_close
+	.aggregate = kdrv_op_aggregate,                                       \
+	.fetch_offsets = kdrv_op_fetch_offsets,                               \
+	.fetch_ranges = kdrv_op_fetch_ranges, .close = kdrv_op_close,         \
+	.host_alloc = kdrv_op_host_alloc, .host_free = kdrv_op_host_free,     \
+	.spans = kdrv_op_spans
 
 /* Block until every stage issued so far has completed (for timing). */
 SP_DRIVER_API int kdrv_finish(struct kdrv *k, struct sp_err *err);
@@ -170,8 +190,8 @@ SP_DRIVER_API int kdrv_finish(struct kdrv *k, struct sp_err *err);
 SP_DRIVER_API uint64_t kdrv_local_size(const struct kdrv *k);
 
 /*
- * For tests: read back the current batch's chunk pool (K * M * chunk_bytes
- * bytes, after scatter), and replace the current batch's compressed slots
+ * For tests: read back the chunk pool of the batch scattered last (K * M * chunk_bytes
+ * bytes, after scatter), and replace that batch's compressed slots
  * and sizes (K * M entries of at most slot_capacity bytes, slot j at
  * j * slot_capacity of `slots`), so that aggregate can be checked with
  * sizes no codec produces yet.

@@ -2,7 +2,8 @@
  * reference.c - the `reference` backend: the kernel driver over a device
  * adapter whose memory is host memory and whose kernels are the C build of
  * backends/kernels/ (reference-kernels.c).  Everything completes before the
- * call that issued it returns, so there are no events and one buffer set.
+ * call that issued it returns, so there are no events, and the driver
+ * times the calls themselves for SHARDPIPE_TRACE.
  * Slow by design; it is what the other kernel backends are checked against.
  */
 #include <stdlib.h>
@@ -52,9 +53,12 @@ static int ref_download(void *dev, void *dst, kdev_buf buf, uint64_t off,
 }
 
 static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
-		      uint64_t local, struct sp_err *err)
+		      uint64_t local, kdev_event *done, struct sp_err *err)
 {
 	const char *name = kdev_kernels[l->id].name;
+
+	if (done != NULL)
+		*done = NULL;
 
 	SP_RETURN_IF(local == 0 || global % local != 0, err,
 		     SHARDPIPE_ERR_DEVICE,
@@ -97,7 +101,6 @@ static const struct kdev_limits ref_limits = {
 	.max_groups = 4096,
 	/* The CUDA plugin's choice, so that its path is the one checked. */
 	.runs_per_item = 1,
-	.async = 0,
 	.one_item_groups = 1,
 };
 

@@ -9,6 +9,17 @@
  * goes through CL_CHECK or CL_CREATE, which record the call's text and its
  * error code in the stream's error.
  *
+ * Work goes to three in-order queues, as on CUDA (doc/design.md §11):
+ * uploads, kernels and downloads.  Every buffer keeps the event of the
+ * last operation issued on it, and each operation waits for the events of
+ * the buffers it touches and becomes their last: issue order per buffer
+ * holds (all the driver asks), while batch k+1's upload runs beside batch
+ * k's kernels and batch k's download beside batch k+1's kernels.  Staging
+ * buffers and the offsets are host memory of the device
+ * (CL_MEM_ALLOC_HOST_PTR, mapped), from which a GPU's driver copies
+ * directly.  With SHARDPIPE_TRACE the queues profile, and event times are
+ * moved onto the host's clock by an offset measured at open.
+ *
  * SHARDPIPE_OPENCL_DEVICE chooses the device (adapter.h's grammar): an
  * index is "P:D", device D of platform P; a name is matched against
  * "platform name: device name".
@@ -26,14 +37,28 @@ extern const char sp_opencl_kernel_source[];
 /* Kernels are created for every entry of kernel-list.h (driver.h). */
 #define NKERNELS KDEV_NKERNELS
 
+struct ocl_buf {
+	cl_mem mem;
+	cl_event last;      /* the last operation issued on it, or NULL */
+};
+
+/* Host memory of the device: a CL_MEM_ALLOC_HOST_PTR buffer, mapped. */
+struct ocl_host {
+	cl_mem mem;
+	void *ptr;
+	struct ocl_host *next;
+};
+
 struct ocl_dev {
 	cl_platform_id platform;
 	cl_device_id device;
 	cl_context ctx;
-	cl_command_queue queue;
+	cl_command_queue up, compute, down;
 	cl_program program;
 	cl_kernel kernels[NKERNELS];
 	cl_ulong max_alloc;
+	struct ocl_host *hosts;
+	double clock_offset;    /* host seconds minus device seconds */
 	char label[200];
 };
 
@@ -190,34 +215,126 @@ static int ocl_alloc(void *devp, uint64_t bytes, kdev_buf *out,
 		     struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
-	cl_mem m;
+	struct ocl_buf *b;
+	cl_int cl_rc_ = CL_SUCCESS;
 
 	SP_RETURN_IF(bytes > o->max_alloc, err, SHARDPIPE_ERR_NOMEM,
 		     "opencl: %llu bytes exceed CL_DEVICE_MAX_MEM_ALLOC_SIZE "
 		     "(%llu) of %s", (unsigned long long)bytes,
 		     (unsigned long long)o->max_alloc, o->label);
-	CL_CREATE(err, m, clCreateBuffer(o->ctx, CL_MEM_READ_WRITE,
-					 (size_t)bytes, NULL, CL_RC));
-	*out = m;
+	b = calloc(1, sizeof(*b));
+	SP_RETURN_IF(b == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of host memory for a buffer record");
+	b->mem = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, (size_t)bytes, NULL,
+				CL_RC);
+	if (cl_rc_ != CL_SUCCESS) {
+		free(b);
+		return sp_err_set(err, SHARDPIPE_ERR_DEVICE,
+				  "opencl: clCreateBuffer(%llu bytes) failed: "
+				  "%s (%d)", (unsigned long long)bytes,
+				  cl_errstr(cl_rc_), (int)cl_rc_);
+	}
+	*out = b;
 	return SHARDPIPE_OK;
 }
 
 static void ocl_free(void *devp, kdev_buf buf)
 {
-	clReleaseMemObject((cl_mem)buf);
+	struct ocl_buf *b = buf;
+
+	if (b->last != NULL)
+		clReleaseEvent(b->last);
+	clReleaseMemObject(b->mem);
+	free(b);
+}
+
+static void *ocl_host_alloc(void *devp, uint64_t bytes)
+{
+	struct ocl_dev *o = devp;
+	struct ocl_host *h;
+	cl_int rc = CL_SUCCESS;
+
+	if (bytes > o->max_alloc || (h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	h->mem = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE |
+				CL_MEM_ALLOC_HOST_PTR, (size_t)bytes, NULL, &rc);
+	if (rc == CL_SUCCESS)
+		h->ptr = clEnqueueMapBuffer(o->up, h->mem, CL_TRUE,
+					    CL_MAP_READ | CL_MAP_WRITE, 0,
+					    (size_t)bytes, 0, NULL, NULL, &rc);
+	if (rc != CL_SUCCESS || h->ptr == NULL) {
+		if (h->mem != NULL)
+			clReleaseMemObject(h->mem);
+		free(h);
+		return NULL;
+	}
+	h->next = o->hosts;
+	o->hosts = h;
+	return h->ptr;
+}
+
+static void host_release(struct ocl_dev *o, struct ocl_host *h)
+{
+	clEnqueueUnmapMemObject(o->up, h->mem, h->ptr, 0, NULL, NULL);
+	clFinish(o->up);
+	clReleaseMemObject(h->mem);
+	free(h);
+}
+
+static void ocl_host_free(void *devp, void *p)
+{
+	struct ocl_dev *o = devp;
+
+	for (struct ocl_host **h = &o->hosts; *h != NULL; h = &(*h)->next)
+		if ((*h)->ptr == p) {
+			struct ocl_host *gone = *h;
+
+			*h = gone->next;
+			host_release(o, gone);
+			return;
+		}
+}
+
+/* The last uses of bufs, as an event wait list; returns its length. */
+static cl_uint after(struct ocl_buf *const *bufs, unsigned n, cl_event *list)
+{
+	cl_uint k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (bufs[i]->last != NULL)
+			list[k++] = bufs[i]->last;
+	return k;
+}
+
+/* ev, just issued, becomes the last use of bufs and, when done is not
+ * NULL, the caller's; the issuer's own reference is given away. */
+static void mark(struct ocl_buf *const *bufs, unsigned n, cl_event ev,
+		 kdev_event *done)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (bufs[i]->last != NULL)
+			clReleaseEvent(bufs[i]->last);
+		clRetainEvent(ev);
+		bufs[i]->last = ev;
+	}
+	if (done != NULL)
+		*done = ev;
+	else
+		clReleaseEvent(ev);
 }
 
 static int ocl_upload(void *devp, kdev_buf buf, uint64_t off, const void *src,
 		      uint64_t n, kdev_event *done, struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
-	cl_event ev = NULL;
+	struct ocl_buf *b = buf;
+	cl_event wl[1], ev = NULL;
+	cl_uint nw = after(&b, 1, wl);
 
-	CL_CHECK(err, clEnqueueWriteBuffer(o->queue, (cl_mem)buf, CL_FALSE,
-					   (size_t)off, (size_t)n, src, 0,
-					   NULL, done != NULL ? &ev : NULL));
-	if (done != NULL)
-		*done = ev;
+	CL_CHECK(err, clEnqueueWriteBuffer(o->up, b->mem, CL_FALSE,
+					   (size_t)off, (size_t)n, src, nw,
+					   nw ? wl : NULL, &ev));
+	mark(&b, 1, ev, done);
 	return SHARDPIPE_OK;
 }
 
@@ -225,78 +342,134 @@ static int ocl_download(void *devp, void *dst, kdev_buf buf, uint64_t off,
 			uint64_t n, kdev_event *done, struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
-	cl_event ev = NULL;
+	struct ocl_buf *b = buf;
+	cl_event wl[1], ev = NULL;
+	cl_uint nw = after(&b, 1, wl);
 
-	CL_CHECK(err, clEnqueueReadBuffer(o->queue, (cl_mem)buf, CL_FALSE,
-					  (size_t)off, (size_t)n, dst, 0, NULL,
-					  done != NULL ? &ev : NULL));
-	if (done != NULL)
-		*done = ev;
+	CL_CHECK(err, clEnqueueReadBuffer(o->down, b->mem, CL_FALSE,
+					  (size_t)off, (size_t)n, dst, nw,
+					  nw ? wl : NULL, &ev));
+	mark(&b, 1, ev, done);
 	return SHARDPIPE_OK;
 }
 
 static int ocl_launch(void *devp, const struct kdev_launch *launch,
-		      uint64_t global, uint64_t local, struct sp_err *err)
+		      uint64_t global, uint64_t local, kdev_event *done,
+		      struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
 	const struct kdev_arg *args = launch->args;
 	cl_kernel k = o->kernels[launch->id];
 	size_t g = (size_t)global, l = (size_t)local;
+	struct ocl_buf *bufs[KDEV_MAX_ARGS];
+	cl_event wl[KDEV_MAX_ARGS], ev = NULL;
+	unsigned nbufs = 0;
+	cl_uint nw;
 
 	for (unsigned i = 0; i < launch->nargs; i++) {
 		if (args[i].kind == KDEV_ARG_BUF) {
-			cl_mem m = (cl_mem)args[i].buf;
-
-			CL_CHECK(err, clSetKernelArg(k, i, sizeof(m), &m));
+			bufs[nbufs] = args[i].buf;
+			CL_CHECK(err, clSetKernelArg(k, i, sizeof(cl_mem),
+						     &bufs[nbufs]->mem));
+			nbufs++;
 		} else {
 			cl_ulong v = args[i].u64;
 
 			CL_CHECK(err, clSetKernelArg(k, i, sizeof(v), &v));
 		}
 	}
-	CL_CHECK(err, clEnqueueNDRangeKernel(o->queue, k, 1, NULL, &g, &l, 0,
-					     NULL, NULL));
+	nw = after(bufs, nbufs, wl);
+	CL_CHECK(err, clEnqueueNDRangeKernel(o->compute, k, 1, NULL, &g, &l,
+					     nw, nw ? wl : NULL, &ev));
+	mark(bufs, nbufs, ev, done);
 	return SHARDPIPE_OK;
+}
+
+/* Wait for ev and check that its command succeeded; ev stays held. */
+static cl_int complete(cl_event ev)
+{
+	cl_int status = CL_COMPLETE, rc = clWaitForEvents(1, &ev);
+
+	if (rc == CL_SUCCESS)
+		rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+				    sizeof(status), &status, NULL);
+	return rc != CL_SUCCESS ? rc : status < 0 ? status : CL_SUCCESS;
 }
 
 static int ocl_wait(void *devp, kdev_event evp, struct sp_err *err)
 {
 	cl_event ev = evp;
-	cl_int status = CL_COMPLETE, rc;
+	cl_int rc;
 
 	if (ev == NULL)
 		return SHARDPIPE_OK;
-	rc = clWaitForEvents(1, &ev);
-	if (rc == CL_SUCCESS)
-		rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-				    sizeof(status), &status, NULL);
+	rc = complete(ev);
 	clReleaseEvent(ev);
 	CL_CHECK(err, rc);
-	CL_CHECK(err, status < 0 ? status : CL_SUCCESS);
+	return SHARDPIPE_OK;
+}
+
+static int ocl_profile(void *devp, kdev_event evp, double *start,
+		       double *end, struct sp_err *err)
+{
+	struct ocl_dev *o = devp;
+	cl_event ev = evp;
+	cl_ulong a = 0, b = 0;
+	cl_int rc = complete(ev);
+
+	if (rc == CL_SUCCESS)
+		rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,
+					     sizeof(a), &a, NULL);
+	if (rc == CL_SUCCESS)
+		rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END,
+					     sizeof(b), &b, NULL);
+	clReleaseEvent(ev);
+	CL_CHECK(err, rc);
+	*start = 1e-9 * (double)a + o->clock_offset;
+	*end = 1e-9 * (double)b + o->clock_offset;
 	return SHARDPIPE_OK;
 }
 
 static int ocl_finish(void *devp, struct sp_err *err)
 {
 	struct ocl_dev *o = devp;
+	cl_command_queue queues[] = { o->up, o->compute, o->down };
+	cl_int rc = CL_SUCCESS;
 
-	CL_CHECK(err, clFinish(o->queue));
+	/* Every queue, even after one fails: buffers are freed next. */
+	for (int i = 0; i < 3; i++) {
+		cl_int e = queues[i] != NULL ? clFinish(queues[i]) : CL_SUCCESS;
+
+		if (rc == CL_SUCCESS)
+			rc = e;
+	}
+	CL_CHECK(err, rc);
 	return SHARDPIPE_OK;
 }
 
 static void ocl_close(void *devp)
 {
 	struct ocl_dev *o = devp;
+	cl_command_queue queues[] = { o != NULL ? o->up : NULL,
+				      o != NULL ? o->compute : NULL,
+				      o != NULL ? o->down : NULL };
 
 	if (o == NULL)
 		return;
+	while (o->hosts != NULL) {
+		struct ocl_host *h = o->hosts;
+
+		o->hosts = h->next;
+		host_release(o, h);
+	}
 	for (size_t i = 0; i < NKERNELS; i++)
 		if (o->kernels[i] != NULL)
 			clReleaseKernel(o->kernels[i]);
 	if (o->program != NULL)
 		clReleaseProgram(o->program);
-	if (o->queue != NULL)
-		clReleaseCommandQueue(o->queue);
+	for (int i = 0; i < 3; i++)
+		if (queues[i] != NULL)
+			clReleaseCommandQueue(queues[i]);
 	if (o->ctx != NULL)
 		clReleaseContext(o->ctx);
 	free(o);
@@ -305,13 +478,41 @@ static void ocl_close(void *devp)
 static const struct kdev_ops ocl_device = {
 	.alloc = ocl_alloc,
 	.free = ocl_free,
+	.host_alloc = ocl_host_alloc,
+	.host_free = ocl_host_free,
 	.upload = ocl_upload,
 	.download = ocl_download,
 	.launch = ocl_launch,
 	.wait = ocl_wait,
+	.profile = ocl_profile,
 	.finish = ocl_finish,
 	.close = ocl_close,
 };
+
+/*
+ * Profiling times are the device's; the host's clock is what the trace
+ * uses.  A marker's queued time lies between the host times before and
+ * after it was enqueued: their midpoint gives the offset, to the
+ * microsecond or so the enqueue takes.
+ */
+static int calibrate(struct ocl_dev *o, struct sp_err *err)
+{
+	cl_event ev = NULL;
+	cl_ulong q = 0;
+	double t0 = sp_now(), t1;
+	cl_int rc;
+
+	CL_CHECK(err, clEnqueueMarkerWithWaitList(o->compute, 0, NULL, &ev));
+	t1 = sp_now();
+	rc = complete(ev);
+	if (rc == CL_SUCCESS)
+		rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED,
+					     sizeof(q), &q, NULL);
+	clReleaseEvent(ev);
+	CL_CHECK(err, rc);
+	o->clock_offset = 0.5 * (t0 + t1) - 1e-9 * (double)q;
+	return SHARDPIPE_OK;
+}
 
 /* A failed build carries the compiler's log, as much as the message holds. */
 static int build_program(struct ocl_dev *o, struct sp_err *err)
@@ -336,10 +537,12 @@ static int build_program(struct ocl_dev *o, struct sp_err *err)
 			  log);
 }
 
-static int ocl_open(const struct kdev_device *d, void **dev,
-		    struct kdev_limits *lim, struct sp_err *err)
+static int ocl_open(const struct kdev_device *d, const struct plan *plan,
+		    void **dev, struct kdev_limits *lim, struct sp_err *err)
 {
 	struct ocl_dev *o = calloc(1, sizeof(*o));
+	cl_command_queue_properties props =
+		plan->trace ? CL_QUEUE_PROFILING_ENABLE : 0;
 	size_t max_wg = 0;
 	cl_uint units = 1;
 
@@ -358,8 +561,14 @@ static int ocl_open(const struct kdev_device *d, void **dev,
 				      NULL));
 	CL_CREATE(err, o->ctx, clCreateContext(NULL, 1, &o->device, NULL, NULL,
 					       CL_RC));
-	CL_CREATE(err, o->queue, clCreateCommandQueue(o->ctx, o->device, 0,
-						      CL_RC));
+	CL_CREATE(err, o->up, clCreateCommandQueue(o->ctx, o->device, props,
+						   CL_RC));
+	CL_CREATE(err, o->compute, clCreateCommandQueue(o->ctx, o->device,
+							props, CL_RC));
+	CL_CREATE(err, o->down, clCreateCommandQueue(o->ctx, o->device, props,
+						     CL_RC));
+	if (plan->trace)
+		SP_FORWARD(calibrate(o, err));
 	SP_FORWARD(build_program(o, err));
 	for (size_t i = 0; i < NKERNELS; i++) {
 		size_t kwg = 0;
@@ -381,7 +590,6 @@ static int ocl_open(const struct kdev_device *d, void **dev,
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(units ? units : 1) *
 			  (d->gpu ? 32 : 4);
-	lim->async = 1;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }

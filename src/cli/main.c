@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		   "'shardpipe --version'\nprints the version.\n"
 		   "Environment: SHARDPIPE_BACKEND overrides the backend; "
 		   "SHARDPIPE_PLUGIN_PATH\nlists directories searched for "
-		   "backend plugins.\n");
+		   "backend plugins; SHARDPIPE_TRACE=FILE records\nevery "
+		   "stage of every batch in FILE, a Chrome/Perfetto trace.\n");
 }
 
 int main(int argc, char **argv)
