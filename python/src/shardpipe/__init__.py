@@ -278,7 +278,11 @@ class Stream:
     """A stream writing one sharded Zarr v3 array.
 
     ``path``: the store's directory (created; an existing store is refused
-    unless ``overwrite``).  ``shape``: the array's extent per dimension,
+    unless ``overwrite``), or an ``"s3://bucket/prefix"`` URL, the
+    endpoint, region and credentials then coming from the environment
+    (``AWS_ENDPOINT_URL`` or ``SHARDPIPE_S3_ENDPOINT``, ``AWS_REGION``,
+    ``AWS_ACCESS_KEY_ID`` ... or ``AWS_PROFILE``; shardpipe(1), "S3
+    STORES").  ``shape``: the array's extent per dimension,
     slowest first; 0 on dim 0 makes it grow with the appends.  ``chunks``:
     the chunk (Zarr's inner chunk) shape.  ``shards``: the shard shape in
     elements, as in zarr-python and TensorStore: a multiple of ``chunks``
@@ -603,8 +607,9 @@ class Reader:
 
 
 def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
-    """Open the Zarr v3 array at ``path`` for reading (any store whose
-    codecs shardpipe knows, written by shardpipe or not)."""
+    """Open the Zarr v3 array at ``path`` (a directory or an
+    ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
+    shardpipe knows, written by shardpipe or not)."""
     return Reader(path)
 
 
