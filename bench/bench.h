@@ -84,7 +84,7 @@ void bench_report_json(const struct bench_result *r);
 
 /* Bytes of every file under path (shards, indexes, zarr.json): what a
  * store takes, for the ratio bench, demo and write print; 0 when the
- * path cannot be walked. */
+ * path cannot be walked, as an s3:// store cannot. */
 uint64_t bench_store_bytes(const char *path);
 
 /* The parts bench_run is made of, in bound.c. */

@@ -11,7 +11,7 @@
 #include "backend.h"
 #include "plan.h"
 #include "shard_index.h"
-#include "store_fs.h"
+#include "store.h"
 #include "trace.h"
 #include "zarr_meta.h"
 
@@ -64,7 +64,7 @@ struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
 	void *bctx;
-	struct store_fs *fs;     /* NULL when writing to a sink */
+	struct store *store;     /* NULL when writing to a sink */
 	shardpipe_sink sink;
 
 	struct trace *trace;     /* SHARDPIPE_TRACE, or NULL */
@@ -193,8 +193,8 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	rc = zarr_meta_render(&s->plan, rows, &s->attrs, &json, &len, err);
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
-	if (s->fs != NULL)
-		rc = store_fs_write_meta(s->fs, json, len, err);
+	if (s->store != NULL)
+		rc = s->store->ops->write_meta(s->store, json, len, err);
 	else if (s->sink.metadata != NULL &&
 		 s->sink.metadata(s->sink.user, json, len) != 0)
 		rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
@@ -241,10 +241,10 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 			second_len = b->len;
 		}
 		plan_shard_coords(p, se, k, coords);
-		if (s->fs != NULL) {
-			rc = store_fs_write_shard(s->fs, coords, p->rank, first,
-						  first_len, second, second_len,
-						  err);
+		if (s->store != NULL) {
+			rc = store_write_shard(s->store, coords, p->rank, first,
+					       first_len, second, second_len,
+					       err);
 		} else if (s->sink.shard(s->sink.user, coords, p->rank,
 					 b->data, b->len, idx,
 					 p->index_bytes) != 0) {
@@ -776,7 +776,7 @@ static void stream_free(struct shardpipe_stream *s)
 	for (int k = 0; k < NSETS; k++)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
-	store_fs_free(s->fs);
+	store_free(s->store);
 	free(s->ranges);
 	free(s->fill_block);
 	attrs_free(&s->attrs);
@@ -819,6 +819,7 @@ static uint64_t pools(const struct shardpipe_stream *s)
 	uint64_t n = NSTAGE * p->batch_bytes +
 		     NSETS * p->cps[0] * p->M * p->slot_capacity;
 
+	n += store_pool_bytes(s->store);
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
 		return n + s->be->pool_bytes(s->bctx);
 	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
@@ -910,7 +911,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	rc = plan_init(&s->plan, desc, &s->err);
 	s->plan.trace = trace_wanted();
 	if (rc == SHARDPIPE_OK && path != NULL)
-		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
+		rc = store_check(&s->store, path, desc->overwrite,
+				 s->plan.durable, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
@@ -959,14 +961,14 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	}
 	if (rc == SHARDPIPE_OK)
 		rc = open_trace(s, path);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		store_fs_set_durable(s->fs, s->plan.durable);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		rc = store_fs_create(s->fs, &s->err);
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = s->store->ops->create(s->store, &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = own;
 	if (rc == SHARDPIPE_OK)
 		rc = publish_meta(s, 0, &s->err);
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = start_threads(s);
 	if (rc != SHARDPIPE_OK) {
@@ -1313,7 +1315,11 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 	pthread_mutex_lock(&s->mu);
 	rows = s->stats.rows_written;
 	pthread_mutex_unlock(&s->mu);
-	return fail(s, publish_meta(s, rows, &s->err));
+	rc = publish_meta(s, rows, &s->err);
+	/* A store that uploads in the background has it all once synced. */
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
+	return fail(s, rc);
 }
 
 int shardpipe_stream_close(shardpipe_stream *s)
@@ -1342,6 +1348,8 @@ int shardpipe_stream_close(shardpipe_stream *s)
 		s->stats.rows_written = rows;
 		rc = publish_meta(s, rows, &s->err);
 	}
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
 	/* The threads are gone: the trace is complete.  Failing to write
 	 * it is reported when nothing else failed. */
 	if (trace_close(s->trace, &terr) != SHARDPIPE_OK &&

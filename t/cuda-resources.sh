@@ -12,11 +12,11 @@
 [ -n "$SHARDPIPE_NVCC" ] ||
 	skip_all "nvcc not configured (configure found no CUDA toolkit)"
 [ -x "$SHARDPIPE_NVCC" ] ||
-	skip_all "configured nvcc $SHARDPIPE_NVCC is not executable"
+	bail_out "configured nvcc $SHARDPIPE_NVCC is not executable"
 src=${top_srcdir:-.}/backends
 kernels=$(sed -n 's/^[	 ]*X(\(sp_[a-z0-9_]*\),.*/\1/p' \
 	"$src/kernels/kernel-list.h")
-[ -n "$kernels" ] || skip_all "no kernels found in kernel-list.h"
+[ -n "$kernels" ] || bail_out "no kernels found in kernel-list.h"
 "$SHARDPIPE_NVCC" --list-gpu-code 2> /dev/null | grep -qx sm_90 ||
 	skip_all "$SHARDPIPE_NVCC does not target sm_90"
 scratch cudares

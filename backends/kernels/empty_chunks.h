@@ -68,11 +68,14 @@ DEVICE_FN u64 empty_word_differs(GLOBAL const u8 *c, u64 w, u64 unit,
 {
 	switch (unit) {
 	case 8:
-		return ((GLOBAL const w64 *)c)[w] != ((GLOBAL const w64 *)fill)[0];
+		return ((GLOBAL const w64 *)c)[w] !=
+		       ((GLOBAL const w64 *)fill)[0];
 	case 4:
-		return ((GLOBAL const w32 *)c)[w] != ((GLOBAL const w32 *)fill)[0];
+		return ((GLOBAL const w32 *)c)[w] !=
+		       ((GLOBAL const w32 *)fill)[0];
 	case 2:
-		return ((GLOBAL const w16 *)c)[w] != ((GLOBAL const w16 *)fill)[0];
+		return ((GLOBAL const w16 *)c)[w] !=
+		       ((GLOBAL const w16 *)fill)[0];
 	default:
 		return c[w] != fill[0];
 	}

@@ -60,8 +60,9 @@ static void bench_usage(FILE *f)
 		"micro 4, or one chunk's\n"
 		"                  depth along dim 0 if more; noise12 and xor "
 		"16)\n"
-		"  --output DIR    write a real store (default: a sink that "
-		"counts and discards)\n"
+		"  --output DIR    write a real store, a directory or "
+		"s3://BUCKET/PREFIX (default:\n"
+		"                  a sink that counts and discards)\n"
 		"  --overwrite     replace a store already at DIR\n"
 		"  --bound         also compress the same chunks with the "
 		"same codec, level and\n"
@@ -81,18 +82,6 @@ static void bench_usage(FILE *f)
 		"  --local N       run the kernel backends' work-groups with N "
 		"items (1..256;\n"
 		"                  default the device's, 128 with --profile)\n");
-}
-
-static int parse_u64(const char *opt, const char *s, uint64_t *out)
-{
-	char *end;
-
-	*out = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end != '\0') {
-		cli_error("bench: %s: \"%s\" is not a number", opt, s);
-		return -1;
-	}
-	return 0;
 }
 
 /* The command line, before a workload fills in what it leaves out. */
@@ -115,13 +104,20 @@ static const struct workload *workload_find(const char *name)
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
 static int parse_args(struct bench_args *a, int argc, char **argv)
 {
+	const char *named = NULL;
+
 	a->w = &workloads[1];
 	a->fill_name = "micro";
 	a->repeat = 1;
+	cli_seen_init(&a->o.seen, "bench");
 	for (int i = 1; i < argc; i++) {
 		int k = cli_desc_option(&a->o, argc, argv, &i);
 		const char *arg = argv[i];
-		int has = i + 1 < argc;
+		const char *const flags[] = { "--unbounded", "--bound", "--json",
+					      "--profile" };
+		int *const flag_slots[] = { &a->unbounded, &a->bound, &a->json,
+					    &a->profile };
+		uint64_t v;
 
 		if (k < 0)
 			return CLI_EXIT_USAGE;
@@ -130,43 +126,44 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		if (strcmp(arg, "--help") == 0) {
 			bench_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (strcmp(arg, "--fill") == 0 && has) {
-			a->fill_name = argv[++i];
-		} else if (strcmp(arg, "--rows") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->rows) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--span") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->span) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--frames") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->frames) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--repeat") == 0 && has) {
-			uint64_t v;
-
-			if (parse_u64(arg, argv[++i], &v) != 0 || v < 1 ||
-			    v > 100) {
-				cli_error("bench: --repeat: 1 to 100");
-				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--fill") == 0) {
+			k = cli_take(&a->o.seen, argc, argv, &i, &a->fill_name);
+		} else if (strcmp(arg, "--rows") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->rows);
+		} else if (strcmp(arg, "--span") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->span);
+		} else if (strcmp(arg, "--frames") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->frames);
+		} else if (strcmp(arg, "--repeat") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 100, &v);
+			if (k == 0 && v < 1) {
+				cli_error("bench: --repeat: 0 runs; give 1 to "
+					  "100");
+				k = -1;
 			}
 			a->repeat = (int)v;
-		} else if (strcmp(arg, "--output") == 0 && has) {
-			a->output = argv[++i];
-		} else if (strcmp(arg, "--unbounded") == 0) {
-			a->unbounded = 1;
-		} else if (strcmp(arg, "--bound") == 0) {
-			a->bound = 1;
-		} else if (strcmp(arg, "--json") == 0) {
-			a->json = 1;
-		} else if (strcmp(arg, "--profile") == 0) {
-			a->profile = 1;
-		} else if (strcmp(arg, "--local") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->local) != 0 ||
-			    a->local < 1 || a->local > 256) {
-				cli_error("bench: --local: 1 to 256");
+		} else if (strcmp(arg, "--output") == 0) {
+			k = cli_take(&a->o.seen, argc, argv, &i, &a->output);
+		} else if (strcmp(arg, "--local") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256, &a->local);
+			if (k == 0 && a->local < 1) {
+				cli_error("bench: --local: 0 items; give 1 to "
+					  "256");
+				k = -1;
+			}
+		} else if ((k = cli_flag(&a->o.seen, arg, flags, flag_slots,
+					 CLI_NFLAGS(flags))) != 0) {
+			k = k < 0 ? -1 : 0;
+		} else if (arg[0] != '-') {
+			if (named != NULL) {
+				cli_error("bench: one workload only: %s and %s",
+					  named, arg);
 				return CLI_EXIT_USAGE;
 			}
-		} else if (arg[0] != '-') {
+			named = arg;
 			a->w = workload_find(arg);
 			if (a->w == NULL) {
 				cli_error("bench: unknown workload \"%s\" (cube, "
@@ -178,6 +175,8 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 			bench_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
+		if (k != 0)
+			return CLI_EXIT_USAGE;
 	}
 	return -1;
 }
@@ -227,6 +226,11 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		return CLI_EXIT_USAGE;
 	if (su->desc.rank < 2) {
 		cli_error("bench: arrays of rank 1 are not benchmarked");
+		return CLI_EXIT_USAGE;
+	}
+	if (su->desc.durable && a->output == NULL) {
+		cli_error("bench: --durable needs --output: the counting sink "
+			  "writes no files to make durable");
 		return CLI_EXIT_USAGE;
 	}
 	su->rows = a->rows != 0 ? a->rows :
