@@ -3,8 +3,7 @@
 # while the tests link the convenience library to reach internals.
 noinst_LTLIBRARIES += libshardpipe_core.la
 libshardpipe_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DSHARDPIPE_BUILDING_LIBRARY \
-	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"' \
-	-DSHARDPIPE_BUILD_DIR='"$(abs_top_builddir)"'
+	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"'
 libshardpipe_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(OPENMP_CFLAGS) \
 	$(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
 libshardpipe_core_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS) -lm
@@ -28,8 +27,7 @@ libshardpipe_core_la_CFLAGS += $(CURL_CFLAGS)
 libshardpipe_core_la_LIBADD += $(CURL_LIBS)
 endif
 
-# The -version-info policy is written next to SHARDPIPE_LT_VERSION in
-# configure.ac.
+# The -version-info policy: doc/design.md §25.1.
 lib_LTLIBRARIES += libshardpipe.la
 libshardpipe_la_SOURCES =
 libshardpipe_la_LIBADD = libshardpipe_core.la

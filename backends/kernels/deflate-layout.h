@@ -27,7 +27,8 @@
 #define SP_DEFL_DIST0 288
 #define SP_DEFL_CLEN0 320         /* per-block lengths: then 19 clen */
 #define SP_DEFL_BSYM 352          /* per-block length and code entries */
-#define SP_DEFL_KEYS 512          /* per-block sort keys: 286 + 30, padded */
+#define SP_DEFL_NKEY 316          /* per-block sort keys: 286 + 30 */
+#define SP_DEFL_KEY_STRIDE 320    /* two buffers of them per block */
 /* Staging words of one segment: at most 15 bits per input byte (a
  * dynamic code's longest literal; a match costs less per byte), the end
  * of block code, and up to 31 bits of alignment. */
@@ -75,7 +76,7 @@
 #define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 2 * SP_DEFL_NSEG(n))
 #define SP_DEFL_O_BHIST(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
 #define SP_DEFL_O_KEYS(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
-#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_KEYS(n) + 8 * SP_DEFL_KEYS * SP_DEFL_NSLOT(n))
+#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_KEYS(n) + 8 * 2 * SP_DEFL_KEY_STRIDE * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BCODE(n) (SP_DEFL_O_BLEN(n) + SP_DEFL_BSYM * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BRLE(n) (SP_DEFL_O_BCODE(n) + 2 * SP_DEFL_BSYM * SP_DEFL_NBLK(n))
 #define SP_DEFL_O_BINFO(n) (SP_DEFL_O_BRLE(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))

@@ -29,7 +29,7 @@
  *     histogram is the sum of its segments'; dynamic Huffman code
  *     lengths, limited to 15 bits (7 for the code-length code), are built
  *     from it, every unit's symbols sorted at once by the whole group
- *     (a bitonic network), each tree then by one item.  Then units merge
+ *     (a merge sort), each tree then by one item.  Then units merge
  *     pairwise, as a binary tree over the
  *     chunk's units: two neighbouring nodes that are each one block
  *     become one dynamic block when its code (built from the summed
@@ -571,11 +571,15 @@ DEVICE_FN void defl_parse(GLOBAL const u8 *src, u64 skew, u64 n, u64 a,
  * stay below 2^23), and above them DEFL_KEY_DIST for a distance symbol,
  * so that one sort orders a block's literal/length symbols and, after
  * them, its distance symbols; an unused symbol is DEFL_KEY_NONE and
- * sorts last.  Phase 4 sorts each block's keys with the whole group
- * (defl_keys_stage).
+ * sorts last.  Phase 4 sorts every block's keys at once, a bottom-up
+ * merge sort whose merges the whole group shares (defl_keys_merge), in
+ * two buffers per slot (defl_keys).
  */
 #define DEFL_KEY_DIST ((u64)1 << 40)
 #define DEFL_KEY_NONE (~(u64)0)
+
+/* Merge levels of the sort: runs of 1, 2, ... 256 keys of SP_DEFL_NKEY. */
+#define DEFL_KEY_LEVELS 9
 
 /*
  * Lengths of a complete prefix code of at most `limit` bits for the m
@@ -920,6 +924,12 @@ DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
 	return ws;
 }
 
+/* A slot's keys after `level` merge levels (buffer level & 1). */
+DEVICE_FN GLOBAL u64 *defl_keys(const struct defl_ws *ws, u64 slot, u32 level)
+{
+	return ws->keys + (2 * slot + (level & 1)) * SP_DEFL_KEY_STRIDE;
+}
+
 /*
  * Phase 4, one slot: dynamic code lengths from its sorted keys, the
  * header, both costs.
@@ -927,7 +937,7 @@ DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
 DEVICE_FN void defl_block_codes(const struct defl_ws *ws, u64 b)
 {
 	GLOBAL const u32 *hist = ws->bhist + b * SP_DEFL_NSYM;
-	GLOBAL u64 *key = ws->keys + b * SP_DEFL_KEYS;
+	GLOBAL u64 *key = defl_keys(ws, b, DEFL_KEY_LEVELS);
 	GLOBAL u8 *blen = ws->blen + b * SP_DEFL_BSYM;
 	GLOBAL u16 *rle = ws->brle + b * SP_DEFL_NSYM;
 	GLOBAL u64 *info = ws->binfo + b * SP_DEFL_INFO;
@@ -1293,16 +1303,17 @@ DEVICE_FN void defl_level_hist_step(GLOBAL u8 *scratch, u64 n, u64 span)
 	}
 }
 
-/* Step 2: each live slot's keys (DEFL_KEY_DIST), unsorted. */
+/* Step 2: each live slot's keys (DEFL_KEY_DIST), unsorted, in the
+ * first buffer. */
 DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, u64 n, u64 span)
 {
 	const struct defl_ws ws = defl_ws_of(scratch, n);
 
-	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_KEYS;
+	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_NKEY;
 	     x += LOCAL_SIZE()) {
-		u64 k = x % SP_DEFL_KEYS, key = DEFL_KEY_NONE;
+		u64 k = x % SP_DEFL_NKEY, key = DEFL_KEY_NONE;
 		int live;
-		u64 slot = defl_slot(&ws, x / SP_DEFL_KEYS, span, &live);
+		u64 slot = defl_slot(&ws, x / SP_DEFL_NKEY, span, &live);
 		GLOBAL const u32 *hist = ws.bhist + slot * SP_DEFL_NSYM;
 
 		WORK(1);
@@ -1310,39 +1321,41 @@ DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, u64 n, u64 span)
 			continue;
 		if (k < 286 && hist[k] != 0)
 			key = (u64)hist[k] << 9 | k;
-		else if (k >= 286 && k < 316 && hist[SP_DEFL_DIST0 + k - 286])
+		else if (k >= 286 && hist[SP_DEFL_DIST0 + k - 286] != 0)
 			key = DEFL_KEY_DIST |
 			      (u64)hist[SP_DEFL_DIST0 + k - 286] << 9 | (k - 286);
-		ws.keys[slot * SP_DEFL_KEYS + k] = key;
+		defl_keys(&ws, slot, 0)[k] = key;
 	}
 }
 
-/* Step 3, one stage (k, j) of a bitonic sort of every live slot's keys,
- * ascending: the compare-exchanges of all slots spread over the group. */
-DEVICE_FN void defl_keys_stage(GLOBAL u8 *scratch, u64 n, u64 span, u32 k,
-			       u32 j)
+/*
+ * Step 3, merge level `level` (runs of w = 2^level keys into runs of
+ * 2w) of every live slot's keys, from buffer level & 1 to the other: each
+ * merge one item's, all slots' merges spread over the group.
+ */
+DEVICE_FN void defl_keys_merge(GLOBAL u8 *scratch, u64 n, u64 span,
+			       u32 level)
 {
 	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const u32 w = 1u << level, per = (SP_DEFL_NKEY + 2 * w - 1) / (2 * w);
 
-	for (u64 t = LOCAL_ID(); t < defl_slots(&ws, span) * SP_DEFL_KEYS / 2;
+	for (u64 t = LOCAL_ID(); t < defl_slots(&ws, span) * per;
 	     t += LOCAL_SIZE()) {
-		u32 c = (u32)(t % (SP_DEFL_KEYS / 2));
-		u32 i = ((c & ~(j - 1)) << 1) | (c & (j - 1)), l = i | j;
 		int live;
-		GLOBAL u64 *key = ws.keys + defl_slot(&ws, t / (SP_DEFL_KEYS / 2),
-						      span, &live) *
-						    SP_DEFL_KEYS;
-		u64 a, b;
+		u64 slot = defl_slot(&ws, t / per, span, &live);
+		GLOBAL const u64 *from = defl_keys(&ws, slot, level);
+		GLOBAL u64 *to = defl_keys(&ws, slot, level + 1);
+		u32 lo = (u32)(t % per) * 2 * w, i = lo, j, mid, hi;
 
-		WORK(1);
 		if (!live)
 			continue;
-		a = key[i];
-		b = key[l];
-		if ((a > b) == ((i & k) == 0)) {
-			key[i] = b;
-			key[l] = a;
-		}
+		mid = lo + w < SP_DEFL_NKEY ? lo + w : SP_DEFL_NKEY;
+		hi = lo + 2 * w < SP_DEFL_NKEY ? lo + 2 * w : SP_DEFL_NKEY;
+		j = mid;
+		WORK(hi - lo);
+		for (u32 o = lo; o < hi; o++)
+			to[o] = j >= hi || (i < mid && from[i] <= from[j]) ?
+					from[i++] : from[j++];
 	}
 }
 
@@ -1638,7 +1651,7 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 			dist_lo, dist_hi);
 	BARRIER();
 	/* Phase 4, level by level: each level's histograms, keys, sort
-	 * (one barrier per stage) and codes. */
+	 * (a barrier per merge level) and codes. */
 	for (u64 span = 1; level != 0 && (span == 1 || (span <= SP_DEFL_MERGE_MAX &&
 						       span / 2 < nblk));
 	     span *= 2) {
@@ -1648,11 +1661,10 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 		defl_keys_step(scratch, cn[0], span);
 		BARRIER();
 		PHASE(span == 1 ? "unit-sort" : "merge-sort");
-		for (u32 k = 2; k <= SP_DEFL_KEYS; k <<= 1)
-			for (u32 j = k >> 1; j > 0; j >>= 1) {
-				defl_keys_stage(scratch, cn[0], span, k, j);
-				BARRIER();
-			}
+		for (u32 lv = 0; lv < DEFL_KEY_LEVELS; lv++) {
+			defl_keys_merge(scratch, cn[0], span, lv);
+			BARRIER();
+		}
 		PHASE(span == 1 ? "unit-codes" : "merge");
 		defl_level_codes_step(scratch, cn[0], span);
 		BARRIER();
