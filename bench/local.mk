@@ -7,7 +7,7 @@
 # backend.
 noinst_LTLIBRARIES += bench/libbench.la
 bench_libbench_la_SOURCES = bench/bench.h bench/fill.h bench/fill.c \
-	bench/run.c bench/bound.c bench/report.c
+	bench/run.c bench/bound.c bench/report.c bench/profile.c
 bench_libbench_la_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) \
 	$(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
 bench_libbench_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
@@ -15,16 +15,3 @@ bench_libbench_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
 # the SHARDPIPE_TRACE timeline script with the picture the README shows.
 EXTRA_DIST += bench/README.md bench/trace-svg.py bench/trace-frames-opencl.svg
 
-# The threaded pipeline: the same bytes for any thread count, span size and
-# flush pattern; flush/close semantics and failures through a sink.
-check_PROGRAMS += t/pipeline-threads
-TESTS += t/pipeline-threads
-t_pipeline_threads_LDADD = $(TEST_LDADD)
-t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)
-
-# The cpu backend's fused batch equals its stage entries, position by
-# position.
-check_PROGRAMS += t/cpu-fused
-TESTS += t/cpu-fused
-t_cpu_fused_LDADD = $(TEST_LDADD)
-t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)

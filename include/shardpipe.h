@@ -35,6 +35,9 @@ extern "C" {
 /* The most dimensions an array may have. */
 #define SHARDPIPE_MAX_RANK 16
 
+/* The most worker threads a description may ask for. */
+#define SHARDPIPE_MAX_THREADS 4096
+
 /*
  * Structs that may grow.  shardpipe_desc and shardpipe_sink (filled by the
  * caller) and shardpipe_stats, shardpipe_array_info and
@@ -235,7 +238,9 @@ typedef struct shardpipe_desc {
 	 * environment variable SHARDPIPE_BACKEND, when set and not empty,
 	 * overrides this field. */
 	const char *backend;
-	int threads;              /* worker threads; 0 = every core */
+	/* Worker threads, 0 (default) = every core; at most
+	 * SHARDPIPE_MAX_THREADS. */
+	int threads;
 	int overwrite;            /* nonzero: replace a store already at path */
 	/* Read only with SHARDPIPE_CODEC_BLOSC.  A caller built before these
 	 * fields existed (a smaller struct_size) gets their defaults. */
@@ -399,10 +404,14 @@ typedef struct shardpipe_stream shardpipe_stream;
 
 /*
  * Validate *desc and open a stream that writes a store in directory `path`
- * (created if missing).  An invalid description, an unusable backend or an
- * unwritable path is refused before anything is written: no directory or
- * file is created.  A path that already holds a store (a zarr.json) is
- * refused with SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
+ * (created if missing), or on S3 when path is "s3://BUCKET/PREFIX": the
+ * endpoint, region and credentials come from the environment, and a
+ * library built without S3 support refuses such a path with
+ * SHARDPIPE_ERR_UNSUPPORTED (shardpipe(3), "S3 stores").  An invalid
+ * description, an unusable backend or an unwritable path is refused
+ * before anything is written: no directory, file or object is created.  A
+ * path that already holds a store (a zarr.json) is refused with
+ * SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
  *
  * When the environment variable SHARDPIPE_TRACE names a file, the stream
  * records every stage of every batch, on its threads and its device, into
@@ -612,10 +621,11 @@ typedef struct shardpipe_array_info {
 	int levels_recomputed;
 } shardpipe_array_info;
 
-/* Open the array at directory `path`, or, when path is an OME-NGFF
- * image's group, its level 0 (shardpipe_array_info.levels says how many
- * there are; "path/1" opens level 1 of one written by shardpipe).  On
- * failure *out is NULL and shardpipe_last_error_message() says why. */
+/* Open the array at directory `path`, or at "s3://BUCKET/PREFIX" (read
+ * with ranged GETs), or, when path is an OME-NGFF image's group, its
+ * level 0 (shardpipe_array_info.levels says how many there are; "path/1"
+ * opens level 1 of one written by shardpipe).  On failure *out is NULL
+ * and shardpipe_last_error_message() says why. */
 SHARDPIPE_API int shardpipe_reader_open(shardpipe_reader **out,
 					const char *path);
 /*

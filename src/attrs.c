@@ -31,8 +31,10 @@ static int shown(const struct attr *a)
 	return n;
 }
 
+/* "attribute \"key\"" in a message, a long key cut with "...". */
 #define KEY_FMT "attribute %.*s%s"
-#define KEY_ARGS(a) shown(a), (a)->key, shown(a) < (int)(a)->key_len ? "...\"" : ""
+#define KEY_ARGS(a)                                                           \
+	shown(a), (a)->key, shown(a) < (int)(a)->key_len ? "...\"" : ""
 
 static void attr_free(struct attr *a)
 {

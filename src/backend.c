@@ -2,16 +2,19 @@
  * backend.c - the registry of backends: the ones linked in, and plugins
  * (backend-<name>.so) loaded with dlopen at first use from
  * SHARDPIPE_PLUGIN_PATH (colon-separated) or the installed plugin
- * directory, each checked for the ABI it was built with.  Code running
- * from its build tree searches that tree's .libs instead, so that an
- * uninstalled program finds the plugins built beside it.
+ * directory, each checked for the ABI it was built with.  An uninstalled
+ * library searches its build tree's .libs instead, so that a program run
+ * from the build tree finds the plugins built beside it.
  */
 #define _GNU_SOURCE
 #include "backend.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef SHARDPIPE_PLUGIN_DIR
@@ -19,26 +22,33 @@
 #endif
 
 /*
- * The default plugin directory: the build tree's .libs when this code was
- * loaded from a file under the build tree (the uninstalled library, or a
- * test program that links it statically), the installed directory
- * otherwise, so an installed library never looks into a build tree.
+ * The default plugin directory (doc/design.md §5.2): an uninstalled
+ * library is libtool's <build>/.libs/libshardpipe.so.0, beside
+ * <build>/libshardpipe.la and the plugins built with it, so code loaded
+ * from a directory named .libs whose parent holds libshardpipe.la searches
+ * that directory; anything else, the installed library included, searches
+ * the installed directory.  Found at run time, not compiled in, so that no
+ * build path is written into the library (§25.4).
  */
 static const char *plugin_dir(void)
 {
-#ifdef SHARDPIPE_BUILD_DIR
 	static char dir[4096];
+	char la[4096];
 	Dl_info di;
-	size_t n = strlen(SHARDPIPE_BUILD_DIR);
+	const char *slash;
+	int len;
 
-	if (dladdr((void *)plugin_dir, &di) != 0 && di.dli_fname != NULL &&
-	    strncmp(di.dli_fname, SHARDPIPE_BUILD_DIR, n) == 0 &&
-	    di.dli_fname[n] == '/' &&
-	    (size_t)snprintf(dir, sizeof(dir), "%s/.libs",
-			     SHARDPIPE_BUILD_DIR) < sizeof(dir))
-		return dir;
-#endif
-	return SHARDPIPE_PLUGIN_DIR;
+	if (dladdr((void *)plugin_dir, &di) == 0 || di.dli_fname == NULL ||
+	    (slash = strrchr(di.dli_fname, '/')) == NULL ||
+	    slash - di.dli_fname < 6 || strncmp(slash - 6, "/.libs", 6) != 0 ||
+	    slash - di.dli_fname >= (ptrdiff_t)sizeof(dir))
+		return SHARDPIPE_PLUGIN_DIR;
+	len = (int)(slash - di.dli_fname);
+	snprintf(la, sizeof(la), "%.*s/libshardpipe.la", len - 6, di.dli_fname);
+	if (access(la, F_OK) != 0)
+		return SHARDPIPE_PLUGIN_DIR;
+	snprintf(dir, sizeof(dir), "%.*s", len, di.dli_fname);
+	return dir;
 }
 
 struct entry {
@@ -59,6 +69,54 @@ static struct entry entries[] = {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Whether the ELF file at path is cut short: a loadable segment reaching
+ * past its end.  dlopen maps such a file without complaint, and the
+ * first touch of the missing pages kills the process with SIGBUS, so a
+ * truncated plugin (a full disk during install, a copy cut short) is
+ * refused here, by name, first.  Anything else dlopen judges itself.
+ */
+static int truncated(const char *path, char *why, size_t n)
+{
+	ElfW(Ehdr) eh;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), cut = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 &&
+	    pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+	    eh.e_phentsize == sizeof(ElfW(Phdr))) {
+		uint64_t size = (uint64_t)st.st_size;
+
+		for (unsigned i = 0; i < eh.e_phnum && !cut; i++) {
+			ElfW(Phdr) ph;
+			uint64_t end;
+
+			if (pread(fd, &ph, sizeof(ph),
+				  (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph)))
+			    != (ssize_t)sizeof(ph)) {
+				snprintf(why, n, "%.180s: truncated (%llu "
+					 "bytes, the program headers run past "
+					 "the end)", path,
+					 (unsigned long long)size);
+				cut = 1;
+			} else if (ph.p_type == PT_LOAD &&
+				   (!sp_add_ok(ph.p_offset, ph.p_filesz, &end) ||
+				    end > size)) {
+				snprintf(why, n, "%.180s: truncated (%llu "
+					 "bytes, a segment ends at byte %llu)",
+					 path, (unsigned long long)size,
+					 (unsigned long long)end);
+				cut = 1;
+			}
+		}
+	}
+	close(fd);
+	return cut;
+}
+
 static int try_load(struct entry *e, const char *dir)
 {
 	char path[4096];
@@ -67,6 +125,8 @@ static int try_load(struct entry *e, const char *dir)
 	const struct backend_plugin *pl;
 
 	snprintf(path, sizeof(path), "%s/backend-%s.so", dir, e->name);
+	if (truncated(path, e->why, sizeof(e->why)))
+		return 0;
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *msg = dlerror();

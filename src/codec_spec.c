@@ -11,7 +11,8 @@
 #include "closest.h"
 #include "common.h"
 
-/* A signed decimal integer filling all of s (a level or a block size). */
+/* A decimal integer filling all of s (a level or a block size): digits,
+ * after a '-' at most; no '+' and no spaces, which strtol would take. */
 static int parse_int(const char *s, size_t len, long lo, long hi, long *out)
 {
 	char buf[24], *end;
@@ -19,6 +20,9 @@ static int parse_int(const char *s, size_t len, long lo, long hi, long *out)
 
 	if (len == 0 || len >= sizeof(buf))
 		return -1;
+	for (size_t i = s[0] == '-'; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	errno = 0;

@@ -130,6 +130,12 @@ static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 		     "unknown index location %d", (int)desc->index_location);
 	SP_RETURN_IF(desc->threads < 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "thread count %d is negative", desc->threads);
+	/* Each thread holds its own compressor contexts and scratch: a
+	 * count far past any machine's cores would only exhaust memory. */
+	SP_RETURN_IF(desc->threads > SHARDPIPE_MAX_THREADS, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "thread count %d is above %d", desc->threads,
+		     SHARDPIPE_MAX_THREADS);
 	return SHARDPIPE_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "half.h"
+#include "store.h"
 #include "json.h"
 #include "ome.h"
 
@@ -49,37 +50,44 @@ void reader_levels_free(struct reader_levels *lv)
 	free(lv);
 }
 
-/* path/zarr.json, whole; *text NULL (and OK) when there is none. */
+/* path/zarr.json, whole, from the store path names (a directory or S3);
+ * *text NULL (and OK) when there is none. */
 static int read_group_meta(const char *path, char **text, size_t *len,
 			   struct sp_err *err)
 {
-	char *name;
-	FILE *f;
-	long size;
-	int rc = SHARDPIPE_OK;
+	struct source *src;
+	struct source_obj *o = NULL;
+	uint64_t size = 0;
+	int rc;
 
 	*text = NULL;
-	if (asprintf(&name, "%s/zarr.json", path) < 0)
-		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	f = fopen(name, "rb");
-	free(name);
-	if (f == NULL)
+	*len = 0;
+	/* A path that opens no store is the array reader's to explain. */
+	if (source_open(&src, path, err) != SHARDPIPE_OK) {
+		sp_err_clear(err);
 		return SHARDPIPE_OK;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) != 0)
-		rc = sp_err_set(err, SHARDPIPE_ERR_IO,
-				"%s/zarr.json: cannot read it: %s", path,
-				strerror(errno));
-	else if ((unsigned long)size > LEVELS_META_MAX)
+	}
+	rc = src->ops->open(src, "zarr.json", &o, &size, err);
+	if (rc != SHARDPIPE_OK || o == NULL) {
+		/* Not an object (a directory): again the array reader's. */
+		if (rc == SHARDPIPE_ERR_FORMAT) {
+			sp_err_clear(err);
+			rc = SHARDPIPE_OK;
+		}
+		src->ops->free(src);
+		return rc;
+	}
+	if (size > LEVELS_META_MAX)
 		rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
-				"%s/zarr.json: %ld bytes, over the %u a reader "
-				"takes", path, size, LEVELS_META_MAX);
+				"%s/zarr.json: %llu bytes, over the %u a reader "
+				"takes", path, (unsigned long long)size,
+				LEVELS_META_MAX);
 	else if ((*text = malloc((size_t)size + 1)) == NULL)
 		rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	else if (fread(*text, 1, (size_t)size, f) != (size_t)size)
-		rc = sp_err_set(err, SHARDPIPE_ERR_IO,
-				"%s/zarr.json: read failed", path);
-	fclose(f);
+	else
+		rc = src->ops->read(src, o, *text, (size_t)size, 0, err);
+	src->ops->close(src, o);
+	src->ops->free(src);
 	if (rc != SHARDPIPE_OK) {
 		free(*text);
 		*text = NULL;

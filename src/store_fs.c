@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 struct store_fs {
+	struct store base;
 	char *root;
 	int overwrite;
 	int durable;
@@ -38,6 +39,46 @@ int store_fs_errno_code(int e)
 	}
 }
 
+/* The directory that holds path's last component, malloc'd ("." for a
+ * bare name, "/" for a name in the root); NULL when out of memory. */
+static char *parent_of(const char *path)
+{
+	char *parent = strdup(path), *slash;
+
+	if (parent == NULL)
+		return NULL;
+	while ((slash = strrchr(parent, '/')) != NULL && slash != parent &&
+	       slash[1] == '\0')
+		*slash = '\0';
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(parent, ".");
+	return parent;
+}
+
+/*
+ * The store's own directory could not be made, for errno e: say where and
+ * why.  ENOENT although the parent exists means its file system takes no
+ * new directories (/proc, /sys): the path can never hold a store.
+ */
+static int root_refused(const char *root, int e, struct sp_err *err)
+{
+	char *parent = parent_of(root);
+	int code = e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
+					       : store_fs_errno_code(e);
+
+	sp_err_set(err, code, "%s: cannot create the store's directory in "
+		   "%s: %s%s", root, parent ? parent : "its parent",
+		   strerror(e), e == ENOENT ? " (that file system makes no new "
+		   "directories; choose another path)" : "");
+	free(parent);
+	return code;
+}
+
 static int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);
@@ -53,8 +94,10 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-int store_fs_check(struct store_fs **out, const char *path, int overwrite,
-		   struct sp_err *err)
+static const struct store_ops fs_ops;
+
+int store_fs_check(struct store **out, const char *path, int overwrite,
+		   int durable, struct sp_err *err)
 {
 	struct store_fs *s;
 	struct stat st;
@@ -90,28 +133,26 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 			     "%s: directory holds files and no zarr.json, so it "
 			     "is not a store; nothing was touched", path);
 	} else {
-		char *parent = strdup(path), *slash;
-		int rc = SHARDPIPE_OK;
+		int e = errno, rc = SHARDPIPE_OK;
+		char *parent;
 
+		/* ENOTDIR: a component on the way is a file. */
+		SP_RETURN_IF(e != ENOENT && e != ENOTDIR, err,
+			     store_fs_errno_code(e), "%s: %s", path,
+			     strerror(e));
+		parent = parent_of(path);
 		SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory");
-		SP_RETURN_IF(errno != ENOENT, err, store_fs_errno_code(errno),
-			     "%s: %s", path, strerror(errno));
 		/* Only the last component is created: a missing parent is
 		 * more likely a typo than a request. */
-		while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0')
-			*slash = '\0';
-		slash = strrchr(parent, '/');
-		if (slash == parent)
-			parent[1] = '\0';
-		else if (slash != NULL)
-			*slash = '\0';
-		else
-			strcpy(parent, ".");
-		if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+		if (stat(parent, &st) != 0)
 			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
 					"%s: parent directory %s does not exist",
 					path, parent);
+		else if (!S_ISDIR(st.st_mode))
+			rc = sp_err_set(err, SHARDPIPE_ERR_PATH,
+					"%s: %s is not a directory", path,
+					parent);
 		else if (access(parent, W_OK | X_OK) != 0)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: cannot create it in %s: %s", path,
@@ -126,14 +167,11 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 		free(s);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
+	s->base.ops = &fs_ops;
 	s->overwrite = overwrite;
-	*out = s;
-	return SHARDPIPE_OK;
-}
-
-void store_fs_set_durable(struct store_fs *s, int durable)
-{
 	s->durable = durable;
+	*out = &s->base;
+	return SHARDPIPE_OK;
 }
 
 /* fsync a directory, so that the names created in it survive a crash. */
@@ -150,26 +188,18 @@ static int sync_dir(const char *dir, struct sp_err *err)
 	return rc;
 }
 
-/* A name the chunk key encoding writes below c/: decimal digits. */
-static int is_key_part(const char *name)
-{
-	if (*name == '\0')
-		return 0;
-	for (; *name; name++)
-		if (*name < '0' || *name > '9')
-			return 0;
-	return 1;
-}
-
 /* Remove what a store owns below dir: regular files and directories named
  * by chunk keys. Anything else (a foreign file, a link, a temporary of a
  * concurrent writer) stays, and so does every directory that still holds
- * it. */
-static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
+ * it.  When durable, each directory is synced once its entries are gone,
+ * before the new zarr.json can be written: an old shard that came back
+ * after a power loss would be read where the new store stored nothing. */
+static int remove_key_tree(const char *dir, int depth, int durable,
+			   struct sp_err *err)
 {
 	DIR *d;
 	struct dirent *e;
-	int rc = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK, removed = 0;
 
 	SP_RETURN_IF(depth > SHARDPIPE_MAX_RANK, err, SHARDPIPE_ERR_IO,
 		     "%s: deeper than any chunk key; left as it is", dir);
@@ -184,7 +214,7 @@ static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
 		struct stat st;
 		char *p;
 
-		if (!is_key_part(e->d_name))
+		if (!store_is_key_part(e->d_name, strlen(e->d_name)))
 			continue;
 		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
@@ -192,27 +222,33 @@ static int remove_key_tree(const char *dir, int depth, struct sp_err *err)
 			break;
 		}
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, depth + 1, err);
-			if (rc == SHARDPIPE_OK && rmdir(p) != 0 &&
-			    errno != ENOTEMPTY && errno != EEXIST &&
-			    errno != ENOENT)
+			rc = remove_key_tree(p, depth + 1, durable, err);
+			if (rc == SHARDPIPE_OK && rmdir(p) == 0)
+				removed = 1;
+			else if (rc == SHARDPIPE_OK && errno != ENOTEMPTY &&
+				 errno != EEXIST && errno != ENOENT)
 				rc = sp_err_set(err, store_fs_errno_code(errno),
 						"%s: %s", p, strerror(errno));
-		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			   unlink(p) != 0 && errno != ENOENT) {
-			rc = sp_err_set(err, store_fs_errno_code(errno),
-					"%s: cannot remove the old shard: %s",
-					p, strerror(errno));
+		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (unlink(p) == 0)
+				removed = 1;
+			else if (errno != ENOENT)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: cannot remove the old "
+						"shard: %s", p,
+						strerror(errno));
 		}
 		free(p);
 	}
 	closedir(d);
+	if (rc == SHARDPIPE_OK && removed && durable)
+		rc = sync_dir(dir, err);
 	return rc;
 }
 
 /* Remove an old array's objects at dir: its zarr.json first, so that no
  * reader pairs it with new shards, then its shard tree under c/. */
-static int remove_array(const char *dir, struct sp_err *err)
+static int remove_array(const char *dir, int durable, struct sp_err *err)
 {
 	char *p;
 	int rc = SHARDPIPE_OK;
@@ -223,10 +259,14 @@ static int remove_array(const char *dir, struct sp_err *err)
 		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", p,
 				strerror(errno));
 	free(p);
+	/* Durable: the old zarr.json must not come back after a power loss
+	 * to advertise shards removed below. */
+	if (rc == SHARDPIPE_OK && durable)
+		rc = sync_dir(dir, err);
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, err);
+	rc = remove_key_tree(p, 0, durable, err);
 	/* Emptied, it goes too; kept if anything else is in it. */
 	if (rc == SHARDPIPE_OK)
 		rmdir(p);
@@ -240,7 +280,7 @@ static int remove_array(const char *dir, struct sp_err *err)
  * as a single store's objects would, and its directory with them when
  * nothing else is left in it.
  */
-static int remove_levels(const char *root, struct sp_err *err)
+static int remove_levels(const char *root, int durable, struct sp_err *err)
 {
 	DIR *d = opendir(root);
 	struct dirent *e;
@@ -252,7 +292,7 @@ static int remove_levels(const char *root, struct sp_err *err)
 		struct stat st;
 		char *dir, *meta;
 
-		if (!is_key_part(e->d_name))
+		if (!store_is_key_part(e->d_name, strlen(e->d_name)))
 			continue;
 		if (asprintf(&dir, "%s/%s", root, e->d_name) < 0) {
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
@@ -267,7 +307,7 @@ static int remove_levels(const char *root, struct sp_err *err)
 		}
 		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
 		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = remove_array(dir, err);
+			rc = remove_array(dir, durable, err);
 			if (rc == SHARDPIPE_OK)
 				rmdir(dir); /* kept when it holds more */
 		}
@@ -278,9 +318,38 @@ static int remove_levels(const char *root, struct sp_err *err)
 	return rc;
 }
 
-int store_fs_child(const struct store_fs *parent, const char *name,
-		   struct store_fs **out, struct sp_err *err)
+static int fs_create(struct store *base, struct sp_err *err)
 {
+	struct store_fs *s = (struct store_fs *)base;
+	int rc = SHARDPIPE_OK;
+
+	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
+		return root_refused(s->root, errno, err);
+	if (s->durable) {
+		/* The root's own name, in its parent. */
+		char *parent = parent_of(s->root);
+
+		if (parent == NULL)
+			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory");
+		rc = sync_dir(parent, err);
+		free(parent);
+		SP_FORWARD(rc);
+	}
+	if (!s->overwrite)
+		return SHARDPIPE_OK;
+	/* Replace the old store, a single array or a pyramid's group. */
+	SP_FORWARD(remove_array(s->root, s->durable, err));
+	return remove_levels(s->root, s->durable, err);
+}
+
+/* A pyramid level's store: the directory `name` below the group's, the
+ * same durability, never overwriting (the group's creation removed the
+ * old levels). */
+static int fs_child(const struct store *base, const char *name,
+		    struct store **out, struct sp_err *err)
+{
+	const struct store_fs *parent = (const struct store_fs *)base;
 	struct store_fs *s = calloc(1, sizeof(*s));
 
 	*out = NULL;
@@ -289,46 +358,10 @@ int store_fs_child(const struct store_fs *parent, const char *name,
 		free(s);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
+	s->base.ops = &fs_ops;
 	s->durable = parent->durable;
-	*out = s;
+	*out = &s->base;
 	return SHARDPIPE_OK;
-}
-
-const char *store_fs_root(const struct store_fs *s)
-{
-	return s->root;
-}
-
-int store_fs_create(struct store_fs *s, struct sp_err *err)
-{
-	int rc = SHARDPIPE_OK;
-
-	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
-		return sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
-				  s->root, strerror(errno));
-	if (s->durable) {
-		/* The root's own name, in its parent. */
-		char *parent = strdup(s->root), *slash;
-
-		if (parent == NULL)
-			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					  "out of memory");
-		slash = strrchr(parent, '/');
-		if (slash == NULL)
-			strcpy(parent, ".");
-		else if (slash == parent)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-		rc = sync_dir(parent, err);
-		free(parent);
-		SP_FORWARD(rc);
-	}
-	if (!s->overwrite)
-		return SHARDPIPE_OK;
-	/* Replace the old store, a single array or a pyramid's group. */
-	SP_FORWARD(remove_array(s->root, err));
-	return remove_levels(s->root, err);
 }
 
 /* mkdir -p of dir, which lies below s->root. */
@@ -445,43 +478,257 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 	return rc;
 }
 
-int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
-			 int rank, const void *first, size_t first_len,
-			 const void *second, size_t second_len,
-			 struct sp_err *err)
+/* key: "c/1/0/3", made in the directories it names. */
+static int fs_write(struct store *base, const char *key, const void *a,
+		    size_t alen, const void *b, size_t blen, struct sp_err *err)
 {
-	/* root + "/c" + rank * "/<20 digits>" */
-	size_t cap = strlen(s->root) + 3 + (size_t)rank * 21 + 1;
-	char *dir = malloc(cap), *leaf;
-	size_t n;
+	struct store_fs *s = (struct store_fs *)base;
+	char *dir = NULL, *leaf;
 	int rc;
 
-	SP_RETURN_IF(dir == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	n = (size_t)snprintf(dir, cap, "%s/c", s->root);
-	for (int d = 0; d < rank; d++)
-		n += (size_t)snprintf(dir + n, cap - n, "/%llu",
-				      (unsigned long long)coords[d]);
+	SP_RETURN_IF(asprintf(&dir, "%s/%s", s->root, key) < 0, err,
+		     SHARDPIPE_ERR_NOMEM, "out of memory");
 	leaf = strrchr(dir, '/');
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
 	if (rc == SHARDPIPE_OK)
-		rc = put_object(s, dir, leaf, first, first_len, second,
-				second_len, err);
+		rc = put_object(s, dir, leaf, a, alen, b, blen, err);
 	free(dir);
 	return rc;
 }
 
-int store_fs_write_meta(struct store_fs *s, const char *json, size_t len,
-			struct sp_err *err)
+static int fs_write_meta(struct store *base, const char *json, size_t len,
+			 struct sp_err *err)
 {
+	struct store_fs *s = (struct store_fs *)base;
+
 	return put_object(s, s->root, "zarr.json", json, len, NULL, 0, err);
 }
 
-void store_fs_free(struct store_fs *s)
+static void fs_free(struct store *base)
 {
-	if (s == NULL)
-		return;
+	struct store_fs *s = (struct store_fs *)base;
+
 	free(s->root);
 	free(s->made);
 	free(s);
+}
+
+static const struct store_ops fs_ops = {
+	.create = fs_create,
+	.write = fs_write,
+	.write_meta = fs_write_meta,
+	.child = fs_child,
+	.free = fs_free,
+};
+
+/* ------------------------------------------------------------- reading */
+
+/* Each store defines its own open object; the reader holds only the
+ * pointer. */
+struct source_obj {
+	int fd;
+};
+
+struct source_fs {
+	struct source base;
+	char *path;
+	int root_fd;
+};
+
+/*
+ * O_NONBLOCK keeps a FIFO planted in the store from blocking the open;
+ * only regular files are read.  A missing object, or one below a name
+ * that is a file ("c/0" a file: c/0/1 is absent), is no error.
+ */
+static int src_open(struct source *base, const char *key,
+		    struct source_obj **obj, uint64_t *size,
+		    struct sp_err *err)
+{
+	struct source_fs *src = (struct source_fs *)base;
+	struct source_obj *o;
+	struct stat st;
+	int fd;
+
+	*obj = NULL;
+	fd = openat(src->root_fd, key, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? SHARDPIPE_OK
+			       : sp_err_set(err, store_fs_errno_code(errno),
+					    "%s", strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+				  "not a regular file");
+	}
+	o = malloc(sizeof(*o));
+	if (o == NULL) {
+		close(fd);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	o->fd = fd;
+	*size = (uint64_t)st.st_size;
+	*obj = o;
+	return SHARDPIPE_OK;
+}
+
+/* A short read means the file shrank since it was opened: an I/O fault,
+ * not a format one. */
+static int src_read(struct source *base, struct source_obj *o, void *buf,
+		    size_t n, uint64_t off, struct sp_err *err)
+{
+	uint8_t *p = buf;
+
+	(void)base;
+	while (n > 0) {
+		ssize_t got = pread(o->fd, p, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		SP_RETURN_IF(got < 0, err, store_fs_errno_code(errno), "%s",
+			     strerror(errno));
+		SP_RETURN_IF(got == 0, err, SHARDPIPE_ERR_IO,
+			     "the file ended %zu bytes early (it shrank while "
+			     "being read)", n);
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return SHARDPIPE_OK;
+}
+
+static void src_close(struct source *base, struct source_obj *o)
+{
+	(void)base;
+	if (o != NULL) {
+		close(o->fd);
+		free(o);
+	}
+}
+
+/*
+ * List below the directory open at fd, whose key is prefix.  Links are
+ * not followed: links between key directories could otherwise multiply
+ * the paths to visit without bound.
+ */
+static int walk(struct source_fs *src, int fd, const char *prefix, int depth,
+		int (*each)(void *, const char *), void *user,
+		struct sp_err *err)
+{
+	DIR *dir = fdopendir(fd);
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	if (dir == NULL) {
+		int eno = errno;
+
+		close(fd);
+		return sp_err_set(err, store_fs_errno_code(eno),
+				  "%s: cannot list %s: %s", src->path,
+				  *prefix ? prefix : ".", strerror(eno));
+	}
+	while (rc == SHARDPIPE_OK && (e = readdir(dir)) != NULL) {
+		char *key = NULL;
+		int sub;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (depth > 1 &&
+		    !store_is_key_part(e->d_name, strlen(e->d_name)))
+			continue;
+		if (asprintf(&key, "%s%s%s", prefix, *prefix ? "/" : "",
+			     e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (depth == 1) {
+			rc = each(user, key);
+		} else {
+			sub = openat(dirfd(dir), e->d_name, O_RDONLY |
+				     O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				rc = walk(src, sub, key, depth - 1, each, user,
+					  err);
+			else if (errno == ELOOP)
+				rc = sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+						"%s: %s is a symbolic link; "
+						"check does not follow links in "
+						"the key tree", src->path, key);
+			else if (errno != ENOENT && errno != ENOTDIR)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: cannot list %s: %s",
+						src->path, key, strerror(errno));
+		}
+		free(key);
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int src_list(struct source *base, const char *dir, int depth,
+		    int (*each)(void *, const char *), void *user,
+		    struct sp_err *err)
+{
+	struct source_fs *src = (struct source_fs *)base;
+	int fd = openat(src->root_fd, *dir ? dir : ".",
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return SHARDPIPE_OK;
+		return sp_err_set(err, errno == ELOOP
+					       ? SHARDPIPE_ERR_UNSUPPORTED
+					       : store_fs_errno_code(errno),
+				  "%s: cannot list %s: %s", src->path,
+				  *dir ? dir : ".", errno == ELOOP
+					? "it is a symbolic link; check does "
+					  "not follow links in the key tree"
+					: strerror(errno));
+	}
+	return walk(src, fd, dir, depth, each, user, err);
+}
+
+static void src_free(struct source *base)
+{
+	struct source_fs *src = (struct source_fs *)base;
+
+	if (src->root_fd >= 0)
+		close(src->root_fd);
+	free(src->path);
+	free(src);
+}
+
+static const struct source_ops fs_source_ops = {
+	.open = src_open,
+	.read = src_read,
+	.close = src_close,
+	.list = src_list,
+	.free = src_free,
+};
+
+int source_fs_open(struct source **out, const char *path, struct sp_err *err)
+{
+	struct source_fs *src = calloc(1, sizeof(*src));
+
+	*out = NULL;
+	SP_RETURN_IF(src == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	src->base.ops = &fs_source_ops;
+	src->root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	src->path = strdup(path);
+	if (src->root_fd < 0 || src->path == NULL) {
+		int e = src->path == NULL ? ENOMEM : errno;
+
+		src_free(&src->base);
+		SP_RETURN_IF(e == ENOMEM, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory");
+		return sp_err_set(err, e == ENOENT || e == ENOTDIR
+					       ? SHARDPIPE_ERR_PATH
+					       : store_fs_errno_code(e),
+				  "%s: cannot open the store: %s", path,
+				  strerror(e));
+	}
+	*out = &src->base;
+	return SHARDPIPE_OK;
 }

@@ -12,7 +12,7 @@
 #include "ome.h"
 #include "plan.h"
 #include "shard_index.h"
-#include "store_fs.h"
+#include "store.h"
 #include "trace.h"
 #include "zarr_meta.h"
 
@@ -66,7 +66,7 @@ struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
 	void *bctx;
-	struct store_fs *fs;     /* NULL when writing to a sink */
+	struct store *store;     /* NULL when writing to a sink */
 	shardpipe_sink sink;
 
 	struct trace *trace;     /* SHARDPIPE_TRACE, or NULL */
@@ -129,7 +129,7 @@ struct shardpipe_stream {
 	 * also owns the levels' plans and the OME-NGFF group.
 	 */
 	struct plan_levels *levels; /* top stream only, else NULL */
-	struct store_fs *group;  /* the group's directory (top stream only) */
+	struct store *group;     /* the group's store (top stream only) */
 	struct shardpipe_stream *next; /* the next level, or NULL */
 	uint8_t *red;            /* the next level's rows from one batch */
 	uint8_t *carry;          /* this level's row waiting for its pair */
@@ -215,8 +215,8 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 			      err);
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
-	if (s->fs != NULL)
-		rc = store_fs_write_meta(s->fs, json, len, err);
+	if (s->store != NULL)
+		rc = s->store->ops->write_meta(s->store, json, len, err);
 	else if (s->sink.metadata != NULL &&
 		 s->sink.metadata(s->sink.user, json, len) != 0)
 		rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
@@ -265,10 +265,10 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 			second_len = b->len;
 		}
 		plan_shard_coords(p, se, k, coords);
-		if (s->fs != NULL) {
-			rc = store_fs_write_shard(s->fs, coords, p->rank, first,
-						  first_len, second, second_len,
-						  err);
+		if (s->store != NULL) {
+			rc = store_write_shard(s->store, coords, p->rank, first,
+					       first_len, second, second_len,
+					       err);
 		} else if (s->sink.shard(s->sink.user, coords, p->rank,
 					 b->data, b->len, idx,
 					 p->index_bytes) != 0) {
@@ -887,8 +887,8 @@ static void stream_free(struct shardpipe_stream *s)
 	for (int k = 0; k < NSETS; k++)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
-	store_fs_free(s->fs);
-	store_fs_free(s->group);
+	store_free(s->store);
+	store_free(s->group);
 	free(s->ranges);
 	free(s->fill_block);
 	free(s->red);
@@ -940,6 +940,7 @@ static uint64_t pools(const struct shardpipe_stream *s)
 	if (p->reduce_geo[SP_RGEO_F0] != 0)
 		n += p->K * p->chunk[0] * p->reduce_geo[SP_RGEO_OUT_ROW] *
 			     p->esize + p->row_bytes;
+	n += store_pool_bytes(s->store);
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
 		return n + s->be->pool_bytes(s->bctx);
 	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
@@ -976,8 +977,13 @@ static int open_trace(struct shardpipe_stream *s, const char *path)
 {
 	char label[400];
 
-	snprintf(label, sizeof(label), "shardpipe %s -> %s", s->be->name,
-		 path != NULL ? path : "(sink)");
+	/* A pyramid level's trace names its array below the group. */
+	if (s->plan.scale_level > 0)
+		snprintf(label, sizeof(label), "shardpipe %s -> %s/%d",
+			 s->be->name, path, s->plan.scale_level);
+	else
+		snprintf(label, sizeof(label), "shardpipe %s -> %s",
+			 s->be->name, path != NULL ? path : "(sink)");
 	return trace_open(&s->trace, label, &s->err);
 }
 
@@ -1015,15 +1021,16 @@ static struct shardpipe_stream *stream_alloc(void)
  * group's at the store's path, each level's below it (level 0's too).
  * Nothing is written yet.
  */
-static int open_levels(struct shardpipe_stream *s, struct sp_err *err)
+static int open_levels(struct shardpipe_stream *s, const char *path,
+		       struct sp_err *err)
 {
 	struct plan_levels *pl = s->levels;
 	struct shardpipe_stream *prev = s;
 	char name[16];
 
-	s->group = s->fs;
-	s->fs = NULL;
-	SP_FORWARD(store_fs_child(s->group, "0", &s->fs, err));
+	s->group = s->store;
+	s->store = NULL;
+	SP_FORWARD(store_child(s->group, path, "0", &s->store, err));
 	for (int L = 1; L < pl->n; L++) {
 		struct shardpipe_stream *l = stream_alloc();
 
@@ -1034,7 +1041,7 @@ static int open_levels(struct shardpipe_stream *s, struct sp_err *err)
 		memset(&pl->level[L], 0, sizeof(pl->level[L]));
 		l->be = s->be;
 		snprintf(name, sizeof(name), "%d", L);
-		SP_FORWARD(store_fs_child(s->group, name, &l->fs, err));
+		SP_FORWARD(store_child(s->group, path, name, &l->store, err));
 		prev = l;
 	}
 	return SHARDPIPE_OK;
@@ -1096,7 +1103,7 @@ static int publish_group(struct shardpipe_stream *s, struct sp_err *err)
 	s->attrs_changed = 0;
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
-	rc = store_fs_write_meta(s->group, json, len, err);
+	rc = s->group->ops->write_meta(s->group, json, len, err);
 	free(json);
 	return rc;
 }
@@ -1107,14 +1114,18 @@ static int publish_group(struct shardpipe_stream *s, struct sp_err *err)
 static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 {
 	if (s->group != NULL)
-		SP_FORWARD(store_fs_create(s->group, err));
+		SP_FORWARD(s->group->ops->create(s->group, err));
 	for (struct shardpipe_stream *l = s; l != NULL; l = l->next) {
-		if (l->fs != NULL)
-			SP_FORWARD(store_fs_create(l->fs, err));
+		if (l->store != NULL)
+			SP_FORWARD(l->store->ops->create(l->store, err));
 		SP_FORWARD(publish_meta(l, 0, err));
+		if (l->store != NULL)
+			SP_FORWARD(store_sync(l->store, err));
 	}
-	if (s->group != NULL)
+	if (s->group != NULL) {
 		SP_FORWARD(publish_group(s, err));
+		SP_FORWARD(store_sync(s->group, err));
+	}
 	return SHARDPIPE_OK;
 }
 
@@ -1172,9 +1183,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"OME-NGFF image (downsample, ngff) needs a "
 				"directory store");
 	if (rc == SHARDPIPE_OK && path != NULL)
-		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		store_fs_set_durable(s->fs, s->plan.durable);
+		rc = store_check(&s->store, path, desc->overwrite,
+				 s->plan.durable, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
@@ -1184,15 +1194,14 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"backend %s cannot build pyramids (it has no "
 				"reduce entry)", s->be->name);
 	if (rc == SHARDPIPE_OK && s->levels->group)
-		rc = open_levels(s, &s->err);
+		rc = open_levels(s, path, &s->err);
 	if (rc == SHARDPIPE_OK)
 		cap_batch(s);
 	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
 	     l = l->next) {
 		rc = open_memory(l, &s->err);
 		if (rc == SHARDPIPE_OK)
-			rc = open_trace(l, l->fs != NULL ?
-						   store_fs_root(l->fs) : path);
+			rc = open_trace(l, path);
 		if (rc != SHARDPIPE_OK && l != s)
 			s->err = l->err;
 	}
@@ -1575,13 +1584,19 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 	pthread_mutex_lock(&s->mu);
 	rows = s->stats.rows_written;
 	pthread_mutex_unlock(&s->mu);
-	rc = fail(s, publish_meta(s, rows, &s->err));
+	rc = publish_meta(s, rows, &s->err);
+	/* A store that uploads in the background has it all once synced. */
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
+	rc = fail(s, rc);
 	/* This level's pipeline is idle too, so the next level has every
 	 * row it will get from the batches so far. */
 	if (rc == SHARDPIPE_OK && s->next != NULL)
 		rc = adopt(s, s->next, shardpipe_stream_flush(s->next));
 	if (rc == SHARDPIPE_OK && s->group != NULL)
 		rc = fail(s, publish_group(s, &s->err));
+	if (rc == SHARDPIPE_OK && s->group != NULL)
+		rc = fail(s, store_sync(s->group, &s->err));
 	return rc;
 }
 
@@ -1625,6 +1640,8 @@ static int finish(struct shardpipe_stream *s)
 		s->stats.rows_written = rows;
 		rc = publish_meta(s, rows, &s->err);
 	}
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
 	/* The threads are gone: the trace is complete.  Failing to write
 	 * it is reported when nothing else failed. */
 	if (trace_close(s->trace, &terr) != SHARDPIPE_OK &&
@@ -1648,6 +1665,8 @@ int shardpipe_stream_close(shardpipe_stream *s)
 	/* The group last, once every level says what it holds. */
 	if (rc == SHARDPIPE_OK && s->group != NULL)
 		rc = publish_group(s, &s->err);
+	if (rc == SHARDPIPE_OK && s->group != NULL)
+		rc = store_sync(s->group, &s->err);
 	if (rc != SHARDPIPE_OK)
 		sp_last_error_set(s->err.msg);
 	stream_free(s);

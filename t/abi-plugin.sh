@@ -2,7 +2,8 @@
 # abi-plugin.sh - plugin discovery through SHARDPIPE_PLUGIN_PATH: a plugin
 # built for another backend ABI is refused with both versions named, one
 # whose dependency is missing is reported with the loader's (dlerror)
-# message, one without the entry point is named as such, and in every case
+# message, one without the entry point is named as such, one cut short is
+# refused as truncated (it would crash dlopen's caller), and in every case
 # the cpu backend still works.  The fake plugins stand in for backend-cuda.so.
 . "${top_srcdir:-.}/t/lib.sh"
 need_shardpipe
@@ -16,7 +17,7 @@ abi=$(sed -n 's/^#define SHARDPIPE_BACKEND_ABI \([0-9]*\).*/\1/p' \
 
 scratch plugin
 test_seed
-plan 15
+plan 18
 mkdir "$tmp/wrong" "$tmp/broken" "$tmp/noentry" "$tmp/empty"
 cp "$fakes/.libs/plugin-wrong-abi.so" "$tmp/wrong/backend-cuda.so"
 cp "$fakes/.libs/plugin-broken.so" "$tmp/broken/backend-cuda.so"
@@ -75,6 +76,17 @@ grep -q "^cuda: unusable: .*no entry point shardpipe_backend_plugin" "$tmp/out"
 ok $? "a library without the entry point is named as such"
 sed 's/^/# /' "$tmp/out"
 
+# A plugin cut short (a copy or install interrupted): dlopen would map it
+# and die of SIGBUS on the missing pages; it is refused by name first.
+mkdir "$tmp/cut"
+head -c 4096 "$fakes/.libs/plugin-wrong-abi.so" > "$tmp/cut/backend-cuda.so"
+SHARDPIPE_PLUGIN_PATH=$tmp/cut "$SP" backends > "$tmp/out" 2>&1
+st=$?
+grep -q "^cuda: unusable: $tmp/cut/backend-cuda.so: truncated (4096 bytes" \
+	"$tmp/out" && [ $st -eq 0 ]
+ok $? "a truncated plugin is named as truncated, and backends exits 0 (exit $st)"
+sed 's/^/# /' "$tmp/out"
+
 # Directories without the plugin, or missing altogether, are passed over.
 SHARDPIPE_PLUGIN_PATH=$tmp/empty:$tmp/absent:$tmp/wrong "$SP" backends \
 	> "$tmp/out" 2>&1
@@ -82,14 +94,31 @@ grep -q "^cuda: unusable: $tmp/wrong/backend-cuda.so: $want" "$tmp/out"
 ok $? "SHARDPIPE_PLUGIN_PATH is searched past directories without the plugin"
 
 # The build tree's own opencl plugin, where built, is found on the path
-# (whether or not an OpenCL platform is usable here).
-if [ -f "${top_builddir:-.}/.libs/backend-opencl.so" ]; then
+# (whether or not an OpenCL platform is usable here).  A build with opencl
+# whose plugin file is missing fails here.
+if backend_built opencl ||
+	[ -f "${top_builddir:-.}/.libs/backend-opencl.so" ]; then
 	SHARDPIPE_PLUGIN_PATH=$tmp/wrong:${top_builddir:-.}/.libs "$SP" backends \
 		> "$tmp/out" 2>&1
 	grep '^opencl:' "$tmp/out" | grep -q -v 'not found'
 	ok $? "the build tree's opencl plugin loads from SHARDPIPE_PLUGIN_PATH"
 	grep '^opencl:' "$tmp/out" | sed 's/^/# /'
 else
-	skip 1 "the opencl plugin is not built"
+	skip 1 "the opencl backend is not built (configure found no opencl)"
+fi
+
+# Unset, or as an empty entry, the uninstalled program's default directory
+# is its build tree's .libs, found from where its library was loaded and
+# not compiled in (doc/design.md §5.2).
+if backend_built opencl ||
+	[ -f "${top_builddir:-.}/.libs/backend-opencl.so" ]; then
+	env -u SHARDPIPE_PLUGIN_PATH "$SP" backends > "$tmp/out" 2>&1
+	grep '^opencl:' "$tmp/out" | grep -q -v 'not found'
+	ok $? "unset, the build tree's opencl plugin is found"
+	SHARDPIPE_PLUGIN_PATH=$tmp/empty: "$SP" backends > "$tmp/out" 2>&1
+	grep '^opencl:' "$tmp/out" | grep -q -v 'not found'
+	ok $? "an empty entry stands for the build tree's .libs"
+else
+	skip 2 "the opencl backend is not built (configure found no opencl)"
 fi
 done_testing

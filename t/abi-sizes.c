@@ -58,7 +58,8 @@ int main(void)
 	shardpipe_stats st;
 	int rc;
 
-	plan(17);
+	/* The last two exist only where size_t has 32 bits. */
+	plan(SIZE_MAX > UINT32_MAX ? 15 : 17);
 	if (tmp == NULL)
 		bail("no scratch directory");
 	test_fill(in, sizeof(in), 0, &rng);
@@ -128,8 +129,9 @@ int main(void)
 	ok(!exists(path), "and nothing was created");
 
 	/* One row of 6 GiB: a batch is at least a row, which must fit in
-	 * memory.  On a 64-bit host the plan is valid (the test does not
-	 * open it, which would allocate); on a 32-bit one it is refused. */
+	 * memory.  On a 32-bit host it is refused.  On a 64-bit one the
+	 * plan is valid and opening it would allocate 6 GiB: nothing to
+	 * check there, so it is not in the plan. */
 	snprintf(path, sizeof(path), "%s/row.zarr", tmp);
 	shardpipe_desc_init(&d);
 	d.rank = 2;
@@ -140,9 +142,7 @@ int main(void)
 	d.dims[1].size = 6ull << 30;
 	d.dims[1].chunk = 6ull << 30;
 	d.dims[1].chunks_per_shard = 1;
-	if (SIZE_MAX > UINT32_MAX) {
-		skip(2, "size_t has 64 bits: a 6 GiB batch is valid here");
-	} else {
+	if (SIZE_MAX <= UINT32_MAX) {
 		rc = shardpipe_stream_open(&s, path, &d);
 		is_int(rc, SHARDPIPE_ERR_OVERFLOW,
 		       "a 6 GiB row is refused where size_t has 32 bits: %s",

@@ -94,13 +94,13 @@ for codec in blosc:zstd:1:shuffle blosc:zstd:3:bitshuffle:4096 \
 	"$SP" cat "$tmp/ref.zarr" | cmp -s - "$tmp/in.raw" &&
 		"$SP" verify "$tmp/ref.zarr" --against "$tmp/in.raw" > /dev/null
 	ok $? "  reference: cat and verify return the input"
-	if "$SP" backends | grep -q '^opencl: [^u]'; then
+	if backend_usable opencl; then
 		SHARDPIPE_BACKEND=opencl "$SP" write $geo --codec $codec \
 			--input "$tmp/in.raw" --overwrite "$tmp/ocl.zarr" &&
 			diff -r "$tmp/ref.zarr" "$tmp/ocl.zarr" > /dev/null
 		ok $? "  opencl: the same files as reference"
 	else
-		skip 1 "$("$SP" backends | grep '^opencl:')"
+		skip 1 "$backend_why"
 	fi
 done
 SHARDPIPE_BACKEND=reference "$SP" write --shape 4 --chunk 2 \

@@ -34,7 +34,7 @@ static void kernel_backends(const char *tmp)
 			continue;
 		if (strcmp(info.name, "cpu") == 0)
 			continue;
-		if (!info.usable) {
+		if (!info.usable && test_may_skip(info.name, info.detail)) {
 			skip(2, "backend %s unusable here: %s", info.name,
 			     info.detail);
 			continue;

@@ -8,7 +8,7 @@ need_shardpipe
 
 scratch cliattr
 test_seed
-plan 23
+plan 25
 
 random_bytes $((6 * 10 * 2)) "$tmp/in.raw"
 w() {
@@ -48,6 +48,11 @@ refused 'bad=[1,' 'attribute "bad": not one JSON value' "JSON cut short"
 refused 'ome={}' 'reserved' "the key ome"
 refused 'noequals' 'expected KEY=JSON' "no ="
 refused '=1' 'needs a key' "an empty key"
+rm -rf "$tmp/b.zarr"
+w "$tmp/b.zarr" --attr 2> "$tmp/err"
+is $? 2 "--attr last, without its argument: exit 2"
+[ ! -e "$tmp/b.zarr" ] && grep -q -- '--attr needs a value' "$tmp/err"
+ok $? "nothing created, the message says what --attr needs"
 refused 'k=NaN' 'attribute "k"' "NaN"
 refused "k=$(perl -e 'print "[" x 33, "]" x 33')" 'attribute "k"' \
 	"a value nested 33 deep"

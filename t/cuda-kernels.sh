@@ -5,9 +5,13 @@
 # missing its code.  Reads the .nv_fatbin section (objcopy) and walks its
 # entries; configure asks nvcc for uncompressed images, so the names can
 # be read without cuobjdump.
+# A plugin that configure built but whose fat binary is missing, empty or
+# unreadable is a failure, not a skip.
 . "${top_srcdir:-.}/t/lib.sh"
 plugin="${top_builddir:-.}/.libs/backend-cuda.so"
-[ -f "$plugin" ] || skip_all "cuda plugin not built (configure --with-cuda)"
+backend_built cuda ||
+	skip_all "the cuda backend is not built (configure found no cuda)"
+[ -f "$plugin" ] || bail_out "cuda is built, but $plugin is missing"
 [ -n "$SHARDPIPE_NVCC_GENCODE" ] ||
 	skip_all "SHARDPIPE_NVCC_GENCODE not set (run through make check)"
 command -v objcopy > /dev/null 2>&1 || skip_all "objcopy not installed"
@@ -16,10 +20,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardpipe-cudak-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 objcopy -O binary --only-section=.nv_fatbin "$plugin" "$tmp/fatbin" \
 	2> "$tmp/err" && [ -s "$tmp/fatbin" ] ||
-	skip_all "no .nv_fatbin section readable: $(cat "$tmp/err")"
+	bail_out "no .nv_fatbin section in $plugin: $(cat "$tmp/err")"
 kernels=$(sed -n 's/^[	 ]*X(\(sp_[a-z0-9_]*\),.*/\1/p' \
 	"${top_srcdir:-.}/backends/kernels/kernel-list.h")
-[ -n "$kernels" ] || skip_all "no kernels found in kernel-list.h"
+[ -n "$kernels" ] || bail_out "no kernels found in kernel-list.h"
 want=$(echo "$SHARDPIPE_NVCC_GENCODE" | tr ' ' '\n' |
 	sed -n 's/^arch=compute_[0-9]*,code=\(sm_[0-9]*\|compute_[0-9]*\)$/\1/p' |
 	sort -u)
@@ -56,9 +60,10 @@ perl -e '
 		}
 		$pos = ($end + 7) & ~7;
 	}' "$tmp/fatbin" $kernels > "$tmp/entries" 2> "$tmp/err"
-[ -s "$tmp/entries" ] || skip_all "no fat binary entries read: $(cat "$tmp/err")"
+[ -s "$tmp/entries" ] ||
+	bail_out "the fat binary holds no entry: $(cat "$tmp/err")"
 grep -q '^compressed_' "$tmp/entries" &&
-	skip_all "the images are compressed (nvcc without --no-compress)"
+	bail_out "the images are compressed (nvcc without --no-compress)"
 
 plan $(($(echo "$want" | wc -l) + 1))
 sed 's/^/# /' "$tmp/entries"

@@ -23,6 +23,17 @@
  *  4. A store directory made read-only mid-stream, in a child running as
  *     an unprivileged user (root ignores permissions): EACCES.
  *
+ * And 5., the order that durability relies on (shardpipe(3),
+ * "Durability"), from a log of the same interposed calls plus unlink and
+ * rmdir: with durable, no zarr.json is renamed into place before its
+ * temporary is fsynced after its last write, before every shard it
+ * advertises was fsynced, renamed and its directory fsynced, before every
+ * directory on the way was fsynced in its parent after its mkdir, and
+ * (over an old store) before every removal of the old one was fsynced in
+ * its directory; the last zarr.json's own name is fsynced before close
+ * returns.  Without durable, no fsync at all.  The checker is first shown
+ * to catch a missing directory fsync in a crafted log.
+ *
  * SHARDPIPE_FAULT_QUICK=1 tries every 9th n only (for valgrind).
  */
 #define _GNU_SOURCE
@@ -65,6 +76,99 @@ static struct {
 	long fired;
 	unsigned char fds[4096]; /* descriptors opened below root */
 } inj = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* 5. What the store did, in order: the calls below dlog.root while
+ * dlog.on, under inj.lock. */
+enum ev_kind { EV_WRITE, EV_FSYNC, EV_RENAME, EV_MKDIR, EV_REMOVE };
+
+struct ev {
+	enum ev_kind kind;
+	char *path;     /* the file or directory; a rename's target */
+	char *from;     /* a rename's source */
+	long shape0;    /* a rename onto a zarr.json: its shape[0] (-1: not
+			 * JSON) */
+};
+
+static struct {
+	int on;
+	char root[1024];
+	size_t root_len;
+	struct ev *ev;
+	size_t n, cap;
+	char *fd_path[4096];
+} dlog;
+
+static int in_dlog(const char *path)
+{
+	return dlog.on && path != NULL &&
+	       strncmp(path, dlog.root, dlog.root_len) == 0;
+}
+
+static void dlog_add(enum ev_kind kind, const char *path, const char *from,
+		     long shape0)
+{
+	pthread_mutex_lock(&inj.lock);
+	if (dlog.n == dlog.cap) {
+		dlog.cap = dlog.cap ? 2 * dlog.cap : 256;
+		dlog.ev = realloc(dlog.ev, dlog.cap * sizeof(*dlog.ev));
+		if (dlog.ev == NULL)
+			abort();
+	}
+	dlog.ev[dlog.n++] = (struct ev){ kind, strdup(path),
+					 from ? strdup(from) : NULL, shape0 };
+	pthread_mutex_unlock(&inj.lock);
+}
+
+/* The path descriptor fd was opened with, if it is logged. */
+static const char *dlog_fd(int fd)
+{
+	const char *p = NULL;
+
+	pthread_mutex_lock(&inj.lock);
+	if (dlog.on && fd >= 0 && fd < (int)(sizeof(dlog.fd_path) /
+					     sizeof(*dlog.fd_path)))
+		p = dlog.fd_path[fd];
+	pthread_mutex_unlock(&inj.lock);
+	return p;
+}
+
+static void dlog_set_fd(int fd, const char *path)
+{
+	if (fd < 0 || fd >= (int)(sizeof(dlog.fd_path) /
+				  sizeof(*dlog.fd_path)))
+		return;
+	pthread_mutex_lock(&inj.lock);
+	free(dlog.fd_path[fd]);
+	dlog.fd_path[fd] = path != NULL && in_dlog(path) ? strdup(path) : NULL;
+	pthread_mutex_unlock(&inj.lock);
+}
+
+static void dlog_start(const char *root)
+{
+	pthread_mutex_lock(&inj.lock);
+	snprintf(dlog.root, sizeof(dlog.root), "%s", root);
+	dlog.root_len = strlen(dlog.root);
+	dlog.on = 1;
+	pthread_mutex_unlock(&inj.lock);
+}
+
+static void dlog_stop(void)
+{
+	pthread_mutex_lock(&inj.lock);
+	dlog.on = 0;
+	pthread_mutex_unlock(&inj.lock);
+}
+
+static void dlog_clear(void)
+{
+	for (size_t i = 0; i < dlog.n; i++) {
+		free(dlog.ev[i].path);
+		free(dlog.ev[i].from);
+	}
+	free(dlog.ev);
+	dlog.ev = NULL;
+	dlog.n = dlog.cap = 0;
+}
 
 static void arm(const char *root, long nth, int mode, int err, int every)
 {
@@ -150,8 +254,10 @@ static int do_open(const char *path, int flags, mode_t mode, int dirfd,
 	}
 	fd = at ? real_openat(dirfd, path, flags, mode)
 		: real_open(path, flags, mode);
-	if (fd >= 0)
+	if (fd >= 0) {
 		track(fd, below_root(path));
+		dlog_set_fd(fd, path);
+	}
 	return fd;
 }
 
@@ -212,7 +318,10 @@ int __open64_2(const char *path, int flags)
 static int write_fault(int fd, size_t *n)
 {
 	int r = 0;
+	const char *logged = dlog_fd(fd);
 
+	if (logged != NULL)
+		dlog_add(EV_WRITE, logged, NULL, 0);
 	if (!tracked(fd))
 		return 0;
 	if (tick(1)) {
@@ -282,6 +391,7 @@ int close(int fd)
 	int t = tracked(fd), r;
 
 	track(fd, 0);
+	dlog_set_fd(fd, NULL);
 	if (tick(t)) {
 		/* As NFS does: the descriptor is gone, the error stays. */
 		real_close(fd);
@@ -295,7 +405,10 @@ int close(int fd)
 int fsync(int fd)
 {
 	REAL(fsync);
+	const char *logged = dlog_fd(fd);
 
+	if (logged != NULL)
+		dlog_add(EV_FSYNC, logged, NULL, 0);
 	if (tick(tracked(fd))) {
 		errno = inj.err;
 		return -1;
@@ -306,7 +419,10 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
 	REAL(fdatasync);
+	const char *logged = dlog_fd(fd);
 
+	if (logged != NULL)
+		dlog_add(EV_FSYNC, logged, NULL, 0);
 	if (tick(tracked(fd))) {
 		errno = inj.err;
 		return -1;
@@ -314,15 +430,44 @@ int fdatasync(int fd)
 	return real_fdatasync(fd);
 }
 
+/* shape[0] of the JSON file at path, read without the interposers; -1
+ * when it is not JSON with a shape. */
+static long json_shape0(const char *path)
+{
+	REAL(open);
+	REAL(close);
+	char buf[65536];
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	int fd = real_open(path, O_RDONLY, 0);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+	if (fd >= 0)
+		real_close(fd);
+	return n > 0 && fc_json_shape(buf, (size_t)n, shape) > 0
+		       ? (long)shape[0] : -1;
+}
+
 int rename(const char *a, const char *b)
 {
 	REAL(rename);
+	int r;
 
 	if (tick(below_root(b))) {
 		errno = inj.err;
 		return -1;
 	}
-	return real_rename(a, b);
+	if (!in_dlog(b))
+		return real_rename(a, b);
+	{
+		const char *leaf = strrchr(b, '/');
+		long shape0 = leaf != NULL && strcmp(leaf, "/zarr.json") == 0
+				      ? json_shape0(a) : 0;
+
+		r = real_rename(a, b);
+		if (r == 0)
+			dlog_add(EV_RENAME, b, a, shape0);
+	}
+	return r;
 }
 
 int renameat(int da, const char *a, int db, const char *b)
@@ -339,12 +484,37 @@ int renameat(int da, const char *a, int db, const char *b)
 int mkdir(const char *path, mode_t mode)
 {
 	REAL(mkdir);
+	int r;
 
 	if (tick(below_root(path))) {
 		errno = inj.err;
 		return -1;
 	}
-	return real_mkdir(path, mode);
+	r = real_mkdir(path, mode);
+	if (r == 0 && in_dlog(path))
+		dlog_add(EV_MKDIR, path, NULL, 0);
+	return r;
+}
+
+/* Logged only: the fault sweeps do not count removals. */
+int unlink(const char *path)
+{
+	REAL(unlink);
+	int r = real_unlink(path);
+
+	if (r == 0 && in_dlog(path))
+		dlog_add(EV_REMOVE, path, NULL, 0);
+	return r;
+}
+
+int rmdir(const char *path)
+{
+	REAL(rmdir);
+	int r = real_rmdir(path);
+
+	if (r == 0 && in_dlog(path))
+		dlog_add(EV_REMOVE, path, NULL, 0);
+	return r;
 }
 
 int mkdirat(int dirfd, const char *path, mode_t mode)
@@ -613,6 +783,311 @@ static void absorb(const struct workload *w, const char *tmp, int mode,
 	faults_survived += good;
 	ok(good == runs, "%s on every 2nd..5th write: absorbed, the store "
 	   "equals a clean run's", name);
+}
+
+/* ------------------------------------------- 5. durability's order */
+
+/* What a replay of the log knows of one path. */
+struct node {
+	char *path;
+	int dirty;    /* written since its last fsync */
+	int content;  /* its bytes are on disk: fsynced after the last write */
+	int exists;   /* the name is in place */
+	int named;    /* the name, or its removal, is on disk: the directory
+		       * was fsynced since */
+	int removed;  /* removed (by the store, over an old store) */
+};
+
+struct replay {
+	struct node *v;
+	size_t n, cap;
+	char why[512];
+	int faults;
+};
+
+/* The node of path; a path never seen before stands for one that existed
+ * before the run, on disk. */
+static struct node *node(struct replay *r, const char *path)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].path, path) == 0)
+			return &r->v[i];
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		if (r->v == NULL)
+			bail("out of memory");
+	}
+	r->v[r->n] = (struct node){ strdup(path), 0, 1, 1, 1, 0 };
+	return &r->v[r->n++];
+}
+
+static const struct node *seen(const struct replay *r, const char *path)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].path, path) == 0)
+			return &r->v[i];
+	return NULL;
+}
+
+static int is_parent(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(dir, path, n) == 0 && path[n] == '/' &&
+	       strchr(path + n + 1, '/') == NULL;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void fault(struct replay *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->faults++ == 0) {
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* At the rename of a zarr.json advertising shape0 rows: every advertised
+ * shard and the directories on its way are on disk, and so is every
+ * removal of an old store's objects. */
+static void check_advertised(struct replay *r, const char *root,
+			     const struct fc_geom *g, long shape0)
+{
+	uint64_t count[SHARDPIPE_MAX_RANK], c[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t total = 1;
+	const struct node *top = seen(r, root);
+
+	if (top != NULL && !(top->exists && top->named))
+		fault(r, "zarr.json renamed while the store's own directory "
+		      "%s is not on disk", root);
+	count[0] = test_cdiv((uint64_t)shape0, g->chunk[0] * g->cps[0]);
+	for (int d = 1; d < g->rank; d++)
+		count[d] = test_cdiv(test_cdiv(g->size[d], g->chunk[d]),
+				     g->cps[d]);
+	for (int d = 0; d < g->rank; d++)
+		total *= count[d];
+	for (uint64_t k = 0; k < total; k++) {
+		char path[1200];
+		size_t at = (size_t)snprintf(path, sizeof(path), "%s/c", root);
+		const struct node *n;
+
+		for (int d = 0; d < g->rank; d++) {
+			n = seen(r, path);
+			if (n != NULL && !(n->exists && n->named))
+				fault(r, "zarr.json of %ld rows renamed while "
+				      "directory %s is not on disk", shape0,
+				      path);
+			at += (size_t)snprintf(path + at, sizeof(path) - at,
+					       "/%llu",
+					       (unsigned long long)c[d]);
+		}
+		n = seen(r, path);
+		if (n == NULL || !n->exists)
+			fault(r, "zarr.json of %ld rows advertises %s, never "
+			      "renamed into place", shape0, path);
+		else if (!n->content || !n->named)
+			fault(r, "zarr.json of %ld rows renamed before %s was "
+			      "%s", shape0, path,
+			      !n->content ? "fsynced" : "named on disk (its "
+			      "directory fsynced)");
+		for (int d = g->rank - 1; d >= 0 && ++c[d] == count[d]; d--)
+			c[d] = 0;
+	}
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].removed && !r->v[i].named)
+			fault(r, "zarr.json of %ld rows renamed before the "
+			      "removal of %s was fsynced in its directory",
+			      shape0, r->v[i].path);
+}
+
+/*
+ * Replay the log of one durable run writing `root` (the log's root is its
+ * parent directory).  Returns the faults found, the first in r->why;
+ * *metas gets the zarr.json renames and *shards the shard renames.
+ */
+static int replay_log(const struct ev *ev, size_t nev, const char *root,
+		      const struct fc_geom *g, struct replay *r, int *metas,
+		      int *shards)
+{
+	char meta[1100], croot[1100];
+	const struct node *last;
+
+	snprintf(meta, sizeof(meta), "%s/zarr.json", root);
+	snprintf(croot, sizeof(croot), "%s/c/", root);
+	*metas = *shards = 0;
+	for (size_t i = 0; i < nev; i++) {
+		const struct ev *e = &ev[i];
+		struct node *n, *f;
+
+		switch (e->kind) {
+		case EV_WRITE:
+			n = node(r, e->path);
+			n->dirty = 1;
+			n->content = 0;
+			break;
+		case EV_FSYNC:
+			n = node(r, e->path);
+			if (n->dirty) {
+				n->dirty = 0;
+				n->content = 1;
+			}
+			for (size_t j = 0; j < r->n; j++)
+				if (is_parent(e->path, r->v[j].path))
+					r->v[j].named = 1;
+			break;
+		case EV_RENAME:
+			/* Both exist before pointers are kept: node() may
+			 * grow the table. */
+			node(r, e->path);
+			f = node(r, e->from);
+			n = node(r, e->path);
+			if (strcmp(e->path, meta) == 0) {
+				(*metas)++;
+				if (!f->content || f->dirty)
+					fault(r, "zarr.json renamed before its "
+					      "temporary %s was fsynced",
+					      e->from);
+				if (e->shape0 < 0)
+					fault(r, "a zarr.json that is not JSON "
+					      "with a shape");
+				else
+					check_advertised(r, root, g, e->shape0);
+			} else if (strncmp(e->path, croot, strlen(croot)) == 0) {
+				(*shards)++;
+			}
+			n->content = f->content && !f->dirty;
+			n->dirty = 0;
+			n->exists = 1;
+			n->named = 0;
+			n->removed = 0;
+			f->exists = 0;
+			break;
+		case EV_MKDIR:
+			n = node(r, e->path);
+			n->exists = n->content = 1;
+			n->dirty = n->named = n->removed = 0;
+			break;
+		case EV_REMOVE:
+			n = node(r, e->path);
+			n->exists = n->named = 0;
+			n->removed = 1;
+			break;
+		}
+	}
+	last = seen(r, meta);
+	if (last == NULL || !last->named)
+		fault(r, "the last zarr.json's name is not fsynced when close "
+		      "returns");
+	return r->faults;
+}
+
+static void replay_free(struct replay *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].path);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The checker catches what it is for: a crafted log of one shard whose
+ * directory is never fsynced after the shard's rename. */
+static void order_checker_self_test(void)
+{
+	static const struct fc_geom g = { 1, { 4 }, { 2 }, { 2 }, 1, 0, 0 };
+	const struct ev good[] = {
+		{ EV_MKDIR, "/s/r", NULL, 0 },
+		{ EV_FSYNC, "/s", NULL, 0 },
+		{ EV_MKDIR, "/s/r/c", NULL, 0 },
+		{ EV_FSYNC, "/s/r", NULL, 0 },
+		{ EV_WRITE, "/s/r/c/.0.tmp", NULL, 0 },
+		{ EV_FSYNC, "/s/r/c/.0.tmp", NULL, 0 },
+		{ EV_RENAME, "/s/r/c/0", "/s/r/c/.0.tmp", 0 },
+		{ EV_FSYNC, "/s/r/c", NULL, 0 },
+		{ EV_WRITE, "/s/r/.z.tmp", NULL, 0 },
+		{ EV_FSYNC, "/s/r/.z.tmp", NULL, 0 },
+		{ EV_RENAME, "/s/r/zarr.json", "/s/r/.z.tmp", 4 },
+		{ EV_FSYNC, "/s/r", NULL, 0 },
+	};
+	struct ev bad[sizeof(good) / sizeof(good[0])];
+	struct replay r = { 0 };
+	int metas, shards, f_good, f_bad;
+
+	f_good = replay_log(good, 12, "/s/r", &g, &r, &metas, &shards);
+	replay_free(&r);
+	/* Drop the fsync of c/ after the shard's rename. */
+	memcpy(bad, good, 7 * sizeof(*bad));
+	memcpy(bad + 7, good + 8, 4 * sizeof(*bad));
+	f_bad = replay_log(bad, 11, "/s/r", &g, &r, &metas, &shards);
+	ok(f_good == 0 && f_bad > 0 && strstr(r.why, "/s/r/c/0") != NULL,
+	   "the order checker passes a durable log and catches a shard "
+	   "whose directory was not fsynced (%s)", r.why);
+	replay_free(&r);
+}
+
+/* One run of the workload under the log; returns its outcome's store
+ * check. */
+static int logged_run(const struct workload *w, const char *tmp,
+		      const char *root, struct outcome *o)
+{
+	dlog_clear();
+	dlog_start(tmp);
+	run_workload(w, root, o);
+	dlog_stop();
+	check_store(w, root, o);
+	return o->first_rc == SHARDPIPE_OK && o->store_ok;
+}
+
+static void durability_order(const struct workload *w0, const char *tmp)
+{
+	struct workload w = *w0;
+	char root[1024];
+	struct outcome o;
+	struct replay r = { 0 };
+	int metas = 0, shards = 0, runs_ok;
+	size_t fsyncs = 0;
+
+	order_checker_self_test();
+	snprintf(root, sizeof(root), "%s/durable.zarr", tmp);
+	fresh_dir(root);
+	w.desc.durable = 1;
+	runs_ok = logged_run(&w, tmp, root, &o);
+	replay_log(dlog.ev, dlog.n, root, &w.g, &r, &metas, &shards);
+	ok(runs_ok && r.faults == 0 && metas > 2 && shards > 0,
+	   "durable: each of %d zarr.json renamed only after its temporary, "
+	   "the %d shards it advertises and their directories were fsynced%s%s",
+	   metas, shards, r.faults ? ": " : "", r.why);
+	replay_free(&r);
+
+	/* Over the store just written: the old one's removal is on disk
+	 * before the new zarr.json can advertise anything. */
+	w.desc.overwrite = 1;
+	runs_ok = logged_run(&w, tmp, root, &o);
+	replay_log(dlog.ev, dlog.n, root, &w.g, &r, &metas, &shards);
+	{
+		size_t removals = 0;
+
+		for (size_t i = 0; i < dlog.n; i++)
+			removals += dlog.ev[i].kind == EV_REMOVE;
+		ok(runs_ok && r.faults == 0 && removals > 0,
+		   "durable over an old store: its %zu removals fsynced "
+		   "before the first zarr.json, and the same order after%s%s",
+		   removals, r.faults ? ": " : "", r.why);
+	}
+	replay_free(&r);
+
+	w.desc.durable = 0;
+	w.desc.overwrite = 0;
+	fresh_dir(root);
+	runs_ok = logged_run(&w, tmp, root, &o);
+	for (size_t i = 0; i < dlog.n; i++)
+		fsyncs += dlog.ev[i].kind == EV_FSYNC;
+	ok(runs_ok && fsyncs == 0 && dlog.n > 20,
+	   "without durable: no fsync in %zu store operations (%zu fsyncs)",
+	   dlog.n, fsyncs);
+	dlog_clear();
 }
 
 /* --------------------------------------------- child-process cases */
@@ -1007,6 +1482,7 @@ int main(int argc, char **argv)
 	fsize_cases(&w, tmp, &rng);
 	tmpfs_cases(&w, tmp);
 	access_cases(&w, tmp);
+	durability_order(&w, tmp);
 
 	diag("faults injected %d, survived %d", faults_injected,
 	     faults_survived);

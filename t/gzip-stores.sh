@@ -45,11 +45,10 @@ perl -e 'srand($ARGV[0]); my ($rows, $n) = ($ARGV[1], 96 * 700);
 	}' "$seed" "$rows" > "$tmp/in.raw"
 
 opencl=no
-if "$SP" backends | grep '^opencl:' | grep -vq ': unusable'; then
-	opencl=yes
-fi
-python=${SHARDPIPE_PYTHON:-python3}
-"$python" -c 'import gzip' > /dev/null 2>&1 || python=
+backend_usable opencl && opencl=yes
+opencl_why=$backend_why
+python=
+python_usable 8 gzip && python=$PY
 plan 43
 
 # write BACKEND LEVEL DIR: the store of the input at that level.
@@ -92,8 +91,7 @@ for level in 0 1 2 3 4 5 6 7 8 9; do
 		ok $? "gzip:$level: opencl stores at local sizes 1, 7, 64 equal reference's, and read back"
 		[ -z "$bad" ] || diag "$bad"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP no usable opencl backend"
+		skip 1 "$opencl_why"
 	fi
 
 	if [ -n "$python" ]; then
@@ -105,8 +103,7 @@ for level in 0 1 2 3 4 5 6 7 8 9; do
 		sed 's/^/# /' "$tmp/py.log"
 		rm -rf "$cpu"
 	else
-		tap_n=$((tap_n + 1))
-		echo "ok $tap_n # SKIP no Python 3 with the gzip module"
+		skip 1 "$python_why"
 	fi
 
 	# The chunks really are gzip members of the kernel's make: level 0

@@ -34,6 +34,25 @@ static const unsigned local_sizes[] = { 0 };
 #endif
 #define N_LOCAL (sizeof(local_sizes) / sizeof(local_sizes[0]))
 
+/* Cell c of the chunk of epoch e with this box: whether it lies inside
+ * the array, and its input offset in bytes into the batch. */
+static int cell_src(const struct plan *p, uint64_t e, const uint64_t *origin,
+		    const uint64_t *extent, uint64_t c, uint64_t *src)
+{
+	uint64_t rest = c;
+	int inside = 1;
+
+	*src = e * p->epoch_bytes;
+	for (int d = p->rank - 1; d >= 0; d--) {
+		uint64_t n = rest % p->chunk[d];
+
+		rest /= p->chunk[d];
+		inside &= n < extent[d];
+		*src += (origin[d] + n) * p->in_stride[d] * p->esize;
+	}
+	return inside;
+}
+
 /* The chunk pool of one batch, cell by cell from the plan's definition. */
 static void model_pool(const struct plan *p, const uint8_t *batch,
 		       uint8_t *pool)
@@ -46,18 +65,9 @@ static void model_pool(const struct plan *p, const uint8_t *batch,
 
 			plan_chunk_box(p, i, origin, extent);
 			for (uint64_t c = 0; c < p->chunk_elems; c++) {
-				uint64_t rest = c, src = e * p->epoch_bytes;
-				int inside = 1;
+				uint64_t src;
 
-				for (int d = p->rank - 1; d >= 0; d--) {
-					uint64_t n = rest % p->chunk[d];
-
-					rest /= p->chunk[d];
-					inside &= n < extent[d];
-					src += (origin[d] + n) * p->in_stride[d] *
-					       p->esize;
-				}
-				if (inside)
+				if (cell_src(p, e, origin, extent, c, &src))
 					memcpy(chunk + c * p->esize, batch + src,
 					       p->esize);
 				else
@@ -186,20 +196,9 @@ static uint64_t inside_cells(const struct plan *p, uint64_t e, uint64_t i,
 	uint64_t k = 0;
 
 	plan_chunk_box(p, i, origin, extent);
-	for (uint64_t c = 0; c < p->chunk_elems; c++) {
-		uint64_t rest = c, src = e * p->epoch_bytes;
-		int inside = 1;
-
-		for (int d = p->rank - 1; d >= 0; d--) {
-			uint64_t n = rest % p->chunk[d];
-
-			rest /= p->chunk[d];
-			inside &= n < extent[d];
-			src += (origin[d] + n) * p->in_stride[d] * p->esize;
-		}
-		if (inside)
-			offs[k++] = src;
-	}
+	for (uint64_t c = 0; c < p->chunk_elems; c++)
+		if (cell_src(p, e, origin, extent, c, &offs[k]))
+			k++;
 	return k;
 }
 

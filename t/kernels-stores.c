@@ -65,17 +65,13 @@ int main(void)
 	char *root = test_tmpdir("kernels-stores");
 
 #ifdef SP_TEST_PLUGIN
-	for (int i = 0; i < shardpipe_backend_count(); i++) {
-		shardpipe_backend_info info;
+	{
+		char why[256];
 
-		shardpipe_backend_probe(i, &info);
-		if (strcmp(info.name, SP_TEST_PLUGIN) != 0 || info.usable)
-			continue;
-		test_rmtree(root);
-		if (strncmp(info.detail, "no OpenCL platform", 18) == 0 ||
-		    strncmp(info.detail, "no CUDA device", 14) == 0)
-			skip_all("%s", info.detail);
-		skip_all("no %s device (%s)", SP_TEST_PLUGIN, info.detail);
+		if (!test_backend_usable(SP_TEST_PLUGIN, why, sizeof(why))) {
+			test_rmtree(root);
+			skip_all("%s", why);
+		}
 	}
 #endif
 	plan_lazy();

@@ -28,6 +28,8 @@ is() {
 	fi
 }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# bail_out REASON: the test cannot go on and fails (TAP "Bail out!").
+bail_out() { echo "Bail out! $*"; exit 1; }
 skip() {
 	# skip N REASON: the next N tests, reported as skipped for REASON
 	_skip_n=$1
@@ -60,6 +62,89 @@ need_shardpipe() {
 	SP=${SHARDPIPE:-./shardpipe}
 	[ -x "$SP" ] || skip_all "shardpipe program not built"
 }
+
+# The skip policy (doc/design.md §18.1).  A backend that configure built
+# (SHARDPIPE_TEST_BACKENDS, from the test environment, lists the plugins)
+# may be skipped only for the documented absence of its device, and the
+# Python readers, once SHARDPIPE_PYTHON names them (as CI does), not at
+# all: anything else that makes them unusable fails the test, for a skip
+# would hide the breakage.  t/testutil.c and t/python/sptap.py apply the
+# same rule.
+
+# device_absent REASON: whether a probe's REASON is the documented absence
+# of a device.
+device_absent() {
+	case $1 in
+	"no CUDA device"*|"no OpenCL platform"*|"no OpenCL device"*) return 0 ;;
+	esac
+	return 1
+}
+
+# backend_built NAME: whether this build has backend NAME.
+backend_built() {
+	case $1 in cpu|reference) return 0 ;; esac
+	case " ${SHARDPIPE_TEST_BACKENDS-} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# backend_usable NAME: 0 when `$SP backends` says NAME runs here.
+# Otherwise backend_why says why, for the caller's skip, and the status is
+# 1, when the skip is allowed: the backend is not built, or its device is
+# absent.  A built backend unusable for any other reason (a plugin that
+# does not load, a probe that fails) ends the test as a failure.
+backend_usable() {
+	_out=$("$SP" backends 2>&1) ||
+		bail_out "shardpipe backends failed: $_out"
+	_line=$(printf '%s\n' "$_out" | grep "^$1: ")
+	case $_line in
+	"$1: unusable: "*) backend_why=${_line#"$1: unusable: "} ;;
+	"$1: "*) backend_why=; return 0 ;;
+	*) backend_why="shardpipe backends lists no $1 backend" ;;
+	esac
+	if ! backend_built "$1"; then
+		backend_why="the $1 backend is not built (configure found no $1)"
+		return 1
+	fi
+	device_absent "$backend_why" && return 1
+	bail_out "$1 is built but unusable: $backend_why"
+}
+
+# python_usable MINOR [MODULE...]: 0 when PY, SHARDPIPE_PYTHON, is Python
+# 3.MINOR or later and imports every MODULE.  Without SHARDPIPE_PYTHON, PY
+# is python3 from PATH for a test with no MODULE (the standard library
+# only); otherwise, or when that does not do, the status is 1 and
+# python_why says why, for a skip.  With SHARDPIPE_PYTHON set (the readers
+# are enabled), a Python that does not run or lacks a module fails the
+# test.
+python_usable() {
+	_minor=$1
+	shift
+	PY=${SHARDPIPE_PYTHON-}
+	_need=1
+	if [ -z "$PY" ]; then
+		_need=0
+		python_why="SHARDPIPE_PYTHON is not set (run scripts/setup-python-readers and export SHARDPIPE_PYTHON=VENV/bin/python)"
+		[ $# -eq 0 ] && command -v python3 > /dev/null 2>&1 || return 1
+		PY=python3
+	fi
+	python_why=
+	if ! "$PY" -c "import sys; sys.exit(sys.version_info < (3, $_minor))" \
+		> /dev/null 2>&1; then
+		python_why="$PY cannot be run or is older than Python 3.$_minor"
+	else
+		for _m; do
+			_err=$("$PY" -c "import $_m" 2>&1) && continue
+			python_why="$PY cannot import $_m: $(printf '%s\n' "$_err" | tail -1) (run scripts/setup-python-readers)"
+			break
+		done
+	fi
+	[ -z "$python_why" ] && return 0
+	[ $_need = 1 ] && bail_out "SHARDPIPE_PYTHON: $python_why"
+	return 1
+}
+
+# need_python MINOR [MODULE...]: python_usable, or skip the whole test.
+need_python() { python_usable "$@" || skip_all "$python_why"; }
 
 # scratch TAG: tmp names a new directory, removed when the test exits.
 scratch() {

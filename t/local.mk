@@ -11,7 +11,19 @@ AM_TESTS_ENVIRONMENT = \
 	SHARDPIPE_PLUGIN_PATH='$(abs_top_builddir)/.libs'; export SHARDPIPE_PLUGIN_PATH; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/pocl-cache}"; export POCL_CACHE_DIR; \
 	OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; \
+	SHARDPIPE_TEST_BACKENDS='$(TEST_BUILT_PLUGINS)'; \
+	export SHARDPIPE_TEST_BACKENDS; \
 	unset SHARDPIPE_BACKEND;
+# The plugins configure built: a test may skip one of them only for the
+# documented absence of its device (the skip policy, doc/design.md §18.1;
+# backend_usable in t/lib.sh, test_may_skip in t/testutil.c).
+TEST_BUILT_PLUGINS =
+if HAVE_OPENCL
+TEST_BUILT_PLUGINS += opencl
+endif
+if HAVE_CUDA
+TEST_BUILT_PLUGINS += cuda
+endif
 EXTRA_DIST += build-aux/tap-driver.sh t/lib.sh
 
 check_LTLIBRARIES += t/libtap.la

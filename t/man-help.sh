@@ -53,8 +53,10 @@ while read -r cmd; do
 	[ -s "$tmp/sec" ]
 	ok $? "shardpipe(1) has a section for $cmd"
 	if ! "$SP" "$cmd" --help > "$tmp/help" 2>&1; then
-		skip 1 "$cmd --help fails: $(head -1 "$tmp/help")"
-		skip 1 "$cmd --help fails"
+		# A --help that fails is a fault, not a reason to skip.
+		ok 1 "$cmd --help exits 0"
+		diag "$(head -3 "$tmp/help")"
+		ok 1 "$cmd --help exits 0 (so its options cannot be compared)"
 		continue
 	fi
 	opts < "$tmp/help" > "$tmp/help-opts"

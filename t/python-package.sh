@@ -6,20 +6,13 @@
 # It runs under $SHARDPIPE_PYTHON, the virtual environment made by
 # scripts/setup-python-readers (numpy, zarr 3, tensorstore, pytest,
 # setuptools); without one the test is skipped, with the reason.  With one,
-# a package that does not build is a failure.  Nothing is downloaded: pip
+# a module missing from it or a package that does not build is a failure.  Nothing is downloaded: pip
 # builds with --no-build-isolation --no-index into the build tree, from a
 # copy of python/ (the source tree may be read-only, as under distcheck).
 . "${top_srcdir:-.}/t/lib.sh"
 export PYTHONDONTWRITEBYTECODE=1
-py=$SHARDPIPE_PYTHON
-[ -n "$py" ] ||
-	skip_all "SHARDPIPE_PYTHON is not set (run scripts/setup-python-readers and export SHARDPIPE_PYTHON=VENV/bin/python)"
-"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' > /dev/null 2>&1 ||
-	skip_all "SHARDPIPE_PYTHON=$py cannot be run or is older than Python 3.11"
-for m in pip setuptools pytest numpy; do
-	"$py" -c "import $m" > /dev/null 2>&1 ||
-		skip_all "$py cannot import $m (run scripts/setup-python-readers)"
-done
+need_python 11 pip setuptools pytest numpy
+py=$PY
 build=${top_builddir:-.}
 [ -f "$build/.libs/libshardpipe.so" ] ||
 	skip_all "no shared library built (.libs/libshardpipe.so)"

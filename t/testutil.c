@@ -300,6 +300,47 @@ int test_same_tree(const char *a, const char *b, int *files)
 	return cmp_bad == 0;
 }
 
+int test_may_skip(const char *name, const char *why)
+{
+	static const char *const absent[] = {
+		"no CUDA device", "no OpenCL platform", "no OpenCL device",
+	};
+	const char *built = getenv("SHARDPIPE_TEST_BACKENDS");
+	size_t len = strlen(name);
+	int has = strcmp(name, "cpu") == 0 || strcmp(name, "reference") == 0;
+
+	/* name as a word of the space-separated list */
+	for (const char *p = built; !has && p != NULL && *p != '\0';) {
+		p += strspn(p, " ");
+		has = strncmp(p, name, len) == 0 &&
+		      (p[len] == ' ' || p[len] == '\0');
+		p += strcspn(p, " ");
+	}
+	if (!has)
+		return 1;
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+		if (strncmp(why, absent[i], strlen(absent[i])) == 0)
+			return 1;
+	bail("%s is built but unusable: %s", name, why);
+}
+
+int test_backend_usable(const char *name, char *why, size_t n)
+{
+	for (int i = 0; i < shardpipe_backend_count(); i++) {
+		shardpipe_backend_info info;
+
+		if (shardpipe_backend_probe(i, &info) != SHARDPIPE_OK)
+			bail("shardpipe_backend_probe(%d) failed", i);
+		if (strcmp(info.name, name) != 0)
+			continue;
+		snprintf(why, n, "%s", info.detail);
+		return info.usable || !test_may_skip(name, info.detail);
+	}
+	snprintf(why, n, "the library has no backend %s", name);
+	test_may_skip(name, why);
+	return 0;
+}
+
 shardpipe_sink test_sink(void *user,
 			 int (*shard)(void *, const uint64_t *, int,
 				      const void *, size_t, const void *,

@@ -51,6 +51,24 @@ int test_write_spans(const char *dir, const shardpipe_desc *desc,
 int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,
 		    size_t n);
 
+/*
+ * The skip policy (doc/design.md §18.1; t/lib.sh's backend_usable): may a
+ * test skip backend `name`, which its probe found not usable for `why`?
+ * Returns 1 (skip, with `why` as the reason) when this build lacks the
+ * backend (SHARDPIPE_TEST_BACKENDS, from the test environment, lists the
+ * plugins configure built) or `why` is the documented absence of a
+ * device ("no CUDA device", "no OpenCL platform", "no OpenCL device");
+ * otherwise bails, failing the test: a plugin that does not load or a
+ * probe that fails must not pass as a skip.
+ */
+int test_may_skip(const char *name, const char *why);
+/*
+ * Whether the library's backend `name` is usable here, by its public
+ * probe.  0 when it is not and test_may_skip() allows that, `why` (n
+ * bytes) then holding the reason for the skip.
+ */
+int test_backend_usable(const char *name, char *why, size_t n);
+
 /* A sink initialised by shardpipe_sink_init() with these fields. */
 shardpipe_sink test_sink(void *user,
 			 int (*shard)(void *, const uint64_t *, int,

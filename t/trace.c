@@ -366,21 +366,6 @@ static void refused(const char *tmp, const char *path, int code,
 	unsetenv("SHARDPIPE_TRACE");
 }
 
-static int opencl_usable(char *why, size_t n)
-{
-	for (int i = 0; i < shardpipe_backend_count(); i++) {
-		shardpipe_backend_info info;
-
-		if (shardpipe_backend_probe(i, &info) != SHARDPIPE_OK ||
-		    strcmp(info.name, "opencl") != 0)
-			continue;
-		snprintf(why, n, "%s", info.detail);
-		return info.usable;
-	}
-	snprintf(why, n, "opencl is not built");
-	return 0;
-}
-
 int main(void)
 {
 	uint64_t seed = test_seed(), rng = seed;
@@ -391,7 +376,8 @@ int main(void)
 	uint8_t *data = test_xmalloc(n);
 	struct trace t;
 	char *text;
-	int ocl = opencl_usable(why, sizeof(why));
+	/* A built opencl may be skipped only without a device. */
+	int ocl = test_backend_usable("opencl", why, sizeof(why));
 
 	plan_lazy();
 	diag("seed %llu (SHARDPIPE_TEST_SEED)", (unsigned long long)seed);

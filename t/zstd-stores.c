@@ -130,23 +130,12 @@ int main(void)
 {
 	uint64_t seed = test_seed();
 	char *root = test_tmpdir("zstd-stores");
-	const char *why = NULL;
+	char why[256];
+	int opencl = test_backend_usable("opencl", why, sizeof(why));
 
-	for (int i = 0; i < shardpipe_backend_count(); i++) {
-		shardpipe_backend_info info;
-
-		shardpipe_backend_probe(i, &info);
-		if (strcmp(info.name, "opencl") == 0 && !info.usable) {
-			static char buf[512];
-
-			snprintf(buf, sizeof(buf), "opencl backend unusable "
-				 "(%s)", info.detail);
-			why = buf;
-		}
-	}
 	plan_lazy();
 	checksum_setting(root, seed);
-	if (why != NULL) {
+	if (!opencl) {
 		skip(1, "%s: the matrix's opencl stores", why);
 		test_rmtree(root);
 		free(root);

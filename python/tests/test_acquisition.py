@@ -1,7 +1,8 @@
 """Tests of the acquisition arguments of shardpipe.Stream: fill_value,
 write_empty_chunks, durable, max_memory and attributes, and the methods
 skip(), set_attribute() and del_attribute(); every store read back by
-zarr-python, the expectation built with NumPy."""
+zarr-python (fill values, empty chunks and skips by TensorStore too), the
+expectation built with NumPy."""
 
 import json
 import math
@@ -14,6 +15,13 @@ import pytest
 import shardpipe
 
 zarr = pytest.importorskip("zarr")
+
+
+def read_tensorstore(path):
+    ts = pytest.importorskip("tensorstore")
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file",
+                                           "path": str(path)}}
+    return ts.open(spec, read=True).result().read().result()
 
 
 def shard_files(path):
@@ -57,6 +65,7 @@ def test_fill_value_where_chunks_are_absent(tmp_path, rng):
     z = zarr.open_array(str(p), mode="r")
     assert z.fill_value == 7
     assert np.array_equal(z[...], a)
+    assert np.array_equal(read_tensorstore(p), a)
     assert not os.path.exists(os.path.join(p, "c", "1", "0", "0"))
     assert len(shard_files(p)) == 2
     assert missing_entries(p, 8) == 1
@@ -83,6 +92,7 @@ def test_nan_fill(tmp_path, rng, dtype):
     z = zarr.open_array(str(p), mode="r")
     assert math.isnan(z.fill_value)
     assert np.array_equal(z[...], a, equal_nan=True)
+    assert np.array_equal(read_tensorstore(p), a, equal_nan=True)
     # The epoch of NaN (the spec's NaN, as NumPy makes it) is left out.
     assert shard_files(p) == [os.path.join(p, "c", "1", "0", "0")]
     with open(os.path.join(p, "zarr.json")) as fh:
@@ -116,6 +126,7 @@ def test_skip_frames_and_bytes(tmp_path, rng):
         s.append(a[8])
         assert s.stats.bytes_in == a.nbytes
     assert np.array_equal(zarr.open_array(str(p), mode="r")[...], want)
+    assert np.array_equal(read_tensorstore(p), want)
 
 
 def test_skip_refusals(tmp_path, rng):
@@ -131,14 +142,39 @@ def test_skip_refusals(tmp_path, rng):
             s.skip(1.5)
         with pytest.raises(ValueError):
             s.skip(-1)
+        # A count whose bytes do not fit the library's uint64 is named.
+        with pytest.raises(OverflowError, match="skip: frames = 2305843009213693952"):
+            s.skip(2**61)
+        with pytest.raises(OverflowError, match="skip: nbytes"):
+            s.skip(nbytes=2**64)
         with pytest.raises(shardpipe.InvalidDescriptionError,
                            match="element size 2"):
             s.skip(nbytes=3)
+        # Longer than one span and not whole elements: nothing skipped.
+        with pytest.raises(shardpipe.InvalidDescriptionError,
+                           match="element size 2"):
+            s.skip(nbytes=(200 << 20) + 1)
+        assert s.stats.bytes_in == 0
         a = frames(rng, 1)
         s.append(a)             # the stream goes on after the refusals
     assert np.array_equal(zarr.open_array(str(p), mode="r")[...], a)
     with pytest.raises(shardpipe.ClosedError):
         s.skip(1)
+
+
+def test_a_long_skip_is_cut_into_spans(tmp_path):
+    # 200 MiB of fill in spans of 64 MiB: the same store as appending it.
+    p = tmp_path / "long.zarr"
+    n = 200 << 20
+    with shardpipe.Stream(p, (0, 1 << 20), (8, 1 << 18), (8, 1 << 20),
+                          "uint8", backend="cpu", fill_value=3) as s:
+        s.append(np.ones(1 << 20, np.uint8))
+        s.skip(nbytes=n)
+        assert s.stats.bytes_in == (1 << 20) + n
+    z = zarr.open_array(str(p), mode="r")
+    assert z.shape == (201, 1 << 20)
+    assert (z[0] == 1).all() and (z[1:201:50] == 3).all()
+    assert len(shard_files(p)) == 1   # the fill's chunks are left out
 
 
 def test_skip_past_a_bounded_end(tmp_path):
@@ -220,8 +256,12 @@ def test_attributes(tmp_path, rng):
         with pytest.raises(shardpipe.InvalidDescriptionError,
                            match="nesting deeper than 32"):
             s.set_attribute("deep", deep)
-        with pytest.raises(ValueError, match="null"):
+        with pytest.raises(ValueError, match="set_attribute: key 'nul.x00key' holds a null"):
             s.set_attribute("nul\0key", 1)
+        with pytest.raises(ValueError, match="del_attribute: key .* lone surrogate"):
+            s.del_attribute("a\ud800")
+        with pytest.raises(ValueError, match="attribute 'v': .* lone surrogate"):
+            s.set_attribute("v", ["\udc00"])
         s.append(frames(rng, 2))
     z = zarr.open_array(str(p), mode="r")
     want = {"camera": {"id": 3, "serial": "A-17"}, "unit": "s",
@@ -239,4 +279,6 @@ def test_bad_attributes_refuse_before_anything_is_written(tmp_path):
         stream(p, attributes={"ok": 1, "ome": {}})
     with pytest.raises(ValueError, match="'v'"):
         stream(p, attributes={"v": float("inf")})
+    with pytest.raises(TypeError, match="attributes: key must be a str, not 1"):
+        stream(p, attributes={1: 1})
     assert not p.exists()

@@ -31,7 +31,8 @@ static void bench_usage(FILE *f)
 		"[--threads N] [--backend B]\n"
 		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
 		"[--json]\n"
-		"         [--levels N|all] [--downsample D,..] [--method M]\n\n"
+		"         [--profile] [--local N] [--levels N|all] "
+		"[--downsample D,..] [--method M]\n\n"
 		"Streams a workload through the library and reports "
 		"throughput per stage.\n"
 		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
@@ -60,8 +61,9 @@ static void bench_usage(FILE *f)
 		"micro 4, or one chunk's\n"
 		"                  depth along dim 0 if more; noise12 and xor "
 		"16)\n"
-		"  --output DIR    write a real store (default: a sink that "
-		"counts and discards)\n"
+		"  --output DIR    write a real store, a directory or "
+		"s3://BUCKET/PREFIX (default:\n"
+		"                  a sink that counts and discards)\n"
 		"  --overwrite     replace a store already at DIR\n"
 		"  --bound         also compress the same chunks with the "
 		"same codec, level and\n"
@@ -72,6 +74,15 @@ static void bench_usage(FILE *f)
 		"                  fastest of each (1..100, default 1)\n"
 		"  --json          one JSON object on stdout instead of the "
 		"table\n"
+		"  --profile       count the kernels' work on the reference "
+		"backend (the default\n"
+		"                  with it) and print, per kernel and phase, "
+		"work, critical path,\n"
+		"                  parallelism and units per batch; --rows "
+		"defaults to one epoch\n"
+		"  --local N       run the kernel backends' work-groups with N "
+		"items (1..256;\n"
+		"                  default the device's, 128 with --profile)\n"
 		"  --levels N|all  a pyramid of N levels (all: until y and x fit "
 		"a chunk), over\n"
 		"                  y,x unless --downsample says; write's pyramid "
@@ -84,26 +95,14 @@ static void bench_usage(FILE *f)
 		"ratio\n");
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t *out)
-{
-	char *end;
-
-	*out = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end != '\0') {
-		cli_error("bench: %s: \"%s\" is not a number", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
 /* The command line, before a workload fills in what it leaves out. */
 struct bench_args {
 	struct cli_desc_opts o;
 	struct cli_levels_opts l;
 	const struct workload *w;
 	const char *fill_name, *output;
-	uint64_t rows, span, frames;
-	int unbounded, json, bound, repeat;
+	uint64_t rows, span, frames, local;
+	int unbounded, json, bound, repeat, profile;
 };
 
 static const struct workload *workload_find(const char *name)
@@ -117,16 +116,24 @@ static const struct workload *workload_find(const char *name)
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
 static int parse_args(struct bench_args *a, int argc, char **argv)
 {
+	const char *named = NULL;
+
 	a->w = &workloads[1];
 	a->fill_name = "micro";
 	a->repeat = 1;
+	cli_seen_init(&a->o.seen, "bench");
 	for (int i = 1; i < argc; i++) {
 		int k = cli_desc_option(&a->o, argc, argv, &i);
 		const char *arg = argv[i];
-		int has = i + 1 < argc;
+		const char *const flags[] = { "--unbounded", "--bound", "--json",
+					      "--profile" };
+		int *const flag_slots[] = { &a->unbounded, &a->bound, &a->json,
+					    &a->profile };
+		uint64_t v;
 
 		if (k == 0)
-			k = cli_levels_option(&a->l, argc, argv, &i);
+			k = cli_levels_option(&a->l, &a->o.seen, argc, argv,
+					      &i);
 		if (k < 0)
 			return CLI_EXIT_USAGE;
 		if (k > 0)
@@ -134,35 +141,45 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		if (strcmp(arg, "--help") == 0) {
 			bench_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (strcmp(arg, "--fill") == 0 && has) {
-			a->fill_name = argv[++i];
-		} else if (strcmp(arg, "--rows") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->rows) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--span") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->span) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--frames") == 0 && has) {
-			if (parse_u64(arg, argv[++i], &a->frames) != 0)
-				return CLI_EXIT_USAGE;
-		} else if (strcmp(arg, "--repeat") == 0 && has) {
-			uint64_t v;
-
-			if (parse_u64(arg, argv[++i], &v) != 0 || v < 1 ||
-			    v > 100) {
-				cli_error("bench: --repeat: 1 to 100");
-				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--fill") == 0) {
+			k = cli_take(&a->o.seen, argc, argv, &i, &a->fill_name);
+		} else if (strcmp(arg, "--rows") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->rows);
+		} else if (strcmp(arg, "--span") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->span);
+		} else if (strcmp(arg, "--frames") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->frames);
+		} else if (strcmp(arg, "--repeat") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 100, &v);
+			if (k == 0 && v < 1) {
+				cli_error("bench: --repeat: 0 runs; give 1 to "
+					  "100");
+				k = -1;
 			}
 			a->repeat = (int)v;
-		} else if (strcmp(arg, "--output") == 0 && has) {
-			a->output = argv[++i];
-		} else if (strcmp(arg, "--unbounded") == 0) {
-			a->unbounded = 1;
-		} else if (strcmp(arg, "--bound") == 0) {
-			a->bound = 1;
-		} else if (strcmp(arg, "--json") == 0) {
-			a->json = 1;
+		} else if (strcmp(arg, "--output") == 0) {
+			k = cli_take(&a->o.seen, argc, argv, &i, &a->output);
+		} else if (strcmp(arg, "--local") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256,
+					 &a->local);
+			if (k == 0 && a->local < 1) {
+				cli_error("bench: --local: 0 items; give 1 to "
+					  "256");
+				k = -1;
+			}
+		} else if ((k = cli_flag(&a->o.seen, arg, flags, flag_slots,
+					 CLI_NFLAGS(flags))) != 0) {
+			k = k < 0 ? -1 : 0;
 		} else if (arg[0] != '-') {
+			if (named != NULL) {
+				cli_error("bench: one workload only: %s and %s",
+					  named, arg);
+				return CLI_EXIT_USAGE;
+			}
+			named = arg;
 			a->w = workload_find(arg);
 			if (a->w == NULL) {
 				cli_error("bench: unknown workload \"%s\" (cube, "
@@ -174,6 +191,8 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 			bench_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
+		if (k != 0)
+			return CLI_EXIT_USAGE;
 	}
 	return -1;
 }
@@ -205,6 +224,20 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		o->shard = a->w->shard;
 	if (o->dtype == NULL)
 		o->dtype = "uint16";
+	/* The work profile: the reference backend counts it, slowly, so one
+	 * epoch unless asked for more. */
+	if (a->profile) {
+		if (o->backend == NULL)
+			o->backend = "reference";
+		if (strcmp(o->backend, "reference") != 0 || a->json) {
+			cli_error("bench: --profile counts work on the "
+				  "reference backend and prints a table: not "
+				  "with %s", a->json ? "--json" : o->backend);
+			return CLI_EXIT_USAGE;
+		}
+		if (a->local == 0)
+			a->local = 128;
+	}
 	/* --levels alone: a pyramid over y and x; "all": every level. */
 	if (a->l.levels != NULL && a->l.downsample == NULL)
 		a->l.downsample = "y,x";
@@ -217,7 +250,13 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		cli_error("bench: arrays of rank 1 are not benchmarked");
 		return CLI_EXIT_USAGE;
 	}
-	su->rows = a->rows != 0 ? a->rows : su->desc.dims[0].size;
+	if (su->desc.durable && a->output == NULL) {
+		cli_error("bench: --durable needs --output: the counting sink "
+			  "writes no files to make durable");
+		return CLI_EXIT_USAGE;
+	}
+	su->rows = a->rows != 0 ? a->rows :
+		   a->profile ? su->desc.dims[0].chunk : su->desc.dims[0].size;
 	if (su->rows == 0) {
 		cli_error("bench: an unbounded --shape needs --rows");
 		return CLI_EXIT_USAGE;
@@ -239,6 +278,7 @@ int cli_bench(int argc, char **argv)
 	struct bench_args a = { 0 };
 	struct bench_setup su;
 	struct bench_result r;
+	struct bench_profile prof;
 	int rc = parse_args(&a, argc, argv);
 
 	if (rc >= 0)
@@ -246,14 +286,22 @@ int cli_bench(int argc, char **argv)
 	rc = setup_from_args(&a, &su);
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	rc = bench_run(&su, &r);
+	rc = bench_kernel_debug(&prof, a.profile, a.local, r.message,
+				sizeof(r.message));
+	if (rc == SHARDPIPE_OK)
+		rc = bench_run(&su, &r);
+	if (rc == SHARDPIPE_OK) {
+		if (a.json)
+			bench_report_json(&r);
+		else
+			bench_report_text(&r);
+		rc = bench_profile_print(&prof, r.backend, r.message,
+					 sizeof(r.message));
+	}
+	bench_profile_done(&prof);
 	if (rc != SHARDPIPE_OK) {
 		cli_error("bench: %s", r.message);
 		return cli_exit_status(rc);
 	}
-	if (a.json)
-		bench_report_json(&r);
-	else
-		bench_report_text(&r);
 	return CLI_EXIT_OK;
 }

@@ -27,6 +27,53 @@ enum {
  */
 int cli_exit_status(int rc);
 
+/*
+ * The options given so far on one command line, so that a repeat is
+ * refused naming it: no option is repeatable, and last-wins would
+ * silently drop what the user typed first.
+ */
+#define CLI_MAX_OPTS 48
+struct cli_seen {
+	const char *cmd;                  /* "write", for messages */
+	const char *opt[CLI_MAX_OPTS];
+	const char *val[CLI_MAX_OPTS];    /* NULL for a flag */
+	int n;
+};
+
+void cli_seen_init(struct cli_seen *seen, const char *cmd);
+/* 0 the first time opt is given; -1, after naming it and both values,
+ * the second time. */
+int cli_once(struct cli_seen *seen, const char *opt, const char *val);
+/*
+ * If arg is one of the n flags (options without a value) in names, set
+ * its slot to 1 and return 1; 0 if it is none of them; -1, after naming
+ * it, when it was given before.
+ */
+int cli_flag(struct cli_seen *seen, const char *arg,
+	     const char *const *names, int *const *slots, size_t n);
+#define CLI_NFLAGS(names) (sizeof(names) / sizeof((names)[0]))
+/*
+ * argv[*i] is an option that takes a value: set *val to the next
+ * argument and advance *i.  -1, after saying why, when there is no value
+ * (or the next argument is an option).  cli_take also refuses an option
+ * given before; cli_value alone serves the one documented as repeatable
+ * (write's --attr).
+ */
+int cli_value(const struct cli_seen *seen, int argc, char **argv, int *i,
+	      const char **val);
+int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
+	     const char **val);
+/* As cli_take, the value being a count of at most max (cli_parse_u64). */
+int cli_take_u64(struct cli_seen *seen, int argc, char **argv, int *i,
+		 uint64_t max, uint64_t *out);
+/*
+ * The value s of option opt as a number of at most max: plain decimal
+ * digits only (no sign, space, exponent or unit; not empty).  0, or -1
+ * after a message naming opt and s.
+ */
+int cli_parse_u64(const char *opt, const char *s, uint64_t max,
+		  uint64_t *out);
+
 /* Options that describe an array, shared by write, demo, bench, conform. */
 struct cli_desc_opts {
 	const char *shape, *chunk, *shard, *names, *dtype, *codec;
@@ -38,6 +85,8 @@ struct cli_desc_opts {
 	const char *fill_value;
 	int write_empty_chunks;
 	int durable;
+	/* every option of the command line, the command's own included */
+	struct cli_seen seen;
 };
 
 /*
@@ -45,8 +94,8 @@ struct cli_desc_opts {
  * --shard-shape, --chunks-per-shard, --shard, --names, --dtype, --codec,
  * --index-location, --backend, --threads, --overwrite, --fill-value,
  * --write-empty-chunks, --durable), consume it and its value, advancing *i,
- * and
- * return 1; 0 if it is not; -1 (after printing why) on a missing value.
+ * and return 1; 0 if it is not; -1 (after printing why) on a missing
+ * value, a repeat (o->seen, set up by cli_seen_init) or a bad --threads.
  */
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
 
@@ -69,10 +118,10 @@ struct cli_levels_opts {
  * --append-method M, --levels N, --units DIM=UNIT,..,
  * --scale DIM=SIZE,.., --axis-types DIM=TYPE,.., --ngff), consume it and
  * its value and return 1; 0 if it is not; -1 (after printing why) on a
- * missing or repeated value.
+ * missing value or a repeat (seen: the command line's options).
  */
-int cli_levels_option(struct cli_levels_opts *o, int argc, char **argv,
-		      int *i);
+int cli_levels_option(struct cli_levels_opts *o, struct cli_seen *seen,
+		      int argc, char **argv, int *i);
 
 /*
  * Set desc's pyramid fields from the options, after cli_desc_build (dims
@@ -86,9 +135,10 @@ int cli_levels_build(const struct cli_levels_opts *o, shardpipe_desc *desc);
  * the option that sets it (--levels, ...), in buf; else msg. */
 const char *cli_levels_message(const char *msg, char *buf, size_t size);
 
-/* Parse "a,b,c" into at most SHARDPIPE_MAX_RANK numbers; returns the count
- * or -1. */
-int cli_parse_list(const char *s, uint64_t *out);
+/* Parse "a,b,c", the value of opt, into at most SHARDPIPE_MAX_RANK
+ * numbers as cli_parse_u64 reads each; returns the count, or -1 after a
+ * message naming opt and the entry at fault. */
+int cli_parse_list(const char *opt, const char *s, uint64_t *out);
 /*
  * Parse a --codec value into desc's codec, level and blosc fields: "none",
  * "zstd[:LEVEL[:checksum]]", "gzip[:LEVEL]" or

@@ -74,7 +74,9 @@ static void conform_usage(FILE *f)
 		"                   two shards and a half-chunk along dim 0, "
 		"plus one row)\n"
 		"  --seed N         seed of the synthetic input (default 1)\n"
-		"  --keep DIR       write the stores under DIR and keep them\n"
+		"  --keep DIR       write the stores under DIR and keep them "
+		"(a store already\n"
+		"                   there is replaced as by write --overwrite)\n"
 		"With write's pyramid options (--downsample, ...) every level "
 		"is compared, and L1\nrecomputes each from the one below.\n"
 		"Without --shape: --shape 0,96,130 --chunk 8,32,32 --shard "
@@ -159,8 +161,20 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 
 	c->esize = shardpipe_dtype_size(d->dtype);
 	c->row_bytes = c->esize;
-	for (int i = 1; i < d->rank; i++)
-		c->row_bytes *= d->dims[i].size;
+	/* The sizes are the user's: a wrapped product once made the row
+	 * size 0 (a division by it) and the input a few bytes. */
+	for (int i = 1; i < d->rank; i++) {
+		if (d->dims[i].size == 0) {
+			cli_error("conform: --shape: dim %d: size 0 (only dim 0 "
+				  "may be unbounded)", i);
+			return CLI_EXIT_USAGE;
+		}
+		if (!cli_mul_ok(c->row_bytes, d->dims[i].size, &c->row_bytes)) {
+			cli_error("conform: --shape: one row (every dim after "
+				  "the first) holds more than 2^64 bytes");
+			return CLI_EXIT_USAGE;
+		}
+	}
 	if (path != NULL && read_file(path, &data, &n) != CLI_EXIT_OK)
 		return CLI_EXIT_FAIL;
 	if (data != NULL && n % c->row_bytes != 0) {
@@ -174,7 +188,14 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 		rows = d->dims[0].size;
 	else if (data != NULL)
 		rows = n / c->row_bytes;
-	if (data != NULL && n > rows * c->row_bytes) {
+	if (!cli_mul_ok(rows, c->row_bytes, &total) || total > SIZE_MAX) {
+		cli_error("conform: %llu rows of %llu bytes do not fit in "
+			  "memory", (unsigned long long)rows,
+			  (unsigned long long)c->row_bytes);
+		free(data);
+		return CLI_EXIT_USAGE;
+	}
+	if (data != NULL && n > total) {
 		cli_error("conform: %s holds %llu rows, the array only %llu",
 			  path, (unsigned long long)(n / c->row_bytes),
 			  (unsigned long long)rows);
@@ -184,7 +205,6 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 	for (int i = 0; i < d->rank; i++)
 		c->shape[i] = d->dims[i].size;
 	c->shape[0] = rows;
-	total = rows * c->row_bytes;
 	c->input = calloc(total ? total : 1, 1);
 	if (c->input == NULL) {
 		cli_error("conform: out of memory for %llu bytes of input",
@@ -609,19 +629,6 @@ static int choose_backends(struct conform *c, char *list)
 	return CLI_EXIT_OK;
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || *s == '-') {
-		cli_error("conform: %s: \"%s\" is not a count", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
 static int report(struct conform *c)
 {
 	int status = CLI_EXIT_OK;
@@ -686,18 +693,19 @@ int cli_conform(int argc, char **argv)
 	struct cli_desc_opts o = { 0 };
 	struct cli_levels_opts lo = { 0 };
 	struct conform c;
-	char *list = NULL, root[3072];
-	const char *input = NULL, *keep = NULL;
+	const char *list = NULL, *input = NULL, *keep = NULL;
+	char root[3072];
 	uint64_t rows = 0, seed = 1;
 	int status;
 
 	memset(&c, 0, sizeof(c));
+	cli_seen_init(&o.seen, "conform");
 	for (int i = 1; i < argc; i++) {
 		int r = cli_desc_option(&o, argc, argv, &i);
 		const char *arg = argv[i];
 
 		if (r == 0)
-			r = cli_levels_option(&lo, argc, argv, &i);
+			r = cli_levels_option(&lo, &o.seen, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -706,28 +714,26 @@ int cli_conform(int argc, char **argv)
 			conform_usage(stdout);
 			return CLI_EXIT_OK;
 		}
-		if (i + 1 >= argc || strncmp(arg, "--", 2) != 0) {
-			cli_error("conform: unknown argument %s", arg);
-			conform_usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
 		if (strcmp(arg, "--backends") == 0) {
-			list = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &list);
 		} else if (strcmp(arg, "--input") == 0) {
-			input = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &input);
 		} else if (strcmp(arg, "--keep") == 0) {
-			keep = argv[++i];
+			r = cli_take(&o.seen, argc, argv, &i, &keep);
 		} else if (strcmp(arg, "--rows") == 0) {
-			if (parse_u64(arg, argv[++i], &rows) != 0)
-				return CLI_EXIT_USAGE;
+			r = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &rows);
 		} else if (strcmp(arg, "--seed") == 0) {
-			if (parse_u64(arg, argv[++i], &seed) != 0)
-				return CLI_EXIT_USAGE;
+			r = cli_take_u64(&o.seen, argc, argv, &i, UINT64_MAX,
+					 &seed);
 		} else {
-			cli_error("conform: unknown option %s", arg);
+			cli_error("conform: unknown %s %s",
+				  arg[0] == '-' ? "option" : "argument", arg);
 			conform_usage(stderr);
 			return CLI_EXIT_USAGE;
 		}
+		if (r != 0)
+			return CLI_EXIT_USAGE;
 	}
 	if (o.backend != NULL) {
 		cli_error("conform: --backend chooses one backend; use "
@@ -759,7 +765,8 @@ int cli_conform(int argc, char **argv)
 				"=%s\n", getenv("SHARDPIPE_BACKEND"));
 		unsetenv("SHARDPIPE_BACKEND");
 	}
-	if ((status = choose_backends(&c, list)) != CLI_EXIT_OK)
+	/* list is an argv string, the program's to cut up. */
+	if ((status = choose_backends(&c, (char *)list)) != CLI_EXIT_OK)
 		return status;
 	if ((status = make_input(&c, input, rows, seed)) != CLI_EXIT_OK)
 		return status;
@@ -771,6 +778,10 @@ int cli_conform(int argc, char **argv)
 			return CLI_EXIT_FAIL;
 		}
 		snprintf(root, sizeof(root), "%s", keep);
+		/* An earlier run's store there is replaced the way write
+		 * --overwrite replaces one: only what a store owns goes, and
+		 * a directory of other files is refused, never emptied. */
+		c.desc.overwrite = 1;
 	} else {
 		const char *tmp = getenv("TMPDIR");
 
@@ -786,16 +797,22 @@ int cli_conform(int argc, char **argv)
 		struct run *r = &c.runs[i];
 
 		snprintf(r->dir, sizeof(r->dir), "%s/%s.zarr", root, r->name);
-		if (keep != NULL)
-			nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		write_store(&c, r);
 		/* A kernel backend that cannot run this description (a
 		 * codec with no kernel encoder yet) is left out unless it
-		 * was asked for. */
+		 * was asked for.  Its refused open created nothing, so
+		 * nothing is removed: under --keep, DIR/NAME.zarr may be
+		 * the user's. */
 		if (!r->written && !c.explicit_list) {
 			fprintf(stderr, "shardpipe: conform: leaving out %s: "
 					"%s\n", r->name, r->why);
-			nftw(r->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			/* Nothing compared is no pass. */
+			if (c.nruns == 1) {
+				cli_error("conform: no backend could write this "
+					  "array");
+				status = CLI_EXIT_USAGE;
+				break;
+			}
 			memmove(r, r + 1, (size_t)(c.nruns - i - 1) * sizeof(*r));
 			c.nruns--;
 			i--;
@@ -803,6 +820,12 @@ int cli_conform(int argc, char **argv)
 		}
 		if (r->written)
 			check_decodes(&c, r);
+	}
+	if (status != CLI_EXIT_OK) {
+		if (keep == NULL)
+			nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(c.input);
+		return status;
 	}
 	printf("conform: %d dims, %s, codec %s, index at %s, %llu rows, "
 	       "%llu bytes%s%s", c.desc.rank,

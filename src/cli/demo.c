@@ -5,6 +5,7 @@
  * are bench's "micro" fill (bench/fill.h), so that the demo and
  * `shardpipe bench` measure the same kind of data.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,31 +43,52 @@ static void demo_usage(void)
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
 static int parse_args(struct demo_args *a, int argc, char **argv)
 {
-	a->out = "shardpipe-demo.zarr";
+	const char *const flags[] = { "--overwrite" };
+	int *const flag_slots[] = { &a->overwrite };
+	uint64_t frames = 128, threads = 0;
+	struct cli_seen seen;
+
+	a->out = NULL;
 	a->backend = "auto";
 	a->codec = "zstd:1";
-	a->frames = 128;
+	cli_seen_init(&seen, "demo");
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
+		const char *arg = argv[i];
+		int bad = 0;
+
+		if (strcmp(arg, "--help") == 0) {
 			demo_usage();
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
-			a->frames = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--codec") == 0 && i + 1 < argc) {
-			a->codec = argv[++i];
-		} else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-			a->backend = argv[++i];
-		} else if (strcmp(argv[i], "--overwrite") == 0) {
-			a->overwrite = 1;
-		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-			a->threads = atoi(argv[++i]);
-		} else if (argv[i][0] == '-') {
-			cli_error("demo: unknown option %s", argv[i]);
+		} else if (strcmp(arg, "--frames") == 0) {
+			bad = cli_take_u64(&seen, argc, argv, &i, INT_MAX,
+					   &frames);
+		} else if (strcmp(arg, "--codec") == 0) {
+			bad = cli_take(&seen, argc, argv, &i, &a->codec);
+		} else if (strcmp(arg, "--backend") == 0) {
+			bad = cli_take(&seen, argc, argv, &i, &a->backend);
+		} else if (strcmp(arg, "--threads") == 0) {
+			bad = cli_take_u64(&seen, argc, argv, &i,
+					   SHARDPIPE_MAX_THREADS, &threads);
+		} else if ((bad = cli_flag(&seen, arg, flags, flag_slots,
+					   CLI_NFLAGS(flags))) != 0) {
+			bad = bad < 0;
+		} else if (arg[0] == '-') {
+			cli_error("demo: unknown option %s", arg);
+			return CLI_EXIT_USAGE;
+		} else if (a->out != NULL) {
+			cli_error("demo: one output store only: %s and %s",
+				  a->out, arg);
 			return CLI_EXIT_USAGE;
 		} else {
-			a->out = argv[i];
+			a->out = arg;
 		}
+		if (bad)
+			return CLI_EXIT_USAGE;
 	}
+	if (a->out == NULL)
+		a->out = "shardpipe-demo.zarr";
+	a->frames = (int)frames;
+	a->threads = (int)threads;
 	if (a->frames < 1) {
 		cli_error("demo: --frames must be at least 1");
 		return CLI_EXIT_USAGE;
@@ -134,11 +156,12 @@ static int write_frames(shardpipe_stream *s, const struct demo_args *a,
 	uint64_t in = (uint64_t)a->frames * FRAME_BYTES;
 	uint64_t stored = bench_store_bytes(a->out);
 
-	printf("wrote %.2f GiB in %.2f s: %.2f GB/s, ratio %.2f "
-	       "(%.1f MiB stored), ",
-	       (double)in / (1 << 30), secs, (double)in / 1e9 / secs,
-	       stored ? (double)in / (double)stored : 0.0,
-	       (double)stored / (1 << 20));
+	printf("wrote %.2f GiB in %.2f s: %.2f GB/s, ",
+	       (double)in / (1 << 30), secs, (double)in / 1e9 / secs);
+	/* An object store (s3://) has no files to add up. */
+	if (stored > 0)
+		printf("ratio %.2f (%.1f MiB stored), ",
+		       (double)in / (double)stored, (double)stored / (1 << 20));
 	fflush(stdout);
 	return CLI_EXIT_OK;
 }

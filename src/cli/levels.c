@@ -20,9 +20,11 @@ static const char *const axis_types[] = {
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-int cli_levels_option(struct cli_levels_opts *o, int argc, char **argv,
-		      int *i)
+int cli_levels_option(struct cli_levels_opts *o, struct cli_seen *seen,
+		      int argc, char **argv, int *i)
 {
+	static const char *const flags[] = { "--ngff" };
+	int *const flag_slots[] = { &o->ngff };
 	const char *arg = argv[*i];
 	struct {
 		const char *name;
@@ -36,26 +38,14 @@ int cli_levels_option(struct cli_levels_opts *o, int argc, char **argv,
 		{ "--scale", &o->scale },
 		{ "--axis-types", &o->axis_types },
 	};
+	int r = cli_flag(seen, arg, flags, flag_slots, CLI_NFLAGS(flags));
 
-	if (strcmp(arg, "--ngff") == 0) {
-		o->ngff = 1;
-		return 1;
-	}
-	for (int k = 0; k < COUNT(opts); k++) {
-		if (strcmp(arg, opts[k].name) != 0)
-			continue;
-		if (*i + 1 >= argc) {
-			cli_error("%s needs a value", arg);
-			return -1;
-		}
-		if (*opts[k].slot != NULL) {
-			cli_error("%s given twice (%s and %s)", arg,
-				  *opts[k].slot, argv[*i + 1]);
-			return -1;
-		}
-		*opts[k].slot = argv[++*i];
-		return 1;
-	}
+	if (r != 0)
+		return r;
+	for (int k = 0; k < COUNT(opts); k++)
+		if (strcmp(arg, opts[k].name) == 0)
+			return cli_take(seen, argc, argv, i, opts[k].slot) != 0
+				       ? -1 : 1;
 	return 0;
 }
 

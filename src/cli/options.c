@@ -1,5 +1,6 @@
 /* options.c - parsing shared by the subcommands. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -53,27 +54,148 @@ int cli_exit_status(int rc)
 	}
 }
 
-int cli_parse_list(const char *s, uint64_t *out)
+/*
+ * The len digits at s as a number no larger than max: 0, or -1 after
+ * saying what is wrong with them ("is not a number", "is above MAX").
+ * strtoull alone would take a sign and leading spaces and wrap a
+ * negative number around.
+ */
+static int digits(const char *opt, const char *what, const char *s,
+		  size_t len, uint64_t max, uint64_t *out)
 {
+	uint64_t v = 0;
+
+	if (len == 0) {
+		cli_error("%s: %s is empty; give a number", opt, what);
+		return -1;
+	}
+	for (size_t k = 0; k < len; k++) {
+		if (s[k] < '0' || s[k] > '9') {
+			cli_error("%s: %s \"%.*s\" is not a number (decimal "
+				  "digits only: no sign, space or unit)", opt,
+				  what, (int)len, s);
+			return -1;
+		}
+		if (!cli_mul_ok(v, 10, &v) || v + (uint64_t)(s[k] - '0') < v ||
+		    v + (uint64_t)(s[k] - '0') > max) {
+			cli_error("%s: %s \"%.*s\" is above %llu", opt, what,
+				  (int)len, s, (unsigned long long)max);
+			return -1;
+		}
+		v += (uint64_t)(s[k] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t max,
+		  uint64_t *out)
+{
+	return digits(opt, "value", s, strlen(s), max, out);
+}
+
+int cli_parse_list(const char *opt, const char *list, uint64_t *out)
+{
+	const char *s = list;
 	int n = 0;
 
-	if (s == NULL || *s == '\0')
-		return -1;
 	for (;;) {
-		char *end;
+		size_t len = strcspn(s, ",");
+		char what[32];
 
-		if (n == SHARDPIPE_MAX_RANK || *s < '0' || *s > '9')
+		if (n == SHARDPIPE_MAX_RANK) {
+			cli_error("%s: \"%s\" lists more than %d sizes", opt,
+				  list, SHARDPIPE_MAX_RANK);
 			return -1;
-		errno = 0;
-		out[n++] = strtoull(s, &end, 10);
-		if (errno != 0)
+		}
+		snprintf(what, sizeof(what), "entry %d", n + 1);
+		if (digits(opt, what, s, len, UINT64_MAX, &out[n]) != 0)
 			return -1;
-		if (*end == '\0')
+		n++;
+		if (s[len] == '\0')
 			return n;
-		if (*end != ',')
-			return -1;
-		s = end + 1;
+		s += len + 1;
 	}
+}
+
+void cli_seen_init(struct cli_seen *seen, const char *cmd)
+{
+	memset(seen, 0, sizeof(*seen));
+	seen->cmd = cmd;
+}
+
+int cli_once(struct cli_seen *seen, const char *opt, const char *val)
+{
+	for (int k = 0; k < seen->n; k++) {
+		if (strcmp(seen->opt[k], opt) != 0)
+			continue;
+		if (val != NULL)
+			cli_error("%s: %s given twice (\"%s\" and \"%s\"); "
+				  "give it once", seen->cmd, opt, seen->val[k],
+				  val);
+		else
+			cli_error("%s: %s given twice; give it once",
+				  seen->cmd, opt);
+		return -1;
+	}
+	if (seen->n < CLI_MAX_OPTS) {
+		seen->opt[seen->n] = opt;
+		seen->val[seen->n++] = val;
+	}
+	return 0;
+}
+
+int cli_flag(struct cli_seen *seen, const char *arg,
+	     const char *const *names, int *const *slots, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(arg, names[k]) != 0)
+			continue;
+		if (cli_once(seen, arg, NULL) != 0)
+			return -1;
+		*slots[k] = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_value(const struct cli_seen *seen, int argc, char **argv, int *i,
+	      const char **val)
+{
+	const char *opt = argv[*i];
+
+	if (*i + 1 >= argc) {
+		cli_error("%s: %s needs a value", seen->cmd, opt);
+		return -1;
+	}
+	/* "--input --quiet" forgot the value; no value starts so. */
+	if (strncmp(argv[*i + 1], "--", 2) == 0) {
+		cli_error("%s: %s needs a value, not the option %s", seen->cmd,
+			  opt, argv[*i + 1]);
+		return -1;
+	}
+	*val = argv[++*i];
+	return 0;
+}
+
+int cli_take(struct cli_seen *seen, int argc, char **argv, int *i,
+	     const char **val)
+{
+	const char *opt = argv[*i];
+
+	if (cli_value(seen, argc, argv, i, val) != 0)
+		return -1;
+	return cli_once(seen, opt, *val);
+}
+
+int cli_take_u64(struct cli_seen *seen, int argc, char **argv, int *i,
+		 uint64_t max, uint64_t *out)
+{
+	const char *opt = argv[*i], *val;
+
+	if (cli_take(seen, argc, argv, i, &val) != 0)
+		return -1;
+	return cli_parse_u64(opt, val, max, out);
 }
 
 int cli_parse_codec(const char *s, shardpipe_desc *desc)
@@ -89,7 +211,7 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 static const char *const desc_opts[] = {
 	"--shape", "--chunk", "--shard", "--names", "--dtype", "--codec",
 	"--index-location", "--backend", "--shard-shape", "--chunks-per-shard",
-	"--threads",
+	"--fill-value", "--threads",
 };
 
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
@@ -98,49 +220,30 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 	const char **slots[] = {
 		&o->shape, &o->chunk, &o->shard, &o->names, &o->dtype,
 		&o->codec, &o->index_location, &o->backend, &o->shard_shape,
-		&o->chunks_per_shard, NULL,
+		&o->chunks_per_shard, &o->fill_value, NULL,
 	};
+	const char *const flags[] = {
+		"--overwrite", "--write-empty-chunks", "--durable",
+	};
+	int *const flag_slots[] = {
+		&o->overwrite, &o->write_empty_chunks, &o->durable,
+	};
+	int r = cli_flag(&o->seen, arg, flags, flag_slots, CLI_NFLAGS(flags));
 
-	if (strcmp(arg, "--overwrite") == 0) {
-		o->overwrite = 1;
-		return 1;
-	}
-	if (strcmp(arg, "--write-empty-chunks") == 0) {
-		o->write_empty_chunks = 1;
-		return 1;
-	}
-	if (strcmp(arg, "--durable") == 0) {
-		o->durable = 1;
-		return 1;
-	}
-	if (strcmp(arg, "--fill-value") == 0) {
-		if (*i + 1 >= argc) {
-			cli_error("%s needs a value", arg);
-			return -1;
-		}
-		o->fill_value = argv[++*i];
-		return 1;
-	}
+	if (r != 0)
+		return r;
 	for (size_t k = 0; k < sizeof(desc_opts) / sizeof(desc_opts[0]); k++) {
+		uint64_t threads;
+
 		if (strcmp(arg, desc_opts[k]) != 0)
 			continue;
-		if (*i + 1 >= argc) {
-			cli_error("%s needs a value", arg);
+		if (slots[k] != NULL)
+			return cli_take(&o->seen, argc, argv, i, slots[k]) == 0
+				       ? 1 : -1;
+		if (cli_take_u64(&o->seen, argc, argv, i,
+				 SHARDPIPE_MAX_THREADS, &threads) != 0)
 			return -1;
-		}
-		const char *val = argv[++*i];
-		if (slots[k] != NULL) {
-			*slots[k] = val;
-		} else {
-			char *end;
-			long v = strtol(val, &end, 10);
-
-			if (*end != '\0' || v < 0 || v > 4096) {
-				cli_error("--threads: bad count \"%s\"", val);
-				return -1;
-			}
-			o->threads = (int)v;
-		}
+		o->threads = (int)threads;
 		return 1;
 	}
 	return 0;
@@ -240,7 +343,12 @@ static void put_native(unsigned char *dst, uint64_t v, size_t n)
 /*
  * Parse a --fill-value for desc->dtype into desc->fill_value: true/false
  * (or 1/0) for bool, a decimal integer in the type's range, or for floats
- * anything strtod reads (nan, inf, -inf included).  Returns 0 or -1.
+ * a decimal number, nan, inf, -inf, or "0x" and 2 * size hex digits: the
+ * bit pattern, Zarr's form of a NaN with a payload (doc/design.md §22.1),
+ * so that a value zarr.json shows can be given back.  strtod's own hex
+ * floats ("0x1p3") and "nan(...)" are refused: in Zarr "0x" means bits,
+ * and the two readings of one string must not differ silently.  Returns
+ * 0 or -1.
  */
 static int parse_fill(const char *s, shardpipe_desc *desc)
 {
@@ -248,7 +356,12 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 	char *end;
 
 	errno = 0;
-	if (*s == '\0')
+	/* strtoll and strtod would skip leading spaces and take a '+'. */
+	if (*s == '\0' || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	if (desc->dtype > SHARDPIPE_DTYPE_BOOL &&
+	    desc->dtype <= SHARDPIPE_DTYPE_UINT64 &&
+	    strspn(s + (*s == '-'), "0123456789") != strlen(s + (*s == '-')))
 		return -1;
 	if (desc->dtype == SHARDPIPE_DTYPE_BOOL) {
 		int v = strcmp(s, "true") == 0 || strcmp(s, "1") == 0;
@@ -274,9 +387,20 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 		if (errno != 0 || *end != '\0' || v > hi)
 			return -1;
 		put_native(desc->fill_value, v, n);
-	} else {
-		double x = strtod(s, &end);
+	} else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		unsigned long long v;
 
+		if (strlen(s + 2) != 2 * n ||
+		    strspn(s + 2, "0123456789abcdefABCDEF") != 2 * n)
+			return -1;
+		v = strtoull(s + 2, &end, 16);
+		put_native(desc->fill_value, v, n);
+	} else {
+		double x;
+
+		if (strpbrk(s, "xX(") != NULL)
+			return -1;
+		x = strtod(s, &end);
 		if (*end != '\0' || (errno == ERANGE && isinf(x)))
 			return -1;
 		if (desc->dtype == SHARDPIPE_DTYPE_FLOAT64) {
@@ -316,13 +440,12 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 		cli_error("--shape and --chunk are required");
 		return CLI_EXIT_USAGE;
 	}
-	rank = cli_parse_list(o->shape, shape);
-	if (rank < 0) {
-		cli_error("--shape: \"%s\" is not a list of up to %d sizes",
-			  o->shape, SHARDPIPE_MAX_RANK);
+	rank = cli_parse_list("--shape", o->shape, shape);
+	if (rank < 0)
 		return CLI_EXIT_USAGE;
-	}
-	n = cli_parse_list(o->chunk, chunk);
+	n = cli_parse_list("--chunk", o->chunk, chunk);
+	if (n < 0)
+		return CLI_EXIT_USAGE;
 	if (n != rank) {
 		cli_error("--chunk: \"%s\" must list %d sizes, like --shape",
 			  o->chunk, rank);
@@ -335,7 +458,9 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 		return CLI_EXIT_USAGE;
 	}
 	if (o->shard_shape != NULL) {
-		n = cli_parse_list(o->shard_shape, shard);
+		n = cli_parse_list("--shard-shape", o->shard_shape, shard);
+		if (n < 0)
+			return CLI_EXIT_USAGE;
 		if (n != rank) {
 			cli_error("--shard-shape: \"%s\" must list %d sizes in "
 				  "elements, like --shape", o->shard_shape, rank);
@@ -357,7 +482,9 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 		const char *v = o->shard ? o->shard : o->chunks_per_shard;
 		const char *opt = o->shard ? "--shard" : "--chunks-per-shard";
 
-		n = cli_parse_list(v, shard);
+		n = cli_parse_list(opt, v, shard);
+		if (n < 0)
+			return CLI_EXIT_USAGE;
 		if (n != rank) {
 			cli_error("%s: \"%s\" must list %d chunk counts", opt,
 				  v, rank);

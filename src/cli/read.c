@@ -148,8 +148,10 @@ int cli_verify(int argc, char **argv)
 	const char *store = NULL, *raw = NULL;
 	shardpipe_reader *r;
 	shardpipe_array_info info;
+	struct cli_seen seen;
 	int rc, status;
 
+	cli_seen_init(&seen, "verify");
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe verify STORE [--against RAW]\n\n"
@@ -160,17 +162,14 @@ int cli_verify(int argc, char **argv)
 			       "level by level, each level\nrecomputed from the "
 			       "one below it; --against compares level 0, and "
 			       "STORE/1\nnames level 1 alone.\n"
+			       "STORE is a directory or s3://BUCKET/PREFIX.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
 			       "3 differs from RAW,\n4 uses a codec or feature "
 			       "shardpipe does not support.\n");
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc) {
-			if (raw != NULL) {
-				cli_error("verify: --against given twice (%s "
-					  "and %s)", raw, argv[i + 1]);
+		} else if (strcmp(argv[i], "--against") == 0) {
+			if (cli_take(&seen, argc, argv, &i, &raw) != 0)
 				return CLI_EXIT_USAGE;
-			}
-			raw = argv[++i];
 		} else if (argv[i][0] == '-') {
 			cli_error("verify: unknown option %s", argv[i]);
 			return CLI_EXIT_USAGE;
@@ -248,28 +247,63 @@ static int write_slab(void *user, const void *data, size_t n, uint64_t row)
 	return CLI_EXIT_OK;
 }
 
+/*
+ * Whether path, once resolved, lies inside directory dir: `cat -o` there
+ * would truncate one of the files it is about to read (zarr.json, a
+ * shard) before reading it.
+ */
+static int inside(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+	int in = 0;
+
+	if (p == NULL && errno == ENOENT) {
+		/* A new file: where its directory is. */
+		char *copy = strdup(path), *slash;
+
+		if (copy != NULL) {
+			slash = strrchr(copy, '/');
+			if (slash == NULL)
+				p = realpath(".", NULL);
+			else if (slash == copy)
+				p = realpath("/", NULL);
+			else {
+				*slash = '\0';
+				p = realpath(copy, NULL);
+			}
+			free(copy);
+		}
+	}
+	if (d != NULL && p != NULL) {
+		size_t n = strlen(d);
+
+		in = strncmp(p, d, n) == 0 && (p[n] == '/' || p[n] == '\0');
+	}
+	free(d);
+	free(p);
+	return in;
+}
+
 int cli_cat(int argc, char **argv)
 {
 	const char *store = NULL, *outpath = NULL;
 	shardpipe_reader *r;
 	FILE *out = stdout;
+	struct cli_seen seen;
 	int status;
 
+	cli_seen_init(&seen, "cat");
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe cat STORE [-o FILE]\n\n"
 			       "Writes the decoded array as raw row-major bytes "
 			       "(elements in the host's byte order)\nto stdout or FILE.  "
 			       "Of an OME-NGFF image, level 0; STORE/1 is "
-			       "level 1.\n");
+			       "level 1.\nSTORE is a directory or s3://BUCKET/PREFIX.\n");
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			if (outpath != NULL) {
-				cli_error("cat: -o given twice (%s and %s)",
-					  outpath, argv[i + 1]);
+		} else if (strcmp(argv[i], "-o") == 0) {
+			if (cli_take(&seen, argc, argv, &i, &outpath) != 0)
 				return CLI_EXIT_USAGE;
-			}
-			outpath = argv[++i];
 		} else if (argv[i][0] == '-') {
 			cli_error("cat: unknown option %s", argv[i]);
 			return CLI_EXIT_USAGE;
@@ -283,6 +317,11 @@ int cli_cat(int argc, char **argv)
 	}
 	if (store == NULL) {
 		cli_error("cat: no store given");
+		return CLI_EXIT_USAGE;
+	}
+	if (outpath != NULL && inside(store, outpath)) {
+		cli_error("cat: -o %s lies inside the store %s, whose files it "
+			  "would overwrite; write elsewhere", outpath, store);
 		return CLI_EXIT_USAGE;
 	}
 	if ((status = open_store("cat", store, &r)) != CLI_EXIT_OK)
@@ -305,12 +344,16 @@ int cli_cat(int argc, char **argv)
 
 int cli_backends(int argc, char **argv)
 {
-	(void)argv;
 	if (argc > 1) {
-		printf("usage: shardpipe backends\n\nLists every backend, "
-		       "whether it can run here, and its device or why not.\n");
-		return argc == 2 && strcmp(argv[1], "--help") == 0 ?
-			       CLI_EXIT_OK : CLI_EXIT_USAGE;
+		int help = argc == 2 && strcmp(argv[1], "--help") == 0;
+
+		if (!help)
+			cli_error("backends: takes no arguments, not %s",
+				  argv[1]);
+		fprintf(help ? stdout : stderr, "usage: shardpipe backends\n\n"
+			"Lists every backend, whether it can run here, and its "
+			"device or why not.\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	for (int i = 0; i < shardpipe_backend_count(); i++) {
 		shardpipe_backend_info info;

@@ -27,7 +27,9 @@ static void write_usage(FILE *f)
 		"         [--scale D=S,..] [--axis-types D=T,..] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
-		"it wrote on stderr.\n"
+		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
+		"s3://BUCKET/PREFIX for S3 (endpoint, region and credentials "
+		"from\nthe environment: see shardpipe(1)).\n"
 		"  --shape S         sizes, slowest dim first; 0 in dim 0 = "
 		"unbounded (size from input)\n"
 		"  --chunk C         chunk (inner chunk) size per dim\n"
@@ -72,7 +74,8 @@ static void write_usage(FILE *f)
 		"  --overwrite       replace a store already at OUT.zarr\n"
 		"  --fill-value V    the fill value (default 0): an integer, "
 		"true/false,\n"
-		"                    or a float, nan, inf, -inf\n"
+		"                    or a float, nan, inf, -inf, or 0x and the bits in hex\n"
+		"                    (Zarr's form, e.g. 0x7fc00001 for a float32 NaN)\n"
 		"  --write-empty-chunks  store chunks that are all fill value "
 		"too (default: leave\n"
 		"                    them and shards of only such chunks out)\n"
@@ -118,9 +121,9 @@ static const char *list_str(char *buf, size_t size, const uint64_t *v, int n)
 }
 
 /*
- * The hint for input longer than a bounded --shape (extra bytes over it):
- * stream dim 0 instead, and, when the input is a whole number of arrays
- * of that shape, stream those.
+ * The hint for input longer than a bounded --shape (extra bytes over it,
+ * 0 when not known): stream dim 0 instead, and, when the input is a whole
+ * number of arrays of that shape, stream those.
  */
 static const char *stream_hint(char *buf, size_t size,
 			       const shardpipe_desc *desc, const char *shape,
@@ -132,7 +135,7 @@ static const char *stream_hint(char *buf, size_t size,
 	for (int d = 0; d < desc->rank; d++)
 		v[d] = d == 0 ? 0 : desc->dims[d].size;
 	list_str(unbounded, sizeof(unbounded), v, desc->rank);
-	if (extra % capacity == 0)
+	if (extra != 0 && extra % capacity == 0)
 		snprintf(buf, size, "to take every row, stream with --shape "
 			 "%s (or, for a stream of arrays of that shape, "
 			 "--shape 0,%s)", unbounded, shape);
@@ -174,7 +177,6 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
 	char a[160], b[160], c[160], codec[64];
-	uint64_t stored = bench_store_bytes(out);
 
 	for (int d = 0; d < desc->rank; d++) {
 		shape[d] = d == 0 && desc->dims[0].size == 0 ? rows :
@@ -184,13 +186,19 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	}
 	codec_str(codec, sizeof(codec), desc);
 	fprintf(stderr, "shardpipe: wrote %s: shape %s %s, chunks %s, shards "
-		"%s, %s; %llu bytes in, %llu stored (ratio %.2f), %.2f s\n",
-		out, list_str(a, sizeof(a), shape, desc->rank),
+		"%s, %s; %llu bytes in, ", out,
+		list_str(a, sizeof(a), shape, desc->rank),
 		shardpipe_dtype_name(desc->dtype),
 		list_str(b, sizeof(b), chunk, desc->rank),
 		list_str(c, sizeof(c), shard, desc->rank), codec,
-		(unsigned long long)bytes_in, (unsigned long long)stored,
-		stored ? (double)bytes_in / (double)stored : 0, secs);
+		(unsigned long long)bytes_in);
+	/* An object store (s3://) has no files to add up. */
+	uint64_t stored = bench_store_bytes(out);
+	if (stored > 0)
+		fprintf(stderr, "%llu stored (ratio %.2f), ",
+			(unsigned long long)stored,
+			(double)bytes_in / (double)stored);
+	fprintf(stderr, "%.2f s\n", secs);
 }
 
 static const char *const write_opts[] = {
@@ -234,29 +242,40 @@ static int split_attr(const char *arg, shardpipe_attribute *at)
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
 static int parse_args(struct write_args *a, int argc, char **argv)
 {
+	const char *const flags[] = {
+		"--pad-partial", "--allow-short", "--quiet",
+	};
+	int *const flag_slots[] = {
+		&a->pad_partial, &a->allow_short, &a->quiet,
+	};
+
 	a->input = "-";
+	cli_seen_init(&a->o.seen, "write");
 	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val;
 		int r = cli_desc_option(&a->o, argc, argv, &i);
 
 		if (r == 0)
-			r = cli_levels_option(&a->l, argc, argv, &i);
+			r = cli_levels_option(&a->l, &a->o.seen, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
 			continue;
-		if (strcmp(argv[i], "--help") == 0) {
+		if (strcmp(arg, "--help") == 0) {
 			write_usage(stdout);
 			return CLI_EXIT_OK;
-		} else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) {
-			a->input = argv[++i];
-		} else if (strcmp(argv[i], "--pad-partial") == 0) {
-			a->pad_partial = 1;
-		} else if (strcmp(argv[i], "--allow-short") == 0) {
-			a->allow_short = 1;
-		} else if (strcmp(argv[i], "--quiet") == 0) {
-			a->quiet = 1;
-		} else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
-			r = split_attr(argv[++i], &a->attrs[a->nattrs++]);
+		} else if (strcmp(arg, "--input") == 0) {
+			if (cli_take(&a->o.seen, argc, argv, &i, &a->input) != 0)
+				return CLI_EXIT_USAGE;
+		} else if ((r = cli_flag(&a->o.seen, arg, flags, flag_slots,
+					 CLI_NFLAGS(flags))) != 0) {
+			if (r < 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--attr") == 0) {
+			/* Repeatable (documented): one attribute each. */
+			if (cli_value(&a->o.seen, argc, argv, &i, &val) != 0)
+				return CLI_EXIT_USAGE;
+			r = split_attr(val, &a->attrs[a->nattrs++]);
 			if (r != CLI_EXIT_OK)
 				return r;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -274,7 +293,8 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 		} else if (a->out == NULL) {
 			a->out = argv[i];
 		} else {
-			cli_error("write: more than one output store");
+			cli_error("write: one output store only: %s and %s",
+				  a->out, argv[i]);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -317,10 +337,11 @@ static void sizes_of(struct writer *w)
 		w->row_bytes = 0;
 }
 
-/* A regular file's size is known: refuse a length that cannot be the
- * array before anything is written.  Returns CLI_EXIT_OK or, after
- * saying why, CLI_EXIT_USAGE. */
-static int check_file_length(const struct writer *w)
+/* Refuse, before anything is written, an input that cannot be the array:
+ * a directory (it opens, and fails only at the first read, after the
+ * store would exist), or a regular file of the wrong length.  Returns
+ * CLI_EXIT_OK or, after saying why, CLI_EXIT_USAGE. */
+static int check_input(const struct writer *w)
 {
 	const struct write_args *a = w->a;
 	const char *dt = shardpipe_dtype_name(w->desc.dtype);
@@ -329,8 +350,12 @@ static int check_file_length(const struct writer *w)
 	uint64_t size;
 	char hint[512];
 
-	if (w->in == stdin || rb == 0 || fstat(fileno(w->in), &sb) != 0 ||
-	    !S_ISREG(sb.st_mode))
+	if (fstat(fileno(w->in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		cli_error("write: --input %s is a directory, not a file of "
+			  "array bytes", a->input);
+		return CLI_EXIT_USAGE;
+	}
+	if (w->in == stdin || rb == 0 || !S_ISREG(sb.st_mode))
 		return CLI_EXIT_OK;
 	size = (uint64_t)sb.st_size;
 	if (w->desc.dims[0].size == 0 && size % rb != 0 && !a->pad_partial)
@@ -433,25 +458,31 @@ static int stream_input(struct writer *w, int progress)
 	return status;
 }
 
-/* Once the input stopped: input beyond a bounded array (counted, to say
- * exactly how much), a partial last row, an array left short. */
+/* Once the input stopped: input beyond a bounded array, a partial last
+ * row, an array left short. */
 static int finish_input(struct writer *w)
 {
 	const struct write_args *a = w->a;
 	char hint[512];
 
 	if (w->capacity && w->appended == w->capacity && w->held > 0) {
-		uint64_t left = w->held;
-		size_t n;
+		/* Exactly how much is left when the input is a regular file,
+		 * by its size.  Anything else (a pipe, /dev/zero, a camera)
+		 * is not read on: it may never end. */
+		struct stat sb;
+		off_t at = lseek(fileno(w->in), 0, SEEK_CUR);
+		int exact = at >= 0 && fstat(fileno(w->in), &sb) == 0 &&
+			    S_ISREG(sb.st_mode) && sb.st_size >= at;
+		uint64_t left = w->held +
+				(exact ? (uint64_t)(sb.st_size - at) : 0);
 
-		while ((n = fread(w->buf, 1, w->bufsize, w->in)) > 0)
-			left += n;
-		cli_error("write: the input holds %llu bytes more than the "
+		cli_error("write: the input holds %s%llu bytes more than the "
 			  "%llu bytes of --shape %s; they were not written; %s",
-			  (unsigned long long)left,
+			  exact ? "" : "at least ", (unsigned long long)left,
 			  (unsigned long long)w->capacity, a->o.shape,
 			  stream_hint(hint, sizeof(hint), &w->desc,
-				      a->o.shape, left, w->capacity));
+				      a->o.shape, exact ? left : 0,
+				      w->capacity));
 		return CLI_EXIT_USAGE;
 	}
 	if (w->held > 0 && a->pad_partial) {
@@ -502,7 +533,7 @@ static int write_store(struct write_args *a, int argc, char **argv)
 		cli_error("write: %s: %s", a->input, strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	status = check_file_length(&w);
+	status = check_input(&w);
 	if (status == CLI_EXIT_OK) {
 		rc = shardpipe_stream_open(&w.s, a->out, &w.desc);
 		if (rc != SHARDPIPE_OK) {

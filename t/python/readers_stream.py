@@ -50,14 +50,20 @@ class Desc(ctypes.Structure):
                 ("index_location", ctypes.c_int),
                 ("backend", ctypes.c_char_p), ("threads", ctypes.c_int),
                 ("overwrite", ctypes.c_int),
-                # shardpipe_desc_init() fills the whole struct of the
-                # library's header: this mirror must keep up with it.
+                # The fields this test sets or reads, in the header's
+                # order; the library may have more after them.  The
+                # mirror is initialised by shardpipe_desc_init_sized()
+                # with its own size, as a binding built before those
+                # fields would be (doc/design.md §16.3), so it never has
+                # to keep up with the header.
                 ("blosc_cname", ctypes.c_int), ("blosc_shuffle", ctypes.c_int),
                 ("blosc_blocksize", ctypes.c_uint32),
                 ("zstd_checksum", ctypes.c_int),
                 ("fill_value", ctypes.c_ubyte * 8),
                 ("write_empty_chunks", ctypes.c_int),
-                ("durable", ctypes.c_int), ("max_memory", ctypes.c_uint64)]
+                ("durable", ctypes.c_int), ("max_memory", ctypes.c_uint64),
+                ("attributes", ctypes.c_void_p),
+                ("nattributes", ctypes.c_size_t)]
 
 
 class Stats(ctypes.Structure):
@@ -86,7 +92,8 @@ class Lib:
     def __init__(self, path):
         lib = ctypes.CDLL(path)
         vp = ctypes.c_void_p
-        lib.shardpipe_desc_init.argtypes = [ctypes.POINTER(Desc)]
+        lib.shardpipe_desc_init_sized.argtypes = [ctypes.c_void_p,
+                                                  ctypes.c_size_t]
         lib.shardpipe_stream_open.argtypes = [ctypes.POINTER(vp),
                                               ctypes.c_char_p,
                                               ctypes.POINTER(Desc)]
@@ -105,7 +112,8 @@ class Lib:
     def desc(self, dtype, dims, codec="zstd", level=1, index="end"):
         """A description; dims: (name or None, size, chunk, per shard)."""
         d = Desc()
-        self.lib.shardpipe_desc_init(ctypes.byref(d))
+        self.lib.shardpipe_desc_init_sized(ctypes.byref(d),
+                                           ctypes.sizeof(d))
         d.rank = len(dims)
         for i, (name, size, chunk, per) in enumerate(dims):
             d.dims[i].name = name.encode() if name else None
@@ -161,12 +169,26 @@ def main():
     tap.plan(14)
     rng = np.random.default_rng([seed, 1])
 
-    probe = Desc()
-    lib.lib.shardpipe_desc_init(ctypes.byref(probe))
-    layout_ok = tap.ok(probe.struct_size == ctypes.sizeof(Desc),
-                       "shardpipe_desc is laid out as this test expects",
-                       "struct_size %d, ctypes %d" % (probe.struct_size,
-                                                      ctypes.sizeof(Desc)))
+    # The mirror is a binding's own, maybe older, layout: initialised with
+    # its size, it gets the defaults in its fields, its struct_size, and
+    # nothing written past it (canary bytes after it).
+    class Probe(ctypes.Structure):
+        _fields_ = [("d", Desc), ("canary", ctypes.c_ubyte * 64)]
+
+    probe = Probe()
+    ctypes.memset(ctypes.byref(probe), 0xA5, ctypes.sizeof(probe))
+    lib.lib.shardpipe_desc_init_sized(ctypes.byref(probe.d),
+                                      ctypes.sizeof(Desc))
+    layout_ok = tap.ok(
+        probe.d.struct_size == ctypes.sizeof(Desc) and
+        probe.d.codec == CODECS["zstd"] and probe.d.level == 1 and
+        probe.d.threads == 0 and probe.d.max_memory == 0 and
+        all(b == 0xA5 for b in probe.canary),
+        "shardpipe_desc_init_sized fills this binding's %d-byte mirror "
+        "with the defaults and nothing past it" % ctypes.sizeof(Desc),
+        "struct_size %d, codec %d, level %d, canary %s" % (
+            probe.d.struct_size, probe.d.codec, probe.d.level,
+            bytes(probe.canary[:8]).hex()))
     if not layout_ok:
         Tap.diag("the remaining checks would misuse the API: stopping")
         return 1

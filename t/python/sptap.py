@@ -36,6 +36,12 @@ class Tap:
         sys.exit(0)
 
     @staticmethod
+    def bail_out(reason):
+        """End the test as a failure (TAP "Bail out!")."""
+        print("Bail out! %s" % reason, flush=True)
+        sys.exit(1)
+
+    @staticmethod
     def diag(msg):
         for line in str(msg).splitlines() or [""]:
             print("# " + line)
@@ -116,16 +122,48 @@ def require_shardpipe():
     return sp
 
 
+# The probe reasons that mean the device is absent: the one reason a
+# backend this build has may be left out (t/lib.sh's device_absent).
+DEVICE_ABSENT = ("no CUDA device", "no OpenCL platform", "no OpenCL device")
+
+
+def usable_backends(sp):
+    """The backends `shardpipe backends` calls usable here.  One that this
+    build has (cpu, reference, or a plugin SHARDPIPE_TEST_BACKENDS lists)
+    but that is unusable for any reason other than DEVICE_ABSENT ends the
+    test as a failure, as t/lib.sh's backend_usable does."""
+    r = run([sp, "backends"])
+    if r.returncode != 0:
+        Tap.bail_out("shardpipe backends failed: " + r.describe())
+    built = ["cpu", "reference"] + os.environ.get(
+        "SHARDPIPE_TEST_BACKENDS", "").split()
+    names = []
+    for line in r.stdout.decode("utf-8", "replace").splitlines():
+        name, _, rest = line.partition(": ")
+        if not rest.startswith("unusable: "):
+            names.append(name)
+            continue
+        why = rest[len("unusable: "):]
+        if name in built and not why.startswith(DEVICE_ABSENT):
+            Tap.bail_out("%s is built but unusable: %s" % (name, why))
+    return names
+
+
 def import_readers():
     """numpy, tensorstore and zarr (zarr-python 3), imported here and not at
-    the top so that this module needs only the standard library; without
-    any of them the whole test is skipped."""
+    the top so that this module needs only the standard library.  Without
+    any of them the whole test is skipped, unless SHARDPIPE_PYTHON names
+    this Python as the readers' (as CI does): then it fails, for a skip
+    would hide a broken environment (need_python in t/lib.sh)."""
     try:
         import numpy
         import tensorstore
         import zarr
     except ImportError as e:
-        Tap.skip_all("zarr-python, tensorstore or numpy missing (%s)" % e)
+        why = "zarr-python, tensorstore or numpy missing (%s)" % e
+        if os.environ.get("SHARDPIPE_PYTHON"):
+            Tap.bail_out("SHARDPIPE_PYTHON: " + why)
+        Tap.skip_all(why)
     return numpy, tensorstore, zarr
 
 

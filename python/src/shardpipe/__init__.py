@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import operator
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -134,6 +135,67 @@ class Stats:
     """The seconds they waited, in all."""
 
 
+# SHARDPIPE_ERR_* codes the argument checks below report.
+_ERR_INVALID, _ERR_DIM, _ERR_CHUNK, _ERR_SHARD, _ERR_OVERFLOW = 1, 3, 4, 5, 6
+_U64_MAX = (1 << 64) - 1
+
+
+def _integer(name: str, v: Any, lo: int, hi: int, code: int | None) -> int:
+    """v as an int in lo..hi, or an error naming the argument ("shape[1] =
+    -3: ...."): InvalidDescriptionError with `code`, or IndexError when
+    code is None (a region to read).  Floats, strings and bools are
+    refused with TypeError rather than converted: int(4.5) and int("4")
+    would silently accept a mistake."""
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise TypeError("%s = %r: not an integer" % (name, v))
+    i = operator.index(v)
+    why = None
+    if i < lo:
+        why = "negative" if i < 0 else "below %d" % lo
+    elif i > hi:
+        why = "above %d%s" % (hi, " (2^64 - 1)" if hi == _U64_MAX else "")
+        if code is not None and hi == _U64_MAX:
+            code = _ERR_OVERFLOW
+    if why is None:
+        return i
+    msg = "%s = %d: %s" % (name, i, why)
+    raise IndexError(msg) if code is None else InvalidDescriptionError(
+        msg, code)
+
+
+def _extents(name: str, values: Any, lo: int,
+             code: int | None) -> tuple[int, ...]:
+    """A sequence of extents, each checked by _integer as name[d]."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError("%s = %r: not a sequence of integers" %
+                        (name, values))
+    return tuple(_integer("%s[%d]" % (name, d), v, lo, _U64_MAX, code)
+                 for d, v in enumerate(values))
+
+
+def _text(name: str, v: Any) -> str:
+    """v, a str without NUL (which C would cut the string at), or an
+    error naming the argument."""
+    if not isinstance(v, str):
+        raise TypeError("%s = %r: not a str" % (name, v))
+    if "\0" in v:
+        raise InvalidDescriptionError("%s = %r: holds a NUL character"
+                                      % (name, v), _ERR_INVALID)
+    return v
+
+
+def _flag(name: str, v: Any) -> bool:
+    """v as a bool: anything equal to False or True (0, 1, NumPy's bools)
+    but a string.  Anything else is refused: bool("no") is True, and
+    overwrite="no" must not overwrite."""
+    try:
+        if not isinstance(v, (str, bytes)) and v in (False, True):
+            return bool(v)
+    except (TypeError, ValueError):  # an array's truth is ambiguous
+        pass
+    raise TypeError("%s = %r: not a bool" % (name, v))
+
+
 _ZARR_DTYPES = frozenset((
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float16", "float32", "float64"))
@@ -144,6 +206,9 @@ def _dtype_name(dtype: Any) -> str:
     a non-native byte order is refused (the library takes native bytes)."""
     if isinstance(dtype, str) and dtype in _ZARR_DTYPES:
         return dtype
+    if dtype is None:
+        # NumPy reads None as float64: too easy a slip to take.
+        raise TypeError("dtype = None: not a data type")
     import numpy as np
 
     try:
@@ -198,10 +263,30 @@ def _fill_bytes(name: str, value: Any) -> bytes:
     return v.tobytes()
 
 
+def _attr_key(where: str, key: Any) -> str:
+    """An attribute's key, a str the library can take: no NUL (C would
+    cut the key there) and no lone surrogate (not UTF-8)."""
+    if not isinstance(key, str):
+        raise TypeError("%s: key must be a str, not %r" % (where, key))
+    if "\0" in key:
+        raise ValueError("%s: key %r holds a null character" % (where, key))
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("%s: key %r is not valid Unicode (a lone "
+                         "surrogate)" % (where, key)) from None
+    return key
+
+
 def _json_text(key: str, value: Any) -> str:
     """An attribute's value as JSON text (what set_attribute stores)."""
     try:
-        return json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        raise ValueError("attribute %r: a str in the value is not valid "
+                         "Unicode (a lone surrogate)" % (key,)) from None
     except ValueError as e:
         raise ValueError("attribute %r: %s (NaN and infinities are not "
                          "JSON)" % (key, e)) from None
@@ -263,14 +348,18 @@ def _pyramid_args(names, rank, downsample, method, append_method, levels,
     return (mask, _word("method", method, _METHODS),
             -1 if append_method is None
             else _word("append_method", append_method, _METHODS),
-            0 if levels is None else levels, bool(ngff), *per_dim)
+            0 if levels is None else levels, _flag("ngff", ngff), *per_dim)
 
 
 class Stream:
     """A stream writing one sharded Zarr v3 array.
 
     ``path``: the store's directory (created; an existing store is refused
-    unless ``overwrite``).  ``shape``: the array's extent per dimension,
+    unless ``overwrite``), or an ``"s3://bucket/prefix"`` URL, the
+    endpoint, region and credentials then coming from the environment
+    (``AWS_ENDPOINT_URL`` or ``SHARDPIPE_S3_ENDPOINT``, ``AWS_REGION``,
+    ``AWS_ACCESS_KEY_ID`` ... or ``AWS_PROFILE``; shardpipe(1), "S3
+    STORES").  ``shape``: the array's extent per dimension,
     slowest first; 0 on dim 0 makes it grow with the appends.  ``chunks``:
     the chunk (Zarr's inner chunk) shape.  ``shards``: the shard shape in
     elements, as in zarr-python and TensorStore: a multiple of ``chunks``
@@ -279,7 +368,13 @@ class Stream:
     ``"gzip:6"``, ``"blosc:zstd:1:shuffle"``, ``"none"``), parsed by the
     library.  ``backend``: ``"auto"``, ``"cpu"``, ``"reference"``,
     ``"opencl"`` or ``"cuda"`` (``SHARDPIPE_BACKEND`` overrides).
-    ``threads``: worker threads, 0 for every core.  ``sink``: a callable
+    ``threads``: worker threads, 0 for every core (at most 4096).  Every
+    entry of ``shape``, ``chunks`` and ``shards`` and ``threads`` must be
+    an integer (a float or a string raises TypeError) in range: one that
+    is not raises InvalidDescriptionError naming it ("shape[1] = -3:
+    negative").  ``codec``, ``backend``, ``index_location`` and each
+    dimension name must be a str (a name may be None), ``overwrite`` a
+    bool: anything else raises TypeError naming it.  ``sink``: a callable
     ``sink(coords, data)`` receiving each finished shard (its coordinates
     in the shard grid and the whole shard object as bytes) instead of
     files; then ``path`` may be None.  An exception raised in it fails the
@@ -333,43 +428,55 @@ class Stream:
                  units: dict[str | int, str] | None = None,
                  scale: dict[str | int, float] | None = None,
                  axis_types: dict[str | int, str] | None = None):
-        shape = tuple(int(x) for x in shape)
-        chunks = tuple(int(x) for x in chunks)
-        shards = tuple(int(x) for x in shards)
+        shape = _extents("shape", shape, 0, _ERR_DIM)
+        chunks = _extents("chunks", chunks, 1, _ERR_CHUNK)
+        shards = _extents("shards", shards, 1, _ERR_SHARD)
+        threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
+                           _ERR_INVALID)
+        max_memory = _integer("max_memory", max_memory, 0, _U64_MAX,
+                              _ERR_INVALID)
         rank = len(shape)
         for what, v in (("chunks", chunks), ("shards", shards)):
             if len(v) != rank:
                 raise InvalidDescriptionError(
                     "%s has %d entries, shape %d" % (what, len(v), rank), 2)
         if dimension_names is not None:
-            dimension_names = tuple(dimension_names)
+            if isinstance(dimension_names, (str, bytes)):
+                raise TypeError("dimension_names = %r: not a sequence of "
+                                "names" % (dimension_names,))
+            dimension_names = tuple(
+                None if v is None else _text("dimension_names[%d]" % d, v)
+                for d, v in enumerate(dimension_names))
             if len(dimension_names) != rank:
                 raise InvalidDescriptionError(
                     "dimension_names has %d entries, shape %d"
                     % (len(dimension_names), rank), 25)
         per_shard = []
         for d in range(rank):
-            if chunks[d] <= 0 or shards[d] <= 0 or shards[d] % chunks[d]:
+            if shards[d] % chunks[d]:
                 raise InvalidDescriptionError(
-                    "dim %d: shard extent %d is not a positive multiple of "
-                    "the chunk extent %d" % (d, shards[d], chunks[d]), 5)
+                    "shards[%d] = %d: not a multiple of chunks[%d] = %d "
+                    "(a shard holds whole chunks)"
+                    % (d, shards[d], d, chunks[d]), _ERR_SHARD)
             per_shard.append(shards[d] // chunks[d])
         if path is not None:
             path = os.fspath(path)
         name = _dtype_name(dtype)
         pairs = None
         if attributes is not None:
-            pairs = [(k, _json_text(k, v)) for k, v in dict(attributes).items()]
+            pairs = [(_attr_key("attributes", k), _json_text(k, v))
+                     for k, v in dict(attributes).items()]
         pyr = _pyramid_args(dimension_names, rank, downsample, method,
                             append_method, levels, ngff, units, scale,
                             axis_types)
         self._path = path
         self._s = _shardpipe.Stream(
-            path, shape, chunks, per_shard, name, codec,
-            dimension_names, index_location, backend, int(threads),
-            bool(overwrite), sink, _fill_bytes(name, fill_value),
-            bool(write_empty_chunks), bool(durable), int(max_memory), pairs,
-            *pyr)
+            path, shape, chunks, per_shard, name, _text("codec", codec),
+            dimension_names, _text("index_location", index_location),
+            _text("backend", backend), threads,
+            _flag("overwrite", overwrite), sink, _fill_bytes(name, fill_value),
+            _flag("write_empty_chunks", write_empty_chunks),
+            _flag("durable", durable), max_memory, pairs, *pyr)
         import numpy as np
 
         self._row_bytes = np.dtype(name).itemsize
@@ -408,7 +515,11 @@ class Stream:
         if n < 0:
             raise ValueError("skip: %s must not be negative (%d)"
                              % (what, n))
-        self._s.skip(int(n) * (self._row_bytes if nbytes is None else 1))
+        total = int(n) * (self._row_bytes if nbytes is None else 1)
+        if total > _U64_MAX:
+            raise OverflowError("skip: %s = %d: %d bytes, more than "
+                                "2^64 - 1" % (what, n, total))
+        self._s.skip(total)
 
     def set_attribute(self, key: str, value: Any) -> None:
         """Set the user attribute ``key`` in zarr.json to ``value``, any
@@ -420,18 +531,13 @@ class Stream:
         JSON cannot hold (NaN, infinities), InvalidDescriptionError for
         what the library refuses (the bounds: 1 MiB of attributes, 32
         levels of nesting), ClosedError after close."""
-        if not isinstance(key, str):
-            raise TypeError("set_attribute: key must be a str, not %r"
-                            % (key,))
-        self._s.set_attribute(key, _json_text(key, value))
+        self._s.set_attribute(_attr_key("set_attribute", key),
+                              _json_text(key, value))
 
     def del_attribute(self, key: str) -> None:
         """Remove the user attribute ``key`` (nothing if it is not set),
         with the next zarr.json."""
-        if not isinstance(key, str):
-            raise TypeError("del_attribute: key must be a str, not %r"
-                            % (key,))
-        self._s.set_attribute(key, None)
+        self._s.set_attribute(_attr_key("del_attribute", key), None)
 
     def flush(self) -> None:
         """Write every shard whose chunks are all complete, and
@@ -522,11 +628,23 @@ class Reader:
 
     def read(self, start: Sequence[int], count: Sequence[int]):
         """The region [start, start + count) as a NumPy array of shape
-        ``count``."""
+        ``count``.  An entry that is not a non-negative integer, or a
+        region beyond the shape, raises TypeError or IndexError naming it
+        ("start[1] = -2: negative")."""
         np = self._np
-        out = np.empty(tuple(count), dtype=self.dtype)
+        start = _extents("start", start, 0, None)
+        count = _extents("count", count, 0, None)
+        if len(start) != self.ndim or len(count) != self.ndim:
+            raise IndexError("start and count need %d entries, not %d and "
+                             "%d" % (self.ndim, len(start), len(count)))
+        for d, n in enumerate(self.shape):
+            if start[d] + count[d] > n:
+                raise IndexError("start[%d] + count[%d] = %d: beyond "
+                                 "shape[%d] = %d" % (d, d, start[d] +
+                                                     count[d], d, n))
+        out = np.empty(count, dtype=self.dtype)
         if out.size:
-            self._r.read_into(tuple(start), tuple(count), out)
+            self._r.read_into(start, count, out)
         return out
 
     def __getitem__(self, key: Any):
@@ -592,10 +710,11 @@ class Reader:
 
 
 def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
-    """Open the Zarr v3 array at ``path`` for reading (any store whose
-    codecs shardpipe knows, written by shardpipe or not).  At an OME-NGFF
-    image's group, its level 0 (``Reader.levels`` says how many there
-    are); ``path + "/1"`` is level 1 of one shardpipe wrote."""
+    """Open the Zarr v3 array at ``path`` (a directory or an
+    ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
+    shardpipe knows, written by shardpipe or not).  At an OME-NGFF image's
+    group, its level 0 (``Reader.levels`` says how many there are);
+    ``path + "/1"`` is level 1 of one shardpipe wrote."""
     return Reader(path)
 
 

@@ -499,6 +499,37 @@ static int format_matches(shardpipe_dtype t, const char *fmt)
 	return strchr(chars[t], c) != NULL;
 }
 
+/* A signal's exception (Ctrl-C) between the spans of an append or skip:
+ * the caller cannot know how much went in, so the stream cannot go on.
+ * Close it, leaving a valid store of what was appended, and let the
+ * exception through. */
+static PyObject *stream_interrupted(StreamObject *self)
+{
+	PyObject *exc = exc_take();
+	PyObject *r = stream_close_locked(self);
+
+	Py_XDECREF(r);
+	if (r == NULL)
+		PyErr_Clear();
+	stream_leave(self);
+	exc_give(exc);
+	return NULL;
+}
+
+/* The end of a call that entered the stream: None, or the failure as
+ * stream_fail raises it. */
+static PyObject *stream_done(StreamObject *self, int rc)
+{
+	PyObject *r = Py_None;
+
+	if (rc != SHARDPIPE_OK)
+		r = stream_fail(self, rc, shardpipe_stream_message(self->s));
+	else
+		Py_INCREF(r);
+	stream_leave(self);
+	return r;
+}
+
 static PyObject *stream_append(StreamObject *self, PyObject *obj)
 {
 	Py_buffer view;
@@ -568,74 +599,54 @@ static PyObject *stream_append(StreamObject *self, PyObject *obj)
 		}
 	}
 	PyBuffer_Release(&view);
-	if (interrupted) {
-		/* The caller cannot know how much of the buffer went in, so
-		 * the stream cannot go on: close it, leaving a valid store of
-		 * what was appended, and let the exception through. */
-		PyObject *exc = exc_take();
-		PyObject *r = stream_close_locked(self);
-
-		Py_XDECREF(r);
-		if (r == NULL)
-			PyErr_Clear();
-		stream_leave(self);
-		exc_give(exc);
-		return NULL;
-	}
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	if (interrupted)
+		return stream_interrupted(self);
+	return stream_done(self, rc);
 fail:
 	PyBuffer_Release(&view);
 	stream_leave(self);
 	return NULL;
 }
 
+/* Skips are cut into spans like appends, so that Ctrl-C ends a long one
+ * (an unbounded stream takes any count). */
 static PyObject *stream_skip(StreamObject *self, PyObject *arg)
 {
 	unsigned long long n = PyLong_AsUnsignedLongLong(arg);
-	int rc;
+	int rc = SHARDPIPE_OK;
 
 	if (n == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
 	if (stream_enter(self) != 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	rc = shardpipe_stream_skip(self->s, n);
-	Py_END_ALLOW_THREADS
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	do {
+		/* Spans of whole elements (APPEND_SPAN is a multiple of
+		 * every element size); a count that is not whole elements
+		 * goes to the library at once, which refuses it before
+		 * skipping anything. */
+		unsigned long long k = n % self->itemsize == 0 &&
+				       n > APPEND_SPAN ? APPEND_SPAN : n;
+
+		Py_BEGIN_ALLOW_THREADS
+		rc = shardpipe_stream_skip(self->s, k);
+		Py_END_ALLOW_THREADS
+		n -= k;
+		if (rc == SHARDPIPE_OK && n > 0 && PyErr_CheckSignals() != 0)
+			return stream_interrupted(self);
+	} while (rc == SHARDPIPE_OK && n > 0);
+	return stream_done(self, rc);
 }
 
 static PyObject *stream_set_attribute(StreamObject *self, PyObject *args)
 {
 	const char *key, *json;
-	int rc;
 
 	if (!PyArg_ParseTuple(args, "sz", &key, &json))
 		return NULL;
 	if (stream_enter(self) != 0)
 		return NULL;
-	rc = shardpipe_stream_set_attribute(self->s, key, json);
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, shardpipe_stream_set_attribute(self->s, key,
+								json));
 }
 
 static PyObject *stream_flush(StreamObject *self, PyObject *unused)
@@ -648,14 +659,7 @@ static PyObject *stream_flush(StreamObject *self, PyObject *unused)
 	Py_BEGIN_ALLOW_THREADS
 	rc = shardpipe_stream_flush(self->s);
 	Py_END_ALLOW_THREADS
-	if (rc != SHARDPIPE_OK) {
-		PyObject *r = stream_fail(self, rc,
-					  shardpipe_stream_message(self->s));
-		stream_leave(self);
-		return r;
-	}
-	stream_leave(self);
-	Py_RETURN_NONE;
+	return stream_done(self, rc);
 }
 
 static PyObject *stream_close(StreamObject *self, PyObject *unused)
@@ -1052,7 +1056,9 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 	    PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       shardpipe_version()) < 0 ||
-	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0) {
+	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0 ||
+	    PyModule_AddIntConstant(m, "MAX_THREADS",
+				    SHARDPIPE_MAX_THREADS) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -3,6 +3,7 @@ from typing import Any, Callable, Sequence
 
 library_version: str
 ERR_COUNT: int
+MAX_THREADS: int
 
 class Stream:
     def __init__(self, path: str | None, shape: Sequence[int],
