@@ -303,7 +303,9 @@ typedef struct shardpipe_desc {
 	 * at most one time axis and it first, at most one channel axis and it
 	 * next, then 2 or 3 space axes; only time and space dims halve.
 	 * Default 0 and 0: one array, as without these fields.  A sink
-	 * receives one array only: open_sink refuses both.
+	 * receives one array only: open_sink refuses both; so does an
+	 * "s3://" store for now (SHARDPIPE_ERR_UNSUPPORTED): an image needs
+	 * a directory.
 	 */
 	uint32_t downsample;
 	shardpipe_method method;  /* default SHARDPIPE_METHOD_MEAN */

@@ -6,6 +6,8 @@
 #     work-item and no stack frame (an indexed private array or a spill is
 #     local memory: slow, and per thread);
 #   - sp_scatter has no stack frame;
+#   - sp_reduce (the pyramid's, one output element per work-item on a GPU,
+#     doc/design.md §26.2) has no stack frame and at most 128 registers;
 #   - every kernel of kernel-list.h is reported.
 # The figures of every kernel follow as comments.  Needs no GPU, only the
 # nvcc configure found; skips without one.
@@ -47,7 +49,7 @@ awk '
 		f = ""
 	}' "$tmp/log" > "$tmp/res"
 
-plan $(($(echo "$kernels" | wc -l) + 2 * $(echo "$encoders" | wc -l) + 1))
+plan $(($(echo "$kernels" | wc -l) + 2 * $(echo "$encoders" | wc -l) + 3))
 diag "kernel registers stack spill-stores spill-loads (sm_90)"
 sed 's/^/#   /' "$tmp/res"
 for k in $kernels; do
@@ -62,4 +64,8 @@ for k in $encoders; do
 	is "$(field $k 3)" 0 "$k: no stack frame"
 done
 is "$(field sp_scatter 3)" 0 "sp_scatter: no stack frame"
+r=$(field sp_reduce 2)
+[ -n "$r" ] && [ "$r" -le 128 ]
+ok $? "sp_reduce: ${r:-no} registers, at most 128"
+is "$(field sp_reduce 3)" 0 "sp_reduce: no stack frame"
 done_testing

@@ -262,6 +262,7 @@ static const char *const fields[][2] = {
 	{ "downsample", "--downsample" },
 	{ "axis_type", "--axis-types" },
 	{ "method", "--method" },
+	{ "ngff", "--ngff" },
 	{ "unit", "--units" },
 	{ "scale", "--scale" },
 };
