@@ -134,18 +134,18 @@ static int parse_group(const char *path, const struct json_value *root,
 	ds = json_get(ms, "datasets");
 	SP_RETURN_IF(ds == NULL || ds->type != JSON_ARRAY || ds->len == 0, err,
 		     SHARDPIPE_ERR_FORMAT,
-		     "%s: a group, and not an OME-NGFF image (no "
+		     "%s/zarr.json: a group, and not an OME-NGFF image (no "
 		     "attributes.ome.multiscales[0].datasets): open one of its "
 		     "arrays", path);
 	SP_RETURN_IF(ds->len > LEVELS_MAX, err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: %zu levels, more than the %d a reader takes", path,
-		     ds->len, LEVELS_MAX);
+		     "%s/zarr.json: %zu levels, more than the %d a reader "
+		     "takes", path, ds->len, LEVELS_MAX);
 	for (const struct json_value *d = ds->child; d != NULL; d = d->next) {
 		const struct json_value *p = json_get(d, "path");
 
 		SP_RETURN_IF(!safe_name(p), err, SHARDPIPE_ERR_FORMAT,
-			     "%s: dataset %d's path is not a plain name "
-			     "inside the group", path, lv->n);
+			     "%s/zarr.json: dataset %d's path is not a plain "
+			     "name inside the group", path, lv->n);
 		if (asprintf(&lv->paths[lv->n], "%s/%s", path, p->str) < 0)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");

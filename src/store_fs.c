@@ -267,9 +267,10 @@ static int remove_array(const char *dir, int durable, struct sp_err *err)
 	if (asprintf(&p, "%s/c", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	rc = remove_key_tree(p, 0, durable, err);
-	/* Emptied, it goes too; kept if anything else is in it. */
-	if (rc == SHARDPIPE_OK)
-		rmdir(p);
+	/* Emptied, it goes too; kept if anything else is in it.  Durable:
+	 * its name leaves dir before a new zarr.json can be written. */
+	if (rc == SHARDPIPE_OK && rmdir(p) == 0 && durable)
+		rc = sync_dir(dir, err);
 	free(p);
 	return rc;
 }
@@ -308,8 +309,9 @@ static int remove_levels(const char *root, int durable, struct sp_err *err)
 		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
 		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
 			rc = remove_array(dir, durable, err);
-			if (rc == SHARDPIPE_OK)
-				rmdir(dir); /* kept when it holds more */
+			/* Kept when it holds more. */
+			if (rc == SHARDPIPE_OK && rmdir(dir) == 0 && durable)
+				rc = sync_dir(root, err);
 		}
 		free(meta);
 		free(dir);
