@@ -21,17 +21,6 @@ scratch kprof
 
 plan 23
 
-# todo CONDITION-EXIT-STATUS DESCRIPTION REASON: a known shortfall, reported
-# as TAP TODO (visible in the log, not a failure) until it is met.
-todo() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2 # TODO $3"
-	else
-		echo "not ok $tap_n - $2 # TODO $3"
-	fi
-}
-
 # profile CODEC LOCAL DIR [GEOMETRY...]: the profiled run's table in
 # DIR.prof and its store in DIR.prof.d, the normal reference run's store in
 # DIR.ref.d; the exit status of the profiled run.
