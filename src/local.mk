@@ -19,7 +19,7 @@ libshardpipe_core_la_SOURCES = \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
-# The S3 store and its client (doc/design.md §22), on libcurl.
+# The S3 store and its client (doc/design.md §24), on libcurl.
 if HAVE_S3
 libshardpipe_core_la_SOURCES += src/s3.c src/s3.h src/s3_config.c \
 	src/store_s3.c src/store_s3_read.c src/store_s3.h

@@ -98,7 +98,10 @@ static int env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi,
 }
 
 /* s3://BUCKET[/PREFIX]: a bucket name a URL host can carry, a prefix
- * without empty components (they would make keys no tool lists back). */
+ * without empty components (they would make keys no tool lists back) and
+ * without "." or ".." ones, which libcurl, as any HTTP client, resolves
+ * in the request's path: s3://bkt/../other/x would write into the bucket
+ * "other" after listing "../other/x/" in bkt. */
 static int parse_url(struct s3_config *c, const char *url, struct sp_err *err)
 {
 	const char *b = url + 5, *slash = strchr(b, '/');
@@ -113,6 +116,13 @@ static int parse_url(struct s3_config *c, const char *url, struct sp_err *err)
 			     err, SHARDPIPE_ERR_PATH,
 			     "%s: bucket \"%.*s\": '%c' cannot be in a bucket "
 			     "name", url, (int)blen, b, b[i]);
+	/* As S3's rules say; and "." or ".." would be resolved away in a
+	 * path-style URL, taking the request to another bucket. */
+	SP_RETURN_IF(!isalnum((unsigned char)b[0]) ||
+			     !isalnum((unsigned char)b[blen - 1]),
+		     err, SHARDPIPE_ERR_PATH,
+		     "%s: bucket \"%.*s\": a bucket name begins and ends "
+		     "with a letter or digit", url, (int)blen, b);
 	plen = strlen(p);
 	while (plen > 0 && p[plen - 1] == '/')
 		plen--;
@@ -123,6 +133,15 @@ static int parse_url(struct s3_config *c, const char *url, struct sp_err *err)
 		SP_RETURN_IF(p[i] == '/' && (i == 0 || p[i - 1] == '/'), err,
 			     SHARDPIPE_ERR_PATH,
 			     "%s: empty component in the key prefix", url);
+	}
+	for (size_t i = 0, n; i < plen; i += n + 1) {
+		n = strcspn(p + i, "/");
+		SP_RETURN_IF(p[i] == '.' && (n == 1 || (n == 2 &&
+							p[i + 1] == '.')),
+			     err, SHARDPIPE_ERR_PATH,
+			     "%s: a \"%.*s\" component in the key prefix (an "
+			     "HTTP path would resolve it to other keys)", url,
+			     (int)n, p + i);
 	}
 	/* S3 keys are at most 1024 bytes; "/c/<coords>" must still fit. */
 	SP_RETURN_IF(plen > 512, err, SHARDPIPE_ERR_PATH,

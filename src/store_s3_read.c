@@ -238,8 +238,7 @@ int source_s3_open(struct source **out, const char *url, struct sp_err *err)
 	if (rc == SHARDPIPE_OK)
 		rc = s3_conn_new(&src->conn, &src->cfg, err);
 	if (rc != SHARDPIPE_OK) {
-		s3_conn_free(src->conn);
-		free(src);
+		s3src_free(&src->base);
 		return rc;
 	}
 	*out = &src->base;

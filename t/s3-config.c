@@ -145,6 +145,18 @@ int main(void)
 		"' ' cannot be in a bucket name", "a space in the bucket");
 	refused("s3://bkt/a//b.zarr", SHARDPIPE_ERR_PATH, "empty component",
 		"an empty component in the prefix");
+	refused("s3://../bkt/a.zarr", SHARDPIPE_ERR_PATH,
+		"begins and ends with a letter or digit",
+		"the bucket \"..\" (path-style, another bucket)");
+	refused("s3://bkt./a.zarr", SHARDPIPE_ERR_PATH,
+		"begins and ends with a letter or digit",
+		"a bucket name ending in a dot");
+	refused("s3://bkt/../other/a.zarr", SHARDPIPE_ERR_PATH,
+		"\"..\" component", "a \"..\" component (another bucket)");
+	refused("s3://bkt/a/./b.zarr", SHARDPIPE_ERR_PATH, "\".\" component",
+		"a \".\" component");
+	refused("s3://bkt/a.zarr/..", SHARDPIPE_ERR_PATH, "\"..\" component",
+		"a \"..\" component at the end");
 	refused("s3://bkt/a\tb.zarr", SHARDPIPE_ERR_PATH, "control character",
 		"a tab in the prefix");
 	{

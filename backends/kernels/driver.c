@@ -101,10 +101,11 @@ struct kdrv {
 	kdev_buf geo, perm;
 	/* The codec's encoder: its groups and their scratch (deflate-layout.h,
 	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
-	 * launches run in issue order; for blosc, the block size chosen at
-	 * open. */
-	kdev_buf enc_scratch;
-	uint64_t enc_groups, bl_blocksize;
+	 * launches run in issue order; for zstd and blosc, the units' output
+	 * and sizes (zstd_units.h), the units per chunk and blosc's block
+	 * size (0 for zstd). */
+	kdev_buf enc_scratch, enc_out, enc_usizes;
+	uint64_t enc_groups, enc_upc, bl_blocksize;
 	struct kset set[2];
 	struct kset *last;     /* scattered last: compress and aggregate it */
 	struct kset *fetched;  /* fetched last: fetch_ranges reads it */
@@ -499,18 +500,22 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 }
 
 /*
- * Every encoder strides its groups over the chunks, each group with its
- * own scratch.  The scratch of all groups is bounded (1 to 2.7 MiB a group
- * for zstd, by level), which bounds the groups launched; groups of one
- * work-item run one after the other, so one suffices there.
+ * Every encoder strides its groups over its units (gzip: chunks; zstd and
+ * blosc: blocks, zstd_units.h), each group with its own scratch.  The
+ * scratch of all groups is bounded by the device's budget (kdev_limits,
+ * else DEFAULT_SCRATCH_BUDGET), which bounds the groups launched; groups
+ * of one work-item run one after the other, so one suffices there.
  */
-#define ENCODER_SCRATCH_BUDGET ((uint64_t)256 << 20)
+#define DEFAULT_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
-static int open_scratch(struct kdrv *k, uint64_t per, const char *what,
-			struct sp_err *err)
+static int open_scratch(struct kdrv *k, uint64_t units, uint64_t per,
+			const char *what, struct sp_err *err)
 {
-	k->enc_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
-				ENCODER_SCRATCH_BUDGET / per);
+	uint64_t budget = k->lim.scratch_budget ? k->lim.scratch_budget
+						: DEFAULT_SCRATCH_BUDGET;
+
+	k->enc_groups = min_u64(min_u64(units ? units : 1, k->lim.max_groups),
+				budget / per);
 	if (k->enc_groups == 0 || k->lim.one_item_groups)
 		k->enc_groups = 1;
 	return alloc_buf(k, k->enc_groups * per, &k->enc_scratch, what, err);
@@ -518,24 +523,37 @@ static int open_scratch(struct kdrv *k, uint64_t per, const char *what,
 
 static int open_gzip(struct kdrv *k, struct sp_err *err)
 {
-	return open_scratch(k, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
+	return open_scratch(k, k->n, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
 			    "the gzip encoder's scratch", err);
+}
+
+/* The zstd units of a batch (zstd and blosc): their output, as large as
+ * the chunk pool, one size word each, and the groups' scratch. */
+static int open_units(struct kdrv *k, uint64_t ts, uint64_t bs,
+		      struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+
+	k->enc_upc = SPB_UNITS(p->chunk_bytes, ts, bs);
+	SP_FORWARD(alloc_buf(k, k->n * p->chunk_bytes, &k->enc_out,
+			     "the zstd blocks", err));
+	SP_FORWARD(alloc_buf(k, k->n * k->enc_upc * 8, &k->enc_usizes,
+			     "the zstd block sizes", err));
+	return open_scratch(k, k->n * k->enc_upc, SPZ_SCRATCH_BYTES,
+			    "the zstd encoder's scratch", err);
 }
 
 static int open_zstd(struct kdrv *k, struct sp_err *err)
 {
-	const struct plan *p = k->plan;
-
-	SP_FORWARD(check_slots(p, SPZ_WORST_CASE(p->chunk_bytes), "zstd",
-			       err));
-	return open_scratch(k, SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level)),
-			    "the zstd encoder's scratch", err);
+	SP_FORWARD(check_slots(k->plan, SPZ_WORST_CASE(k->plan->chunk_bytes),
+			       "zstd", err));
+	return open_units(k, 1, 0, err);
 }
 
 static int open_blosc(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	uint64_t bs, per;
+	uint64_t bs;
 
 	SP_RETURN_IF(p->blosc_cname != SHARDPIPE_BLOSC_ZSTD, err,
 		     SHARDPIPE_ERR_CODEC,
@@ -553,10 +571,8 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 	SP_FORWARD(check_slots(p, SPB_BOUND(p->chunk_bytes), "blosc", err));
 	bs = SPB_BLOCKSIZE(p->chunk_bytes, (uint64_t)p->esize,
 			   (uint64_t)p->blosc_blocksize);
-	per = SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(
-			p->level == 0 ? 1u : (unsigned)p->level)), bs);
 	k->bl_blocksize = bs;
-	return open_scratch(k, per, "the blosc encoder's scratch", err);
+	return open_units(k, p->esize, bs, err);
 }
 
 static int open_pools(struct kdrv *k, struct sp_err *err)
@@ -651,6 +667,10 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->perm);
 	if (k->enc_scratch != NULL)
 		k->ops->free(k->dev, k->enc_scratch);
+	if (k->enc_out != NULL)
+		k->ops->free(k->dev, k->enc_out);
+	if (k->enc_usizes != NULL)
+		k->ops->free(k->dev, k->enc_usizes);
 	k->ops->close(k->dev);
 	free(k->profile);
 	free(k);
@@ -698,6 +718,44 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/*
+ * zstd and blosc: every block of the batch's frames as its own unit, then
+ * one group per chunk stitching its frame or container
+ * (doc/design.md §9, §13.1).  The units run at the zstd level (blosc's clevel mapped,
+ * SPB_ZSTD_LEVEL); zstd's units see the chunk as one frame (element size
+ * 1, no shuffle, block size 0).
+ */
+static int compress_units(struct kdrv *k, struct kset *s, uint64_t level,
+			  struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	int blosc = p->codec == SHARDPIPE_CODEC_BLOSC;
+	uint64_t ts = blosc ? p->esize : 1;
+	uint64_t mode = blosc ? (uint64_t)p->blosc_shuffle : SPB_NOSHUFFLE;
+	uint64_t zlevel = !blosc ? (uint64_t)p->level
+		: SPB_ZSTD_LEVEL(p->level == 0 ? 1u : (unsigned)p->level);
+	struct kdev_launch l;
+
+	l = pack_sp_zstd_units(s->pool, k->enc_out, k->enc_usizes,
+			       k->enc_scratch, k->n, p->chunk_bytes, zlevel,
+			       ts, mode, k->bl_blocksize);
+	/* copy_local: a CPU device runs best with one work-item per group,
+	 * the groups giving the parallelism; a GPU gets the full local
+	 * size. */
+	SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local, k->copy_local,
+			  err));
+	if (blosc)
+		l = pack_sp_codec_blosc(s->pool, s->slots, s->sizes,
+					k->enc_out, k->enc_usizes, k->n,
+					p->chunk_bytes, p->slot_capacity,
+					level, ts, mode, k->bl_blocksize);
+	else
+		l = pack_sp_codec_zstd(s->pool, s->slots, s->sizes, k->enc_out,
+				       k->enc_usizes, k->n, p->chunk_bytes,
+				       p->slot_capacity, level);
+	return launch_groups(k, s, l, k->n, k->copy_local, err);
+}
+
 int kdrv_compress(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -716,30 +774,17 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 		l = pack_sp_codec_none(s->pool, s->slots, s->sizes, k->n,
 				       p->chunk_bytes, p->slot_capacity);
 		SP_FORWARD(launch_groups(k, s, l, k->n, k->copy_local, err));
-	} else {
-		if (p->codec == SHARDPIPE_CODEC_GZIP)
-			l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
-					       k->enc_scratch, k->n,
-					       p->chunk_bytes,
-					       p->slot_capacity, level);
-		else if (p->codec == SHARDPIPE_CODEC_ZSTD)
-			l = pack_sp_codec_zstd(s->pool, s->slots, s->sizes,
-					       k->enc_scratch, k->n,
-					       p->chunk_bytes,
-					       p->slot_capacity, level);
-		else
-			l = pack_sp_codec_blosc(s->pool, s->slots, s->sizes,
-						k->enc_scratch, k->n,
-						p->chunk_bytes,
-						p->slot_capacity, level,
-						p->esize,
-						(uint64_t)p->blosc_shuffle,
-						k->bl_blocksize);
+	} else if (p->codec == SHARDPIPE_CODEC_GZIP) {
+		l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
+				       k->enc_scratch, k->n, p->chunk_bytes,
+				       p->slot_capacity, level);
 		/* copy_local: a CPU device runs best with one work-item
 		 * per group, the groups giving the parallelism, as for the
 		 * copies; a GPU gets the full local size. */
 		SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local,
 				  k->copy_local, err));
+	} else {
+		SP_FORWARD(compress_units(k, s, level, err));
 	}
 	/* A chunk of fill value only gets size 0: not stored
 	 * (doc/design.md §22.2).  It reads like a copy, so it runs like

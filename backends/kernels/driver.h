@@ -139,6 +139,9 @@ struct kdev_limits {
 	 * the most parallelism, more saves a CPU divisions. */
 	uint64_t runs_per_item;
 	uint64_t max_groups;   /* groups worth launching at once */
+	/* Device memory the encoders' scratch may take (0: 256 MiB); with
+	 * one group's scratch it bounds the groups an encoder launches. */
+	uint64_t scratch_budget;
 	int one_item_groups;   /* each group runs with one work-item */
 };
 

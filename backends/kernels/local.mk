@@ -15,9 +15,13 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_bits.h \
 	backends/kernels/zstd_huf.h \
 	backends/kernels/zstd_match.h \
+	backends/kernels/zstd_seq.h \
+	backends/kernels/zstd_block.h \
+	backends/kernels/zstd_units.h \
 	backends/kernels/zstd_xxh64.h \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
+	backends/kernels/blosc_shuffle.h \
 	backends/kernels/blosc_encode.h \
 	backends/kernels/empty_chunks.h \
 	backends/kernels/kernels.h \

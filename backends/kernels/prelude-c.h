@@ -30,13 +30,15 @@ typedef uint32_t __attribute__((__may_alias__)) w32;
 typedef uint64_t __attribute__((__may_alias__)) w64;
 
 /* Words read from byte buffers, in little-endian order on any host, and
- * the index of the lowest set bit of a nonzero word. */
+ * the index of the lowest (highest) set bit of a nonzero word, counted
+ * from the low (high) end. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define LE64(x) ((u64)__builtin_bswap64(x))
 #else
 #define LE64(x) ((u64)(x))
 #endif
 #define CTZ64(x) ((u32)__builtin_ctzll(x))
+#define CLZ64(x) ((u32)__builtin_clzll(x))
 
 #define KERNEL static void
 #define ENCODER_KERNEL static void
@@ -114,5 +116,10 @@ static void *sp_prof_local(u64 bytes);
 #define PHASE(name) ((void)0)
 #define UNIT() ((void)0)
 #endif
+
+/* Atomic updates of a u32 in local memory: plain ones, since the items of
+ * a group run one at a time (in the profile, taking turns at barriers). */
+#define LOCAL_ADD(p, v) ((void)(*(p) += (v)))
+#define LOCAL_MAX(p, v) ((void)(*(p) < (v) ? *(p) = (v) : 0))
 
 #endif

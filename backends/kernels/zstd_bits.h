@@ -11,6 +11,18 @@
 #ifndef SP_KERNEL_ZSTD_BITS_H
 #define SP_KERNEL_ZSTD_BITS_H
 
+DEVICE_FN u64 spz_min(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+/* The n low bytes of v at p, little-endian. */
+DEVICE_FN void spz_put_le(GLOBAL u8 *p, u64 v, u32 n)
+{
+	for (u32 i = 0; i < n; i++)
+		p[i] = (u8)(v >> (8 * i));
+}
+
 /* ----------------------------------------------------------- bit writer */
 
 /*
@@ -119,15 +131,10 @@ DEVICE_FN void spz_pw_put(struct spz_pw *w, GLOBAL u8 *out, u32 v, u32 l)
 	}
 }
 
+/* floor(log2(v)), 0 for v <= 1. */
 DEVICE_FN u32 spz_highbit(u64 v)
 {
-	u32 r = 0;
-
-	while (v >>= 1) {
-		WORK(1);
-		r++;
-	}
-	return r;
+	return v > 1 ? 63u - CLZ64(v) : 0u;
 }
 
 /* ---------------------------------------------------------- FSE tables */
@@ -190,13 +197,16 @@ DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
 	for (u32 s = 0; s < SPZ_FT_SYMS; s++) {
 		SPZ_FT_START(t)[s] = (u8)at;
 		SPZ_FT_CNT(t)[s] = 0;
-		if (s < nsym && norm[s] != 0) {
-			SPZ_FT_CNT(t)[s] = (u8)(norm[s] < 0 ? 1 : norm[s]);
-			WORK(size);
-			for (u32 u = 0; u < size; u++)
-				if (cells[u] == s)
-					SPZ_FT_STATES(t)[at++] = (u8)u;
-		}
+		if (s < nsym && norm[s] != 0)
+			at += norm[s] < 0 ? 1u : (u32)norm[s];
+	}
+	/* The cells in increasing order, each appended to its symbol's
+	 * list; CNT counts them in and ends as the symbol's count. */
+	for (u32 u = 0; u < size; u++) {
+		u32 s = cells[u];
+
+		SPZ_FT_STATES(t)[SPZ_FT_START(t)[s] + SPZ_FT_CNT(t)[s]++] =
+			(u8)u;
 	}
 }
 
@@ -346,7 +356,10 @@ DEVICE_FN u32 spz_ll_code(u32 ll, u32 *nb, u32 *extra)
 		*extra = 0;
 		return ll;
 	}
-	c = 19;
+	/* From 64 on, the codes are powers of two (as zstd's ZSTD_LLcode). */
+	c = ll >= 64 ? spz_highbit(ll) + 3 : 8;
+	if (c > 19)
+		c = 19;
 	while (c > 0 && spz_ll_base[c] > ll) {
 		WORK(1);
 		c--;
@@ -366,7 +379,9 @@ DEVICE_FN u32 spz_ml_code(u32 ml, u32 *nb, u32 *extra)
 		*extra = 0;
 		return ml - 3;
 	}
-	c = 20;
+	c = ml >= 131 ? spz_highbit(ml - 3) + 4 : 10;
+	if (c > 20)
+		c = 20;
 	while (c > 0 && spz_ml_base[c] > ml) {
 		WORK(1);
 		c--;

@@ -148,7 +148,8 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		} else if (strcmp(arg, "--output") == 0) {
 			k = cli_take(&a->o.seen, argc, argv, &i, &a->output);
 		} else if (strcmp(arg, "--local") == 0) {
-			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256, &a->local);
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256,
+					 &a->local);
 			if (k == 0 && a->local < 1) {
 				cli_error("bench: --local: 0 items; give 1 to "
 					  "256");
