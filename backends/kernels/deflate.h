@@ -1609,12 +1609,12 @@ DEVICE_FN void defl_gather_step(u64 n, GLOBAL u8 *scratch, GLOBAL u8 *out,
  * The stages of one chunk.  A stage is a run of steps, each step ending at
  * a barrier met by every item of the group; a stage is entered by all
  * items and leaves them all past its last barrier.  Each is called once,
- * from defl_chunk, so every compiler inlines it (PoCL must: it cannot keep
- * a barrier in a function it calls).  Each step is given the chunk's size
- * as read from local memory (cn[0]) after the barrier before it: with the
- * size a GPU compiler could prove constant, it would compute the scratch
- * map once and keep all of it live through every step, spilling
- * (t/cuda-resources.sh).
+ * from defl_chunk, so the compilers inline it (PoCL must: it mishandles a
+ * barrier in a function it does not inline).  Each step is given the
+ * chunk's size as read from local memory (cn[0]) after the barrier before
+ * it: with the size a GPU compiler could prove constant, it would compute
+ * the scratch map once and keep all of it live through every step,
+ * spilling (doc/design.md §13.2, t/cuda-resources.sh).
  */
 
 /* Phases 1 and 2: the hash chains, then every position's match. */
