@@ -248,3 +248,16 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	*len = b.len;
 	return SHARDPIPE_OK;
 }
+
+int zarr_meta_render_group(char **out, size_t *len, struct sp_err *err)
+{
+	static const char text[] = "{\n  \"zarr_format\": 3,\n"
+				   "  \"node_type\": \"group\",\n"
+				   "  \"attributes\": {}\n}\n";
+
+	*out = strdup(text);
+	SP_RETURN_IF(*out == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for zarr.json");
+	*len = sizeof(text) - 1;
+	return SHARDPIPE_OK;
+}
