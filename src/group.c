@@ -197,6 +197,14 @@ static int group_write(const char *path, struct sp_err *err)
 	size_t len;
 	int rc;
 
+	enum zarr_node node;
+
+	SP_FORWARD(zarr_node_of(path, &node, err));
+	SP_RETURN_IF(node != ZARR_NODE_NONE, err, SHARDPIPE_ERR_EXISTS,
+		     "%s: already holds %s (zarr.json); nothing was touched",
+		     path, node == ZARR_NODE_GROUP ? "a group"
+			   : node == ZARR_NODE_ARRAY ? "an array"
+						     : "a store");
 	SP_FORWARD(store_check(&st, path, 0, 1, err));
 	rc = zarr_meta_render_group(&json, &len, err);
 	if (rc == SHARDPIPE_OK) {
@@ -239,8 +247,8 @@ static int group_open(shardpipe_group **out, const char *path, int threads,
 		;
 	else if (node == ZARR_NODE_NONE)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
-				"%s: no zarr.json there, so no group; create "
-				"one first", path);
+				"%s: no zarr.json there, so it is no group",
+				path);
 	else if (node != ZARR_NODE_GROUP)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
 				"%s: zarr.json is %s, not a Zarr v3 group", path,
