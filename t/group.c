@@ -6,9 +6,10 @@
  * stream; the group's refusals with their exact codes, and what an
  * overwrite leaves alone.
  *
- * With --keep DIR the group is left at DIR/g.zarr, beside each array's
- * input (DIR/NAME.bin) and DIR/manifest.json, for t/python/readers_group.py
- * (zarr-python and TensorStore).
+ * With --keep DIR the group is left at DIR/g.zarr as the test ends (with
+ * its child group "sub", the user's directory "mine" and README.txt),
+ * beside each array's input (DIR/NAME.bin) and DIR/manifest.json, for
+ * t/python/readers_group.py (zarr-python and TensorStore).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -332,8 +333,6 @@ int main(int argc, char **argv)
 	ok(shardpipe_reader_open(&r, root) != SHARDPIPE_OK && r == NULL,
 	   "the reader refuses the group's root, which is no array (%s)",
 	   shardpipe_last_error_message());
-	if (keep_dir != NULL)
-		keep(keep_dir, jobs);
 
 	name_refusals(g, root, &jobs[0].desc);
 	p = join(root, names[0]);
@@ -451,6 +450,10 @@ int main(int argc, char **argv)
 		free(gj);
 	}
 
+	/* As the group is now: cam0 overwritten, a child group, a
+	 * directory of the user's files and one beside the arrays. */
+	if (keep_dir != NULL)
+		keep(keep_dir, jobs);
 	for (int i = 0; i < ARRAYS; i++)
 		free(jobs[i].input);
 	free(p);
