@@ -1,10 +1,10 @@
 /*
- * group.c - several arrays in one group (shardpipe_group, doc/design.md
- * §26): streams appended at once from several threads into one group,
- * sharing its worker threads, each read back by the library's reader and
- * equal, file for file, to the same array written alone by its own
- * stream; the group's refusals with their exact codes, and what an
- * overwrite leaves alone.
+ * group.c - several arrays in one group (shardpipe_group), as
+ * doc/design.md §26 has it: streams appended at once from several threads
+ * into one group, sharing its worker threads, each read back by the
+ * library's reader and equal, file for file, to the same array written
+ * alone by its own stream; the group's refusals with their exact codes,
+ * and what an overwrite leaves alone.
  *
  * With --keep DIR the group is left at DIR/g.zarr as the test ends (with
  * its child group "sub", the user's directory "mine" and README.txt),
