@@ -31,6 +31,36 @@ struct shardpipe_group {
 	size_t narrays;
 };
 
+static int key_is(const struct json_value *m, const char *key)
+{
+	return m->key_len == strlen(key) &&
+	       memcmp(m->key, key, m->key_len) == 0;
+}
+
+/*
+ * Whether a group's metadata holds only what the core spec lets a group
+ * hold: zarr_format, node_type, an attributes object, and extensions that
+ * say "must_understand": false.  Anything else (an array's "shape" under
+ * "node_type": "group", say) makes it no group we know.
+ */
+static int group_members_known(const struct json_value *root)
+{
+	for (const struct json_value *m = root->child; m != NULL;
+	     m = m->next) {
+		const struct json_value *mu;
+
+		/* Keys may hold NUL ("\u0000"): compare by length. */
+		if (key_is(m, "zarr_format") || key_is(m, "node_type"))
+			continue;
+		if (key_is(m, "attributes") && m->type == JSON_OBJECT)
+			continue;
+		mu = json_get(m, "must_understand");
+		if (mu == NULL || mu->type != JSON_FALSE)
+			return 0;
+	}
+	return 1;
+}
+
 int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 {
 	struct json_doc *doc;
@@ -75,7 +105,8 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 	    json_get(root, "zarr_format")->u == 3) {
 		if (json_is_str(json_get(root, "node_type"), "array"))
 			*out = ZARR_NODE_ARRAY;
-		else if (json_is_str(json_get(root, "node_type"), "group"))
+		else if (json_is_str(json_get(root, "node_type"), "group") &&
+			 group_members_known(root))
 			*out = ZARR_NODE_GROUP;
 	}
 	json_free(doc);

@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cligroup
 test_seed
-plan 40
+plan 42
 
 random_bytes 8192 "$tmp/all.raw"
 head -c 3840 "$tmp/all.raw" > "$tmp/a.raw"     # 30 rows of 64 uint16
