@@ -19,7 +19,8 @@ libshardpipe_core_la_SOURCES = \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
-libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
+libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c \
+	src/reader_impl.h src/reader_meta.c src/reader_shard.c
 # The S3 store and its client (doc/design.md §24), on libcurl.
 if HAVE_S3
 libshardpipe_core_la_SOURCES += src/s3.c src/s3.h src/s3_config.c \
