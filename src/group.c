@@ -237,7 +237,7 @@ static int group_write(const char *path, struct sp_err *err)
 			   : node == ZARR_NODE_ARRAY ? "an array"
 						     : "a store");
 	SP_FORWARD(store_check(&st, path, 0, 1, err));
-	rc = zarr_meta_render_group(&json, &len, err);
+	rc = zarr_meta_group(NULL, &json, &len, err);
 	if (rc == SHARDPIPE_OK) {
 		rc = st->ops->create(st, err);
 		if (rc == SHARDPIPE_OK)

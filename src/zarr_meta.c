@@ -249,15 +249,24 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	return SHARDPIPE_OK;
 }
 
-int zarr_meta_render_group(char **out, size_t *len, struct sp_err *err)
+int zarr_meta_group(const struct attrs *attrs, char **out, size_t *len,
+		    struct sp_err *err)
 {
-	static const char text[] = "{\n  \"zarr_format\": 3,\n"
-				   "  \"node_type\": \"group\",\n"
-				   "  \"attributes\": {}\n}\n";
+	struct sbuf b = { .cap = 256 };
 
-	*out = strdup(text);
-	SP_RETURN_IF(*out == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory for zarr.json");
-	*len = sizeof(text) - 1;
+	b.p = malloc(b.cap);
+	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the group's zarr.json");
+	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"group\",\n"
+		"  \"attributes\": ");
+	put_attrs(&b, attrs);
+	put(&b, "\n}\n");
+	if (b.failed) {
+		free(b.p);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory for the group's zarr.json");
+	}
+	*out = b.p;
+	*len = b.len;
 	return SHARDPIPE_OK;
 }
