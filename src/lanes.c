@@ -10,9 +10,8 @@
 #include <stdlib.h>
 
 struct lanes {
-	pthread_mutex_t run;    /* held for a whole job: jobs take turns */
 	pthread_mutex_t mu;     /* guards the fields below */
-	pthread_cond_t go, done;
+	pthread_cond_t go, done, turn;
 	pthread_t *tid;
 	int n;                  /* lanes, the caller's included */
 	int started;            /* worker threads running */
@@ -20,6 +19,10 @@ struct lanes {
 	int quit;
 	int refs;
 	uint64_t gen;           /* jobs started */
+	/* Jobs take turns in the order they came (a ticket each), so that
+	 * a stream waits for at most one job of every other stream: a
+	 * mutex would let a stream that comes back at once go again. */
+	uint64_t next_ticket, serving;
 	void (*fn)(void *arg, int lane);
 	void *arg;
 };
@@ -63,8 +66,8 @@ static void lanes_stop(struct lanes *l)
 		pthread_join(l->tid[k], NULL);
 	pthread_cond_destroy(&l->go);
 	pthread_cond_destroy(&l->done);
+	pthread_cond_destroy(&l->turn);
 	pthread_mutex_destroy(&l->mu);
-	pthread_mutex_destroy(&l->run);
 	free(l->tid);
 	free(l);
 }
@@ -84,10 +87,10 @@ int lanes_create(struct lanes **out, int n, struct sp_err *err)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 				  "out of memory for %d worker threads", n - 1);
 	}
-	pthread_mutex_init(&l->run, NULL);
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->go, NULL);
 	pthread_cond_init(&l->done, NULL);
+	pthread_cond_init(&l->turn, NULL);
 	l->n = n;
 	l->refs = 1;
 	for (int k = 1; k < n; k++) {
@@ -136,8 +139,12 @@ int lanes_count(const struct lanes *l)
 
 void lanes_run(struct lanes *l, void (*fn)(void *arg, int lane), void *arg)
 {
-	pthread_mutex_lock(&l->run);
+	uint64_t ticket;
+
 	pthread_mutex_lock(&l->mu);
+	ticket = l->next_ticket++;
+	while (l->serving != ticket)
+		pthread_cond_wait(&l->turn, &l->mu);
 	l->fn = fn;
 	l->arg = arg;
 	l->busy = l->started;
@@ -148,6 +155,7 @@ void lanes_run(struct lanes *l, void (*fn)(void *arg, int lane), void *arg)
 	pthread_mutex_lock(&l->mu);
 	while (l->busy > 0)
 		pthread_cond_wait(&l->done, &l->mu);
+	l->serving++;
+	pthread_cond_broadcast(&l->turn);
 	pthread_mutex_unlock(&l->mu);
-	pthread_mutex_unlock(&l->run);
 }

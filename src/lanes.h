@@ -22,9 +22,8 @@ SP_INTERNAL int lanes_count(const struct lanes *l);
 
 /*
  * Run fn(arg, lane) on every lane, the caller's thread as lane 0, and
- * return when all are done.  A job that another caller is running is
- * waited for first: the lanes are one resource, used by one job at a
- * time.  fn shares its work out itself (an atomic counter), so a lane
+ * return when all are done.  Jobs of different callers run one at a
+ * time, in the order they were asked for: the lanes are one resource.  fn shares its work out itself (an atomic counter), so a lane
  * that never runs costs nothing but its share.
  */
 SP_INTERNAL void lanes_run(struct lanes *l, void (*fn)(void *arg, int lane),
