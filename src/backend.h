@@ -116,7 +116,7 @@ struct backend_ops {
 	 * last, valid until the next scatter (doc/design.md §23). */
 	size_t (*spans)(void *ctx, const struct batch_span **out);
 	/*
-	 * Reduce rows into the next pyramid level's (doc/design.md §26.2),
+	 * Reduce rows into the next pyramid level's (doc/design.md §27.2),
 	 * by plan->reduce_geo: carry (NULL, or one row of this level that
 	 * comes first), then the first nrows rows of the batch passed to the
 	 * last scatter or run_batch (batch is that pointer, still valid; a

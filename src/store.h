@@ -38,7 +38,7 @@ struct store_ops {
 	/* Memory the store holds for objects in flight, at most. */
 	uint64_t (*pool_bytes)(const struct store *s);
 	/* A store for the array `name` below this one's root (a pyramid
-	 * level, doc/design.md §26.5): made by its own create, never
+	 * level, doc/design.md §27.5): made by its own create, never
 	 * overwriting (this store's create removes the old levels).  NULL
 	 * when the store holds one array only. */
 	int (*child)(const struct store *s, const char *name,

@@ -9,6 +9,8 @@
 
 #include "attrs.h"
 #include "backend.h"
+#include "group.h"
+#include "lanes.h"
 #include "ome.h"
 #include "plan.h"
 #include "shard_index.h"
@@ -123,7 +125,7 @@ struct shardpipe_stream {
 	uint8_t *fill_block;     /* FILL_BLOCK bytes of fill, for skip */
 
 	/*
-	 * Pyramids (doc/design.md §26.3).  Each level is a stream of its
+	 * Pyramids (doc/design.md §27.3).  Each level is a stream of its
 	 * own, fed by the pipeline thread of the level below with the rows
 	 * its backend reduces from each batch; the top stream (level 0)
 	 * also owns the levels' plans and the OME-NGFF group.
@@ -208,7 +210,7 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
-	/* A pyramid's user attributes are its group's (§26.4). */
+	/* A pyramid's user attributes are its group's (§27.4). */
 	pthread_mutex_lock(&s->mu);
 	rc = zarr_meta_render(&s->plan, rows,
 			      s->group != NULL ? NULL : &s->attrs, &json, &len,
@@ -393,7 +395,7 @@ static void add_stage_times(struct shardpipe_stream *s, double scatter,
 
 /* Where the row after `next_row` comes from when none will be appended:
  * the fill value inside a bounded array, the last row again past its end
- * (doc/design.md §26.2). */
+ * (doc/design.md §27.2). */
 static int tail_after(const struct plan *p, uint64_t next_row)
 {
 	return p->size[0] != 0 && next_row < p->size[0] ? SP_RD_TAIL_FILL
@@ -900,6 +902,7 @@ static void stream_free(struct shardpipe_stream *s)
 	trace_close(s->trace, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	lanes_unref(s->plan.lanes);
 	plan_free(&s->plan);
 	free(s);
 }
@@ -946,7 +949,7 @@ static uint64_t pools(const struct shardpipe_stream *s)
 	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
 }
 
-/* Every level's pools (doc/design.md §26.3). */
+/* Every level's pools (doc/design.md §27.3). */
 static uint64_t all_pools(const struct shardpipe_stream *s)
 {
 	uint64_t n = 0;
@@ -1016,7 +1019,7 @@ static struct shardpipe_stream *stream_alloc(void)
 }
 
 /*
- * The levels above level 0 (doc/design.md §26.3), each a stream taking
+ * The levels above level 0 (doc/design.md §27.3), each a stream taking
  * over its plan from s->levels, and the directories they will write: the
  * group's at the store's path, each level's below it (level 0's too).
  * Nothing is written yet.
@@ -1089,7 +1092,7 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/* The group's zarr.json (doc/design.md §26.4), with the stream's user
+/* The group's zarr.json (doc/design.md §27.4), with the stream's user
  * attributes. */
 static int publish_group(struct shardpipe_stream *s, struct sp_err *err)
 {
@@ -1098,8 +1101,8 @@ static int publish_group(struct shardpipe_stream *s, struct sp_err *err)
 	int rc;
 
 	pthread_mutex_lock(&s->mu);
-	rc = zarr_meta_render_group(s->levels, &s->plan, &s->attrs, &json,
-				    &len, err);
+	rc = zarr_meta_group(s->levels, &s->plan, &s->attrs, &json, &len,
+			     err);
 	s->attrs_changed = 0;
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
@@ -1130,7 +1133,8 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
-		       const shardpipe_sink *sink, const shardpipe_desc *desc)
+		       const shardpipe_sink *sink, const shardpipe_desc *desc,
+		       struct lanes *lanes)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -1182,6 +1186,10 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"a sink receives one array: a pyramid or an "
 				"OME-NGFF image (downsample, ngff) needs a "
 				"directory store");
+	/* After the levels' plans are made: they run on their own crews
+	 * (a level's stream holds no reference to the group's lanes). */
+	if (lanes != NULL)
+		s->plan.lanes = lanes_ref(lanes);
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
@@ -1246,7 +1254,7 @@ int shardpipe_stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("store path is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, path, NULL, desc);
+	return stream_open(out, path, NULL, desc, NULL);
 }
 
 int shardpipe_stream_open_sink(shardpipe_stream **out,
@@ -1259,7 +1267,13 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 		sp_last_error_set("sink is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, NULL, sink, desc);
+	return stream_open(out, NULL, sink, desc, NULL);
+}
+
+int stream_open_lanes(shardpipe_stream **out, const char *path,
+		      const shardpipe_desc *desc, struct lanes *lanes)
+{
+	return stream_open(out, path, NULL, desc, lanes);
 }
 
 /* Caller's thread: whether a batch is queued or in the backend. */
@@ -1602,7 +1616,7 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 
 /*
  * Close one level without freeing it: the partial last batch, its odd
- * row paired with the tail (doc/design.md §26.2), the partial shard epoch,
+ * row paired with the tail (doc/design.md §27.2), the partial shard epoch,
  * the final zarr.json and the trace; then the next level, which has its
  * last rows by then.
  */

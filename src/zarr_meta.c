@@ -247,61 +247,78 @@ static void put_double_list(struct sbuf *b, const double *v, int n)
 	put(b, "]");
 }
 
-int zarr_meta_render_group(const struct plan_levels *pl,
-			   const struct plan *p0, const struct attrs *attrs,
-			   char **out, size_t *len, struct sp_err *err)
+/* An OME-NGFF image's "ome" attribute (doc/design.md §27.4): the axes and
+ * one dataset per level. */
+static void put_ome(struct sbuf *b, const struct plan_levels *pl,
+		    const struct plan *p0)
 {
-	struct sbuf b = { .cap = 4096 };
 	int first = 1;
 
-	b.p = malloc(b.cap);
-	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory for the group's zarr.json");
-	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"group\",\n"
-		"  \"attributes\": {\n    \"ome\": {\n"
-		"      \"version\": \"0.5\",\n      \"multiscales\": [{\n");
+	put(b, "\"ome\": {\n      \"version\": \"0.5\",\n"
+	       "      \"multiscales\": [{\n");
 	/* A constant name: the same image writes the same bytes wherever
 	 * it is stored. */
-	put(&b, "        \"name\": \"image\",\n        \"type\": \"%s\",\n",
+	put(b, "        \"name\": \"image\",\n        \"type\": \"%s\",\n",
 	    ome_method_name(pl->method));
-	put(&b, "        \"metadata\": {\"description\": \"each element of "
-		"a level reduces a block of the level below\", \"method\": "
-		"\"shardpipe\", \"version\": \"%s\", \"kwargs\": "
-		"{\"method\": \"%s\", \"append_method\": \"%s\", "
-		"\"downsample\": [",
+	put(b, "        \"metadata\": {\"description\": \"each element of "
+	       "a level reduces a block of the level below\", \"method\": "
+	       "\"shardpipe\", \"version\": \"%s\", \"kwargs\": "
+	       "{\"method\": \"%s\", \"append_method\": \"%s\", "
+	       "\"downsample\": [",
 	    shardpipe_version(), ome_method_name(pl->method),
 	    ome_method_name(pl->append_method >= 0 ? pl->append_method
 						   : pl->method));
 	for (int d = 0; d < p0->rank; d++)
 		if ((pl->downsample >> d & 1) != 0) {
-			put(&b, "%s\"%s\"", first ? "" : ", ", p0->names[d]);
+			put(b, "%s\"%s\"", first ? "" : ", ", p0->names[d]);
 			first = 0;
 		}
-	put(&b, "]}},\n        \"axes\": [");
+	put(b, "]}},\n        \"axes\": [");
 	for (int d = 0; d < p0->rank; d++) {
 		/* Names were checked at open: no quotes or escapes. */
-		put(&b, "%s\n          {\"name\": \"%s\", \"type\": \"%s\"",
+		put(b, "%s\n          {\"name\": \"%s\", \"type\": \"%s\"",
 		    d ? "," : "", p0->names[d], pl->axis_type[d]);
 		if (pl->unit[d][0] != '\0')
-			put(&b, ", \"unit\": \"%s\"", pl->unit[d]);
-		put(&b, "}");
+			put(b, ", \"unit\": \"%s\"", pl->unit[d]);
+		put(b, "}");
 	}
-	put(&b, "\n        ],\n        \"datasets\": [");
+	put(b, "\n        ],\n        \"datasets\": [");
 	for (int L = 0; L < pl->n; L++) {
-		put(&b, "%s\n          {\"path\": \"%d\", "
-			"\"coordinateTransformations\": [{\"type\": \"scale\", "
-			"\"scale\": ", L ? "," : "", L);
-		put_double_list(&b, pl->scale[L], p0->rank);
-		put(&b, "}, {\"type\": \"translation\", \"translation\": ");
-		put_double_list(&b, pl->translation[L], p0->rank);
-		put(&b, "}]}");
+		put(b, "%s\n          {\"path\": \"%d\", "
+		       "\"coordinateTransformations\": [{\"type\": \"scale\", "
+		       "\"scale\": ", L ? "," : "", L);
+		put_double_list(b, pl->scale[L], p0->rank);
+		put(b, "}, {\"type\": \"translation\", \"translation\": ");
+		put_double_list(b, pl->translation[L], p0->rank);
+		put(b, "}]}");
 	}
-	put(&b, "\n        ]\n      }]\n    }");
-	/* The user's attributes beside "ome", which they may not use. */
-	for (size_t i = 0; attrs != NULL && i < attrs->n; i++)
-		put(&b, ",\n    %.*s: %s", (int)attrs->v[i].key_len,
-		    attrs->v[i].key, attrs->v[i].value);
-	put(&b, "\n  }\n}\n");
+	put(b, "\n        ]\n      }]\n    }");
+}
+
+int zarr_meta_group(const struct plan_levels *pl, const struct plan *p0,
+		    const struct attrs *attrs, char **out, size_t *len,
+		    struct sp_err *err)
+{
+	struct sbuf b = { .cap = pl != NULL ? 4096 : 256 };
+
+	b.p = malloc(b.cap);
+	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the group's zarr.json");
+	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"group\",\n"
+		"  \"attributes\": ");
+	if (pl == NULL) {
+		put_attrs(&b, attrs);
+	} else {
+		put(&b, "{\n    ");
+		put_ome(&b, pl, p0);
+		/* The user's attributes beside "ome", which they may not
+		 * use. */
+		for (size_t i = 0; attrs != NULL && i < attrs->n; i++)
+			put(&b, ",\n    %.*s: %s", (int)attrs->v[i].key_len,
+			    attrs->v[i].key, attrs->v[i].value);
+		put(&b, "\n  }");
+	}
+	put(&b, "\n}\n");
 	if (b.failed) {
 		free(b.p);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,

@@ -18,15 +18,16 @@ SP_INTERNAL int zarr_meta_render(const struct plan *p, uint64_t rows,
 				 size_t *len, struct sp_err *err);
 
 /*
- * Render the zarr.json of an OME-NGFF 0.5 image's group
- * (doc/design.md §26.4): attributes.ome with the axes and one dataset per
- * level, then the user attributes (NULL: none).  Same ownership as
- * zarr_meta_render().
+ * Render a group's zarr.json (Zarr v3 core spec, "node_type": "group"):
+ * a plain group's (pl NULL) with the user attributes, or an OME-NGFF 0.5
+ * image's (doc/design.md §27.4), attributes.ome with p0's axes and pl's
+ * levels, the user attributes (NULL: none) beside it.  *out is malloc'd
+ * and NUL-terminated; *len excludes the NUL.
  */
-SP_INTERNAL int zarr_meta_render_group(const struct plan_levels *pl,
-				       const struct plan *p0,
-				       const struct attrs *attrs, char **out,
-				       size_t *len, struct sp_err *err);
+SP_INTERNAL int zarr_meta_group(const struct plan_levels *pl,
+				const struct plan *p0,
+				const struct attrs *attrs, char **out,
+				size_t *len, struct sp_err *err);
 
 /* The Zarr v3 data_type name of t ("uint16", "float32", ...). */
 SP_INTERNAL const char *zarr_dtype_name(shardpipe_dtype t);

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cpu_blosc.h"
 #include "cpu_reduce.h"
+#include "lanes.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -73,7 +74,7 @@ struct crew {
 	int quit;
 	uint64_t gen;           /* batches started */
 	/* What every lane runs for the batch: the fused pass or a
-	 * reduction (doc/design.md §26.2). */
+	 * reduction (doc/design.md §27.2). */
 	void (*job)(struct cpu_ctx *c, int lane);
 	const uint8_t *in;      /* the batch */
 	uint64_t next, total;   /* next item (atomic), items in the batch */
@@ -911,13 +912,31 @@ static int crew_start(struct cpu_ctx *c, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* A lane of a group's shared threads (doc/design.md §26.2): the job this
+ * context's crew would run. */
+static void group_lane(void *arg, int lane)
+{
+	struct cpu_ctx *c = arg;
+
+	c->crew.job(c, lane);
+}
+
 /* Run job on every lane over `total` items taken from one counter, the
- * caller as lane 0, and return once all are done. */
+ * caller as lane 0, and return once all are done: on the group's threads
+ * when the stream has them (lanes_run waits for another stream's batch
+ * first), else on this context's own. */
 static int crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
 		    uint64_t total, struct sp_err *err)
 {
 	struct crew *w = &c->crew;
 
+	if (c->plan->lanes != NULL) {
+		w->job = job;
+		w->next = 0;
+		w->total = total;
+		lanes_run(c->plan->lanes, group_lane, c);
+		return SHARDPIPE_OK;
+	}
 	if (!c->crew_started)
 		SP_FORWARD(crew_start(c, err));
 	pthread_mutex_lock(&w->mu);

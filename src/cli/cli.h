@@ -106,7 +106,7 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
  */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 
-/* The pyramid and OME-NGFF options (levels.c, doc/design.md §26). */
+/* The pyramid and OME-NGFF options (levels.c, doc/design.md §27). */
 struct cli_levels_opts {
 	const char *downsample, *method, *append_method, *levels;
 	const char *units, *scale, *axis_types;
@@ -164,6 +164,7 @@ double cli_now(void);
 int cli_write(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_verify(int argc, char **argv);
+int cli_group(int argc, char **argv);
 int cli_cat(int argc, char **argv);
 int cli_backends(int argc, char **argv);
 int cli_conform(int argc, char **argv);

@@ -16,6 +16,7 @@ class Stream:
                  fill_value: bytes, write_empty_chunks: bool, durable: bool,
                  max_memory: int,
                  attributes: Sequence[tuple[str, str]] | None,
+                 group: Group | None = ..., array: str | None = ...,
                  downsample: int = 0, method: int = 0,
                  append_method: int = -1, max_levels: int = 0,
                  ngff: bool = False,
@@ -33,6 +34,12 @@ class Stream:
     def backend(self) -> str: ...
     @property
     def closed(self) -> bool: ...
+
+class Group:
+    def __init__(self, path: str, create: bool, threads: int) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def arrays(self) -> tuple[str, ...]: ...
 
 class Reader:
     def __init__(self, path: str, /) -> None: ...
