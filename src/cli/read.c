@@ -107,9 +107,12 @@ static int open_store(const char *what, const char *path,
 {
 	int rc = shardpipe_reader_open(r, path);
 	shardpipe_group *g;
+	char msg[1024];
 
 	if (rc == SHARDPIPE_OK)
 		return CLI_EXIT_OK;
+	/* The reader's reason, before the group probe sets its own. */
+	snprintf(msg, sizeof(msg), "%s", shardpipe_last_error_message());
 	/* A group is no array: name what it holds instead. */
 	if ((g = group_at(path)) != NULL) {
 		cli_error("%s: %s: is a Zarr group of %zu array(s), not an "
@@ -123,8 +126,7 @@ static int open_store(const char *what, const char *path,
 		shardpipe_group_close(g);
 		return CLI_EXIT_USAGE;
 	}
-	cli_error("%s: %s: %s: %s", what, path, shardpipe_strerror(rc),
-		  shardpipe_last_error_message());
+	cli_error("%s: %s: %s: %s", what, path, shardpipe_strerror(rc), msg);
 	return reader_status(rc);
 }
 
@@ -231,7 +233,7 @@ int cli_verify(int argc, char **argv)
 			       "level by level, each level\nrecomputed from the "
 			       "one below it; --against compares level 0, and "
 			       "STORE/1\nnames level 1 alone.\n"
-			       			       "STORE is a directory or s3://BUCKET/PREFIX.  "
+			       "STORE is a directory or s3://BUCKET/PREFIX.  "
 			       "A group (shardpipe group)\nis listed and each "
 			       "of its arrays verified; STORE/NAME is one of "
 			       "them.\n"
