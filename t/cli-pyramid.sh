@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch clipyramid
 test_seed
-plan 52
+plan 55
 
 random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
 # The dims' names: a refusal below names them otherwise (no option
@@ -149,5 +149,16 @@ rm -rf "$tmp/r.zarr"
 is $? 2 "an unbounded dim 0 alone without --levels: exit 2"
 [ ! -e "$tmp/r.zarr" ] && grep -q -- 'give --levels' "$tmp/err"
 ok $? "nothing created, the message says to give --levels"
+
+# An image as an array of a group (doc/design.md §26, §27.5): the group
+# lists it, and verify of the group checks its levels.
+"$SP" group create "$tmp/g.zarr" &&
+	w --downsample y,x --array img "$tmp/g.zarr" 2> "$tmp/err"
+ok $? "write --array img --downsample y,x into a group"
+"$SP" verify "$tmp/g.zarr" > "$tmp/out" 2> "$tmp/err"
+is $? 0 "verify of the group passes"
+grep -q 'Zarr group of 1 array' "$tmp/out" &&
+	grep -q 'img: valid, an OME-NGFF image of 3 levels, each equal to' "$tmp/out"
+ok $? "it lists the image and recomputes its levels: $(cat "$tmp/out")"
 
 done_testing
