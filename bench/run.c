@@ -145,6 +145,7 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		      uint64_t hwm[2], struct lat_log *lat)
 {
 	const uint64_t period = pat->frames * pat->row_bytes;
+	const uint64_t held = pat->rows * pat->row_bytes;
 	uint64_t pos = 0;
 	int rc = SHARDPIPE_OK, sampled = 0, mid = 0;
 
@@ -153,8 +154,8 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 
 		if (n > total - pos)
 			n = total - pos;
-		if (n > period - at)
-			n = period - at;
+		if (n > held - at)
+			n = held - at;
 		double t0;
 
 		t0 = bench_now();
@@ -362,6 +363,18 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 	r->bytes_in = su.rows * pat.row_bytes;
 	if (su.span == 0)
 		su.span = pat.row_bytes;
+	if (su.span > r->bytes_in)
+		su.span = r->bytes_in;
+	/* A span longer than a row may start anywhere in the period: hold
+	 * the rows it may reach past it, so that every append is one call. */
+	if (su.span > pat.row_bytes &&
+	    bench_pattern_hold(&pat, su.frames + (su.span + pat.row_bytes - 1) /
+							 pat.row_bytes) != 0) {
+		bench_pattern_free(&pat);
+		return fail(r, SHARDPIPE_ERR_NOMEM,
+			    "out of memory for spans of %llu bytes of the "
+			    "pattern", (unsigned long long)su.span);
+	}
 	r->lat.span = su.span;
 	rc = measure(r, &su, &pat);
 	bench_pattern_free(&pat);
