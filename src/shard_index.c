@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "crc32c.h"
+#include "pool.h"
 
 /* The sharding_indexed spec's marker of a chunk that is not stored. */
 #define EMPTY UINT64_MAX
@@ -10,6 +11,8 @@
 int shard_set_init(struct shard_set *set, const struct plan *p,
 		   struct sp_err *err)
 {
+	uint64_t slots;
+
 	memset(set, 0, sizeof(*set));
 	set->plan = p;
 	set->shards = calloc(p->S, sizeof(*set->shards));
@@ -17,7 +20,24 @@ int shard_set_init(struct shard_set *set, const struct plan *p,
 	SP_RETURN_IF(set->shards == NULL || set->index_bytes == NULL, err,
 		     SHARDPIPE_ERR_NOMEM, "out of memory for %llu shards",
 		     (unsigned long long)p->S);
+	/* The worst case, mapped once: pages are touched only as shards
+	 * fill, and a buffer that never moves can be reused whole by the
+	 * next shard epoch and the next stream (pool.c). */
+	SP_RETURN_IF(!sp_mul_ok(p->cps[0], p->M, &slots) ||
+		     !sp_mul_ok(slots, p->slot_capacity, &set->mem_bytes),
+		     err, SHARDPIPE_ERR_OVERFLOW,
+		     "a shard epoch's worst case overflows 64 bits");
+	set->mem = pool_take(set->mem_bytes);
+	SP_RETURN_IF(set->mem == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for a shard epoch of %llu bytes at most",
+		     (unsigned long long)set->mem_bytes);
 	for (uint64_t k = 0; k < p->S; k++) {
+		uint64_t at = p->cps[0] * p->shard_first[k] * p->slot_capacity;
+
+		set->shards[k].data = set->mem + at;
+		set->shards[k].cap = (size_t)(p->cps[0] * p->slot_capacity *
+					      (p->shard_first[k + 1] -
+					       p->shard_first[k]));
 		set->shards[k].index =
 			malloc(2 * p->chunks_per_shard * sizeof(uint64_t));
 		SP_RETURN_IF(set->shards[k].index == NULL, err,
@@ -31,10 +51,9 @@ int shard_set_init(struct shard_set *set, const struct plan *p,
 void shard_set_free(struct shard_set *set)
 {
 	if (set->shards != NULL)
-		for (uint64_t k = 0; k < set->plan->S; k++) {
-			free(set->shards[k].data);
+		for (uint64_t k = 0; k < set->plan->S; k++)
 			free(set->shards[k].index);
-		}
+	pool_give(set->mem, set->mem_bytes);
 	free(set->shards);
 	free(set->index_bytes);
 	memset(set, 0, sizeof(*set));
@@ -53,20 +72,13 @@ void shard_set_reset(struct shard_set *set)
 	set->epochs = 0;
 }
 
-static int reserve(struct shard_buf *b, size_t more, struct sp_err *err)
+/* Room for `more` bytes: a backend's chunks never exceed their slots. */
+static int reserve(const struct shard_buf *b, size_t more, struct sp_err *err)
 {
-	size_t want = b->len + more, cap = b->cap ? b->cap : 4096;
-	uint8_t *n;
-
-	if (want <= b->cap)
-		return SHARDPIPE_OK;
-	while (cap < want)
-		cap *= 2;
-	n = realloc(b->data, cap);
-	SP_RETURN_IF(n == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory growing a shard to %zu bytes", want);
-	b->data = n;
-	b->cap = cap;
+	SP_RETURN_IF(more > b->cap - b->len, err, SHARDPIPE_ERR_BACKEND,
+		     "the backend's chunks exceed their slot capacity: %zu "
+		     "bytes more for a shard holding %zu of %zu", more, b->len,
+		     b->cap);
 	return SHARDPIPE_OK;
 }
 
@@ -77,8 +89,8 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 	const struct plan *p = set->plan;
 
 	*n = 0;
-	/* Grow every shard once for all the epochs, so that no range
-	 * written below points into a buffer that moves afterwards. */
+	/* Check every shard's room for all the epochs first, so that
+	 * nothing is placed when a shard would overflow. */
 	for (uint64_t k = 0; k < p->S; k++) {
 		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
 		size_t more = 0;

@@ -11,8 +11,9 @@
 #include "plan.h"
 
 struct shard_buf {
-	uint8_t *data;        /* chunk bytes, back to back */
-	size_t len, cap;
+	uint8_t *data;        /* chunk bytes, back to back, in the set's mem */
+	size_t len, cap;      /* cap: every chunk of the shard at its slot
+			       * capacity, so the buffer never moves */
 	uint64_t *index;      /* 2 * chunks_per_shard entries */
 	uint64_t stored;      /* chunks stored (not left empty) */
 };
@@ -20,6 +21,8 @@ struct shard_buf {
 struct shard_set {
 	const struct plan *plan;
 	struct shard_buf *shards; /* plan->S */
+	uint8_t *mem;             /* every shard's buffer, from pool.c */
+	uint64_t mem_bytes;       /* cps[0] * M * slot_capacity */
 	uint8_t *index_bytes;     /* serialization scratch */
 	uint64_t epochs;          /* epochs added to this shard epoch */
 };

@@ -10,6 +10,7 @@
 #include "attrs.h"
 #include "backend.h"
 #include "plan.h"
+#include "pool.h"
 #include "shard_index.h"
 #include "store_fs.h"
 #include "trace.h"
@@ -749,14 +750,14 @@ static void stop_threads(struct shardpipe_stream *s)
 }
 
 /* Staging memory comes from the backend that reads it (pinned on a GPU,
- * doc/design.md §14.1). */
+ * doc/design.md §14.1), or from the pools that outlive streams (§27). */
 static uint8_t *staging_alloc(struct shardpipe_stream *s)
 {
 	uint64_t n = s->plan.batch_bytes;
 
 	if (s->be->host_alloc != NULL)
 		return s->be->host_alloc(s->bctx, n);
-	return n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+	return pool_take(n);
 }
 
 static void stream_free(struct shardpipe_stream *s)
@@ -769,7 +770,7 @@ static void stream_free(struct shardpipe_stream *s)
 		if (s->be->host_free != NULL)
 			s->be->host_free(s->bctx, s->staging[k]);
 		else
-			free(s->staging[k]);
+			pool_give(s->staging[k], s->plan.batch_bytes);
 	}
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
@@ -909,6 +910,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
 	s->plan.trace = trace_wanted();
+	if (rc == SHARDPIPE_OK)
+		rc = pool_configure(&s->err);
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
 	if (rc == SHARDPIPE_OK)

@@ -81,9 +81,32 @@ static void two_epochs(const struct plan *p)
 	shard_set_free(&set);
 }
 
+/* A backend that reports more bytes than a shard's slots hold is refused
+ * before anything is placed, rather than written past the shard. */
+static void too_big(const struct plan *p)
+{
+	uint64_t big = 2 * 2 * p->slot_capacity + 1; /* cps[0] x 2 slots */
+	uint64_t offs[4] = { 0, 2, 2 + big, 3 + big };
+	struct batch_range r[2];
+	struct shard_set set;
+	struct sp_err err;
+	size_t n = 99;
+	int rc;
+
+	if (shard_set_init(&set, p, &err))
+		bail("%s", err.msg);
+	rc = shard_set_place(&set, offs, 1, r, &n, &err);
+	is_int(rc, SHARDPIPE_ERR_BACKEND,
+	       "chunks over their shard's slots are refused");
+	ok(set.epochs == 0 && set.shards[0].stored == 0 &&
+		   set.shards[0].len == 0 && n == 0,
+	   "and nothing is placed (%s)", err.msg);
+	shard_set_free(&set);
+}
+
 int main(void)
 {
-	plan(2 * 7 + 4);
+	plan(2 * 7 + 4 + 2);
 	for (int loc = 0; loc < 2; loc++) {
 		shardpipe_desc d;
 		struct plan p;
@@ -103,7 +126,8 @@ int main(void)
 		d.codec = SHARDPIPE_CODEC_NONE;
 		d.index_location = (shardpipe_index_location)loc;
 		d.dims[0].size = 0;
-		d.dims[0].chunk = 1;
+		/* 8-byte chunks: the sizes placed below fit their slots. */
+		d.dims[0].chunk = 8;
 		d.dims[0].chunks_per_shard = 2;
 		d.dims[1].size = 3;
 		d.dims[1].chunk = 1;
@@ -156,8 +180,10 @@ int main(void)
 		ok(memcmp(set.shards[0].data + 12, data + 20, 4) == 0,
 		   "index %s: the chunk after it keeps its bytes",
 		   loc ? "start" : "end");
-		if (loc == 0)
+		if (loc == 0) {
 			two_epochs(&p);
+			too_big(&p);
+		}
 		shard_set_free(&set);
 		plan_free(&p);
 	}

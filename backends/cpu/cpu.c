@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "cpu_blosc.h"
+#include "pool.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -215,6 +216,12 @@ static int cpu_probe(struct backend_probe *info)
 	return SHARDPIPE_OK;
 }
 
+/* One work item of the fused pass, gathered by one thread. */
+static uint64_t scratch_bytes(const struct cpu_ctx *c)
+{
+	return c->fview.A * c->fview.G * c->plan->chunk_bytes;
+}
+
 static void cpu_close(void *vctx)
 {
 	struct cpu_ctx *c = vctx;
@@ -240,25 +247,26 @@ static void cpu_close(void *vctx)
 		libdeflate_free_compressor(c->dctx[t]);
 	free(c->zctx);
 	free(c->dctx);
-	free(c->chunks);
-	free(c->packed);
+	pool_give(c->chunks, c->nchunks * c->plan->chunk_bytes);
+	pool_give(c->packed, c->nchunks * c->plan->slot_capacity);
+	pool_give(c->aggregated, c->nchunks * c->plan->slot_capacity);
 	free(c->sizes);
 	free(c->offsets);
-	free(c->aggregated);
 	for (int t = 0; c->scratch && t < c->plan->threads; t++)
-		free(c->scratch[t]);
+		pool_give(c->scratch[t], scratch_bytes(c));
 	free(c->scratch);
 	free(c->pos_data);
 	free(c->pos_sizes);
 	free(c);
 }
 
-/* Allocate *pool of n bytes on first use. */
+/* Take *pool of n bytes on first use, from the pools that outlive the
+ * stream (doc/design.md §27). */
 static int pool_get(uint8_t **pool, uint64_t n, const char *what,
 		    struct sp_err *err)
 {
 	if (*pool == NULL)
-		*pool = malloc(n ? (size_t)n : 1);
+		*pool = pool_take(n);
 	SP_RETURN_IF(*pool == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for the cpu %s pool of %llu bytes", what,
 		     (unsigned long long)n);
@@ -916,8 +924,7 @@ static int cpu_run_batch(void *vctx, const void *batch,
 			    "compressed", err));
 	for (int t = 0; t < p->threads; t++) {
 		if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
-			SP_FORWARD(pool_get(&c->scratch[t],
-					    v->A * v->G * p->chunk_bytes,
+			SP_FORWARD(pool_get(&c->scratch[t], scratch_bytes(c),
 					    "scratch", err));
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
@@ -977,7 +984,7 @@ static uint64_t cpu_pool_bytes(void *vctx)
 	uint64_t n = c->nchunks * p->slot_capacity;
 
 	if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
-		n += (uint64_t)p->threads * v->A * v->G * p->chunk_bytes;
+		n += (uint64_t)p->threads * scratch_bytes(c);
 	return n;
 }
 
