@@ -134,59 +134,6 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 	return SHARDPIPE_OK;
 }
 
-int shard_set_add_chunks(struct shard_set *set, const uint8_t *const *data,
-			 const uint64_t *sizes, struct sp_err *err)
-{
-	const struct plan *p = set->plan;
-	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
-	int64_t M = (int64_t)p->M;
-
-	/* Reserve and index first, then copy.  One thread copies: the
-	 * compressed bytes are a fraction of the input, and OpenMP's idle
-	 * threads would spin through the next batch's staging. */
-	for (uint64_t k = 0; k < p->S; k++) {
-		struct shard_buf *b = &set->shards[k];
-		uint64_t first = p->shard_first[k], last = p->shard_first[k + 1];
-		size_t n = 0;
-
-		for (uint64_t j = first; j < last; j++)
-			n += (size_t)sizes[j];
-		SP_FORWARD(reserve(b, n, err));
-		for (uint64_t j = first; j < last; j++) {
-			uint64_t slot = slot0 + p->pos_slot[j];
-
-			if (sizes[j] == 0)
-				continue;
-			b->index[2 * slot] = b->len;
-			b->index[2 * slot + 1] = sizes[j];
-			b->len += (size_t)sizes[j];
-			b->stored++;
-		}
-	}
-	for (int64_t j = 0; j < M; j++) {
-		uint64_t lo = 0, hi = p->S, slot;
-		struct shard_buf *b;
-
-		if (sizes[j] == 0)
-			continue;
-		/* The shard holding position j: shard_first[lo] <= j. */
-		while (hi - lo > 1) {
-			uint64_t mid = (lo + hi) / 2;
-
-			if (p->shard_first[mid] <= (uint64_t)j)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		slot = slot0 + p->pos_slot[j];
-		b = &set->shards[lo];
-
-		memcpy(b->data + b->index[2 * slot], data[j], (size_t)sizes[j]);
-	}
-	set->epochs++;
-	return SHARDPIPE_OK;
-}
-
 const uint8_t *shard_set_index(struct shard_set *set, uint64_t k)
 {
 	const struct plan *p = set->plan;

@@ -48,16 +48,6 @@ SP_INTERNAL int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 				size_t *n, struct sp_err *err);
 
 /*
- * Add one epoch's chunks from where they lie: data[j] and sizes[j] for
- * the M chunks of one epoch by shard-major position j (a fused backend
- * batch), copied into the shard buffers; empty as for shard_set_place.
- */
-SP_INTERNAL int shard_set_add_chunks(struct shard_set *set,
-				     const uint8_t *const *data,
-				     const uint64_t *sizes,
-				     struct sp_err *err);
-
-/*
  * Serialize shard k's index for the placement the plan asks for (offsets
  * shifted past the index when it comes first).  Returns a pointer to
  * plan->index_bytes bytes, valid until the next call.

@@ -366,69 +366,6 @@ static void add_stage_times(struct shardpipe_stream *s, double scatter,
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Pipeline thread: one batch through a fused backend, its epochs copied
- * into sets. */
-static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
-{
-	const struct plan *p = &s->plan;
-	struct batch_chunks f = { 0 };
-	double t0 = sp_now(), t1, tw = 0;
-	int rc;
-
-	rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
-	release_input(s, job);
-	SP_FORWARD(rc);
-	t1 = sp_now();
-	trace_span(s->trace, TRACE_PIPELINE, "run batch", "batch", job->seq,
-		   t0, t1);
-	for (uint64_t e = 0; e < job->epochs; e++) {
-		double te = sp_now();
-
-		SP_FORWARD(shard_set_add_chunks(&s->sets[s->fill_set],
-						f.data + e * p->M,
-						f.sizes + e * p->M, &s->perr));
-		tw += sp_now() - te;
-		trace_span(s->trace, TRACE_PIPELINE, "shard copy", "batch",
-			   job->seq, te, sp_now());
-		epochs_added(s, 1, job->rows_in);
-	}
-	add_stage_times(s, f.seconds_scatter, f.seconds_compress,
-			f.seconds_aggregate, tw);
-	return SHARDPIPE_OK;
-}
-
-/*
- * Pipeline thread: issue a batch on the backend (upload and kernels; only
- * the upload is waited for, and the input is free once this returns).
- * The stage times of an asynchronous device are those of issuing; fetch
- * counts the wait (SHARDPIPE_KERNEL_DEBUG=sync times each stage).
- */
-static int submit_batch(struct shardpipe_stream *s,
-			const struct batch_job *job)
-{
-	double t0 = sp_now(), t1, t2, t3;
-	int rc;
-
-	rc = s->be->scatter(s->bctx, job->data, &s->perr);
-	release_input(s, job);
-	SP_FORWARD(rc);
-	t1 = sp_now();
-	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
-	t2 = sp_now();
-	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
-	t3 = sp_now();
-	trace_span(s->trace, TRACE_PIPELINE, "submit", "batch", job->seq, t0,
-		   t3);
-	trace_span(s->trace, TRACE_PIPELINE, "scatter", "batch", job->seq, t0,
-		   t1);
-	trace_span(s->trace, TRACE_PIPELINE, "compress", "batch", job->seq, t1,
-		   t2);
-	trace_span(s->trace, TRACE_PIPELINE, "aggregate", "batch", job->seq,
-		   t2, t3);
-	add_stage_times(s, t1 - t0, t2 - t1, t3 - t2, 0);
-	return SHARDPIPE_OK;
-}
-
 /*
  * Pipeline thread: fetch the oldest batch in the backend straight into
  * the shard sets (doc/design.md §14.2): its offsets first, then, for the
@@ -474,6 +411,55 @@ static int collect_batch(struct shardpipe_stream *s,
 		trace_span(s->trace, trace_queue(sp[i].queue), sp[i].name,
 			   "batch", job->seq, sp[i].start, sp[i].end);
 	add_stage_times(s, 0, 0, sp_now() - t0 - tw, tw);
+	return SHARDPIPE_OK;
+}
+
+/* Pipeline thread: one batch through a fused backend, then fetched into
+ * the shard sets as a kernel backend's is (collect_batch). */
+static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
+{
+	struct batch_times f = { 0 };
+	double t0 = sp_now();
+	int rc;
+
+	rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	trace_span(s->trace, TRACE_PIPELINE, "run batch", "batch", job->seq,
+		   t0, sp_now());
+	add_stage_times(s, f.seconds_scatter, f.seconds_compress, 0, 0);
+	return collect_batch(s, job);
+}
+
+/*
+ * Pipeline thread: issue a batch on the backend (upload and kernels; only
+ * the upload is waited for, and the input is free once this returns).
+ * The stage times of an asynchronous device are those of issuing; fetch
+ * counts the wait (SHARDPIPE_KERNEL_DEBUG=sync times each stage).
+ */
+static int submit_batch(struct shardpipe_stream *s,
+			const struct batch_job *job)
+{
+	double t0 = sp_now(), t1, t2, t3;
+	int rc;
+
+	rc = s->be->scatter(s->bctx, job->data, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	t1 = sp_now();
+	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
+	t2 = sp_now();
+	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
+	t3 = sp_now();
+	trace_span(s->trace, TRACE_PIPELINE, "submit", "batch", job->seq, t0,
+		   t3);
+	trace_span(s->trace, TRACE_PIPELINE, "scatter", "batch", job->seq, t0,
+		   t1);
+	trace_span(s->trace, TRACE_PIPELINE, "compress", "batch", job->seq, t1,
+		   t2);
+	trace_span(s->trace, TRACE_PIPELINE, "aggregate", "batch", job->seq,
+		   t2, t3);
+	add_stage_times(s, t1 - t0, t2 - t1, t3 - t2, 0);
 	return SHARDPIPE_OK;
 }
 
@@ -944,7 +930,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
 	}
-	if (rc == SHARDPIPE_OK && s->be->run_batch == NULL) {
+	if (rc == SHARDPIPE_OK) {
 		s->ranges = malloc((size_t)(s->plan.K * s->plan.S) *
 				   sizeof(*s->ranges));
 		if (s->ranges == NULL)

@@ -1,8 +1,9 @@
 /*
  * cpu-fused.c - the cpu backend's fused batch (run_batch: gather and
- * compress per work item, chunks listed where they lie) hands back, for
- * every shard-major position, exactly the bytes its stage entries
- * (scatter, compress, aggregate, fetch) produce for the same batch: for
+ * compress per work item, then fetch, which copies each chunk from its
+ * slot on the crew) hands back, for every shard-major position, exactly
+ * the bytes its stage entries (scatter, compress, aggregate, fetch)
+ * produce for the same batch, fetched in ranges cut inside chunks: for
  * codecs none, zstd and gzip, element sizes 1 to 8, thread counts 1 to 3,
  * and geometries whose work items group some but not all chunks along the
  * last dim, all of a 1-element channel dim and some chunks along the dim
@@ -46,6 +47,10 @@ static const struct geo geos[] = {
 	  { 7, 6, 40 }, { 2, 6, 40 }, { 3, 1, 1 } },
 	{ "uint16, stack-like 3-d, no edges", 3, SHARDPIPE_DTYPE_UINT16,
 	  { 8, 32, 256 }, { 4, 8, 8 }, { 1, 2, 8 } },
+	/* Two epochs of 640 KiB a batch: codec none fetches more than
+	 * FETCH_SPLIT_BYTES, which the crew copies. */
+	{ "uint8, a batch fetched by the crew", 3, SHARDPIPE_DTYPE_UINT8,
+	  { 2, 1024, 640 }, { 1, 64, 64 }, { 1, 4, 2 } },
 };
 
 #define N_GEOS (sizeof(geos) / sizeof(geos[0]))
@@ -65,13 +70,14 @@ static const struct {
 /* The first position whose bytes differ, or -1. */
 static long long first_difference(const struct plan *p,
 				  const struct fetched *r,
-				  const struct batch_chunks *f)
+				  const struct fetched *f)
 {
 	for (uint64_t j = 0; j < p->K * p->M; j++) {
 		uint64_t n = r->offsets[j + 1] - r->offsets[j];
 
-		if (f->sizes[j] != n ||
-		    memcmp(f->data[j], r->data + r->offsets[j], (size_t)n) != 0)
+		if (f->offsets[j + 1] - f->offsets[j] != n ||
+		    memcmp(f->data + f->offsets[j], r->data + r->offsets[j],
+			   (size_t)n) != 0)
 			return (long long)j;
 	}
 	return -1;
@@ -87,6 +93,7 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 	void *staged = NULL, *fused = NULL;
 	uint8_t *batch;
 	long long bad = -1;
+	uint64_t fetched_bytes = 0;
 	int rc;
 
 	shardpipe_desc_init(&d);
@@ -110,8 +117,8 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 	if (rc == SHARDPIPE_OK)
 		rc = cpu->open(&p, &fused, &err);
 	for (int b = 0; b < BATCHES && rc == SHARDPIPE_OK && bad < 0; b++) {
-		struct fetched r = { 0 };
-		struct batch_chunks f;
+		struct fetched r = { 0 }, f = { 0 };
+		struct batch_times t;
 
 		/* Sparse, then structured with noise: compressed chunks
 		 * of many sizes. */
@@ -124,20 +131,26 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 		if (rc == SHARDPIPE_OK)
 			rc = fetch_batch(cpu, staged, p.K * p.M, &r, &err);
 		if (rc == SHARDPIPE_OK)
-			rc = cpu->run_batch(fused, batch, &f, &err);
+			rc = cpu->run_batch(fused, batch, &t, &err);
 		if (rc == SHARDPIPE_OK)
+			rc = fetch_batch(cpu, fused, p.K * p.M, &f, &err);
+		if (rc == SHARDPIPE_OK) {
 			bad = first_difference(&p, &r, &f);
+			fetched_bytes += f.offsets[p.K * p.M];
+		}
 		fetched_free(&r);
+		fetched_free(&f);
 	}
 	if (rc != SHARDPIPE_OK)
 		diag("%s", err.msg);
 	if (bad >= 0)
 		diag("first difference at position %lld", bad);
 	ok(rc == SHARDPIPE_OK && bad < 0,
-	   "%s, %s:%d, %d threads (K %llu, M %llu): fused chunks equal the "
-	   "stages' at every position",
+	   "%s, %s:%d, %d threads (K %llu, M %llu, %llu bytes fetched): "
+	   "fused chunks equal the stages' at every position",
 	   g->what, shardpipe_codec_name(codec), level, threads,
-	   (unsigned long long)p.K, (unsigned long long)p.M);
+	   (unsigned long long)p.K, (unsigned long long)p.M,
+	   (unsigned long long)fetched_bytes);
 	cpu->close(staged);
 	cpu->close(fused);
 	free(batch);

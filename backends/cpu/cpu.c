@@ -62,16 +62,28 @@ struct lane {
 	char pad[64];           /* keep lanes off each other's lines */
 };
 
+struct cpu_ctx;
+
 struct crew {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	pthread_t *tid;
 	int n;                  /* workers running */
-	int busy;               /* workers not done with this batch */
+	int busy;               /* workers not done with this job */
 	int quit;
-	uint64_t gen;           /* batches started */
-	const uint8_t *in;      /* the batch */
-	uint64_t next, total;   /* next item (atomic), items in the batch */
+	uint64_t gen;           /* jobs started */
+	/* The job: each lane calls it, and it takes units from next
+	 * (atomic) until total. */
+	void (*job)(struct cpu_ctx *c, int lane);
+	uint64_t next, total;
+	const uint8_t *in;      /* the batch of a fused pass */
+};
+
+/* A piece of a fetch from the fused pass's slots (fetch_ranges). */
+struct piece {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t len;
 };
 
 struct cpu_ctx {
@@ -84,7 +96,9 @@ struct cpu_ctx {
 	uint8_t *aggregated;
 	uint8_t **scratch;      /* per thread: one item, A*G chunks */
 	const uint8_t **pos_data; /* nchunks, by position (run_batch) */
-	uint64_t *pos_sizes;
+	int fused;              /* offsets are run_batch's, by pos_data */
+	struct piece *pieces;   /* of the fetch_ranges under way */
+	size_t npieces, cap_pieces;
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
 	struct view view;       /* items of the stage entries */
@@ -123,6 +137,9 @@ struct cpu_ctx {
  * 32 chunks still gives each thread 16 items.
  */
 #define FUSED_RUN_BYTES 2048
+
+/* A fetch of fewer bytes is copied by the calling thread alone. */
+#define FETCH_SPLIT_BYTES (1u << 20)
 
 static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
 				       uint64_t want)
@@ -256,7 +273,7 @@ static void cpu_close(void *vctx)
 		pool_give(c->scratch[t], scratch_bytes(c));
 	free(c->scratch);
 	free(c->pos_data);
-	free(c->pos_sizes);
+	free(c->pieces);
 	free(c);
 }
 
@@ -286,10 +303,10 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
 	c->offsets = malloc((c->nchunks + 1) * sizeof(*c->offsets));
 	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
-	c->pos_sizes = malloc(c->nchunks * sizeof(*c->pos_sizes));
+
 	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
 	c->lanes = calloc((size_t)nt, sizeof(*c->lanes));
-	ok = c->sizes && c->offsets && c->pos_data && c->pos_sizes &&
+	ok = c->sizes && c->offsets && c->pos_data &&
 	     c->scratch && c->lanes;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
@@ -617,6 +634,7 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 	const uint8_t *in = batch;
 	int64_t n = (int64_t)(p->K * v->items);
 
+	c->fused = 0;
 	SP_FORWARD(pool_get(&c->chunks, c->nchunks * p->chunk_bytes,
 			    "chunk", err));
 	if (v->rank == 1) {
@@ -743,37 +761,6 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/* The stage entries hold one batch: tests run them one batch at a time,
- * and a stream on cpu runs the fused pass instead. */
-static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
-			     struct sp_err *err)
-{
-	struct cpu_ctx *c = vctx;
-
-	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "fetch before any aggregate");
-	*offsets = c->offsets;
-	return SHARDPIPE_OK;
-}
-
-static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
-			    struct sp_err *err)
-{
-	struct cpu_ctx *c = vctx;
-	uint64_t total = c->offsets[c->nchunks];
-
-	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "fetch before any aggregate");
-	for (size_t i = 0; i < n; i++) {
-		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
-			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-			     "range %zu lies outside the %llu bytes of the "
-			     "batch", i, (unsigned long long)total);
-		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
-	}
-	return SHARDPIPE_OK;
-}
-
 /* CPU time of the calling thread: what a stage costs, whatever else the
  * machine runs meanwhile. */
 static double thread_cpu(void)
@@ -853,6 +840,7 @@ static void *worker_main(void *varg)
 {
 	struct worker_arg arg = *(struct worker_arg *)varg;
 	struct crew *w = &arg.c->crew;
+	void (*job)(struct cpu_ctx *, int);
 	uint64_t seen = 0;
 
 	free(varg);
@@ -863,8 +851,9 @@ static void *worker_main(void *varg)
 		if (w->quit)
 			break;
 		seen = w->gen;
+		job = w->job;
 		pthread_mutex_unlock(&w->mu);
-		fused_items(arg.c, arg.lane);
+		job(arg.c, arg.lane);
 		pthread_mutex_lock(&w->mu);
 		if (--w->busy == 0)
 			pthread_cond_signal(&w->done);
@@ -903,21 +892,42 @@ static int crew_start(struct cpu_ctx *c, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* Run job on every lane, the caller as lane 0, over `total` units. */
+static void crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
+		     uint64_t total)
+{
+	struct crew *w = &c->crew;
+
+	pthread_mutex_lock(&w->mu);
+	w->job = job;
+	w->next = 0;
+	w->total = total;
+	w->busy = w->n;
+	w->gen++;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	job(c, 0);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
 /*
- * Scatter, compress and aggregate in one parallel pass: each thread
- * gathers a work item into its scratch (or, for codec none, straight into
- * the slots) and compresses its chunks at once, while they are in cache.
- * Nothing is aggregated: the chunks are listed where they lie, by
- * position, and the host copies each once into its shard.
+ * Scatter and compress in one parallel pass: each thread gathers a work
+ * item into its scratch (or, for codec none, straight into the slots) and
+ * compresses its chunks at once, while they are in cache.  Nothing is
+ * aggregated: the offsets by position are those of the chunks packed
+ * densely, and fetch_ranges copies each chunk once, from its slot
+ * straight into its shard, on the crew (doc/design.md §6.2).
  */
 static int cpu_run_batch(void *vctx, const void *batch,
-			 struct batch_chunks *out, struct sp_err *err)
+			 struct batch_times *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
-	struct crew *w = &c->crew;
-	double sg = 0, sc = 0, t0 = sp_now(), t1;
+	double sg = 0, sc = 0;
 	int64_t failed = -1;
 
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
@@ -931,20 +941,9 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	}
 	if (!c->crew_started)
 		SP_FORWARD(crew_start(c, err));
-	pthread_mutex_lock(&w->mu);
-	w->in = batch;
-	w->next = 0;
-	w->total = p->K * v->items;
-	w->busy = w->n;
-	w->gen++;
-	pthread_cond_broadcast(&w->go);
-	pthread_mutex_unlock(&w->mu);
-	fused_items(c, 0);
-	pthread_mutex_lock(&w->mu);
-	while (w->busy > 0)
-		pthread_cond_wait(&w->done, &w->mu);
-	pthread_mutex_unlock(&w->mu);
-	t1 = sp_now();
+	c->fused = 0;
+	c->crew.in = batch;
+	crew_run(c, fused_items, p->K * v->items);
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
@@ -960,17 +959,126 @@ static int cpu_run_batch(void *vctx, const void *batch,
 		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
 
 		c->pos_data[pos] = c->packed + ci * p->slot_capacity;
-		c->pos_sizes[pos] = c->sizes[ci];
+		c->offsets[pos + 1] = c->sizes[ci];
 	}
-	out->data = c->pos_data;
-	out->sizes = c->pos_sizes;
+	c->offsets[0] = 0;
+	for (uint64_t j = 0; j < c->nchunks; j++)
+		c->offsets[j + 1] += c->offsets[j];
+	c->fused = 1;
 	/* CPU time over threads: the wall time each stage would take on
-	 * the threads alone, not moved by other processes.  The pass's wall
-	 * time beyond both is the wait at its end for the last item. */
-	(void)t0;
+	 * the threads alone, not moved by other processes. */
 	out->seconds_scatter = sg / p->threads;
 	out->seconds_compress = sc / p->threads;
-	out->seconds_aggregate = sp_now() - t1;
+	return SHARDPIPE_OK;
+}
+
+/* The batch's offsets: after run_batch, or after the stage entries'
+ * aggregate (which hold one batch: tests run them one batch at a time). */
+static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
+			     struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+
+	SP_RETURN_IF(c->aggregated == NULL && !c->fused, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	*offsets = c->offsets;
+	return SHARDPIPE_OK;
+}
+
+/* Lane t's share of a fetch: pieces until the counter runs out. */
+static void copy_pieces(struct cpu_ctx *c, int t)
+{
+	(void)t;
+	for (;;) {
+		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
+						__ATOMIC_RELAXED);
+
+		if (k >= c->crew.total)
+			break;
+		memcpy(c->pieces[k].dst, c->pieces[k].src, c->pieces[k].len);
+	}
+}
+
+/* Add the pieces of range r of the fused batch's packed chunks: the
+ * parts of the chunks it covers, from their slots. */
+static int add_pieces(struct cpu_ctx *c, const struct batch_range *r,
+		      struct sp_err *err)
+{
+	const uint64_t *off = c->offsets;
+	uint64_t lo = 0, hi = c->nchunks, at = r->off, end = r->off + r->len;
+
+	/* The chunk holding byte r->off: off[lo] <= r->off < off[lo + 1]. */
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+
+		if (off[mid] <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (uint64_t j = lo; at < end; j++) {
+		uint64_t n = (off[j + 1] < end ? off[j + 1] : end) - at;
+
+		if (n == 0)
+			continue;
+		if (c->npieces == c->cap_pieces) {
+			size_t cap = c->cap_pieces ? 2 * c->cap_pieces : 256;
+			struct piece *g = realloc(c->pieces, cap * sizeof(*g));
+
+			SP_RETURN_IF(g == NULL, err, SHARDPIPE_ERR_NOMEM,
+				     "out of memory for %zu fetch pieces",
+				     cap);
+			c->pieces = g;
+			c->cap_pieces = cap;
+		}
+		c->pieces[c->npieces++] = (struct piece){
+			r->dst + (at - r->off), c->pos_data[j] + (at - off[j]),
+			(size_t)n
+		};
+		at += n;
+	}
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Copy ranges of the batch's packed chunks.  After run_batch the chunks
+ * still lie in their slots: each goes straight to its place, the copies
+ * shared out to the crew, so that no thread waits while one copies.
+ */
+static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
+			    struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+	uint64_t total = c->offsets[c->nchunks], bytes = 0;
+
+	SP_RETURN_IF(c->aggregated == NULL && !c->fused, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	for (size_t i = 0; i < n; i++)
+		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
+			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "range %zu lies outside the %llu bytes of the "
+			     "batch", i, (unsigned long long)total);
+	if (!c->fused) {
+		for (size_t i = 0; i < n; i++)
+			memcpy(r[i].dst, c->aggregated + r[i].off,
+			       (size_t)r[i].len);
+		return SHARDPIPE_OK;
+	}
+	c->npieces = 0;
+	for (size_t i = 0; i < n; i++) {
+		SP_FORWARD(add_pieces(c, &r[i], err));
+		bytes += r[i].len;
+	}
+	/* Waking the crew costs more than a small copy. */
+	if (bytes < FETCH_SPLIT_BYTES || c->crew.n == 0) {
+		c->crew.next = 0;
+		c->crew.total = c->npieces;
+		copy_pieces(c, 0);
+	} else {
+		crew_run(c, copy_pieces, c->npieces);
+	}
 	return SHARDPIPE_OK;
 }
 
