@@ -92,14 +92,17 @@ struct backend_ops {
 	void (*close)(void *ctx);
 	/*
 	 * Optional (NULL: the host calls the stages one by one).  Scatter,
-	 * compress and aggregate one batch in one pass (doc/design.md §4.2)
-	 * behind the stage entries: the bytes of every chunk equal what the
-	 * stages produce.  batch is read until this returns; fetch_offsets
-	 * and fetch_ranges then act on this batch, as after aggregate, until
-	 * the next call.  A backend with run_batch holds one batch.
+	 * compress and aggregate the first `epochs` epochs of a batch in
+	 * one pass (doc/design.md §4.2) behind the stage entries, into the
+	 * host's memory: the chunk at shard-major position j (epoch e's at
+	 * e*M + j) goes to dst[j], which has room for slot_capacity bytes,
+	 * and its size to sizes[j] (0 for a chunk left out); its bytes
+	 * equal what the stages produce.  The batch's epochs * epoch_bytes
+	 * of input are read until this returns.
 	 */
-	int (*run_batch)(void *ctx, const void *batch, struct batch_times *out,
-			 struct sp_err *err);
+	int (*run_batch)(void *ctx, const void *batch, uint64_t epochs,
+			 uint8_t *const *dst, uint64_t *sizes,
+			 struct batch_times *out, struct sp_err *err);
 	/* Optional: the bytes of host memory the context's pools take at
 	 * most, as the stream will use it (reported as planned pools). */
 	uint64_t (*pool_bytes)(void *ctx);

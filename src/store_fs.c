@@ -340,34 +340,48 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-static int write_all(int fd, const void *a, size_t alen, const void *b,
-		     size_t blen)
+/* Write the n parts, IOV_MAX at a time, resuming after short writes. */
+static int write_all(int fd, const struct iovec *parts, size_t n)
 {
-	struct iov {
-		const uint8_t *p;
-		size_t n;
-	} part[2] = { { a, alen }, { b, blen } };
+	struct iovec v[64];
+	size_t next = 0, cnt = 0, at = 0;
 
-	for (int k = 0; k < 2; k++) {
-		while (part[k].n > 0) {
-			ssize_t w = write(fd, part[k].p, part[k].n);
+	for (;;) {
+		ssize_t w;
 
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				return -1;
-			}
-			part[k].p += w;
-			part[k].n -= (size_t)w;
+		/* Refill from part `next`, skipping `at` bytes of it. */
+		while (cnt < sizeof(v) / sizeof(v[0]) && next < n) {
+			v[cnt].iov_base = (uint8_t *)parts[next].iov_base + at;
+			v[cnt++].iov_len = parts[next++].iov_len - at;
+			at = 0;
 		}
+		if (cnt == 0)
+			return 0;
+		w = writev(fd, v, (int)cnt);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		/* Drop what was written; a part written in part stays. */
+		size_t k = 0;
+
+		while (k < cnt && (size_t)w >= v[k].iov_len) {
+			w -= (ssize_t)v[k].iov_len;
+			k++;
+		}
+		if (k < cnt) {
+			v[k].iov_base = (uint8_t *)v[k].iov_base + w;
+			v[k].iov_len -= (size_t)w;
+		}
+		memmove(v, v + k, (cnt - k) * sizeof(*v));
+		cnt -= k;
 	}
-	return 0;
 }
 
 /* Write dir/leaf through a hidden temporary in the same directory. */
 static int put_object(struct store_fs *s, const char *dir, const char *leaf,
-		      const void *a, size_t alen, const void *b, size_t blen,
-		      struct sp_err *err)
+		      const struct iovec *parts, size_t n, struct sp_err *err)
 {
 	char *tmp = NULL, *final = NULL;
 	int fd, rc = SHARDPIPE_OK;
@@ -383,7 +397,7 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
 				final, strerror(errno));
 	} else {
-		if (write_all(fd, a, alen, b, blen) != 0)
+		if (write_all(fd, parts, n) != 0)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: write failed: %s", final,
 					strerror(errno));
@@ -412,27 +426,25 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 }
 
 int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
-			 int rank, const void *first, size_t first_len,
-			 const void *second, size_t second_len,
+			 int rank, const struct iovec *parts, size_t n,
 			 struct sp_err *err)
 {
 	/* root + "/c" + rank * "/<20 digits>" */
 	size_t cap = strlen(s->root) + 3 + (size_t)rank * 21 + 1;
 	char *dir = malloc(cap), *leaf;
-	size_t n;
+	size_t at;
 	int rc;
 
 	SP_RETURN_IF(dir == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	n = (size_t)snprintf(dir, cap, "%s/c", s->root);
+	at = (size_t)snprintf(dir, cap, "%s/c", s->root);
 	for (int d = 0; d < rank; d++)
-		n += (size_t)snprintf(dir + n, cap - n, "/%llu",
-				      (unsigned long long)coords[d]);
+		at += (size_t)snprintf(dir + at, cap - at, "/%llu",
+				       (unsigned long long)coords[d]);
 	leaf = strrchr(dir, '/');
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
 	if (rc == SHARDPIPE_OK)
-		rc = put_object(s, dir, leaf, first, first_len, second,
-				second_len, err);
+		rc = put_object(s, dir, leaf, parts, n, err);
 	free(dir);
 	return rc;
 }
@@ -440,7 +452,9 @@ int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
 int store_fs_write_meta(struct store_fs *s, const char *json, size_t len,
 			struct sp_err *err)
 {
-	return put_object(s, s->root, "zarr.json", json, len, NULL, 0, err);
+	struct iovec part = { (void *)json, len };
+
+	return put_object(s, s->root, "zarr.json", &part, 1, err);
 }
 
 void store_fs_free(struct store_fs *s)

@@ -7,6 +7,8 @@
 #ifndef SHARDPIPE_STORE_FS_H
 #define SHARDPIPE_STORE_FS_H
 
+#include <sys/uio.h>
+
 #include "common.h"
 
 struct store_fs;
@@ -27,10 +29,11 @@ SP_INTERNAL int store_fs_check(struct store_fs **out, const char *path,
 SP_INTERNAL void store_fs_set_durable(struct store_fs *s, int durable);
 /* Create the directory, removing an old store's objects if overwriting. */
 SP_INTERNAL int store_fs_create(struct store_fs *s, struct sp_err *err);
+/* Write a shard, the concatenation of n parts (its index among them), in
+ * vectored writes. */
 SP_INTERNAL int store_fs_write_shard(struct store_fs *s,
 				     const uint64_t *coords, int rank,
-				     const void *first, size_t first_len,
-				     const void *second, size_t second_len,
+				     const struct iovec *parts, size_t n,
 				     struct sp_err *err);
 SP_INTERNAL int store_fs_write_meta(struct store_fs *s, const char *json,
 				    size_t len, struct sp_err *err);

@@ -8,7 +8,7 @@ need_shardpipe
 
 scratch conform
 test_seed
-plan 14
+plan 16
 
 "$SP" conform > "$tmp/out" 2> "$tmp/err"
 ok $? "conform on synthetic input passes with every usable backend"

@@ -76,14 +76,10 @@ struct crew {
 	 * (atomic) until total. */
 	void (*job)(struct cpu_ctx *c, int lane);
 	uint64_t next, total;
-	const uint8_t *in;      /* the batch of a fused pass */
-};
-
-/* A piece of a fetch from the fused pass's slots (fetch_ranges). */
-struct piece {
-	uint8_t *dst;
-	const uint8_t *src;
-	size_t len;
+	/* A fused pass: its batch, and where its chunks and sizes go. */
+	const uint8_t *in;
+	uint8_t *const *dst;
+	uint64_t *sizes;
 };
 
 struct cpu_ctx {
@@ -95,10 +91,6 @@ struct cpu_ctx {
 	uint64_t *offsets;      /* nchunks + 1, by position */
 	uint8_t *aggregated;
 	uint8_t **scratch;      /* per thread: one item, A*G chunks */
-	const uint8_t **pos_data; /* nchunks, by position (run_batch) */
-	int fused;              /* offsets are run_batch's, by pos_data */
-	struct piece *pieces;   /* of the fetch_ranges under way */
-	size_t npieces, cap_pieces;
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
 	struct view view;       /* items of the stage entries */
@@ -137,9 +129,6 @@ struct cpu_ctx {
  * 32 chunks still gives each thread 16 items.
  */
 #define FUSED_RUN_BYTES 2048
-
-/* A fetch of fewer bytes is copied by the calling thread alone. */
-#define FETCH_SPLIT_BYTES (1u << 20)
 
 static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
 				       uint64_t want)
@@ -272,8 +261,6 @@ static void cpu_close(void *vctx)
 	for (int t = 0; c->scratch && t < c->plan->threads; t++)
 		pool_give(c->scratch[t], scratch_bytes(c));
 	free(c->scratch);
-	free(c->pos_data);
-	free(c->pieces);
 	free(c);
 }
 
@@ -302,11 +289,10 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	c->nchunks = p->K * p->M;
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
 	c->offsets = malloc((c->nchunks + 1) * sizeof(*c->offsets));
-	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
 
 	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
 	c->lanes = calloc((size_t)nt, sizeof(*c->lanes));
-	ok = c->sizes && c->offsets && c->pos_data &&
+	ok = c->sizes && c->offsets &&
 	     c->scratch && c->lanes;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
@@ -634,7 +620,6 @@ static int cpu_scatter(void *vctx, const void *batch, struct sp_err *err)
 	const uint8_t *in = batch;
 	int64_t n = (int64_t)(p->K * v->items);
 
-	c->fused = 0;
 	SP_FORWARD(pool_get(&c->chunks, c->nchunks * p->chunk_bytes,
 			    "chunk", err));
 	if (v->rank == 1) {
@@ -778,14 +763,12 @@ static void fused_items(struct cpu_ctx *c, int t)
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
 	const uint64_t per = v->A * v->G;   /* chunks per item */
-	const int none = p->codec == SHARDPIPE_CODEC_NONE;
 	struct lane *ln = &c->lanes[t];
 
 	for (;;) {
 		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
 						__ATOMIC_RELAXED);
-		uint64_t e, it, first;
-		uint8_t *slot;
+		uint64_t e, it;
 		const uint8_t *src;
 		double a, b;
 
@@ -793,16 +776,11 @@ static void fused_items(struct cpu_ctx *c, int t)
 			break;
 		e = k / v->items;
 		it = k % v->items;
-		first = e * p->M + it * per;
-		slot = c->packed + first * p->slot_capacity;
 		src = c->crew.in + e * p->epoch_bytes;
 		a = thread_cpu();
-		if (v->rank == 1) {
-			/* The epoch is the chunk, contiguous already. */
-		} else if (none) {
-			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
-				    it);
-		} else {
+		/* With every dim merged the epoch is the chunk, contiguous
+		 * already. */
+		if (v->rank > 1) {
 			gather_item(p, v, src, c->scratch[t],
 				    (size_t)p->chunk_bytes, it);
 			src = c->scratch[t];
@@ -810,22 +788,16 @@ static void fused_items(struct cpu_ctx *c, int t)
 		b = thread_cpu();
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
-			/* Codec none gathered into the slots already. */
-			const int copied = none && v->rank > 1;
-			const uint8_t *chunk =
-				copied ? slot + j * p->slot_capacity
-				       : src + j * p->chunk_bytes;
-			size_t r = p->chunk_bytes;
+			const uint8_t *chunk = src + j * p->chunk_bytes;
+			uint64_t pos = e * p->M + p->perm[it * per + j];
+			size_t r = 0;
 
-			if (left_out(p, v, chunk, it * per + j))
-				r = 0;
-			else if (!copied && (r = compress_one(
-					       c, t, chunk,
-					       slot + j * p->slot_capacity)) == 0 &&
-				 (ln->failed < 0 ||
-				  (int64_t)(first + j) < ln->failed))
-				ln->failed = (int64_t)(first + j);
-			c->sizes[first + j] = r;
+			if (!left_out(p, v, chunk, it * per + j) &&
+			    (r = compress_one(c, t, chunk,
+					      c->crew.dst[pos])) == 0 &&
+			    (ln->failed < 0 || (int64_t)pos < ln->failed))
+				ln->failed = (int64_t)pos;
+			c->crew.sizes[pos] = r;
 		}
 		ln->sc += thread_cpu() - b;
 	}
@@ -915,13 +887,13 @@ static void crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
 
 /*
  * Scatter and compress in one parallel pass: each thread gathers a work
- * item into its scratch (or, for codec none, straight into the slots) and
- * compresses its chunks at once, while they are in cache.  Nothing is
- * aggregated: the offsets by position are those of the chunks packed
- * densely, and fetch_ranges copies each chunk once, from its slot
- * straight into its shard, on the crew (doc/design.md §6.2).
+ * item into its scratch and compresses its chunks at once, while they are
+ * in cache, each straight into the place the host named for it (its slot
+ * in its shard, doc/design.md §6.2): nothing is aggregated or copied
+ * after.
  */
-static int cpu_run_batch(void *vctx, const void *batch,
+static int cpu_run_batch(void *vctx, const void *batch, uint64_t epochs,
+			 uint8_t *const *dst, uint64_t *sizes,
 			 struct batch_times *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
@@ -930,10 +902,11 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	double sg = 0, sc = 0;
 	int64_t failed = -1;
 
-	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
-			    "compressed", err));
+	SP_RETURN_IF(epochs > p->K, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "a batch of %llu epochs, over the plan's %llu",
+		     (unsigned long long)epochs, (unsigned long long)p->K);
 	for (int t = 0; t < p->threads; t++) {
-		if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
+		if (v->rank > 1)
 			SP_FORWARD(pool_get(&c->scratch[t], scratch_bytes(c),
 					    "scratch", err));
 		c->lanes[t].sg = c->lanes[t].sc = 0;
@@ -941,9 +914,10 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	}
 	if (!c->crew_started)
 		SP_FORWARD(crew_start(c, err));
-	c->fused = 0;
 	c->crew.in = batch;
-	crew_run(c, fused_items, p->K * v->items);
+	c->crew.dst = dst;
+	c->crew.sizes = sizes;
+	crew_run(c, fused_items, epochs * v->items);
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
@@ -953,18 +927,8 @@ static int cpu_run_batch(void *vctx, const void *batch,
 			failed = c->lanes[t].failed;
 	}
 	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
-		     "%s failed on chunk %lld of the batch",
+		     "%s failed on the chunk at position %lld of the batch",
 		     shardpipe_codec_name(p->codec), (long long)failed);
-	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
-		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
-
-		c->pos_data[pos] = c->packed + ci * p->slot_capacity;
-		c->offsets[pos + 1] = c->sizes[ci];
-	}
-	c->offsets[0] = 0;
-	for (uint64_t j = 0; j < c->nchunks; j++)
-		c->offsets[j + 1] += c->offsets[j];
-	c->fused = 1;
 	/* CPU time over threads: the wall time each stage would take on
 	 * the threads alone, not moved by other processes. */
 	out->seconds_scatter = sg / p->threads;
@@ -972,128 +936,45 @@ static int cpu_run_batch(void *vctx, const void *batch,
 	return SHARDPIPE_OK;
 }
 
-/* The batch's offsets: after run_batch, or after the stage entries'
- * aggregate (which hold one batch: tests run them one batch at a time). */
+/* The stage entries hold one batch: tests run them one batch at a time,
+ * and a stream on cpu runs the fused pass instead. */
 static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
 			     struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 
-	SP_RETURN_IF(c->aggregated == NULL && !c->fused, err,
-		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fetch before any aggregate");
 	*offsets = c->offsets;
 	return SHARDPIPE_OK;
 }
 
-/* Lane t's share of a fetch: pieces until the counter runs out. */
-static void copy_pieces(struct cpu_ctx *c, int t)
-{
-	(void)t;
-	for (;;) {
-		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
-						__ATOMIC_RELAXED);
-
-		if (k >= c->crew.total)
-			break;
-		memcpy(c->pieces[k].dst, c->pieces[k].src, c->pieces[k].len);
-	}
-}
-
-/* Add the pieces of range r of the fused batch's packed chunks: the
- * parts of the chunks it covers, from their slots. */
-static int add_pieces(struct cpu_ctx *c, const struct batch_range *r,
-		      struct sp_err *err)
-{
-	const uint64_t *off = c->offsets;
-	uint64_t lo = 0, hi = c->nchunks, at = r->off, end = r->off + r->len;
-
-	/* The chunk holding byte r->off: off[lo] <= r->off < off[lo + 1]. */
-	while (hi - lo > 1) {
-		uint64_t mid = (lo + hi) / 2;
-
-		if (off[mid] <= at)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (uint64_t j = lo; at < end; j++) {
-		uint64_t n = (off[j + 1] < end ? off[j + 1] : end) - at;
-
-		if (n == 0)
-			continue;
-		if (c->npieces == c->cap_pieces) {
-			size_t cap = c->cap_pieces ? 2 * c->cap_pieces : 256;
-			struct piece *g = realloc(c->pieces, cap * sizeof(*g));
-
-			SP_RETURN_IF(g == NULL, err, SHARDPIPE_ERR_NOMEM,
-				     "out of memory for %zu fetch pieces",
-				     cap);
-			c->pieces = g;
-			c->cap_pieces = cap;
-		}
-		c->pieces[c->npieces++] = (struct piece){
-			r->dst + (at - r->off), c->pos_data[j] + (at - off[j]),
-			(size_t)n
-		};
-		at += n;
-	}
-	return SHARDPIPE_OK;
-}
-
-/*
- * Copy ranges of the batch's packed chunks.  After run_batch the chunks
- * still lie in their slots: each goes straight to its place, the copies
- * shared out to the crew, so that no thread waits while one copies.
- */
 static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
 			    struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
-	uint64_t total = c->offsets[c->nchunks], bytes = 0;
+	uint64_t total = c->offsets[c->nchunks];
 
-	SP_RETURN_IF(c->aggregated == NULL && !c->fused, err,
-		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "fetch before any aggregate");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
 			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "range %zu lies outside the %llu bytes of the "
 			     "batch", i, (unsigned long long)total);
-	if (!c->fused) {
-		for (size_t i = 0; i < n; i++)
-			memcpy(r[i].dst, c->aggregated + r[i].off,
-			       (size_t)r[i].len);
-		return SHARDPIPE_OK;
-	}
-	c->npieces = 0;
-	for (size_t i = 0; i < n; i++) {
-		SP_FORWARD(add_pieces(c, &r[i], err));
-		bytes += r[i].len;
-	}
-	/* Waking the crew costs more than a small copy. */
-	if (bytes < FETCH_SPLIT_BYTES || c->crew.n == 0) {
-		c->crew.next = 0;
-		c->crew.total = c->npieces;
-		copy_pieces(c, 0);
-	} else {
-		crew_run(c, copy_pieces, c->npieces);
+		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
 	}
 	return SHARDPIPE_OK;
 }
 
-/* A stream runs fused: compressed slots, and one item of scratch per
- * thread unless the chunks are gathered straight into the slots. */
+/* A stream runs fused: one item of scratch per thread; the chunks go
+ * straight to the host's shard sets. */
 static uint64_t cpu_pool_bytes(void *vctx)
 {
 	struct cpu_ctx *c = vctx;
-	const struct plan *p = c->plan;
-	const struct view *v = &c->fview;
-	uint64_t n = c->nchunks * p->slot_capacity;
 
-	if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
-		n += (uint64_t)p->threads * scratch_bytes(c);
-	return n;
+	return c->fview.rank > 1 ? (uint64_t)c->plan->threads * scratch_bytes(c)
+				 : 0;
 }
 
 const struct backend_ops sp_backend_cpu = {
