@@ -89,7 +89,7 @@ void bench_report_row(const struct bench_result *r);
 
 /* Bytes of every file under path (shards, indexes, zarr.json): what a
  * store takes, for the ratio bench, demo and write print; 0 when the
- * path cannot be walked. */
+ * path cannot be walked, as an s3:// store cannot. */
 uint64_t bench_store_bytes(const char *path);
 
 /* The parts bench_run is made of, in bound.c. */
@@ -119,5 +119,27 @@ int bench_bound_run(const struct bench_pattern *pat, const shardpipe_desc *desc,
 		    uint64_t rows, int threads, uint64_t work,
 		    uint64_t max_sample_bytes, struct bench_bound *out,
 		    char *msg, size_t msg_size);
+
+/*
+ * The kernel backends' switches for a measurement (`bench --local`,
+ * `--profile`): SHARDPIPE_KERNEL_DEBUG extended with local=N (local != 0)
+ * and, with profile, profile=FILE of a new temporary file whose path p
+ * keeps, for the reference backend's work profile (doc/design.md §12.1).
+ * Returns SHARDPIPE_OK, or a code with msg saying what failed.
+ */
+struct bench_profile {
+	char path[4096];
+};
+
+int bench_kernel_debug(struct bench_profile *p, int profile, uint64_t local,
+		       char *msg, size_t msg_size);
+
+/* Copy the profile the runs wrote to stdout; SHARDPIPE_ERR_IO with msg
+ * when it cannot be read or is empty (the backend counted no work). */
+int bench_profile_print(const struct bench_profile *p, const char *backend,
+			char *msg, size_t msg_size);
+
+/* Remove the temporary file, if any. */
+void bench_profile_done(struct bench_profile *p);
 
 #endif

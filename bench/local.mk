@@ -7,7 +7,7 @@
 # backend.
 noinst_LTLIBRARIES += bench/libbench.la
 bench_libbench_la_SOURCES = bench/bench.h bench/fill.h bench/fill.c \
-	bench/run.c bench/bound.c bench/report.c
+	bench/run.c bench/bound.c bench/report.c bench/profile.c
 bench_libbench_la_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(ZSTD_CFLAGS) \
 	$(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
 bench_libbench_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)

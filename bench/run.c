@@ -262,7 +262,10 @@ static void run_record(struct bench_result *r, int k, struct run *run,
 				     hwm_early[1] - r->rss_base : 0;
 	}
 	if (r->output != NULL) {
+		/* A store without files (s3://): what the stream counted. */
 		r->bytes_out = bench_store_bytes(r->output);
+		if (r->bytes_out == 0)
+			r->bytes_out = run->st.bytes_out;
 		r->shards = run->st.shards_written;
 	} else {
 		r->bytes_out = run->cnt.bytes;

@@ -344,10 +344,14 @@ typedef struct shardpipe_stream shardpipe_stream;
 
 /*
  * Validate *desc and open a stream that writes a store in directory `path`
- * (created if missing).  An invalid description, an unusable backend or an
- * unwritable path is refused before anything is written: no directory or
- * file is created.  A path that already holds a store (a zarr.json) is
- * refused with SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
+ * (created if missing), or on S3 when path is "s3://BUCKET/PREFIX": the
+ * endpoint, region and credentials come from the environment, and a
+ * library built without S3 support refuses such a path with
+ * SHARDPIPE_ERR_UNSUPPORTED (shardpipe(3), "S3 stores").  An invalid
+ * description, an unusable backend or an unwritable path is refused
+ * before anything is written: no directory, file or object is created.  A
+ * path that already holds a store (a zarr.json) is refused with
+ * SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
  *
  * When the environment variable SHARDPIPE_TRACE names a file, the stream
  * records every stage of every batch, on its threads and its device, into
@@ -553,7 +557,8 @@ typedef struct shardpipe_array_info {
 	char dim_names[SHARDPIPE_MAX_RANK][64];
 } shardpipe_array_info;
 
-/* Open the array at directory `path`.  On failure *out is NULL and
+/* Open the array at directory `path`, or at "s3://BUCKET/PREFIX" (read
+ * with ranged GETs).  On failure *out is NULL and
  * shardpipe_last_error_message() says why. */
 SHARDPIPE_API int shardpipe_reader_open(shardpipe_reader **out,
 					const char *path);

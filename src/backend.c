@@ -2,9 +2,9 @@
  * backend.c - the registry of backends: the ones linked in, and plugins
  * (backend-<name>.so) loaded with dlopen at first use from
  * SHARDPIPE_PLUGIN_PATH (colon-separated) or the installed plugin
- * directory, each checked for the ABI it was built with.  Code running
- * from its build tree searches that tree's .libs instead, so that an
- * uninstalled program finds the plugins built beside it.
+ * directory, each checked for the ABI it was built with.  An uninstalled
+ * library searches its build tree's .libs instead, so that a program run
+ * from the build tree finds the plugins built beside it.
  */
 #define _GNU_SOURCE
 #include "backend.h"
@@ -22,26 +22,33 @@
 #endif
 
 /*
- * The default plugin directory: the build tree's .libs when this code was
- * loaded from a file under the build tree (the uninstalled library, or a
- * test program that links it statically), the installed directory
- * otherwise, so an installed library never looks into a build tree.
+ * The default plugin directory (doc/design.md §5.2): an uninstalled
+ * library is libtool's <build>/.libs/libshardpipe.so.0, beside
+ * <build>/libshardpipe.la and the plugins built with it, so code loaded
+ * from a directory named .libs whose parent holds libshardpipe.la searches
+ * that directory; anything else, the installed library included, searches
+ * the installed directory.  Found at run time, not compiled in, so that no
+ * build path is written into the library (§25.4).
  */
 static const char *plugin_dir(void)
 {
-#ifdef SHARDPIPE_BUILD_DIR
 	static char dir[4096];
+	char la[4096];
 	Dl_info di;
-	size_t n = strlen(SHARDPIPE_BUILD_DIR);
+	const char *slash;
+	int len;
 
-	if (dladdr((void *)plugin_dir, &di) != 0 && di.dli_fname != NULL &&
-	    strncmp(di.dli_fname, SHARDPIPE_BUILD_DIR, n) == 0 &&
-	    di.dli_fname[n] == '/' &&
-	    (size_t)snprintf(dir, sizeof(dir), "%s/.libs",
-			     SHARDPIPE_BUILD_DIR) < sizeof(dir))
-		return dir;
-#endif
-	return SHARDPIPE_PLUGIN_DIR;
+	if (dladdr((void *)plugin_dir, &di) == 0 || di.dli_fname == NULL ||
+	    (slash = strrchr(di.dli_fname, '/')) == NULL ||
+	    slash - di.dli_fname < 6 || strncmp(slash - 6, "/.libs", 6) != 0 ||
+	    slash - di.dli_fname >= (ptrdiff_t)sizeof(dir))
+		return SHARDPIPE_PLUGIN_DIR;
+	len = (int)(slash - di.dli_fname);
+	snprintf(la, sizeof(la), "%.*s/libshardpipe.la", len - 6, di.dli_fname);
+	if (access(la, F_OK) != 0)
+		return SHARDPIPE_PLUGIN_DIR;
+	snprintf(dir, sizeof(dir), "%.*s", len, di.dli_fname);
+	return dir;
 }
 
 struct entry {

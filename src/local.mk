@@ -3,8 +3,7 @@
 # while the tests link the convenience library to reach internals.
 noinst_LTLIBRARIES += libshardpipe_core.la
 libshardpipe_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DSHARDPIPE_BUILDING_LIBRARY \
-	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"' \
-	-DSHARDPIPE_BUILD_DIR='"$(abs_top_builddir)"'
+	-DSHARDPIPE_PLUGIN_DIR='"$(pkglibdir)"'
 libshardpipe_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(OPENMP_CFLAGS) \
 	$(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) $(BLOSC_CFLAGS)
 libshardpipe_core_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS) -lm
@@ -14,15 +13,21 @@ libshardpipe_core_la_SOURCES = \
 	src/crc32c.c src/crc32c.h \
 	src/shard_index.c src/shard_index.h src/pool.c src/pool.h \
 	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
-	src/store_fs.c src/store_fs.h \
+	src/store.c src/store.h src/store_fs.c src/store_fs.h \
 	src/stream.c src/struct_size.c src/trace.c src/trace.h \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
+# The S3 store and its client (doc/design.md §24), on libcurl.
+if HAVE_S3
+libshardpipe_core_la_SOURCES += src/s3.c src/s3.h src/s3_config.c \
+	src/store_s3.c src/store_s3_read.c src/store_s3.h
+libshardpipe_core_la_CFLAGS += $(CURL_CFLAGS)
+libshardpipe_core_la_LIBADD += $(CURL_LIBS)
+endif
 
-# The -version-info policy is written next to SHARDPIPE_LT_VERSION in
-# configure.ac.
+# The -version-info policy: doc/design.md §25.1.
 lib_LTLIBRARIES += libshardpipe.la
 libshardpipe_la_SOURCES =
 libshardpipe_la_LIBADD = libshardpipe_core.la

@@ -1,5 +1,6 @@
 /*
- * reader.c - read a Zarr v3 array from a directory store.
+ * reader.c - read a Zarr v3 array from a store: a directory or an S3
+ * prefix, through the source interface of store.h.
  *
  * Every byte of the store is untrusted: zarr.json is size-capped and
  * parsed with depth and memory limits; every size product is checked for
@@ -22,14 +23,10 @@
 #include "codec.h"
 #include "crc32c.h"
 #include "json.h"
+#include "store.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #ifdef HAVE_BLOSC
 #include <blosc.h>
 #endif
@@ -71,7 +68,7 @@ struct index_sort {
 
 struct shardpipe_reader {
 	char *path;
-	int root_fd;
+	struct source *src;
 	struct sp_err err;
 
 	int rank;
@@ -102,7 +99,7 @@ struct shardpipe_reader {
 
 	/* The shard at hand. */
 	char key[SHARDPIPE_MAX_RANK * 21 + 4];
-	int fd;               /* -1: the object is missing */
+	struct source_obj *obj; /* NULL: the object is missing */
 	uint64_t fsize;
 	uint64_t *index;      /* n_inner (offset, nbytes) pairs */
 	struct index_sort *sorted;
@@ -910,88 +907,32 @@ static int parse_metadata(struct shardpipe_reader *r,
 
 /* ------------------------------------------------------------------ I/O */
 
-static int errno_code(int e)
-{
-	if (e == EACCES || e == EPERM)
-		return SHARDPIPE_ERR_ACCESS;
-	if (e == ENOMEM)
-		return SHARDPIPE_ERR_NOMEM;
-	return SHARDPIPE_ERR_IO;
-}
-
-/* Read exactly n bytes at off; a short read means the file shrank under
- * us after fstat, which is an I/O fault, not a format one. */
-static int pread_full(int fd, void *buf, size_t n, uint64_t off, int *eno)
-{
-	uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t got = pread(fd, p, n, (off_t)off);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			*eno = got < 0 ? errno : EIO;
-			return -1;
-		}
-		p += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
-	}
-	return 0;
-}
-
-/*
- * Open a store object for reading.  O_NONBLOCK keeps a FIFO planted in
- * the store from blocking the open; only regular files are read.
- * Returns 1 when it exists, 0 when missing, or an error code < 0 with
- * errno preserved in *eno.
- */
-static int open_object(int dirfd, const char *name, int *fd, uint64_t *size,
-		       int *eno)
-{
-	struct stat st;
-
-	*fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (*fd < 0) {
-		*eno = errno;
-		return errno == ENOENT ? 0 : -1;
-	}
-	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		*eno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-		close(*fd);
-		*fd = -1;
-		return -2;
-	}
-	*size = (uint64_t)st.st_size;
-	return 1;
-}
-
 static int read_meta(struct shardpipe_reader *r, char **text, size_t *len)
 {
-	uint64_t size;
-	int fd, eno = 0, rc;
+	struct source_obj *o = NULL;
+	struct sp_err e;
+	uint64_t size = 0;
 	char *buf;
+	int rc;
 
-	rc = open_object(r->root_fd, "zarr.json", &fd, &size, &eno);
-	if (rc == 0) {
-		struct stat st;
-
-		if (fstatat(r->root_fd, ".zarray", &st, 0) == 0)
+	sp_err_clear(&e);
+	rc = r->src->ops->open(r->src, "zarr.json", &o, &size, &e);
+	if (rc == SHARDPIPE_OK && o == NULL) {
+		rc = r->src->ops->open(r->src, ".zarray", &o, &size, &e);
+		r->src->ops->close(r->src, o);
+		if (rc == SHARDPIPE_OK && o != NULL)
 			return META_FAIL(r, SHARDPIPE_ERR_UNSUPPORTED,
 					 "missing: %s holds a Zarr v2 array",
 					 r->path, r->path);
 		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 				 "missing: not a Zarr v3 array", r->path);
 	}
-	if (rc == -2)
-		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
-				 "is not a regular file", r->path);
-	if (rc < 0)
-		return META_FAIL(r, errno_code(eno), "cannot open: %s", r->path,
-				 strerror(eno));
+	if (rc == SHARDPIPE_ERR_FORMAT)
+		return META_FAIL(r, rc, "%s", r->path, e.msg);
+	if (rc != SHARDPIPE_OK)
+		return META_FAIL(r, rc, "cannot open: %s", r->path, e.msg);
 	if (size > META_MAX_BYTES) {
-		close(fd);
+		r->src->ops->close(r->src, o);
 		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 				 "is %llu bytes, more than the %u allowed",
 				 r->path, (unsigned long long)size,
@@ -999,17 +940,16 @@ static int read_meta(struct shardpipe_reader *r, char **text, size_t *len)
 	}
 	buf = malloc(size ? size : 1);
 	if (buf == NULL) {
-		close(fd);
+		r->src->ops->close(r->src, o);
 		return META_FAIL(r, SHARDPIPE_ERR_NOMEM, "out of memory",
 				 r->path);
 	}
-	if (pread_full(fd, buf, size, 0, &eno) != 0) {
-		close(fd);
+	rc = r->src->ops->read(r->src, o, buf, size, 0, &e);
+	r->src->ops->close(r->src, o);
+	if (rc != SHARDPIPE_OK) {
 		free(buf);
-		return META_FAIL(r, errno_code(eno), "read failed: %s",
-				 r->path, strerror(eno));
+		return META_FAIL(r, rc, "read failed: %s", r->path, e.msg);
 	}
-	close(fd);
 	*text = buf;
 	*len = size;
 	return SHARDPIPE_OK;
@@ -1028,16 +968,7 @@ static int open_store(struct shardpipe_reader *r)
 	size_t len = 0;
 	int rc;
 
-	r->root_fd = open(r->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (r->root_fd < 0) {
-		int e = errno;
-
-		return sp_err_set(&r->err,
-				  e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
-							      : errno_code(e),
-				  "%s: cannot open the store: %s", r->path,
-				  strerror(e));
-	}
+	SP_FORWARD(source_open(&r->src, r->path, &r->err));
 	SP_FORWARD(read_meta(r, &text, &len));
 	doc = json_parse(text, len, &limits, &je);
 	free(text);
@@ -1068,8 +999,6 @@ int shardpipe_reader_open(shardpipe_reader **out, const char *path)
 		sp_last_error_set("out of memory opening a reader");
 		return SHARDPIPE_ERR_NOMEM;
 	}
-	r->root_fd = -1;
-	r->fd = -1;
 	rc = open_store(r);
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(r->err.msg);
@@ -1106,9 +1035,9 @@ const char *shardpipe_reader_message(const shardpipe_reader *r)
 
 static void close_shard(struct shardpipe_reader *r)
 {
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
+	if (r->obj != NULL)
+		r->src->ops->close(r->src, r->obj);
+	r->obj = NULL;
 }
 
 void shardpipe_reader_close(shardpipe_reader *r)
@@ -1116,8 +1045,8 @@ void shardpipe_reader_close(shardpipe_reader *r)
 	if (r == NULL)
 		return;
 	close_shard(r);
-	if (r->root_fd >= 0)
-		close(r->root_fd);
+	if (r->src != NULL)
+		r->src->ops->free(r->src);
 	free(r->index);
 	free(r->sorted);
 	free(r->enc);
@@ -1210,8 +1139,8 @@ static int cmp_sorted(const void *a, const void *b)
 static int load_index(struct shardpipe_reader *r)
 {
 	uint64_t n = r->n_inner, lo, hi, count = 0;
+	struct sp_err e;
 	uint8_t *raw;
-	int eno = 0;
 
 	if (r->fsize < r->index_bytes)
 		return fault(r, SHARDPIPE_ERR_FORMAT, -1,
@@ -1230,10 +1159,10 @@ static int load_index(struct shardpipe_reader *r)
 	lo = r->index_start ? r->index_bytes : 0;
 	hi = r->index_start ? r->fsize : r->fsize - r->index_bytes;
 	raw = (uint8_t *)r->index;
-	if (pread_full(r->fd, raw, r->index_bytes,
-		       r->index_start ? 0 : hi, &eno) != 0)
-		return fault(r, errno_code(eno), -1, "reading the index: %s",
-			     strerror(eno));
+	sp_err_clear(&e);
+	if (r->src->ops->read(r->src, r->obj, raw, r->index_bytes,
+			      r->index_start ? 0 : hi, &e) != SHARDPIPE_OK)
+		return fault(r, e.code, -1, "reading the index: %s", e.msg);
 	if (r->index_crc) {
 		uint32_t want = sp_get_le32(raw + 16 * n);
 		uint32_t got = crc32c(0, raw, 16 * n);
@@ -1305,25 +1234,22 @@ static int load_index(struct shardpipe_reader *r)
 }
 
 /* Open the shard (or unsharded chunk) at shard-grid coordinates s.  A
- * missing object leaves r->fd at -1: it reads as the fill value. */
+ * missing object leaves r->obj NULL: it reads as the fill value. */
 static int open_shard(struct shardpipe_reader *r, const uint64_t *s)
 {
-	int eno = 0, rc;
+	struct sp_err e;
+	int rc;
 
 	close_shard(r);
 	make_key(r, s, r->key, sizeof(r->key));
-	rc = open_object(r->root_fd, r->key, &r->fd, &r->fsize, &eno);
-	if (rc == 0)
+	sp_err_clear(&e);
+	rc = r->src->ops->open(r->src, r->key, &r->obj, &r->fsize, &e);
+	if (rc == SHARDPIPE_ERR_FORMAT)
+		return fault(r, rc, -1, "%s", e.msg);
+	if (rc != SHARDPIPE_OK)
+		return fault(r, rc, -1, "cannot open: %s", e.msg);
+	if (r->obj == NULL)
 		return SHARDPIPE_OK;
-	if (rc == -2)
-		return fault(r, SHARDPIPE_ERR_FORMAT, -1,
-			     "not a regular file");
-	if (rc < 0) {
-		if (eno == ENOTDIR) /* "c/0" is a file: c/0/1 is absent */
-			return SHARDPIPE_OK;
-		return fault(r, errno_code(eno), -1, "cannot open: %s",
-			     strerror(eno));
-	}
 	if (!r->sharded) {
 		if (r->fsize > r->chain.max_encoded)
 			return fault(r, SHARDPIPE_ERR_FORMAT, -1,
@@ -1340,7 +1266,7 @@ static int open_shard(struct shardpipe_reader *r, const uint64_t *s)
 static int chunk_extent(const struct shardpipe_reader *r, uint64_t lin,
 			uint64_t *off, uint64_t *nb)
 {
-	if (r->fd < 0)
+	if (r->obj == NULL)
 		return 0;
 	if (!r->sharded) {
 		*off = 0;
@@ -1372,9 +1298,9 @@ static void swap_elements(uint8_t *p, size_t n, size_t esize)
 static int load_chunk(struct shardpipe_reader *r, uint64_t lin, uint8_t **out)
 {
 	uint64_t off = 0, nb = 0;
+	struct sp_err e;
 	uint8_t *cur;
 	size_t len;
-	int eno = 0;
 
 	chunk_extent(r, lin, &off, &nb);
 	if (nb > r->enc_cap) {
@@ -1388,9 +1314,10 @@ static int load_chunk(struct shardpipe_reader *r, uint64_t lin, uint8_t **out)
 		r->enc = p;
 		r->enc_cap = nb;
 	}
-	if (nb > 0 && pread_full(r->fd, r->enc, nb, off, &eno) != 0)
-		return fault(r, errno_code(eno), (int64_t)lin, "read failed: %s",
-			     strerror(eno));
+	sp_err_clear(&e);
+	if (nb > 0 && r->src->ops->read(r->src, r->obj, r->enc, nb, off, &e) !=
+			      SHARDPIPE_OK)
+		return fault(r, e.code, (int64_t)lin, "read failed: %s", e.msg);
 	cur = r->enc;
 	len = nb;
 	for (int k = r->chain.n - 1; k >= 0; k--) {
@@ -1411,7 +1338,6 @@ static int load_chunk(struct shardpipe_reader *r, uint64_t lin, uint8_t **out)
 					     "computed %08x)", want, got);
 			len -= 4;
 		} else {
-			struct sp_err e;
 			int rc;
 
 			if (r->dec == NULL &&
@@ -1649,112 +1575,50 @@ static int check_object(struct shardpipe_reader *r, const uint64_t *s)
 {
 	int rc = open_shard(r, s);
 
-	if (rc == SHARDPIPE_OK && r->fd >= 0)
+	if (rc == SHARDPIPE_OK && r->obj != NULL)
 		rc = check_shard(r);
 	close_shard(r);
 	return rc;
 }
 
 /*
- * Walk one directory level of a store whose keys use "/": level d holds
- * names for coordinate d.  Names that are not keys of the array's grid
- * (zarr.json, a writer's temporary files, shards beyond the advertised
- * shape) are not part of the array and are passed over.
+ * Check the object at key when it is a key of the array's grid: "c/1/2"
+ * or "c.1.2" (default), "1/2" or "1.2" (v2).  Other names (zarr.json, a
+ * writer's temporary files, shards beyond the advertised shape) are not
+ * part of the array and are passed over.
  */
-static int walk_dir(struct shardpipe_reader *r, int dirfd, const char *rel,
-		    int d, uint64_t *s)
+static int check_key(void *user, const char *key)
 {
-	struct dirent *e;
-	DIR *dir;
-	int fd, rc = SHARDPIPE_OK;
-
-	/* Not following links keeps the walk to the real tree: links
-	 * between key directories could otherwise multiply the paths to
-	 * visit without bound. */
-	fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return SHARDPIPE_OK;
-		if (errno == ELOOP)
-			return sp_err_set(&r->err, SHARDPIPE_ERR_UNSUPPORTED,
-					  "%s: %s is a symbolic link; check "
-					  "does not follow links in the key "
-					  "tree", r->path, rel);
-		return sp_err_set(&r->err, errno_code(errno),
-				  "%s: cannot list %s: %s", r->path, rel,
-				  strerror(errno));
-	}
-	dir = fdopendir(fd);
-	if (dir == NULL) {
-		close(fd);
-		return sp_err_set(&r->err, errno_code(errno),
-				  "%s: cannot list %s: %s", r->path, rel,
-				  strerror(errno));
-	}
-	while (rc == SHARDPIPE_OK && (errno = 0, e = readdir(dir)) != NULL) {
-		if (parse_coord(e->d_name, strlen(e->d_name), r->grid[d],
-				&s[d]) != 0)
-			continue;
-		if (d + 1 < r->rank)
-			rc = walk_dir(r, fd, e->d_name, d + 1, s);
-		else
-			rc = check_object(r, s);
-	}
-	closedir(dir);
-	return rc;
-}
-
-/* Keys with "." live side by side in the root: "c.1.2" or "1.2". */
-static int walk_flat(struct shardpipe_reader *r)
-{
+	struct shardpipe_reader *r = user;
 	uint64_t s[SHARDPIPE_MAX_RANK];
-	struct dirent *e;
-	DIR *dir;
-	int fd, rc = SHARDPIPE_OK;
+	const char *p = key;
 
-	fd = openat(r->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
-		int eno = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return sp_err_set(&r->err, errno_code(eno),
-				  "%s: cannot list the store: %s", r->path,
-				  strerror(eno));
+	if (!r->key_v2) {
+		if (p[0] != 'c' || p[1] != r->sep)
+			return SHARDPIPE_OK;
+		p += 2;
 	}
-	while (rc == SHARDPIPE_OK && (e = readdir(dir)) != NULL) {
-		const char *p = e->d_name;
-		int d;
+	for (int d = 0; d < r->rank; d++) {
+		const char *q = strchr(p, r->sep);
+		size_t n = q ? (size_t)(q - p) : strlen(p);
 
-		if (!r->key_v2) {
-			if (p[0] != 'c' || p[1] != '.')
-				continue;
-			p += 2;
-		}
-		for (d = 0; d < r->rank; d++) {
-			const char *q = strchr(p, '.');
-			size_t n = q ? (size_t)(q - p) : strlen(p);
-
-			if (parse_coord(p, n, r->grid[d], &s[d]) != 0 ||
-			    (d + 1 < r->rank) != (q != NULL))
-				break;
-			p = q ? q + 1 : p + n;
-		}
-		if (d == r->rank)
-			rc = check_object(r, s);
+		if (parse_coord(p, n, r->grid[d], &s[d]) != 0 ||
+		    (d + 1 < r->rank) != (q != NULL))
+			return SHARDPIPE_OK;
+		p = q ? q + 1 : p + n;
 	}
-	closedir(dir);
-	return rc;
+	return check_object(r, s);
 }
 
 int shardpipe_reader_check(shardpipe_reader *r)
 {
-	uint64_t s[SHARDPIPE_MAX_RANK];
-
 	if (r == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	sp_err_clear(&r->err);
+	/* Keys with "/" are a tree of rank levels (below c/ by default);
+	 * keys with "." lie side by side at the top. */
 	if (r->sep == '/')
-		return walk_dir(r, r->root_fd, r->key_v2 ? "." : "c", 0, s);
-	return walk_flat(r);
+		return r->src->ops->list(r->src, r->key_v2 ? "" : "c", r->rank,
+					 check_key, r, &r->err);
+	return r->src->ops->list(r->src, "", 1, check_key, r, &r->err);
 }

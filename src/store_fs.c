@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 struct store_fs {
+	struct store base;
 	char *root;
 	int overwrite;
 	int durable;
@@ -93,8 +94,10 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
-int store_fs_check(struct store_fs **out, const char *path, int overwrite,
-		   struct sp_err *err)
+static const struct store_ops fs_ops;
+
+int store_fs_check(struct store **out, const char *path, int overwrite,
+		   int durable, struct sp_err *err)
 {
 	struct store_fs *s;
 	struct stat st;
@@ -164,14 +167,11 @@ int store_fs_check(struct store_fs **out, const char *path, int overwrite,
 		free(s);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
+	s->base.ops = &fs_ops;
 	s->overwrite = overwrite;
-	*out = s;
-	return SHARDPIPE_OK;
-}
-
-void store_fs_set_durable(struct store_fs *s, int durable)
-{
 	s->durable = durable;
+	*out = &s->base;
+	return SHARDPIPE_OK;
 }
 
 /* fsync a directory, so that the names created in it survive a crash. */
@@ -186,17 +186,6 @@ static int sync_dir(const char *dir, struct sp_err *err)
 	if (fd >= 0)
 		close(fd);
 	return rc;
-}
-
-/* A name the chunk key encoding writes below c/: decimal digits. */
-static int is_key_part(const char *name)
-{
-	if (*name == '\0')
-		return 0;
-	for (; *name; name++)
-		if (*name < '0' || *name > '9')
-			return 0;
-	return 1;
 }
 
 /* Remove what a store owns below dir: regular files and directories named
@@ -225,7 +214,7 @@ static int remove_key_tree(const char *dir, int depth, int durable,
 		struct stat st;
 		char *p;
 
-		if (!is_key_part(e->d_name))
+		if (!store_is_key_part(e->d_name, strlen(e->d_name)))
 			continue;
 		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
@@ -257,8 +246,9 @@ static int remove_key_tree(const char *dir, int depth, int durable,
 	return rc;
 }
 
-int store_fs_create(struct store_fs *s, struct sp_err *err)
+static int fs_create(struct store *base, struct sp_err *err)
 {
+	struct store_fs *s = (struct store_fs *)base;
 	char *p;
 	int rc = SHARDPIPE_OK;
 
@@ -340,21 +330,18 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/* Write the n parts, IOV_MAX at a time, resuming after short writes. */
+/* Write the n parts, up to 64 a call, resuming after short writes. */
 static int write_all(int fd, const struct iovec *parts, size_t n)
 {
 	struct iovec v[64];
-	size_t next = 0, cnt = 0, at = 0;
+	size_t next = 0, cnt = 0;
 
 	for (;;) {
+		size_t k = 0;
 		ssize_t w;
 
-		/* Refill from part `next`, skipping `at` bytes of it. */
-		while (cnt < sizeof(v) / sizeof(v[0]) && next < n) {
-			v[cnt].iov_base = (uint8_t *)parts[next].iov_base + at;
-			v[cnt++].iov_len = parts[next++].iov_len - at;
-			at = 0;
-		}
+		while (cnt < sizeof(v) / sizeof(v[0]) && next < n)
+			v[cnt++] = parts[next++];
 		if (cnt == 0)
 			return 0;
 		w = writev(fd, v, (int)cnt);
@@ -363,13 +350,10 @@ static int write_all(int fd, const struct iovec *parts, size_t n)
 				continue;
 			return -1;
 		}
-		/* Drop what was written; a part written in part stays. */
-		size_t k = 0;
-
-		while (k < cnt && (size_t)w >= v[k].iov_len) {
-			w -= (ssize_t)v[k].iov_len;
-			k++;
-		}
+		/* Drop what was written; a part written in part stays,
+		 * less its written bytes. */
+		while (k < cnt && (size_t)w >= v[k].iov_len)
+			w -= (ssize_t)v[k++].iov_len;
 		if (k < cnt) {
 			v[k].iov_base = (uint8_t *)v[k].iov_base + w;
 			v[k].iov_len -= (size_t)w;
@@ -425,21 +409,16 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 	return rc;
 }
 
-int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
-			 int rank, const struct iovec *parts, size_t n,
-			 struct sp_err *err)
+/* key: "c/1/0/3", made in the directories it names. */
+static int fs_write(struct store *base, const char *key,
+		    const struct iovec *parts, size_t n, struct sp_err *err)
 {
-	/* root + "/c" + rank * "/<20 digits>" */
-	size_t cap = strlen(s->root) + 3 + (size_t)rank * 21 + 1;
-	char *dir = malloc(cap), *leaf;
-	size_t at;
+	struct store_fs *s = (struct store_fs *)base;
+	char *dir = NULL, *leaf;
 	int rc;
 
-	SP_RETURN_IF(dir == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	at = (size_t)snprintf(dir, cap, "%s/c", s->root);
-	for (int d = 0; d < rank; d++)
-		at += (size_t)snprintf(dir + at, cap - at, "/%llu",
-				       (unsigned long long)coords[d]);
+	SP_RETURN_IF(asprintf(&dir, "%s/%s", s->root, key) < 0, err,
+		     SHARDPIPE_ERR_NOMEM, "out of memory");
 	leaf = strrchr(dir, '/');
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
@@ -449,19 +428,238 @@ int store_fs_write_shard(struct store_fs *s, const uint64_t *coords,
 	return rc;
 }
 
-int store_fs_write_meta(struct store_fs *s, const char *json, size_t len,
-			struct sp_err *err)
+static int fs_write_meta(struct store *base, const char *json, size_t len,
+			 struct sp_err *err)
 {
+	struct store_fs *s = (struct store_fs *)base;
 	struct iovec part = { (void *)json, len };
 
 	return put_object(s, s->root, "zarr.json", &part, 1, err);
 }
 
-void store_fs_free(struct store_fs *s)
+static void fs_free(struct store *base)
 {
-	if (s == NULL)
-		return;
+	struct store_fs *s = (struct store_fs *)base;
+
 	free(s->root);
 	free(s->made);
 	free(s);
+}
+
+static const struct store_ops fs_ops = {
+	.create = fs_create,
+	.write = fs_write,
+	.write_meta = fs_write_meta,
+	.free = fs_free,
+};
+
+/* ------------------------------------------------------------- reading */
+
+/* Each store defines its own open object; the reader holds only the
+ * pointer. */
+struct source_obj {
+	int fd;
+};
+
+struct source_fs {
+	struct source base;
+	char *path;
+	int root_fd;
+};
+
+/*
+ * O_NONBLOCK keeps a FIFO planted in the store from blocking the open;
+ * only regular files are read.  A missing object, or one below a name
+ * that is a file ("c/0" a file: c/0/1 is absent), is no error.
+ */
+static int src_open(struct source *base, const char *key,
+		    struct source_obj **obj, uint64_t *size,
+		    struct sp_err *err)
+{
+	struct source_fs *src = (struct source_fs *)base;
+	struct source_obj *o;
+	struct stat st;
+	int fd;
+
+	*obj = NULL;
+	fd = openat(src->root_fd, key, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? SHARDPIPE_OK
+			       : sp_err_set(err, store_fs_errno_code(errno),
+					    "%s", strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+				  "not a regular file");
+	}
+	o = malloc(sizeof(*o));
+	if (o == NULL) {
+		close(fd);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	o->fd = fd;
+	*size = (uint64_t)st.st_size;
+	*obj = o;
+	return SHARDPIPE_OK;
+}
+
+/* A short read means the file shrank since it was opened: an I/O fault,
+ * not a format one. */
+static int src_read(struct source *base, struct source_obj *o, void *buf,
+		    size_t n, uint64_t off, struct sp_err *err)
+{
+	uint8_t *p = buf;
+
+	(void)base;
+	while (n > 0) {
+		ssize_t got = pread(o->fd, p, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		SP_RETURN_IF(got < 0, err, store_fs_errno_code(errno), "%s",
+			     strerror(errno));
+		SP_RETURN_IF(got == 0, err, SHARDPIPE_ERR_IO,
+			     "the file ended %zu bytes early (it shrank while "
+			     "being read)", n);
+		p += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return SHARDPIPE_OK;
+}
+
+static void src_close(struct source *base, struct source_obj *o)
+{
+	(void)base;
+	if (o != NULL) {
+		close(o->fd);
+		free(o);
+	}
+}
+
+/*
+ * List below the directory open at fd, whose key is prefix.  Links are
+ * not followed: links between key directories could otherwise multiply
+ * the paths to visit without bound.
+ */
+static int walk(struct source_fs *src, int fd, const char *prefix, int depth,
+		int (*each)(void *, const char *), void *user,
+		struct sp_err *err)
+{
+	DIR *dir = fdopendir(fd);
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	if (dir == NULL) {
+		int eno = errno;
+
+		close(fd);
+		return sp_err_set(err, store_fs_errno_code(eno),
+				  "%s: cannot list %s: %s", src->path,
+				  *prefix ? prefix : ".", strerror(eno));
+	}
+	while (rc == SHARDPIPE_OK && (e = readdir(dir)) != NULL) {
+		char *key = NULL;
+		int sub;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (depth > 1 &&
+		    !store_is_key_part(e->d_name, strlen(e->d_name)))
+			continue;
+		if (asprintf(&key, "%s%s%s", prefix, *prefix ? "/" : "",
+			     e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (depth == 1) {
+			rc = each(user, key);
+		} else {
+			sub = openat(dirfd(dir), e->d_name, O_RDONLY |
+				     O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				rc = walk(src, sub, key, depth - 1, each, user,
+					  err);
+			else if (errno == ELOOP)
+				rc = sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+						"%s: %s is a symbolic link; "
+						"check does not follow links in "
+						"the key tree", src->path, key);
+			else if (errno != ENOENT && errno != ENOTDIR)
+				rc = sp_err_set(err, store_fs_errno_code(errno),
+						"%s: cannot list %s: %s",
+						src->path, key, strerror(errno));
+		}
+		free(key);
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int src_list(struct source *base, const char *dir, int depth,
+		    int (*each)(void *, const char *), void *user,
+		    struct sp_err *err)
+{
+	struct source_fs *src = (struct source_fs *)base;
+	int fd = openat(src->root_fd, *dir ? dir : ".",
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return SHARDPIPE_OK;
+		return sp_err_set(err, errno == ELOOP
+					       ? SHARDPIPE_ERR_UNSUPPORTED
+					       : store_fs_errno_code(errno),
+				  "%s: cannot list %s: %s", src->path,
+				  *dir ? dir : ".", errno == ELOOP
+					? "it is a symbolic link; check does "
+					  "not follow links in the key tree"
+					: strerror(errno));
+	}
+	return walk(src, fd, dir, depth, each, user, err);
+}
+
+static void src_free(struct source *base)
+{
+	struct source_fs *src = (struct source_fs *)base;
+
+	if (src->root_fd >= 0)
+		close(src->root_fd);
+	free(src->path);
+	free(src);
+}
+
+static const struct source_ops fs_source_ops = {
+	.open = src_open,
+	.read = src_read,
+	.close = src_close,
+	.list = src_list,
+	.free = src_free,
+};
+
+int source_fs_open(struct source **out, const char *path, struct sp_err *err)
+{
+	struct source_fs *src = calloc(1, sizeof(*src));
+
+	*out = NULL;
+	SP_RETURN_IF(src == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	src->base.ops = &fs_source_ops;
+	src->root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	src->path = strdup(path);
+	if (src->root_fd < 0 || src->path == NULL) {
+		int e = src->path == NULL ? ENOMEM : errno;
+
+		src_free(&src->base);
+		SP_RETURN_IF(e == ENOMEM, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory");
+		return sp_err_set(err, e == ENOENT || e == ENOTDIR
+					       ? SHARDPIPE_ERR_PATH
+					       : store_fs_errno_code(e),
+				  "%s: cannot open the store: %s", path,
+				  strerror(e));
+	}
+	*out = &src->base;
+	return SHARDPIPE_OK;
 }

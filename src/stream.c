@@ -12,7 +12,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "shard_index.h"
-#include "store_fs.h"
+#include "store.h"
 #include "trace.h"
 #include "zarr_meta.h"
 
@@ -65,7 +65,7 @@ struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
 	void *bctx;
-	struct store_fs *fs;     /* NULL when writing to a sink */
+	struct store *store;     /* NULL when writing to a sink */
 	shardpipe_sink sink;
 
 	struct trace *trace;     /* SHARDPIPE_TRACE, or NULL */
@@ -204,8 +204,8 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	rc = zarr_meta_render(&s->plan, rows, &s->attrs, &json, &len, err);
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
-	if (s->fs != NULL)
-		rc = store_fs_write_meta(s->fs, json, len, err);
+	if (s->store != NULL)
+		rc = s->store->ops->write_meta(s->store, json, len, err);
 	else if (s->sink.metadata != NULL &&
 		 s->sink.metadata(s->sink.user, json, len) != 0)
 		rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
@@ -263,7 +263,7 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		chunks += b->stored;
 		idx = shard_set_index(set, k);
 		plan_shard_coords(p, se, k, coords);
-		if (s->fs != NULL) {
+		if (s->store != NULL) {
 			/* The index first or last, the chunks as they lie:
 			 * one vectored write. */
 			struct iovec ix = { (void *)idx, p->index_bytes };
@@ -274,8 +274,8 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 			n += shard_set_parts(set, k, s->parts + n);
 			if (p->index_location != SHARDPIPE_INDEX_START)
 				s->parts[n++] = ix;
-			rc = store_fs_write_shard(s->fs, coords, p->rank,
-						  s->parts, n, err);
+			rc = store_write_shard(s->store, coords, p->rank,
+					       s->parts, n, err);
 		} else if (sink_shard(s, set, k, coords, idx) != 0) {
 			char key[32 * SHARDPIPE_MAX_RANK];
 			size_t n = 0;
@@ -832,7 +832,7 @@ static void stream_free(struct shardpipe_stream *s)
 	free(s->dst);
 	free(s->sizes);
 	free(s->ahead);
-	store_fs_free(s->fs);
+	store_free(s->store);
 	free(s->ranges);
 	free(s->fill_block);
 	attrs_free(&s->attrs);
@@ -889,6 +889,7 @@ static uint64_t pools(const struct shardpipe_stream *s)
 	uint64_t n = NSTAGE * p->batch_bytes +
 		     (uint64_t)nsets_for(p, s->be) * shard_set_bytes(p);
 
+	n += store_pool_bytes(s->store);
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
 		return n + s->be->pool_bytes(s->bctx);
 	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
@@ -1020,7 +1021,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK)
 		rc = pool_configure(&s->err);
 	if (rc == SHARDPIPE_OK && path != NULL)
-		rc = store_fs_check(&s->fs, path, desc->overwrite, &s->err);
+		rc = store_check(&s->store, path, desc->overwrite,
+				 s->plan.durable, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
@@ -1060,14 +1062,14 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	}
 	if (rc == SHARDPIPE_OK)
 		rc = open_trace(s, path);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		store_fs_set_durable(s->fs, s->plan.durable);
-	if (rc == SHARDPIPE_OK && s->fs != NULL)
-		rc = store_fs_create(s->fs, &s->err);
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = s->store->ops->create(s->store, &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = own;
 	if (rc == SHARDPIPE_OK)
 		rc = publish_meta(s, 0, &s->err);
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = start_threads(s);
 	if (rc != SHARDPIPE_OK) {
@@ -1442,7 +1444,11 @@ int shardpipe_stream_flush(shardpipe_stream *s)
 	pthread_mutex_lock(&s->mu);
 	rows = s->stats.rows_written;
 	pthread_mutex_unlock(&s->mu);
-	return fail(s, publish_meta(s, rows, &s->err));
+	rc = publish_meta(s, rows, &s->err);
+	/* A store that uploads in the background has it all once synced. */
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
+	return fail(s, rc);
 }
 
 int shardpipe_stream_close(shardpipe_stream *s)
@@ -1471,6 +1477,8 @@ int shardpipe_stream_close(shardpipe_stream *s)
 		s->stats.rows_written = rows;
 		rc = publish_meta(s, rows, &s->err);
 	}
+	if (rc == SHARDPIPE_OK && s->store != NULL)
+		rc = store_sync(s->store, &s->err);
 	/* The threads are gone: the trace is complete.  Failing to write
 	 * it is reported when nothing else failed. */
 	if (trace_close(s->trace, &terr) != SHARDPIPE_OK &&

@@ -69,12 +69,15 @@ static uint64_t fill_bits(const struct plan *p)
 	return v;
 }
 
-/* IEEE binary16 bits to double, exactly (every half is a double). */
+/* IEEE binary16 bits to double, exactly (every half is a double).  The
+ * caller has taken NaNs out; exponent 31 is then an infinity, which the
+ * formula of the finite values would make 2^16. */
 static double half_to_double(uint16_t h)
 {
 	int e = (h >> 10) & 0x1f;
 	double m = h & 0x3ff;
-	double x = e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
+	double x = e == 31 ? INFINITY
+		   : e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
 
 	return h & 0x8000 ? -x : x;
 }

@@ -17,7 +17,7 @@ abi=$(sed -n 's/^#define SHARDPIPE_BACKEND_ABI \([0-9]*\).*/\1/p' \
 
 scratch plugin
 test_seed
-plan 16
+plan 18
 mkdir "$tmp/wrong" "$tmp/broken" "$tmp/noentry" "$tmp/empty"
 cp "$fakes/.libs/plugin-wrong-abi.so" "$tmp/wrong/backend-cuda.so"
 cp "$fakes/.libs/plugin-broken.so" "$tmp/broken/backend-cuda.so"
@@ -105,5 +105,20 @@ if backend_built opencl ||
 	grep '^opencl:' "$tmp/out" | sed 's/^/# /'
 else
 	skip 1 "the opencl backend is not built (configure found no opencl)"
+fi
+
+# Unset, or as an empty entry, the uninstalled program's default directory
+# is its build tree's .libs, found from where its library was loaded and
+# not compiled in (doc/design.md §5.2).
+if backend_built opencl ||
+	[ -f "${top_builddir:-.}/.libs/backend-opencl.so" ]; then
+	env -u SHARDPIPE_PLUGIN_PATH "$SP" backends > "$tmp/out" 2>&1
+	grep '^opencl:' "$tmp/out" | grep -q -v 'not found'
+	ok $? "unset, the build tree's opencl plugin is found"
+	SHARDPIPE_PLUGIN_PATH=$tmp/empty: "$SP" backends > "$tmp/out" 2>&1
+	grep '^opencl:' "$tmp/out" | grep -q -v 'not found'
+	ok $? "an empty entry stands for the build tree's .libs"
+else
+	skip 2 "the opencl backend is not built (configure found no opencl)"
 fi
 done_testing

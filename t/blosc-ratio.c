@@ -37,17 +37,22 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One chunk through the kernel, one group of one work-item. */
+/* One chunk through the kernels, one group of one work-item: the zstd
+ * units of its streams, then the container.  scratch: SPZ_SCRATCH_BYTES,
+ * units: n bytes, usizes: SPB_UNITS words. */
 static uint64_t kernel_blosc(const uint8_t *src, uint64_t n, int level,
 			     unsigned ts, unsigned shuffle, uint8_t *scratch,
-			     uint8_t *out)
+			     uint8_t *units, uint64_t *usizes, uint8_t *out)
 {
-	uint64_t size = 0;
+	uint64_t size = 0, bs = SPB_BLOCKSIZE(n, ts, 0);
 
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
-	sp_codec_blosc(src, out, &size, scratch, 1, n, SPB_BOUND(n),
-		       (u64)level, ts, shuffle, SPB_BLOCKSIZE(n, ts, 0));
+	sp_zstd_units(src, units, usizes, scratch, 1, n,
+		      SPB_ZSTD_LEVEL(level == 0 ? 1u : (unsigned)level), ts,
+		      shuffle, bs);
+	sp_codec_blosc(src, out, &size, units, usizes, 1, n, SPB_BOUND(n),
+		       (u64)level, ts, shuffle, bs);
 	return size;
 }
 
@@ -106,8 +111,7 @@ int main(void)
 	};
 	static const int levels[] = { 1, 5 };
 
-	/* blosc_encode.h brings the zstd kernel along; only its functions
-	 * are used here. */
+	/* blosc_encode.h brings the zstd frame kernel along, unused here. */
 	(void)sp_codec_zstd;
 	plan_lazy();
 	for (size_t si = 0; si < sizeof(sets) / sizeof(sets[0]); si++)
@@ -117,7 +121,8 @@ int main(void)
 		struct bench_pattern pat;
 		uint64_t chunk = s->chunk[0] * s->chunk[1] * s->chunk[2] * 2;
 		uint64_t nchunks, total;
-		uint8_t *pool, *enc, *back, *scratch;
+		uint8_t *pool, *enc, *back, *scratch, *units;
+		uint64_t *usizes;
 
 		shardpipe_desc_init(&desc);
 		desc.rank = s->rank;
@@ -134,8 +139,10 @@ int main(void)
 		total = nchunks * chunk;
 		enc = test_xmalloc(SPB_BOUND(chunk));
 		back = test_xmalloc(chunk);
-		scratch = test_xmalloc(SPB_SCRATCH_BYTES(16u, SPB_BLOCKSIZE(
-					chunk, 2u, 0u)));
+		scratch = test_xmalloc(SPZ_SCRATCH_BYTES);
+		units = test_xmalloc(chunk);
+		usizes = test_xmalloc(8 * SPB_UNITS(chunk, 2u, SPB_BLOCKSIZE(
+							    chunk, 2u, 0u)));
 		diag("%s, %s: %llu chunks of %llu bytes", s->what, fills[f],
 		     (unsigned long long)nchunks, (unsigned long long)chunk);
 		diag("%-10s clevel  kernel  c-blosc  kernel/c-blosc  MB/s "
@@ -152,7 +159,8 @@ int main(void)
 
 				t0 = now();
 				n = kernel_blosc(src, chunk, levels[l], 2,
-						 (unsigned)sh, scratch, enc);
+						 (unsigned)sh, scratch, units,
+						 usizes, enc);
 				tk += now() - t0;
 				kp += n;
 				if (blosc_decompress_ctx(enc, back, chunk, 1) !=
@@ -177,6 +185,8 @@ int main(void)
 		free(enc);
 		free(back);
 		free(scratch);
+		free(units);
+		free(usizes);
 		bench_pattern_free(&pat);
 	}
 	return done_testing();

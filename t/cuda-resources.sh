@@ -1,9 +1,10 @@
 #!/bin/sh
 # cuda-resources.sh - what the kernels cost a GPU, read from ptxas (issue
 # 26): the kernel source is compiled for sm_90 with -Xptxas -v, and
-#   - each encoder (sp_codec_zstd, sp_codec_blosc, sp_codec_gzip) holds
-#     at most 128 registers per work-item and no stack frame (an indexed
-#     private array or a spill is local memory: slow, and per thread);
+#   - each encoder (every kernel entered through SP_ENCODER_ENTRY: the
+#     gzip, zstd and blosc kernels) holds at most 128 registers per
+#     work-item and no stack frame (an indexed private array or a spill is
+#     local memory: slow, and per thread);
 #   - sp_scatter has no stack frame;
 #   - every kernel of kernel-list.h is reported.
 # The figures of every kernel follow as comments.  Needs no GPU, only the
@@ -17,6 +18,8 @@ src=${top_srcdir:-.}/backends
 kernels=$(sed -n 's/^[	 ]*X(\(sp_[a-z0-9_]*\),.*/\1/p' \
 	"$src/kernels/kernel-list.h")
 [ -n "$kernels" ] || bail_out "no kernels found in kernel-list.h"
+encoders=$(sed -n 's/^SP_ENCODER_ENTRY(\(sp_[a-z0-9_]*\)).*/\1/p' \
+	"$src"/kernels/*.h)
 "$SHARDPIPE_NVCC" --list-gpu-code 2> /dev/null | grep -qx sm_90 ||
 	skip_all "$SHARDPIPE_NVCC does not target sm_90"
 scratch cudares
@@ -44,7 +47,7 @@ awk '
 		f = ""
 	}' "$tmp/log" > "$tmp/res"
 
-plan $(($(echo "$kernels" | wc -l) + 7))
+plan $(($(echo "$kernels" | wc -l) + 2 * $(echo "$encoders" | wc -l) + 1))
 diag "kernel registers stack spill-stores spill-loads (sm_90)"
 sed 's/^/#   /' "$tmp/res"
 for k in $kernels; do
@@ -52,30 +55,11 @@ for k in $kernels; do
 	ok $? "ptxas reports $k"
 done
 field() { awk -v k="$1" -v i="$2" '$1 == k { print $i }' "$tmp/res"; }
-# todo CONDITION-EXIT-STATUS DESCRIPTION REASON: a known shortfall, reported
-# as TAP TODO (visible in the log, not a failure) until it is met.
-todo() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2 # TODO $3"
-	else
-		echo "not ok $tap_n - $2 # TODO $3"
-	fi
-}
-for k in sp_codec_zstd sp_codec_blosc sp_codec_gzip; do
-	r=$(field $k 2) st=$(field $k 3)
+for k in $encoders; do
+	r=$(field $k 2)
 	[ -n "$r" ] && [ "$r" -le 128 ]
 	ok $? "$k: ${r:-no} registers, at most 128"
-	if [ $k = sp_codec_gzip ]; then
-		# defl_chunk keeps its whole scratch map and every phase's
-		# state live at once: ptxas spills a few words at 128
-		# registers until the chunk is split into steps (issue 26).
-		[ "$st" = 0 ]
-		todo $? "$k: no stack frame (${st:-?} bytes)" \
-			"gzip spills at 128 registers (issue 26)"
-	else
-		is "$st" 0 "$k: no stack frame"
-	fi
+	is "$(field $k 3)" 0 "$k: no stack frame"
 done
 is "$(field sp_scatter 3)" 0 "sp_scatter: no stack frame"
 done_testing

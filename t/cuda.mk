@@ -21,7 +21,8 @@ EXTRA_DIST += $(CUDA_SH_TESTS) t/cuda-stages.c t/cuda-gzip.c t/cuda-stores.c
 AM_TESTS_ENVIRONMENT += \
 	SHARDPIPE_NVCC_GENCODE='$(NVCC_GENCODE)'; \
 	export SHARDPIPE_NVCC_GENCODE; \
-	SHARDPIPE_NVCC='$(NVCC)'; export SHARDPIPE_NVCC;
+	SHARDPIPE_NVCC='$(NVCC)'; export SHARDPIPE_NVCC; \
+	SHARDPIPE_CUDA_RUNTIME='$(CUDA_RUNTIME)'; export SHARDPIPE_CUDA_RUNTIME;
 
 if HAVE_CUDA
 CUDA_C_TESTS = t/cuda-stages t/cuda-gzip t/cuda-stores

@@ -139,6 +139,12 @@ static void fill_values(const char *tmp)
 		   "tenth");
 	h = 0x3e00; /* 1.5 */
 	check_fill(tmp, SHARDPIPE_DTYPE_FLOAT16, &h, "1.5", "half");
+	h = 0x7c00; /* float16's own infinity, not 65536 */
+	check_fill(tmp, SHARDPIPE_DTYPE_FLOAT16, &h, "\"Infinity\"",
+		   "half-inf");
+	h = 0xfc00;
+	check_fill(tmp, SHARDPIPE_DTYPE_FLOAT16, &h, "\"-Infinity\"",
+		   "half-neginf");
 }
 
 /*

@@ -5,8 +5,9 @@
  * carries the right CRC-32; edge cases of the partition (empty, tiny,
  * 32 KiB and 64 KiB +-1, runs crossing segment and block boundaries, the
  * largest chunk the encoder takes, SP_DEFL_MAX_CHUNK) at every level
- * (the largest at level 1); merged blocks pay; the same chunks encoded in
- * one launch over several groups equal the chunks encoded one by one.
+ * (the largest at level 1); merged blocks pay; the sort of phase 1 against
+ * a serial insertion; the same chunks encoded in one launch over several
+ * groups equal the chunks encoded one by one.
  */
 #include <stdio.h>
 
@@ -74,23 +75,60 @@ static void fill_words(uint8_t *b, uint64_t n)
 	}
 }
 
-/* The two ways of phase 1 (sorted windows, serial insertion) agree. */
-static void check_chains(const char *what, const uint8_t *src, uint64_t n)
+/*
+ * Phase 1 sorts the positions by hash, stably: each position's entry
+ * follows the latest earlier position of its hash, if any, as a serial
+ * insertion into a head table (computed here) finds it; and the order is
+ * a permutation with hashes in increasing order.
+ */
+static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 {
-	uint32_t *head = test_xmalloc(4u << SP_DEFL_HASH_BITS);
-	uint32_t *keys = test_xmalloc(4 * SP_DEFL_WIN);
-	uint16_t *a = test_xmalloc(2 * n), *b = test_xmalloc(2 * n);
+	const uint64_t np = n >= 4 ? n - 3 : 0;
+	const uint32_t bits = defl_hash_bits(n);
+	uint8_t *scratch = test_xmalloc(SP_DEFL_SCRATCH_BYTES(n));
+	struct defl_ws ws = defl_ws_of(scratch, n);
+	uint64_t red[1];
+	uint32_t *head = test_xmalloc(4u << bits);
+	uint32_t *latest = test_xmalloc(4 * (np + 1));
+	uint8_t *seen = test_xmalloc(np + 1);
+	uint64_t bad = 0, first = 0;
 
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
-	defl_chains_sorted(src, n, head, a, keys);
-	defl_chains_serial(src, n, head, b);
-	is_blob(a, b, 2 * n, "%s: %llu bytes: sorted and serial chains agree",
-		what, (unsigned long long)n);
+	defl_sort(src, n, ws.hsh, ws.tmp, ws.srt, ws.cnt, red);
+	memset(head, 0xFF, 4u << bits);
+	memset(seen, 0, np + 1);
+	for (uint64_t p = 0; p < np; p++) {
+		uint32_t h = defl_hash(src + p, bits);
+
+		latest[p] = head[h];
+		head[h] = (uint32_t)p;
+	}
+	for (uint64_t i = 0; i < np; i++) {
+		uint32_t p = ws.srt[i], want;
+
+		if (p >= np || seen[p]) {
+			bad++;
+			first = bad == 1 ? i : first;
+			continue;
+		}
+		seen[p] = 1;
+		want = i > 0 && ws.hsh[ws.srt[i - 1]] == ws.hsh[p] ?
+			       ws.srt[i - 1] : 0xFFFFFFFFu;
+		if (ws.hsh[p] != defl_hash(src + p, bits) || want != latest[p] ||
+		    (i > 0 && ws.hsh[ws.srt[i - 1]] > ws.hsh[p])) {
+			bad++;
+			first = bad == 1 ? i : first;
+		}
+	}
+	ok(bad == 0, "%s: %llu bytes: positions sorted by hash, each after "
+	   "its latest earlier one (%llu wrong, the first at %llu)", what,
+	   (unsigned long long)n, (unsigned long long)bad,
+	   (unsigned long long)first);
+	free(scratch);
 	free(head);
-	free(keys);
-	free(a);
-	free(b);
+	free(latest);
+	free(seen);
 }
 
 /*
@@ -103,13 +141,14 @@ static void check_chains(const char *what, const uint8_t *src, uint64_t n)
 static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
 			uint32_t limit)
 {
-	uint32_t *f = test_xmalloc(4 * nsym), *work = test_xmalloc(16 * nsym);
+	uint32_t *f = test_xmalloc(4 * nsym), *work = test_xmalloc(12 * nsym);
+	uint64_t *key = test_xmalloc(8 * nsym);
 	uint8_t *len = test_xmalloc(nsym);
 	uint64_t kraft = 0, cap = (uint64_t)1 << limit;
 	uint32_t longest = 0, missing = 0;
 
 	memcpy(f, freq, 4 * nsym);
-	defl_huff_lengths(f, nsym, limit, len, work);
+	defl_huff_lengths(f, nsym, limit, len, key, work);
 	for (uint32_t i = 0; i < nsym; i++) {
 		if (len[i] > longest)
 			longest = len[i];
@@ -124,6 +163,7 @@ static void check_limit(const char *what, const uint32_t *freq, uint32_t nsym,
 	   (unsigned long long)kraft, (unsigned long long)cap, missing);
 	free(f);
 	free(work);
+	free(key);
 	free(len);
 }
 
@@ -286,16 +326,17 @@ int main(void)
 		free(enc);
 	}
 
-	/* Phase 1 both ways, on windows whole and partial. */
+	/* Phase 1 on chunks sorted in one pass (8-bit hashes) and two. */
 	for (int pat = 0; pat < 4; pat++) {
 		test_fill(buf, big, pat, &rng);
-		check_chains("pattern", buf, pat == 0 ? 5 : big - pat);
+		check_sort("pattern", buf, pat == 0 ? 5 : big - pat);
 	}
 	fill_runs(buf, big);
-	check_chains("runs", buf, big);
+	check_sort("runs", buf, big);
 	fill_words(buf, 70000);
-	check_chains("text-like", buf, 70000);
-	check_chains("text-like", buf, 1000);
+	check_sort("text-like", buf, 70000);
+	check_sort("text-like", buf, 1000);
+	check_sort("text-like", buf, 200);
 
 	/* Several chunks in one launch, groups striding over them, equal
 	 * the chunks encoded alone. */

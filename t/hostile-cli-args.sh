@@ -85,6 +85,9 @@ cat > out/table <<'TABLE'
 2|--dtype given twice|write --dtype uint8 --dtype uint16 --input in16 --shape 16 --chunk 4 new
 2|--fill-value|write --dtype uint8 --input in16 --shape 16 --chunk 4 --fill-value ' 3' new
 2|--fill-value|write --dtype uint8 --input in16 --shape 16 --chunk 4 --fill-value +3 new
+2|--fill-value|write --dtype float32 --input in16 --shape 4 --chunk 4 --fill-value 0x1p3 new
+2|--fill-value|write --dtype float32 --input in16 --shape 4 --chunk 4 --fill-value 0x7fc0 new
+2|--fill-value|write --dtype float32 --input in16 --shape 4 --chunk 4 --fill-value 'nan(1)' new
 2|--fill-value given twice|write --dtype uint8 --input in16 --shape 16 --chunk 4 --fill-value 3 --fill-value 4 new
 2|--codec|write --dtype uint8 --input in16 --shape 16 --chunk 4 --codec 'zstd: 3' new
 2|--codec given twice|write --dtype uint8 --input in16 --shape 16 --chunk 4 --codec zstd:1 --codec gzip new

@@ -15,6 +15,7 @@
 
 #include "prelude-c.h"
 #include "geometry.h"
+#include "zstd_units.h"
 #include "zstd_encode.h"
 
 #include "tap.h"
@@ -36,7 +37,8 @@ static inline uint64_t zt_word(int level, int checksum)
 }
 
 /*
- * Encode n bytes as the reference executor does (one group, one item),
+ * Encode n bytes as the reference executor does (one group, one item):
+ * the blocks as units (sp_zstd_units), then the frame (sp_codec_zstd),
  * into a slot of bound(n) bytes followed by a guard zone that must stay
  * untouched.  word: zt_word().  Returns the frame size; *guard_ok tells
  * the guard's fate.
@@ -47,19 +49,23 @@ static inline uint64_t zt_encode_word(const uint8_t *src, uint64_t n,
 				      int *guard_ok)
 {
 	uint64_t size = 0, cap = zt_bound(n);
+	/* The chunk and the units' output alone in their allocations, so
+	 * that a sanitizer or valgrind sees any access past their ends. */
+	uint8_t *chunk = test_xmalloc(n), *out = test_xmalloc(n);
+	uint64_t *usizes = test_xmalloc(SPZ_NBLOCKS(n) * sizeof(*usizes));
 
 	if (zt_scratch == NULL)
-		zt_scratch = test_xmalloc(SPZ_SCRATCH_BYTES(SPZ_HLOG_MAX));
-	/* The chunk alone in its allocation, so that a sanitizer or
-	 * valgrind sees any read past its end. */
-	uint8_t *chunk = test_xmalloc(n);
-
+		zt_scratch = test_xmalloc(SPZ_SCRATCH_BYTES);
 	memcpy(chunk, src, n);
 	memset(slot + cap, 0xA5, ZT_GUARD);
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
-	sp_codec_zstd(chunk, slot, &size, zt_scratch, 1, n, cap, (u64)word);
+	sp_zstd_units(chunk, out, usizes, zt_scratch, 1, n,
+		      (u64)(uint32_t)word, 1, SPB_NOSHUFFLE, 0);
+	sp_codec_zstd(chunk, slot, &size, out, usizes, 1, n, cap, (u64)word);
 	free(chunk);
+	free(out);
+	free(usizes);
 	*guard_ok = 1;
 	for (size_t i = 0; i < ZT_GUARD; i++)
 		if (slot[cap + i] != 0xA5)

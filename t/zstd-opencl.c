@@ -1,9 +1,9 @@
 /*
- * zstd-opencl.c - the zstd kernel built for OpenCL from the same source
- * (prelude-opencl.h + zstd_encode.h, read from the source tree and built
- * with clBuildProgram) writes byte for byte the frames the C build writes,
- * at local sizes 1, 7, 64 and 256, with fewer groups than chunks (groups
- * stride over chunks and reuse their scratch).  Skipped, with the reason,
+ * zstd-opencl.c - the zstd kernels built for OpenCL from the same source
+ * (prelude-opencl.h + zstd_units.h + zstd_encode.h, read from the source
+ * tree and built with clBuildProgram) write byte for byte the frames the C
+ * build writes, at local sizes 1, 7, 64 and 256, with fewer groups than
+ * chunks (groups stride over blocks and chunks and reuse their scratch).  Skipped, with the reason,
  * where no OpenCL platform is usable.
  *
  * Also reports the kernel's throughput on the device (not asserted).
@@ -23,7 +23,7 @@ struct ocl {
 	cl_context ctx;
 	cl_command_queue q;
 	cl_program prog;
-	cl_kernel k;
+	cl_kernel units, frames;
 	cl_device_id dev;
 	size_t max_wg;
 	char name[256];
@@ -42,8 +42,10 @@ static uint64_t stamp(const char *top)
 {
 	static const char *const names[] = {
 		"prelude-opencl.h", "geometry.h", "collectives.h",
+		"kernel-list.h", "zstd_units.h", "zstd_block.h",
 		"zstd_encode.h", "zstd_layout.h", "zstd_bits.h",
-		"zstd_huf.h", "zstd_match.h", "zstd_xxh64.h",
+		"zstd_huf.h", "zstd_match.h", "zstd_seq.h", "zstd_xxh64.h",
+		"blosc_layout.h", "blosc_shuffle.h",
 	};
 	uint64_t h = 1469598103934665603ull;
 
@@ -75,6 +77,7 @@ static const char *ocl_open(struct ocl *o)
 	char opts[1024];
 	const char *src = "#include \"prelude-opencl.h\"\n"
 			  "#include \"geometry.h\"\n"
+			  "#include \"zstd_units.h\"\n"
 			  "#include \"zstd_encode.h\"\n";
 
 	if (clGetPlatformIDs(8, plats, &np) != CL_SUCCESS || np == 0)
@@ -111,23 +114,37 @@ static const char *ocl_open(struct ocl *o)
 				      sizeof(why) - k - 1, why + k, &n);
 		bail("%s", why);
 	}
-	o->k = clCreateKernel(o->prog, "sp_codec_zstd", &rc);
+	o->units = clCreateKernel(o->prog, "sp_zstd_units", &rc);
+	if (rc != CL_SUCCESS)
+		bail("clCreateKernel sp_zstd_units: %d", rc);
+	o->frames = clCreateKernel(o->prog, "sp_codec_zstd", &rc);
 	if (rc != CL_SUCCESS)
 		bail("clCreateKernel sp_codec_zstd: %d", rc);
-	clGetKernelWorkGroupInfo(o->k, o->dev, CL_KERNEL_WORK_GROUP_SIZE,
+	clGetKernelWorkGroupInfo(o->units, o->dev, CL_KERNEL_WORK_GROUP_SIZE,
 				 sizeof(o->max_wg), &o->max_wg, NULL);
+	{
+		size_t wg = 0;
+
+		clGetKernelWorkGroupInfo(o->frames, o->dev,
+					 CL_KERNEL_WORK_GROUP_SIZE, sizeof(wg),
+					 &wg, NULL);
+		if (wg < o->max_wg)
+			o->max_wg = wg;
+	}
 	return NULL;
 }
 
-/* Encode n chunks of cb bytes with `groups` groups of `local` items;
- * returns the seconds the kernel took. */
+/* Encode n chunks of cb bytes with `groups` groups of `local` items in
+ * each of the two kernels; returns the seconds they took. */
 static double ocl_run(struct ocl *o, const uint8_t *pool, uint64_t n,
 		      uint64_t cb, uint64_t cap, uint8_t *slots,
 		      uint64_t *sizes, size_t groups, size_t local, uint64_t word)
 {
-	cl_int rc;
-	cl_mem bpool, bslots, bsizes, bscratch;
+	cl_int rc, rc2 = CL_SUCCESS;
+	cl_mem bpool, bslots, bsizes, bscratch, bout, busizes;
 	cl_ulong vn = n, vcb = cb, vcap = cap, vlevel = (cl_ulong)word;
+	cl_ulong vzlevel = (uint32_t)word, vts = 1, vmode = SPB_NOSHUFFLE;
+	cl_ulong vbs = 0;
 	size_t global = groups * local;
 	double t0, t1;
 
@@ -136,22 +153,41 @@ static double ocl_run(struct ocl *o, const uint8_t *pool, uint64_t n,
 	bslots = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, n * cap, NULL, &rc);
 	bsizes = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, n * 8, NULL, &rc);
 	bscratch = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE,
-				  groups * (size_t)SPZ_SCRATCH_BYTES(SPZ_HLOG_MAX), NULL, &rc);
+				  groups * (size_t)SPZ_SCRATCH_BYTES, NULL, &rc);
+	bout = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, n * cb > 0 ? n * cb : 1,
+			      NULL, &rc);
+	busizes = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE,
+				 n * SPZ_NBLOCKS(cb) * 8, NULL, &rc);
 	if (rc != CL_SUCCESS)
 		bail("clCreateBuffer: %d", rc);
-	clSetKernelArg(o->k, 0, sizeof(cl_mem), &bpool);
-	clSetKernelArg(o->k, 1, sizeof(cl_mem), &bslots);
-	clSetKernelArg(o->k, 2, sizeof(cl_mem), &bsizes);
-	clSetKernelArg(o->k, 3, sizeof(cl_mem), &bscratch);
-	clSetKernelArg(o->k, 4, sizeof(vn), &vn);
-	clSetKernelArg(o->k, 5, sizeof(vcb), &vcb);
-	clSetKernelArg(o->k, 6, sizeof(vcap), &vcap);
-	clSetKernelArg(o->k, 7, sizeof(vlevel), &vlevel);
+	clSetKernelArg(o->units, 0, sizeof(cl_mem), &bpool);
+	clSetKernelArg(o->units, 1, sizeof(cl_mem), &bout);
+	clSetKernelArg(o->units, 2, sizeof(cl_mem), &busizes);
+	clSetKernelArg(o->units, 3, sizeof(cl_mem), &bscratch);
+	clSetKernelArg(o->units, 4, sizeof(vn), &vn);
+	clSetKernelArg(o->units, 5, sizeof(vcb), &vcb);
+	clSetKernelArg(o->units, 6, sizeof(vzlevel), &vzlevel);
+	clSetKernelArg(o->units, 7, sizeof(vts), &vts);
+	clSetKernelArg(o->units, 8, sizeof(vmode), &vmode);
+	clSetKernelArg(o->units, 9, sizeof(vbs), &vbs);
+	clSetKernelArg(o->frames, 0, sizeof(cl_mem), &bpool);
+	clSetKernelArg(o->frames, 1, sizeof(cl_mem), &bslots);
+	clSetKernelArg(o->frames, 2, sizeof(cl_mem), &bsizes);
+	clSetKernelArg(o->frames, 3, sizeof(cl_mem), &bout);
+	clSetKernelArg(o->frames, 4, sizeof(cl_mem), &busizes);
+	clSetKernelArg(o->frames, 5, sizeof(vn), &vn);
+	clSetKernelArg(o->frames, 6, sizeof(vcb), &vcb);
+	clSetKernelArg(o->frames, 7, sizeof(vcap), &vcap);
+	clSetKernelArg(o->frames, 8, sizeof(vlevel), &vlevel);
 	t0 = now();
-	rc = clEnqueueNDRangeKernel(o->q, o->k, 1, NULL, &global, &local, 0,
-				    NULL, NULL);
-	if (rc != CL_SUCCESS)
-		bail("clEnqueueNDRangeKernel (local %zu): %d", local, rc);
+	rc = clEnqueueNDRangeKernel(o->q, o->units, 1, NULL, &global, &local,
+				    0, NULL, NULL);
+	if (rc == CL_SUCCESS)
+		rc2 = clEnqueueNDRangeKernel(o->q, o->frames, 1, NULL, &global,
+					     &local, 0, NULL, NULL);
+	if (rc != CL_SUCCESS || rc2 != CL_SUCCESS)
+		bail("clEnqueueNDRangeKernel (local %zu): %d, %d", local, rc,
+		     rc2);
 	clFinish(o->q);
 	t1 = now();
 	clEnqueueReadBuffer(o->q, bslots, CL_TRUE, 0, n * cap, slots, 0, NULL,
@@ -162,6 +198,8 @@ static double ocl_run(struct ocl *o, const uint8_t *pool, uint64_t n,
 	clReleaseMemObject(bslots);
 	clReleaseMemObject(bsizes);
 	clReleaseMemObject(bscratch);
+	clReleaseMemObject(bout);
+	clReleaseMemObject(busizes);
 	return t1 - t0;
 }
 

@@ -596,6 +596,7 @@ static int cu_open(const struct kdev_device *d, const struct plan *plan,
 {
 	struct cu_dev *c = calloc(1, sizeof(*c));
 	int sms = 1, max_threads = 1024;
+	size_t mem_free = 0, mem_total = 0;
 
 	SP_RETURN_IF(c == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for a CUDA context");
@@ -612,6 +613,7 @@ static int cu_open(const struct kdev_device *d, const struct plan *plan,
 	CUDA_CHECK(err, cudaDeviceGetAttribute(&sms,
 					       cudaDevAttrMultiProcessorCount,
 					       c->device));
+	CUDA_CHECK(err, cudaMemGetInfo(&mem_free, &mem_total));
 	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->up,
 						  cudaStreamNonBlocking));
 	CUDA_CHECK(err, cudaStreamCreateWithFlags(&c->compute,
@@ -650,6 +652,8 @@ static int cu_open(const struct kdev_device *d, const struct plan *plan,
 	/* Enough groups to fill every multiprocessor several times over;
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(sms > 0 ? sms : 1) * 32;
+	/* An eighth of the device's memory for the encoders' scratch. */
+	lim->scratch_budget = (uint64_t)mem_total / 8;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }

@@ -10,9 +10,12 @@ EXTRA_DIST += backends/cuda/kernels.cu backends/cuda/nvcc-pic \
 
 # Warnings are errors for the kernels (nvcc and its host compiler); the
 # host object needs no C++ runtime, so the plugin links with $(CC) alone.
+# NVCCFLAGS, the user's, comes last: a distribution passes its host
+# compiler flags (hardening, -ffile-prefix-map) through it.
 NVCC_FLAGS = --Werror=all-warnings \
 	-Xcompiler=-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics \
-	-I$(top_srcdir)/backends/kernels $(NVCC_GENCODE) $(NVCC_EXTRA_FLAGS)
+	-I$(top_srcdir)/backends/kernels $(NVCC_GENCODE) $(NVCC_EXTRA_FLAGS) \
+	$(NVCCFLAGS)
 
 if HAVE_CUDA
 pkglib_LTLIBRARIES += backend-cuda.la

@@ -7,6 +7,10 @@
  *   sp_agg_permute  sizes into position order          (any launch)
  *   sp_agg_scan     exclusive scan into offsets[0..n]  (one work-group)
  *   sp_agg_gather   bytes of each chunk to its offset  (any launch)
+ *
+ * The gather moves 8-byte words whatever the offsets (copy.h's
+ * lane_copy_bytes): compressed sizes are any number of bytes, and a copy
+ * in units of their common divisor would mostly be a byte copy.
  */
 #ifndef SP_KERNEL_AGGREGATE_H
 #define SP_KERNEL_AGGREGATE_H
@@ -18,6 +22,7 @@ SP_KERNEL_ENTRY(sp_agg_permute)
 	for (u64 j = GLOBAL_ID(); j < n; j += GLOBAL_SIZE()) {
 		u64 e = j / M, i = j - e * M;
 
+		WORK(1);
 		psizes[e * M + perm[i]] = sizes[j];
 	}
 }
@@ -36,12 +41,10 @@ SP_KERNEL_ENTRY(sp_agg_gather)
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
 		u64 e = j / M, i = j - e * M;
 		u64 dst = offsets[e * M + perm[i]], len = sizes[j];
-		u64 src = j * capacity;
 
-		/* The unit depends on the chunk only, so it is the same
-		 * for every work-item of the group. */
-		wg_copy(out + dst, slots + src, len,
-			copy_unit(dst | src | len));
+		UNIT();
+		lane_copy_bytes(out, dst, slots, j * capacity, n * capacity,
+				len, LOCAL_ID(), LOCAL_SIZE());
 	}
 }
 

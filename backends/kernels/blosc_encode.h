@@ -1,156 +1,163 @@
 /*
- * blosc_encode.h - stage 3 for codec "blosc": each chunk becomes one blosc1
- * container (the format c-blosc 1.x reads) in its slot, with zstd as the
- * internal compressor; sizes[i] its length.  The choices the format
- * leaves open (block size, streams, fallbacks, level mapping) are in
- * blosc_layout.h.
+ * blosc_encode.h - stage 3's second kernel for codec "blosc": each chunk
+ * becomes one blosc1 container (the format c-blosc 1.x reads) in its
+ * slot, with zstd as the internal compressor; sizes[i] its length.  The
+ * choices the format leaves open (block size, streams, fallbacks, level
+ * mapping) are in blosc_layout.h.
  *
- * One work-group per chunk (groups stride over the chunks).  Per block,
- * in order: all items shuffle (or bitshuffle) the block into scratch, one
- * output byte each; then each stream of the block is one zstd frame from
- * the zstd encoder (zstd_encode.h's spz_chunk, the whole group), copied
- * behind its length, or the stream itself when the frame is not smaller.
- * Every partition is fixed (blosc_layout.h), so the output does not depend
- * on the local size.
+ * Every stream's zstd blocks were encoded by sp_zstd_units, one unit
+ * each (zstd_units.h).  Here one work-group per chunk (groups stride over
+ * the chunks) stitches them: item 0 scans the streams in order, sizing
+ * each stream's frame from its blocks, choosing between the frame and
+ * the stream stored as it is, and writing every header (container, block
+ * starts, stream lengths, frame and block headers) where the scan puts
+ * it, and each unit's destination over its usizes word; then the whole
+ * group copies the units' contents, or a stored stream's shuffled bytes,
+ * into place.  The container is a function of the chunk and the units'
+ * output alone.
  *
  * Arguments: those of sp_codec_zstd, the level being blosc's clevel, then
  * the element size, the shuffle (SPB_NOSHUFFLE..SPB_BITSHUFFLE) and the
- * block size (SPB_BLOCKSIZE, computed by the driver).  scratch holds
- * SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(level)), blocksize)
- * bytes per launched group; capacity is at least SPB_BOUND(chunk_bytes).
+ * block size (SPB_BLOCKSIZE, computed by the driver); usizes holds
+ * SPB_UNITS words per chunk.  capacity is at least SPB_BOUND(chunk_bytes).
  */
 #ifndef SP_KERNEL_BLOSC_ENCODE_H
 #define SP_KERNEL_BLOSC_ENCODE_H
 
 #include "kernel-list.h"
 #include "blosc_layout.h"
+#include "blosc_shuffle.h"
 #include "zstd_encode.h"
+#include "zstd_units.h"
 
-/* Byte o of block src (bl bytes of ts-byte elements) after the shuffle. */
-DEVICE_FN u8 spb_shuffled(GLOBAL const u8 *src, u64 bl, u64 ts, u32 mode,
-			  u64 o)
-{
-	u64 q = bl / ts;
-
-	if (o >= q * ts || mode == SPB_NOSHUFFLE)
-		return src[o];
-	if (mode == SPB_SHUFFLE)
-		return src[(o % q) * ts + o / q];
-	/* Bitshuffle, c-blosc 1.x: only blocks of a multiple of 8 elements.
-	 * Rows of q/8 bytes, byte j of the element major, bit k minor; bit
-	 * e of a row's byte m is bit k of byte j of element 8m + e. */
-	if (q % 8 != 0)
-		return src[o];
-	{
-		u64 row = o / (q / 8), m = o % (q / 8);
-		u64 j = row / 8, k = row % 8;
-		u32 v = 0;
-
-		for (u32 e = 0; e < 8; e++)
-			v |= (u32)((src[(8 * m + e) * ts + j] >> k) & 1u) << e;
-		return (u8)v;
-	}
-}
+/* A unit's destination, as spb_plan leaves it in the unit's word: its
+ * place in the slot, its length, and whether it is stored shuffled bytes
+ * rather than a block's content. */
+#define SPB_U_LEN_SHIFT 32
+#define SPB_U_STORED_BIT 63
 
 DEVICE_FN void spb_put32(GLOBAL u8 *p, u64 v)
 {
-	for (u32 i = 0; i < 4; i++)
-		p[i] = (u8)(v >> (8 * i));
+	spz_put_le(p, v, 4);
 }
 
-/* The container of one chunk of n bytes; all items of the group. */
-DEVICE_FN void spb_chunk(GLOBAL const u8 *src, u64 n, GLOBAL u8 *dst,
-			 GLOBAL u8 *ws, u64 ts, u32 mode, u64 bsz,
-			 u64 level, struct spz_params prm, LOCAL u64 *red,
-			 LOCAL u64 *sh, LOCAL u32 *freq, LOCAL u16 *lcost,
-			 LOCAL u8 *hlen, LOCAL u16 *hcode, LOCAL u8 *ft,
-			 GLOBAL u64 *size)
+/*
+ * One item: the layout of the container of a chunk of n bytes into dst
+ * and us (see above).  Returns the container's bytes, or 0 when the chunk
+ * is stored whole.
+ */
+DEVICE_FN u64 spb_plan(GLOBAL u8 *dst, u64 n, u64 ts, u64 bs, u64 level,
+		       GLOBAL u64 *us)
 {
-	GLOBAL u8 *shuf = ws + SPB_OFF_SHUF(prm.hlog);
-	GLOBAL u8 *frame = ws + SPB_OFF_FRAME(prm.hlog, bsz);
-	GLOBAL u64 *fsize = (GLOBAL u64 *)(ws + SPB_OFF_SIZE(prm.hlog, bsz));
-	u64 nblocks = (n + bsz - 1) / bsz;
-	u64 limit = SPB_BOUND(n);
-	u64 out = SPB_HEADER + 4 * nblocks;
-	/* Every item follows the same decisions: out and stored are
-	 * computed alike by all from values read after barriers. */
-	u32 stored = level == 0 || n < SPB_MIN_BYTES || out >= limit;
-	u32 flags = SPB_COMP_ZSTD << 5;
+	u64 nblocks = (n + bs - 1) / bs, limit = SPB_BOUND(n), k = 0;
+	u64 at = SPB_HEADER + 4 * nblocks;
 
-	for (u64 b = 0; !stored && b < nblocks; b++) {
-		u64 bs = b * bsz, bl = spz_min(bsz, n - bs);
-		u64 nsplit = bl == bsz && ts <= SPB_MAX_SPLITS &&
-					     bl / ts >= SPB_MIN_SPLIT_ELEMS
-				     ? ts : 1;
-		u64 neb = bl / nsplit;
+	if (level == 0 || n < SPB_MIN_BYTES || at >= limit)
+		return 0;
+	for (u64 b = 0; b < nblocks; b++) {
+		u64 bl = spz_min(bs, n - b * bs);
+		u64 ns = bl == bs ? SPB_NSPLIT(bs, ts) : 1, neb = bl / ns;
+		u64 zb = SPZ_NBLOCKS(neb);
 
-		for (u64 i = LOCAL_ID(); i < bl; i += LOCAL_SIZE())
-			shuf[i] = spb_shuffled(src + bs, bl, ts, mode, i);
-		if (LOCAL_ID() == 0)
-			spb_put32(dst + SPB_HEADER + 4 * b, out);
-		BARRIER();
-		for (u64 s = 0; !stored && s < nsplit; s++) {
-			u64 flen, slen;
-			GLOBAL const u8 *from;
+		spb_put32(dst + SPB_HEADER + 4 * b, at);
+		for (u64 s = 0; s < ns; s++, k += zb) {
+			u64 flen = spz_frame_header_len(neb), slen, pos;
 
-			spz_chunk(shuf + s * neb, neb, frame, ws, prm, red, sh,
-				  freq, lcost, hlen, hcode, ft, fsize);
-			flen = sh[SPZ_SH_OUT];
-			BARRIER();
+			WORK(2 * zb);
+			for (u64 z = 0; z < zb; z++)
+				flen += 3 + (u32)us[k + z];
 			slen = flen < neb ? flen : neb;
-			from = flen < neb ? frame : shuf + s * neb;
-			if (out + 4 + slen >= limit) {
-				stored = 1;
-				break;
+			if (at + 4 + slen >= limit)
+				return 0;
+			spb_put32(dst + at, slen);
+			pos = at + 4;
+			if (flen < neb)
+				pos += spz_frame_header(dst + pos, neb, 0);
+			for (u64 z = 0; z < zb; z++) {
+				u64 len;
+
+				if (flen < neb) {
+					len = spz_block_header(dst + pos, neb,
+							       z, us[k + z]);
+					pos += 3;
+					us[k + z] = pos | len << SPB_U_LEN_SHIFT;
+				} else {
+					len = spz_min(SPZ_BLOCK,
+						      neb - z * SPZ_BLOCK);
+					us[k + z] = pos |
+						    len << SPB_U_LEN_SHIFT |
+						    (u64)1 << SPB_U_STORED_BIT;
+				}
+				pos += len;
 			}
-			if (LOCAL_ID() == 0)
-				spb_put32(dst + out, slen);
-			for (u64 i = LOCAL_ID(); i < slen; i += LOCAL_SIZE())
-				dst[out + 4 + i] = from[i];
-			out += 4 + slen;
-			/* The next frame or block reuses the scratch. */
-			BARRIER();
+			at += 4 + slen;
 		}
 	}
-	if (stored) {
-		for (u64 i = LOCAL_ID(); i < n; i += LOCAL_SIZE())
-			dst[SPB_HEADER + i] = src[i];
-		out = limit;
-		flags |= SPB_FLAG_MEMCPYED;
-	}
-	if (mode == SPB_SHUFFLE)
-		flags |= SPB_FLAG_SHUFFLE;
-	if (mode == SPB_BITSHUFFLE)
-		flags |= SPB_FLAG_BITSHUFFLE;
-	if (LOCAL_ID() == 0) {
-		dst[0] = (u8)SPB_VERSION;
-		dst[1] = (u8)SPB_ZSTD_VERSION;
-		dst[2] = (u8)flags;
-		dst[3] = (u8)ts;
-		spb_put32(dst + 4, n);
-		spb_put32(dst + 8, bsz);
-		spb_put32(dst + 12, out);
-		*size = out;
-	}
-	BARRIER();
+	return at;
 }
 
 SP_ENCODER_ENTRY(sp_codec_blosc)
 {
-	SPZ_LOCAL_ARRAYS();
-	u64 zlevel = level == 0 ? 1 : SPB_ZSTD_LEVEL(level);
-	struct spz_params prm = spz_params_of((i64)zlevel);
-	GLOBAL u8 *ws = scratch + GROUP_ID() *
-			(u64)SPB_SCRATCH_BYTES(prm.hlog, blocksize);
+	LOCAL_ARRAY(u64, bsh, 1);
+	u64 upc = SPB_UNITS(chunk_bytes, typesize, blocksize);
 
-	if (LOCAL_ID() == 0)
-		spz_ft_predefined(ft);
-	BARRIER();
-	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS())
-		spb_chunk(pool + j * chunk_bytes, chunk_bytes,
-			  slots + j * capacity, ws, typesize, (u32)mode,
-			  blocksize, level, prm, red, sh, freq, lcost, hlen,
-			  hcode, ft, sizes + j);
+	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
+		GLOBAL const u8 *src = pool + j * chunk_bytes;
+		GLOBAL const u8 *from = out + j * chunk_bytes;
+		GLOBAL u8 *dst = slots + j * capacity;
+		GLOBAL u64 *us = usizes + j * upc;
+		u32 flags = SPB_COMP_ZSTD << 5;
+		u64 size;
+
+		UNIT();
+		PHASE("plan");
+		if (LOCAL_ID() == 0)
+			bsh[0] = spb_plan(dst, chunk_bytes, typesize, blocksize,
+					  level, us);
+		BARRIER();
+		PHASE("copy");
+		size = bsh[0];
+		for (u64 k = 0; size != 0 && k < upc; k++) {
+			u64 w = us[k], pos = (u32)w;
+			u32 len = (u32)(w >> SPB_U_LEN_SHIFT) & 0x7FFFFFFFu;
+			struct spz_unit un = spz_unit_of(k, chunk_bytes,
+							 typesize, blocksize);
+
+			for (u32 x = (u32)LOCAL_ID(); x < len;
+			     x += (u32)LOCAL_SIZE()) {
+				WORK(1);
+				dst[pos + x] = w >> SPB_U_STORED_BIT
+					? spb_shuffled(src + un.bstart, un.bbl,
+						       typesize, (u32)mode,
+						       un.off + x)
+					: from[un.bstart + un.off + x];
+			}
+		}
+		if (size == 0) {
+			for (u64 i = LOCAL_ID(); i < chunk_bytes;
+			     i += LOCAL_SIZE()) {
+				WORK(1);
+				dst[SPB_HEADER + i] = src[i];
+			}
+			size = SPB_BOUND(chunk_bytes);
+			flags |= SPB_FLAG_MEMCPYED;
+		}
+		if (mode == SPB_SHUFFLE)
+			flags |= SPB_FLAG_SHUFFLE;
+		if (mode == SPB_BITSHUFFLE)
+			flags |= SPB_FLAG_BITSHUFFLE;
+		if (LOCAL_ID() == 0) {
+			dst[0] = (u8)SPB_VERSION;
+			dst[1] = (u8)SPB_ZSTD_VERSION;
+			dst[2] = (u8)flags;
+			dst[3] = (u8)typesize;
+			spb_put32(dst + 4, chunk_bytes);
+			spb_put32(dst + 8, blocksize);
+			spb_put32(dst + 12, size);
+			sizes[j] = size;
+		}
+		BARRIER();
+	}
 }
 
 #endif

@@ -71,17 +71,19 @@
 #define SPB_BS_RAW(n, f) ((f) == 0 ? ((n) < SPB_AUTO_BLOCK ? (n) : SPB_AUTO_BLOCK) : ((f) < (n) ? (f) : (n)))
 #define SPB_BLOCKSIZE(n, ts, f) (SPB_BS_RAW(n, f) > (ts) ? SPB_BS_RAW(n, f) / (ts) * (ts) : SPB_BS_RAW(n, f))
 
-/*
- * One group's scratch for block size bs at zstd table log hl: the zstd
- * encoder's scratch, the shuffled block, one stream's frame (the zstd
- * encoder's worst case for a whole block) and one word for its size.
- */
-#define SPB_OFF_SHUF(hl) SPZ_R64(SPZ_SCRATCH_BYTES(hl))
-#define SPB_OFF_FRAME(hl, bs) (SPB_OFF_SHUF(hl) + SPZ_R64(bs))
-#define SPB_OFF_SIZE(hl, bs) (SPB_OFF_FRAME(hl, bs) + SPZ_R64(SPZ_WORST_CASE(bs)))
-#define SPB_SCRATCH_BYTES(hl, bs) (SPB_OFF_SIZE(hl, bs) + 64u)
-
 /* The largest container: the stored chunk. */
 #define SPB_BOUND(n) ((n) + SPB_HEADER)
+
+/*
+ * The work units of one chunk (doc/design.md §13.3): a whole block of bs
+ * bytes is cut into SPB_NSPLIT streams and each stream, a zstd frame, into
+ * blocks of SPZ_BLOCK bytes, each block one unit of sp_zstd_units; the
+ * last partial block is one stream.  bs = 0 stands for codec zstd, whose
+ * chunk is one frame: its units are that frame's blocks.  The kernel
+ * (zstd_units.h) and the driver both count with SPB_UNITS.
+ */
+#define SPB_NSPLIT(bs, ts) ((ts) <= SPB_MAX_SPLITS && (bs) / (ts) >= SPB_MIN_SPLIT_ELEMS ? (ts) : 1u)
+#define SPB_UNITS_FULL(bs, ts) (SPB_NSPLIT(bs, ts) * SPZ_NBLOCKS((bs) / SPB_NSPLIT(bs, ts)))
+#define SPB_UNITS(n, ts, bs) ((bs) == 0 ? SPZ_NBLOCKS(n) : (n) / (bs) * SPB_UNITS_FULL(bs, ts) + ((n) % (bs) != 0 ? SPZ_NBLOCKS((n) % (bs)) : 0u))
 
 #endif

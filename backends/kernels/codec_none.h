@@ -14,8 +14,9 @@ SP_KERNEL_ENTRY(sp_codec_none)
 	const u64 unit = copy_unit(chunk_bytes | capacity);
 
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
-		wg_copy(slots + j * capacity, pool + j * chunk_bytes,
-			chunk_bytes, unit);
+		UNIT();
+		lane_copy(slots + j * capacity, pool + j * chunk_bytes,
+			  chunk_bytes, unit, LOCAL_ID(), LOCAL_SIZE());
 		if (LOCAL_ID() == 0)
 			sizes[j] = chunk_bytes;
 	}

@@ -23,6 +23,7 @@ DEVICE_FN u64 wg_scan_excl_u64(LOCAL u64 *scratch, u64 x, u64 *total)
 	for (u64 off = 1; off < n; off <<= 1) {
 		u64 add = lid >= off ? scratch[lid - off] : 0;
 
+		WORK(1);
 		BARRIER();
 		scratch[lid] += add;
 		BARRIER();
@@ -41,6 +42,7 @@ DEVICE_FN u64 wg_reduce_add_u64(LOCAL u64 *scratch, u64 x)
 	scratch[lid] = x;
 	BARRIER();
 	for (u64 s = 1; s < n; s <<= 1) {
+		WORK(1);
 		if ((lid & (2 * s - 1)) == 0 && lid + s < n)
 			scratch[lid] += scratch[lid + s];
 		BARRIER();
@@ -58,6 +60,7 @@ DEVICE_FN u64 wg_reduce_max_u64(LOCAL u64 *scratch, u64 x)
 	scratch[lid] = x;
 	BARRIER();
 	for (u64 s = 1; s < n; s <<= 1) {
+		WORK(1);
 		if ((lid & (2 * s - 1)) == 0 && lid + s < n &&
 		    scratch[lid + s] > scratch[lid])
 			scratch[lid] = scratch[lid + s];
@@ -72,7 +75,8 @@ DEVICE_FN u64 wg_reduce_max_u64(LOCAL u64 *scratch, u64 x)
  * Exclusive scan of in[0..n) into out[0..n], out[n] being the total, by
  * one work-group: each work-item sums a contiguous segment, the segment
  * sums are scanned across the group, then each work-item writes its
- * segment.  in and out must not overlap.
+ * segment.  in and out may be the same array (a scan in place), or must
+ * not overlap.
  */
 DEVICE_FN void wg_scan_array_u64(GLOBAL const u64 *in, GLOBAL u64 *out, u64 n,
 				 LOCAL u64 *scratch)
@@ -84,12 +88,17 @@ DEVICE_FN void wg_scan_array_u64(GLOBAL const u64 *in, GLOBAL u64 *out, u64 n,
 		begin = n;
 	if (end > n)
 		end = n;
-	for (u64 j = begin; j < end; j++)
+	for (u64 j = begin; j < end; j++) {
+		WORK(1);
 		sum += in[j];
+	}
 	run = wg_scan_excl_u64(scratch, sum, &total);
 	for (u64 j = begin; j < end; j++) {
+		u64 x = in[j];
+
+		WORK(1);
 		out[j] = run;
-		run += in[j];
+		run += x;
 	}
 	if (LOCAL_ID() == 0)
 		out[n] = total;

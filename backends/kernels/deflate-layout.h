@@ -9,20 +9,26 @@
  * segments of SP_DEFL_SEG bytes are parsed independently (one work-item
  * each); SP_DEFL_BLK_SEGS consecutive segments form one unit, which is
  * a deflate block with its own Huffman codes unless it is merged with
- * its neighbours into one block (deflate.h, phase 3).  Neither depends on
- * the level or on the work-group size.  "Block" below means unit.
+ * its neighbours into one block (deflate.h, phase 4).  Neither depends on
+ * the level or on the work-group size.  "Block" below means unit.  (The
+ * sort's tiles of phase 1 follow the local size, but a stable sort's
+ * result does not.)
  */
 #ifndef SP_KERNEL_DEFLATE_LAYOUT_H
 #define SP_KERNEL_DEFLATE_LAYOUT_H
 
+#include "geometry.h"
+
 #define SP_DEFL_SEG 4096          /* bytes per segment (parse unit) */
 #define SP_DEFL_BLK_SEGS 8        /* segments per deflate block: 32 KiB */
-#define SP_DEFL_WIN 4096          /* positions sorted at once (local) */
 #define SP_DEFL_HASH_BITS 15      /* largest hash; smaller chunks use less */
+#define SP_DEFL_TILE 1024         /* fewest positions per tile of the sort */
 #define SP_DEFL_NSYM 320          /* histogram: 288 litlen, then 32 dist */
 #define SP_DEFL_DIST0 288
 #define SP_DEFL_CLEN0 320         /* per-block lengths: then 19 clen */
 #define SP_DEFL_BSYM 352          /* per-block length and code entries */
+#define SP_DEFL_NKEY 316          /* per-block sort keys: 286 + 30 */
+#define SP_DEFL_KEY_STRIDE 320    /* two buffers of them per block */
 /* Staging words of one segment: at most 15 bits per input byte (a
  * dynamic code's longest literal; a match costs less per byte), the end
  * of block code, and up to 31 bits of alignment. */
@@ -36,7 +42,7 @@
  * symbol counts stay far below the 2^23 the Huffman builder takes. */
 #define SP_DEFL_MERGE_MAX 32
 /* The largest chunk the encoder takes, in bytes (positions are 32-bit;
- * the scratch above is about 8.6 bytes per input byte, so the limit is
+ * the scratch below is about 10.8 bytes per input byte, so the limit is
  * set by memory, and it is the size t/gzip-encode tests). */
 #define SP_DEFL_MAX_CHUNK 268435456u
 
@@ -45,20 +51,32 @@
 #define SP_DEFL_NSEG(n) (((n) + SP_DEFL_SEG - 1) / SP_DEFL_SEG)
 #define SP_DEFL_NBLK(n) ((SP_DEFL_NSEG(n) + SP_DEFL_BLK_SEGS - 1) / SP_DEFL_BLK_SEGS)
 /* Per-block slots: one per block, then one per block for the candidate
- * merged block it may lead (deflate.h, phase 3). */
+ * merged block it may lead (deflate.h, phase 4). */
 #define SP_DEFL_NSLOT(n) (2 * SP_DEFL_NBLK(n))
+/* Tiles of the sort at most: one per work-item, none under SP_DEFL_TILE
+ * positions. */
+#define SP_DEFL_NTILE(n) (((n) + SP_DEFL_TILE - 1) / SP_DEFL_TILE < SP_WG_MAX ? ((n) + SP_DEFL_TILE - 1) / SP_DEFL_TILE : SP_WG_MAX)
+/* Region 1 holds a u32 per position (the sort's first pass), then the
+ * chains (a u16 per position), then the segments' staging words. */
+#define SP_DEFL_STAGE_BYTES(n) (4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
+#define SP_DEFL_R1_BYTES(n) (SP_DEFL_STAGE_BYTES(n) > SP_DEFL_R8(4 * (n)) ? SP_DEFL_STAGE_BYTES(n) : SP_DEFL_R8(4 * (n)))
+
+/* The sort's counts, or the head table of a serial insertion. */
+#define SP_DEFL_CNT_BYTES(n) (8 * (256 * SP_DEFL_NTILE(n) + 1) > (4 << SP_DEFL_HASH_BITS) ? 8 * (256 * SP_DEFL_NTILE(n) + 1) : (4 << SP_DEFL_HASH_BITS))
 
 /* Byte offsets inside one group's scratch, each a multiple of 8: what
- * the previous part starts at plus its size. */
-#define SP_DEFL_O_HEAD(n) 0 /* u32 per hash value */
-#define SP_DEFL_O_PREV(n) (4 << SP_DEFL_HASH_BITS) /* u16 per position */
-#define SP_DEFL_O_SYMS(n) (SP_DEFL_O_PREV(n) + SP_DEFL_R8(2 * (n)))
-#define SP_DEFL_O_SHIST(n) (SP_DEFL_O_SYMS(n) + SP_DEFL_R8(4 * (n)))
-#define SP_DEFL_O_SEGV(n) (SP_DEFL_O_SHIST(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NSEG(n))
-#define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 4 * SP_DEFL_NSEG(n))
-#define SP_DEFL_O_STAGE(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
-#define SP_DEFL_O_BHIST(n) (SP_DEFL_O_STAGE(n) + 4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
-#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
+ * the previous part starts at plus its size.  Region 2 holds a u32 per
+ * position: the sorted positions, then the matches and the parse. */
+#define SP_DEFL_O_HASH(n) 0 /* u16 per position */
+#define SP_DEFL_O_R1(n) SP_DEFL_R8(2 * (n))
+#define SP_DEFL_O_R2(n) (SP_DEFL_O_R1(n) + SP_DEFL_R1_BYTES(n))
+#define SP_DEFL_O_CNT(n) (SP_DEFL_O_R2(n) + SP_DEFL_R8(4 * (n)))
+#define SP_DEFL_O_SHIST(n) (SP_DEFL_O_CNT(n) + SP_DEFL_CNT_BYTES(n))
+#define SP_DEFL_O_SEGV(n) (SP_DEFL_O_SHIST(n) + SP_DEFL_R8(2 * SP_DEFL_NSYM * SP_DEFL_NSEG(n)))
+#define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 2 * SP_DEFL_NSEG(n))
+#define SP_DEFL_O_BHIST(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
+#define SP_DEFL_O_KEYS(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
+#define SP_DEFL_O_BLEN(n) (SP_DEFL_O_KEYS(n) + 8 * 2 * SP_DEFL_KEY_STRIDE * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BCODE(n) (SP_DEFL_O_BLEN(n) + SP_DEFL_BSYM * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BRLE(n) (SP_DEFL_O_BCODE(n) + 2 * SP_DEFL_BSYM * SP_DEFL_NBLK(n))
 #define SP_DEFL_O_BINFO(n) (SP_DEFL_O_BRLE(n) + 2 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
@@ -66,8 +84,8 @@
 #define SP_DEFL_O_WORK(n) (SP_DEFL_O_HSTAGE(n) + 4 * SP_DEFL_HDR_WORDS * SP_DEFL_NBLK(n))
 #define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NSLOT(n))
 
-/* Scratch bytes one work-group needs for chunks of n bytes: about 8.9 n
- * plus 128 KiB. */
+/* Scratch bytes one work-group needs for chunks of n bytes: about 10.8 n
+ * plus the counts, up to 512 KiB. */
 #define SP_DEFL_SCRATCH_BYTES(n) (SP_DEFL_O_PIECE(n) + 8 * (SP_DEFL_NBLK(n) + SP_DEFL_NSEG(n) + 1))
 
 /*

@@ -14,6 +14,7 @@
  */
 #include "driver.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "blosc_layout.h"
@@ -96,13 +97,15 @@ struct kdrv {
 	uint64_t copy_local;   /* for the kernels that only move bytes */
 	uint64_t n;            /* chunks per batch: K * M */
 	uint64_t nruns;        /* scatter runs per batch */
+	uint64_t run_lanes;    /* work-items per run (geometry.h) */
 	kdev_buf geo, perm;
 	/* The codec's encoder: its groups and their scratch (deflate-layout.h,
 	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
-	 * launches run in issue order; for blosc, the block size chosen at
-	 * open. */
-	kdev_buf enc_scratch;
-	uint64_t enc_groups, bl_blocksize;
+	 * launches run in issue order; for zstd and blosc, the units' output
+	 * and sizes (zstd_units.h), the units per chunk and blosc's block
+	 * size (0 for zstd). */
+	kdev_buf enc_scratch, enc_out, enc_usizes;
+	uint64_t enc_groups, enc_upc, bl_blocksize;
 	struct kset set[2];
 	struct kset *last;     /* scattered last: compress and aggregate it */
 	struct kset *fetched;  /* fetched last: fetch_ranges reads it */
@@ -114,6 +117,10 @@ struct kdrv {
 	 * (the offsets of both sets, the stream's two staging buffers,
 	 * room to spare). */
 	void *plain[KDRV_PLAIN];
+	/* Where the work profile goes (SHARDPIPE_KERNEL_DEBUG=profile=FILE),
+	 * rewritten after every batch aggregated; NULL: none. */
+	char *profile;
+	uint64_t batches;
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -241,7 +248,8 @@ static int alloc_buf(struct kdrv *k, uint64_t bytes, kdev_buf *out,
  * SHARDPIPE_KERNEL_DEBUG, the driver's one test and bench hook, read once
  * per open: comma-separated words, "local=N" running every kernel at local
  * size N (tests run each kernel at several), "sync" making every stage
- * complete before it returns (per-stage timings, bench).
+ * complete before it returns (per-stage timings, bench), "profile=FILE"
+ * counting the kernels' work (doc/design.md §12.1) into FILE.
  */
 static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
 {
@@ -263,11 +271,20 @@ static int read_debug(struct kdrv *k, uint64_t cap, struct sp_err *err)
 				     "local size in 1..%llu", env, (int)len - 6,
 				     w + 6, (unsigned long long)cap);
 			k->local = k->copy_local = v;
+		} else if (len > 8 && strncmp(w, "profile=", 8) == 0) {
+			free(k->profile);
+			k->profile = malloc(len - 7);
+			SP_RETURN_IF(k->profile == NULL, err,
+				     SHARDPIPE_ERR_NOMEM,
+				     "out of memory for a profile path");
+			memcpy(k->profile, w + 8, len - 8);
+			k->profile[len - 8] = '\0';
 		} else {
 			SP_RETURN_IF(len > 0, err,
 				     SHARDPIPE_ERR_INVALID_ARGUMENT,
 				     "SHARDPIPE_KERNEL_DEBUG=%s: unknown word "
-				     "\"%.*s\" (known: local=N, sync)", env,
+				     "\"%.*s\" (known: local=N, sync, "
+				     "profile=FILE)", env,
 				     (int)len, w);
 		}
 		w += len + (w[len] == ',');
@@ -289,8 +306,72 @@ static int pick_local(struct kdrv *k, struct sp_err *err)
 	return read_debug(k, cap, err);
 }
 
+/* Write the work profile counted so far to its file, replacing it. */
+static int write_profile(struct kdrv *k, struct sp_err *err)
+{
+	FILE *f = fopen(k->profile, "w");
+	int bad;
+
+	SP_RETURN_IF(f == NULL, err, SHARDPIPE_ERR_IO,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: %s", k->profile,
+		     strerror(errno));
+	bad = k->ops->work_write(k->dev, f, k->local, k->batches) != 0;
+	bad |= fclose(f) != 0;
+	SP_RETURN_IF(bad, err, SHARDPIPE_ERR_IO,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: writing failed: %s",
+		     k->profile, strerror(errno));
+	return SHARDPIPE_OK;
+}
+
+/* A profile asked for: the device must count work, and the file is
+ * written at once, so that a path it cannot write fails the open. */
+static int open_profile(struct kdrv *k, struct sp_err *err)
+{
+	SP_RETURN_IF(k->ops->work_start == NULL, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "SHARDPIPE_KERNEL_DEBUG: profile=%s: this backend does "
+		     "not count work (the reference backend does)",
+		     k->profile);
+	SP_FORWARD(k->ops->work_start(k->dev, err));
+	/* Counting work per item, the device runs every item of a group. */
+	k->lim.one_item_groups = 0;
+	return write_profile(k, err);
+}
+
+/*
+ * Work-items copying one scatter run together (scatter.h): where each
+ * item takes one run (a GPU), a power of two that divides the local size,
+ * up to 16 (16 words of 8 bytes make a 128-byte transaction) and with 4
+ * words of the run or more each, since every lane locates the run again;
+ * where items take many runs (a CPU device), one.
+ */
+static uint64_t run_lanes(uint64_t local, uint64_t run_words,
+			  uint64_t per_item)
+{
+	uint64_t lanes = 1;
+
+	while (per_item <= 1 && lanes < 16 && 8 * lanes <= run_words &&
+	       local % (2 * lanes) == 0)
+		lanes *= 2;
+	return lanes;
+}
+
+/* Whether scatter's divisions fit 32 bits: every quotient and divisor of
+ * a run's coordinates does (scatter_locate). */
+static int fits_div32(const struct plan *p, uint64_t nruns)
+{
+	int fits = nruns <= UINT32_MAX && p->M <= UINT32_MAX;
+
+	for (int d = 0; d < p->rank; d++)
+		fits &= p->chunk[d] <= UINT32_MAX &&
+			p->chunk_count[d] <= UINT32_MAX;
+	return fits;
+}
+
+/* local: the work-items a group runs with (1 where each runs one). */
 static void fill_geometry(const struct plan *p, uint64_t nruns,
-			  uint64_t per_item, uint64_t geo[SP_GEO_WORDS])
+			  uint64_t per_item, uint64_t local,
+			  uint64_t geo[SP_GEO_WORDS])
 {
 	int inner = p->rank - 1;
 	uint64_t bits = p->esize * p->chunk[inner];
@@ -309,6 +390,9 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	geo[SP_GEO_RUNS_PER_CHUNK] = p->chunk_elems / p->chunk[inner];
 	geo[SP_GEO_NRUNS] = nruns;
 	geo[SP_GEO_RUNS_PER_ITEM] = per_item ? per_item : 1;
+	geo[SP_GEO_RUN_LANES] = run_lanes(local, p->chunk[inner] * p->esize /
+						 geo[SP_GEO_UNIT], per_item);
+	geo[SP_GEO_DIV32] = (uint64_t)fits_div32(p, nruns);
 	for (unsigned b = 0; b < 8; b++)
 		fill[b] = p->fill_le[b % p->esize];
 	memcpy(&geo[SP_GEO_FILL], fill, 8);
@@ -416,18 +500,22 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 }
 
 /*
- * Every encoder strides its groups over the chunks, each group with its
- * own scratch.  The scratch of all groups is bounded (1 to 2.7 MiB a group
- * for zstd, by level), which bounds the groups launched; groups of one
- * work-item run one after the other, so one suffices there.
+ * Every encoder strides its groups over its units (gzip: chunks; zstd and
+ * blosc: blocks, zstd_units.h), each group with its own scratch.  The
+ * scratch of all groups is bounded by the device's budget (kdev_limits,
+ * else DEFAULT_SCRATCH_BUDGET), which bounds the groups launched; groups
+ * of one work-item run one after the other, so one suffices there.
  */
-#define ENCODER_SCRATCH_BUDGET ((uint64_t)256 << 20)
+#define DEFAULT_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
-static int open_scratch(struct kdrv *k, uint64_t per, const char *what,
-			struct sp_err *err)
+static int open_scratch(struct kdrv *k, uint64_t units, uint64_t per,
+			const char *what, struct sp_err *err)
 {
-	k->enc_groups = min_u64(min_u64(k->n ? k->n : 1, k->lim.max_groups),
-				ENCODER_SCRATCH_BUDGET / per);
+	uint64_t budget = k->lim.scratch_budget ? k->lim.scratch_budget
+						: DEFAULT_SCRATCH_BUDGET;
+
+	k->enc_groups = min_u64(min_u64(units ? units : 1, k->lim.max_groups),
+				budget / per);
 	if (k->enc_groups == 0 || k->lim.one_item_groups)
 		k->enc_groups = 1;
 	return alloc_buf(k, k->enc_groups * per, &k->enc_scratch, what, err);
@@ -435,24 +523,37 @@ static int open_scratch(struct kdrv *k, uint64_t per, const char *what,
 
 static int open_gzip(struct kdrv *k, struct sp_err *err)
 {
-	return open_scratch(k, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
+	return open_scratch(k, k->n, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
 			    "the gzip encoder's scratch", err);
+}
+
+/* The zstd units of a batch (zstd and blosc): their output, as large as
+ * the chunk pool, one size word each, and the groups' scratch. */
+static int open_units(struct kdrv *k, uint64_t ts, uint64_t bs,
+		      struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+
+	k->enc_upc = SPB_UNITS(p->chunk_bytes, ts, bs);
+	SP_FORWARD(alloc_buf(k, k->n * p->chunk_bytes, &k->enc_out,
+			     "the zstd blocks", err));
+	SP_FORWARD(alloc_buf(k, k->n * k->enc_upc * 8, &k->enc_usizes,
+			     "the zstd block sizes", err));
+	return open_scratch(k, k->n * k->enc_upc, SPZ_SCRATCH_BYTES,
+			    "the zstd encoder's scratch", err);
 }
 
 static int open_zstd(struct kdrv *k, struct sp_err *err)
 {
-	const struct plan *p = k->plan;
-
-	SP_FORWARD(check_slots(p, SPZ_WORST_CASE(p->chunk_bytes), "zstd",
-			       err));
-	return open_scratch(k, SPZ_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(p->level)),
-			    "the zstd encoder's scratch", err);
+	SP_FORWARD(check_slots(k->plan, SPZ_WORST_CASE(k->plan->chunk_bytes),
+			       "zstd", err));
+	return open_units(k, 1, 0, err);
 }
 
 static int open_blosc(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
-	uint64_t bs, per;
+	uint64_t bs;
 
 	SP_RETURN_IF(p->blosc_cname != SHARDPIPE_BLOSC_ZSTD, err,
 		     SHARDPIPE_ERR_CODEC,
@@ -470,10 +571,8 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 	SP_FORWARD(check_slots(p, SPB_BOUND(p->chunk_bytes), "blosc", err));
 	bs = SPB_BLOCKSIZE(p->chunk_bytes, (uint64_t)p->esize,
 			   (uint64_t)p->blosc_blocksize);
-	per = SPB_SCRATCH_BYTES(SPZ_HLOG_OF_LEVEL(SPB_ZSTD_LEVEL(
-			p->level == 0 ? 1u : (unsigned)p->level)), bs);
 	k->bl_blocksize = bs;
-	return open_scratch(k, per, "the blosc encoder's scratch", err);
+	return open_units(k, p->esize, bs, err);
 }
 
 static int open_pools(struct kdrv *k, struct sp_err *err)
@@ -498,9 +597,13 @@ static int open_pools(struct kdrv *k, struct sp_err *err)
 	if (p->codec == SHARDPIPE_CODEC_GZIP)
 		SP_FORWARD(check_gzip(p, err));
 	SP_FORWARD(pick_local(k, err));
+	if (k->profile != NULL)
+		SP_FORWARD(open_profile(k, err));
 	k->n = p->K * p->M;
 	k->nruns = k->n * (p->chunk_elems / p->chunk[p->rank - 1]);
-	fill_geometry(p, k->nruns, k->lim.runs_per_item, geo);
+	fill_geometry(p, k->nruns, k->lim.runs_per_item,
+		      k->lim.one_item_groups ? 1 : k->local, geo);
+	k->run_lanes = geo[SP_GEO_RUN_LANES];
 
 	SP_FORWARD(alloc_buf(k, sizeof(geo), &k->geo, "the geometry table",
 			     err));
@@ -564,7 +667,12 @@ void kdrv_close(struct kdrv *k)
 		k->ops->free(k->dev, k->perm);
 	if (k->enc_scratch != NULL)
 		k->ops->free(k->dev, k->enc_scratch);
+	if (k->enc_out != NULL)
+		k->ops->free(k->dev, k->enc_out);
+	if (k->enc_usizes != NULL)
+		k->ops->free(k->dev, k->enc_usizes);
 	k->ops->close(k->dev);
+	free(k->profile);
 	free(k);
 }
 
@@ -595,7 +703,8 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 				  &up.ev, err));
 	up.t1 = sp_now();
 	rc = launch_items(k, s, pack_sp_scatter(s->in, s->pool, k->geo),
-			  (k->nruns + per_item - 1) / per_item, err);
+			  (k->nruns + per_item - 1) / per_item * k->run_lanes,
+			  err);
 	/* The caller's rows may be reused once this returns, whatever the
 	 * launch did. */
 	if (rc != SHARDPIPE_OK)
@@ -607,6 +716,44 @@ int kdrv_scatter(struct kdrv *k, const void *batch, struct sp_err *err)
 		SP_FORWARD(k->ops->finish(k->dev, err));
 	s->state = KS_SCATTERED;
 	return SHARDPIPE_OK;
+}
+
+/*
+ * zstd and blosc: every block of the batch's frames as its own unit, then
+ * one group per chunk stitching its frame or container
+ * (doc/design.md §9, §13.1).  The units run at the zstd level (blosc's clevel mapped,
+ * SPB_ZSTD_LEVEL); zstd's units see the chunk as one frame (element size
+ * 1, no shuffle, block size 0).
+ */
+static int compress_units(struct kdrv *k, struct kset *s, uint64_t level,
+			  struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	int blosc = p->codec == SHARDPIPE_CODEC_BLOSC;
+	uint64_t ts = blosc ? p->esize : 1;
+	uint64_t mode = blosc ? (uint64_t)p->blosc_shuffle : SPB_NOSHUFFLE;
+	uint64_t zlevel = !blosc ? (uint64_t)p->level
+		: SPB_ZSTD_LEVEL(p->level == 0 ? 1u : (unsigned)p->level);
+	struct kdev_launch l;
+
+	l = pack_sp_zstd_units(s->pool, k->enc_out, k->enc_usizes,
+			       k->enc_scratch, k->n, p->chunk_bytes, zlevel,
+			       ts, mode, k->bl_blocksize);
+	/* copy_local: a CPU device runs best with one work-item per group,
+	 * the groups giving the parallelism; a GPU gets the full local
+	 * size. */
+	SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local, k->copy_local,
+			  err));
+	if (blosc)
+		l = pack_sp_codec_blosc(s->pool, s->slots, s->sizes,
+					k->enc_out, k->enc_usizes, k->n,
+					p->chunk_bytes, p->slot_capacity,
+					level, ts, mode, k->bl_blocksize);
+	else
+		l = pack_sp_codec_zstd(s->pool, s->slots, s->sizes, k->enc_out,
+				       k->enc_usizes, k->n, p->chunk_bytes,
+				       p->slot_capacity, level);
+	return launch_groups(k, s, l, k->n, k->copy_local, err);
 }
 
 int kdrv_compress(struct kdrv *k, struct sp_err *err)
@@ -627,30 +774,17 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 		l = pack_sp_codec_none(s->pool, s->slots, s->sizes, k->n,
 				       p->chunk_bytes, p->slot_capacity);
 		SP_FORWARD(launch_groups(k, s, l, k->n, k->copy_local, err));
-	} else {
-		if (p->codec == SHARDPIPE_CODEC_GZIP)
-			l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
-					       k->enc_scratch, k->n,
-					       p->chunk_bytes,
-					       p->slot_capacity, level);
-		else if (p->codec == SHARDPIPE_CODEC_ZSTD)
-			l = pack_sp_codec_zstd(s->pool, s->slots, s->sizes,
-					       k->enc_scratch, k->n,
-					       p->chunk_bytes,
-					       p->slot_capacity, level);
-		else
-			l = pack_sp_codec_blosc(s->pool, s->slots, s->sizes,
-						k->enc_scratch, k->n,
-						p->chunk_bytes,
-						p->slot_capacity, level,
-						p->esize,
-						(uint64_t)p->blosc_shuffle,
-						k->bl_blocksize);
+	} else if (p->codec == SHARDPIPE_CODEC_GZIP) {
+		l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
+				       k->enc_scratch, k->n, p->chunk_bytes,
+				       p->slot_capacity, level);
 		/* copy_local: a CPU device runs best with one work-item
 		 * per group, the groups giving the parallelism, as for the
 		 * copies; a GPU gets the full local size. */
 		SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local,
 				  k->copy_local, err));
+	} else {
+		SP_FORWARD(compress_units(k, s, level, err));
 	}
 	/* A chunk of fill value only gets size 0: not stored
 	 * (doc/design.md §22.2).  It reads like a copy, so it runs like
@@ -703,6 +837,11 @@ int kdrv_aggregate(struct kdrv *k, struct sp_err *err)
 	if (k->sync)
 		SP_FORWARD(k->ops->finish(k->dev, err));
 	s->state = KS_AGGREGATED;
+	/* A device that counts work runs each launch as it is issued: the
+	 * batch's count is complete. */
+	k->batches++;
+	if (k->profile != NULL)
+		SP_FORWARD(write_profile(k, err));
 	return SHARDPIPE_OK;
 }
 

@@ -13,7 +13,8 @@
  * A device adapter (opencl.c, cuda.c, reference.c; a HIP or Level Zero
  * one the same way) implements, in its own file, only its API's calls:
  *   - the struct kdev_ops below (alloc, free, upload, download, launch,
- *     wait, finish, close; host_alloc/host_free and profile optional);
+ *     wait, finish, close; host_alloc/host_free, profile, work_start and
+ *     work_write optional);
  *   - launch: kernel l->id with l->args, each 8 bytes, a device buffer or
  *     a u64, in the order kernel-list.h declares; the adapter finds its
  *     compiled kernels by SP_KERNEL_LIST order or kdev_kernels[id].name;
@@ -113,6 +114,16 @@ struct kdev_ops {
 	int (*finish)(void *dev, struct sp_err *err);
 	/* Release the device context (the driver frees its buffers first). */
 	void (*close)(void *dev);
+	/*
+	 * Optional (NULL: the device cannot count work): from now on, count
+	 * the work of every launch per work-item and phase (the profile of
+	 * doc/design.md §12.1), and write what was counted over `batches`
+	 * batches at local size `local` to f, returning 0 or -1 when a write
+	 * failed.
+	 */
+	int (*work_start)(void *dev, struct sp_err *err);
+	int (*work_write)(void *dev, FILE *f, uint64_t local,
+			  uint64_t batches);
 };
 
 /* What an adapter tells the driver about its device at open. */
@@ -128,6 +139,9 @@ struct kdev_limits {
 	 * the most parallelism, more saves a CPU divisions. */
 	uint64_t runs_per_item;
 	uint64_t max_groups;   /* groups worth launching at once */
+	/* Device memory the encoders' scratch may take (0: 256 MiB); with
+	 * one group's scratch it bounds the groups an encoder launches. */
+	uint64_t scratch_budget;
 	int one_item_groups;   /* each group runs with one work-item */
 };
 
@@ -138,8 +152,10 @@ struct kdrv;
  * pools for plan.  SHARDPIPE_KERNEL_DEBUG (comma-separated words), when
  * set: "local=N" overrides the local size (tests run every kernel at
  * several), "sync" makes every stage complete before it returns, so that
- * per-stage timings measure the stage (bench); an unknown word or a local
- * size the device cannot run is refused here.  Refuses codecs that no
+ * per-stage timings measure the stage (bench), "profile=FILE" writes the
+ * work profile to FILE after every batch (a device with work_start
+ * only); an unknown word, a local size the device cannot run or a profile
+ * it cannot count is refused here.  Refuses codecs that no
  * kernel implements yet, before allocating anything large.
  */
 SP_DRIVER_API int kdrv_open(const struct kdev_ops *ops, void *dev,

@@ -43,6 +43,7 @@ DEVICE_FN int empty_is_edge(GLOBAL const u64 *geo, u64 i)
 	for (int d = (int)geo[SP_GEO_RANK] - 1; d >= 1; d--) {
 		u64 cnt = geo[SP_GEO_COUNT(d)], t = i % cnt;
 
+		WORK(1);
 		i /= cnt;
 		if ((t + 1) * geo[SP_GEO_CHUNK(d)] > geo[SP_GEO_SIZE(d)])
 			return 1;
@@ -97,12 +98,14 @@ SP_KERNEL_ENTRY(sp_empty_chunks)
 		/* The run whose valid bytes are in `valid`: none yet. */
 		u64 run = ~(u64)0, valid = 0;
 
+		UNIT();
 		while (base < words && differs == 0) {
 			u64 end = base + per * lsize, mine = 0;
 
 			if (end > words)
 				end = words;
 			for (u64 w = base + LOCAL_ID(); w < end; w += lsize) {
+				WORK(1);
 				if (edge) {
 					u64 q = w / wpr;
 

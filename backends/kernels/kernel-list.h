@@ -26,15 +26,22 @@
 #define SP_ARGS_sp_agg_gather(B, U)                                           \
 	B(const u8, slots), B(const u64, sizes), B(const u32, perm),          \
 		B(const u64, offsets), B(u8, out), U(M), U(n), U(capacity)
-/* The encoders share their first eight arguments; the last of them is the
- * level (zstd: with the checksum bit, SPZ_ARG_CHECKSUM_BIT). */
-#define SP_ARGS_ENCODER(B, U)                                                 \
+#define SP_ARGS_sp_codec_gzip(B, U)                                           \
 	B(const u8, pool), B(u8, slots), B(u64, sizes), B(u8, scratch), U(n), \
 		U(chunk_bytes), U(capacity), U(level)
-#define SP_ARGS_sp_codec_gzip(B, U) SP_ARGS_ENCODER(B, U)
-#define SP_ARGS_sp_codec_zstd(B, U) SP_ARGS_ENCODER(B, U)
+/* zstd and blosc in two kernels (doc/design.md §13.1): every block of a
+ * batch's zstd frames as its own unit (the zstd level; blosc's element
+ * size, shuffle and block size, or 1, 0, 0 for zstd), then the frames or
+ * containers stitched from the units' `out` and usizes (the level word:
+ * zstd's with the checksum bit SPZ_ARG_CHECKSUM_BIT, blosc's clevel). */
+#define SP_ARGS_sp_zstd_units(B, U)                                           \
+	B(const u8, pool), B(u8, out), B(u64, usizes), B(u8, scratch), U(n),  \
+		U(chunk_bytes), U(level), U(typesize), U(mode), U(blocksize)
+#define SP_ARGS_sp_codec_zstd(B, U)                                           \
+	B(const u8, pool), B(u8, slots), B(u64, sizes), B(const u8, out),     \
+		B(u64, usizes), U(n), U(chunk_bytes), U(capacity), U(level)
 #define SP_ARGS_sp_codec_blosc(B, U)                                          \
-	SP_ARGS_ENCODER(B, U), U(typesize), U(mode), U(blocksize)
+	SP_ARGS_sp_codec_zstd(B, U), U(typesize), U(mode), U(blocksize)
 #define SP_ARGS_sp_empty_chunks(B, U)                                         \
 	B(const u8, pool), B(u64, sizes), B(const u64, geo), U(n),            \
 		U(chunk_bytes)
@@ -48,6 +55,7 @@
 	X(sp_agg_scan, SP_ARGS_sp_agg_scan)                                   \
 	X(sp_agg_gather, SP_ARGS_sp_agg_gather)                               \
 	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
+	X(sp_zstd_units, SP_ARGS_sp_zstd_units)                               \
 	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
 	X(sp_codec_blosc, SP_ARGS_sp_codec_blosc)                             \
 	X(sp_empty_chunks, SP_ARGS_sp_empty_chunks)
@@ -58,7 +66,7 @@
 #define SP_KERNEL_PARAM_U(arg) u64 arg
 #define SP_KERNEL_ENTRY(name)                                                 \
 	KERNEL name(SP_ARGS_##name(SP_KERNEL_PARAM_B, SP_KERNEL_PARAM_U))
-/* The same for the three encoders: ENCODER_KERNEL carries CUDA's launch
+/* The same for the encoders: ENCODER_KERNEL carries CUDA's launch
  * bounds, which hold each to 128 registers (t/cuda-resources.sh). */
 #define SP_ENCODER_ENTRY(name)                                                \
 	ENCODER_KERNEL name(SP_ARGS_##name(SP_KERNEL_PARAM_B, SP_KERNEL_PARAM_U))

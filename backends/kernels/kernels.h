@@ -12,6 +12,7 @@
 #include "scatter.h"
 #include "codec_none.h"
 #include "deflate.h"
+#include "zstd_units.h"
 #include "zstd_encode.h"
 #include "blosc_encode.h"
 #include "empty_chunks.h"

@@ -15,9 +15,13 @@ KERNEL_INCLUDES = \
 	backends/kernels/zstd_bits.h \
 	backends/kernels/zstd_huf.h \
 	backends/kernels/zstd_match.h \
+	backends/kernels/zstd_seq.h \
+	backends/kernels/zstd_block.h \
+	backends/kernels/zstd_units.h \
 	backends/kernels/zstd_xxh64.h \
 	backends/kernels/zstd_encode.h \
 	backends/kernels/blosc_layout.h \
+	backends/kernels/blosc_shuffle.h \
 	backends/kernels/blosc_encode.h \
 	backends/kernels/empty_chunks.h \
 	backends/kernels/kernels.h \
@@ -28,6 +32,8 @@ libshardpipe_core_la_SOURCES += \
 	backends/kernels/reference.c \
 	backends/kernels/reference-kernels.c \
 	backends/kernels/reference-kernels.h \
+	backends/kernels/reference-calls.h \
+	backends/kernels/reference-profile.c \
 	backends/kernels/prelude-c.h $(KERNEL_INCLUDES)
 
 # What every device adapter plugin (backends/opencl/, backends/cuda/)

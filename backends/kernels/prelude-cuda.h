@@ -22,6 +22,12 @@ typedef unsigned short w16;
 typedef unsigned int w32;
 typedef unsigned long long w64;
 
+/* Words read from byte buffers (NVIDIA GPUs are little-endian), and the
+ * index of the lowest set bit of a nonzero word. */
+#define LE64(x) ((u64)(x))
+#define CTZ64(x) ((u32)(__ffsll((long long)(x)) - 1))
+#define CLZ64(x) ((u32)__clzll((long long)(x)))
+
 #define KERNEL extern "C" __global__ void
 /* An encoder: two groups of SP_WG_MAX (256) items per SM hold at most 128
  * registers each, which ptxas must then meet without spilling
@@ -41,5 +47,15 @@ typedef unsigned long long w64;
 #define GLOBAL_SIZE() (NUM_GROUPS() * LOCAL_SIZE())
 
 #define BARRIER() __syncthreads()
+
+/* Atomic updates of a u32 in local (shared) memory. */
+#define LOCAL_ADD(p, v) ((void)atomicAdd((p), (v)))
+#define LOCAL_MAX(p, v) ((void)atomicMax((p), (v)))
+
+/* The work profile's marks count only in the reference executor's
+ * profiling build (prelude-c.h). */
+#define WORK(n) ((void)0)
+#define PHASE(name) ((void)0)
+#define UNIT() ((void)0)
 
 #endif

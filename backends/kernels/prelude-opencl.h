@@ -21,6 +21,17 @@ typedef ushort w16;
 typedef uint w32;
 typedef ulong w64;
 
+/* Words read from byte buffers, in little-endian order on any device, and
+ * the index of the lowest set bit of a nonzero word (OpenCL 1.2 has clz
+ * only). */
+#ifdef __ENDIAN_LITTLE__
+#define LE64(x) ((u64)(x))
+#else
+#define LE64(x) as_ulong(as_uchar8((u64)(x)).s76543210)
+#endif
+#define CTZ64(x) ((u32)(63 - clz((u64)(x) & (0 - (u64)(x)))))
+#define CLZ64(x) ((u32)clz((u64)(x)))
+
 #define KERNEL __kernel void
 #define ENCODER_KERNEL __kernel void
 #define DEVICE_FN static inline
@@ -40,5 +51,15 @@ typedef ulong w64;
 /* Every barrier fences both address spaces: phases of a work-group hand
  * data over through either. */
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+
+/* Atomic updates of a u32 in local memory (OpenCL C 1.1 core). */
+#define LOCAL_ADD(p, v) ((void)atomic_add((volatile __local uint *)(p), (v)))
+#define LOCAL_MAX(p, v) ((void)atomic_max((volatile __local uint *)(p), (v)))
+
+/* The work profile's marks count only in the reference executor's
+ * profiling build (prelude-c.h). */
+#define WORK(n) ((void)0)
+#define PHASE(name) ((void)0)
+#define UNIT() ((void)0)
 
 #endif

@@ -1,32 +1,13 @@
 /*
  * reference-kernels.c - the kernels compiled by the C compiler
- * (doc/design.md §7, §12): this file is the only C-specific
- * part, a table of calls that unpack the driver's arguments, each
- * generated from the kernel's declaration in kernel-list.h.
+ * (doc/design.md §7, §12), each group run with one work-item: this file
+ * and its table of calls (reference-calls.h) are the only C-specific part.
  */
 #include "prelude-c.h"
 #include "kernels.h"
 
+#include "reference-calls.h"
 #include "reference-kernels.h"
-
-/* An argument's position is an enumerator named for it, local to its
- * unpacker, so the unpacking follows the declared order. */
-#define REF_POS_B(type, arg) ref_pos_##arg
-#define REF_POS_U(arg) ref_pos_##arg
-#define REF_GET_B(type, arg) (GLOBAL type *)a[ref_pos_##arg].buf
-#define REF_GET_U(arg) a[ref_pos_##arg].u64
-#define REF_CALL(name, args)                                                  \
-	static void call_##name(const struct kdev_arg *a)                     \
-	{                                                                     \
-		enum { args(REF_POS_B, REF_POS_U) };                          \
-		name(args(REF_GET_B, REF_GET_U));                             \
-	}
-SP_KERNEL_LIST(REF_CALL)
-
-#define REF_ENTRY(name, args) call_##name,
-static void (*const calls[KDEV_NKERNELS])(const struct kdev_arg *) = {
-	SP_KERNEL_LIST(REF_ENTRY)
-};
 
 int ref_kernel_run(unsigned id, const struct kdev_arg *args, uint64_t groups,
 		   struct sp_err *err)

@@ -5,6 +5,9 @@
  * call that issued it returns, so there are no events, and the driver
  * times the calls themselves for SHARDPIPE_TRACE.
  * Slow by design; it is what the other kernel backends are checked against.
+ * Asked for a work profile (SHARDPIPE_KERNEL_DEBUG=profile=FILE), it runs
+ * every group as its local size of work-items and counts their work
+ * (reference-profile.c).
  */
 #include <stdlib.h>
 
@@ -52,9 +55,15 @@ static int ref_download(void *dev, void *dst, kdev_buf buf, uint64_t off,
 	return SHARDPIPE_OK;
 }
 
+/* The device: nothing but the work profile, when one was asked for. */
+struct ref_dev {
+	struct ref_profile *prof;
+};
+
 static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
 		      uint64_t local, kdev_event *done, struct sp_err *err)
 {
+	struct ref_dev *d = dev;
 	const char *name = kdev_kernels[l->id].name;
 
 	if (done != NULL)
@@ -65,7 +74,25 @@ static int ref_launch(void *dev, const struct kdev_launch *l, uint64_t global,
 		     "reference: %s launched with global %llu, local %llu",
 		     name, (unsigned long long)global,
 		     (unsigned long long)local);
+	if (d->prof != NULL)
+		return ref_profile_run(d->prof, l->id, l->args, global / local,
+				       local, err);
 	return ref_kernel_run(l->id, l->args, global / local, err);
+}
+
+static int ref_work_start(void *dev, struct sp_err *err)
+{
+	struct ref_dev *d = dev;
+
+	return d->prof != NULL ? SHARDPIPE_OK : ref_profile_open(&d->prof, err);
+}
+
+static int ref_work_write(void *dev, FILE *f, uint64_t local,
+			      uint64_t batches)
+{
+	struct ref_dev *d = dev;
+
+	return ref_profile_write(d->prof, f, local, batches);
 }
 
 static int ref_wait(void *dev, kdev_event ev, struct sp_err *err)
@@ -80,6 +107,11 @@ static int ref_finish(void *dev, struct sp_err *err)
 
 static void ref_close(void *dev)
 {
+	struct ref_dev *d = dev;
+
+	if (d != NULL)
+		ref_profile_close(d->prof);
+	free(d);
 }
 
 static const struct kdev_ops ref_device = {
@@ -91,11 +123,13 @@ static const struct kdev_ops ref_device = {
 	.wait = ref_wait,
 	.finish = ref_finish,
 	.close = ref_close,
+	.work_start = ref_work_start,
+	.work_write = ref_work_write,
 };
 
 static const struct kdev_limits ref_limits = {
 	/* The local size only decides how many groups a launch has; each
-	 * still runs with one work-item. */
+	 * still runs with one work-item, except in the work profile. */
 	.max_local = SP_WG_MAX,
 	.local = 1,
 	.max_groups = 4096,
@@ -115,7 +149,11 @@ static int ref_probe(struct backend_probe *info)
 
 static int ref_open(const struct plan *plan, void **ctx, struct sp_err *err)
 {
-	return kdrv_open(&ref_device, NULL, &ref_limits, plan,
+	struct ref_dev *d = calloc(1, sizeof(*d));
+
+	SP_RETURN_IF(d == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the reference device");
+	return kdrv_open(&ref_device, d, &ref_limits, plan,
 			 (struct kdrv **)ctx, err);
 }
 

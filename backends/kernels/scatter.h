@@ -15,12 +15,16 @@
  * coordinate being lifted from (chunk index, within-chunk index) per
  * dimension.
  *
- * A work-item takes SP_GEO_RUNS_PER_ITEM consecutive runs and locates
- * each with divisions, one dimension at a time, keeping no coordinate
+ * A run is copied by a team of SP_GEO_RUN_LANES work-items, word k by
+ * lane k mod lanes, so that a GPU's neighbouring items move neighbouring
+ * words (coalesced); a team takes SP_GEO_RUNS_PER_ITEM consecutive runs.
+ * A GPU gets one run per team of up to 16 lanes; a CPU device one lane
+ * that copies many runs, saving divisions (driver.c, run_lanes).  Every lane locates its run
+ * itself, with divisions, one dimension at a time, keeping no coordinate
  * arrays: indexed private arrays would live on a GPU's stack
- * (t/cuda-resources.sh).  A GPU takes one run per work-item for
- * parallelism; a CPU device may take more.  The output does not depend on
- * it.
+ * (t/cuda-resources.sh).  The divisions are 32-bit when the geometry
+ * fits (SP_GEO_DIV32): a GPU divides 64-bit integers in software, several
+ * times slower.  The output depends on none of these choices.
  *
  * geo: the table of geometry.h.  in: the batch; pool: K*M chunks.
  */
@@ -28,6 +32,12 @@
 #define SP_KERNEL_SCATTER_H
 
 #include "kernel-list.h"
+
+/* a / b, in 32 bits when the geometry fits them (SP_GEO_DIV32). */
+DEVICE_FN u64 geo_div(u64 a, u64 b, u64 narrow)
+{
+	return narrow ? (u64)((u32)a / (u32)b) : a / b;
+}
 
 /*
  * Run r's first input element (*src) and how many of its elements lie
@@ -39,25 +49,27 @@ DEVICE_FN void scatter_locate(GLOBAL const u64 *geo, u64 r, u64 *src,
 			      u64 *valid)
 {
 	const int inner = (int)geo[SP_GEO_RANK] - 1;
+	const u64 narrow = geo[SP_GEO_DIV32];
 	u64 rpc = geo[SP_GEO_RUNS_PER_CHUNK], M = geo[SP_GEO_M];
-	u64 slot = r / rpc, q = r - slot * rpc, e = slot / M;
-	u64 i = slot - e * M, v = geo[SP_GEO_CHUNK(inner)];
-	u64 at = e * geo[SP_GEO_EPOCH_ELEMS];
+	u64 slot = geo_div(r, rpc, narrow), q = r - slot * rpc;
+	u64 e = geo_div(slot, M, narrow), i = slot - e * M;
+	u64 v = geo[SP_GEO_CHUNK(inner)], at = e * geo[SP_GEO_EPOCH_ELEMS];
 
 	for (int d = inner; d >= 0; d--) {
 		u64 t = 0, n = 0, x;
 
+		WORK(1);
 		if (d >= 1) {
-			u64 cnt = geo[SP_GEO_COUNT(d)];
+			u64 cnt = geo[SP_GEO_COUNT(d)], y = geo_div(i, cnt, narrow);
 
-			t = i % cnt;
-			i /= cnt;
+			t = i - y * cnt;
+			i = y;
 		}
 		if (d < inner) {
-			u64 ch = geo[SP_GEO_CHUNK(d)];
+			u64 ch = geo[SP_GEO_CHUNK(d)], y = geo_div(q, ch, narrow);
 
-			n = q % ch;
-			q /= ch;
+			n = q - y * ch;
+			q = y;
 		}
 		/* Dim 0 needs no check: an epoch's rows past the array end
 		 * are already fill in the input. */
@@ -86,10 +98,12 @@ SP_KERNEL_ENTRY(sp_scatter)
 	const u64 run_bytes = geo[SP_GEO_CHUNK(inner)] * geo[SP_GEO_ESIZE];
 	const u64 nruns = geo[SP_GEO_NRUNS];
 	const u64 per = geo[SP_GEO_RUNS_PER_ITEM];
+	const u64 lanes = geo[SP_GEO_RUN_LANES];
 	const u64 esize = geo[SP_GEO_ESIZE], unit = geo[SP_GEO_UNIT];
 	const u64 items = (nruns + per - 1) / per;
+	const u64 lane = GLOBAL_ID() % lanes, teams = GLOBAL_SIZE() / lanes;
 
-	for (u64 it = GLOBAL_ID(); it < items; it += GLOBAL_SIZE()) {
+	for (u64 it = GLOBAL_ID() / lanes; it < items; it += teams) {
 		u64 r = it * per, end = r + per < nruns ? r + per : nruns;
 
 		for (; r < end; r++) {
@@ -97,9 +111,10 @@ SP_KERNEL_ENTRY(sp_scatter)
 			u64 src, valid;
 
 			scatter_locate(geo, r, &src, &valid);
-			item_copy(dst, in + src * esize, valid * esize, unit);
-			item_zero(dst + valid * esize,
-				  run_bytes - valid * esize, unit);
+			lane_copy(dst, in + src * esize, valid * esize, unit,
+				  lane, lanes);
+			lane_zero(dst + valid * esize,
+				  run_bytes - valid * esize, unit, lane, lanes);
 		}
 	}
 }

@@ -11,6 +11,18 @@
 #ifndef SP_KERNEL_ZSTD_BITS_H
 #define SP_KERNEL_ZSTD_BITS_H
 
+DEVICE_FN u64 spz_min(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+/* The n low bytes of v at p, little-endian. */
+DEVICE_FN void spz_put_le(GLOBAL u8 *p, u64 v, u32 n)
+{
+	for (u32 i = 0; i < n; i++)
+		p[i] = (u8)(v >> (8 * i));
+}
+
 /* ----------------------------------------------------------- bit writer */
 
 /*
@@ -43,6 +55,7 @@ DEVICE_FN void spz_bw_add(struct spz_bw *b, GLOBAL u8 *dst, u64 v, u32 nb)
 	b->acc |= (v & ((((u64)1) << nb) - 1)) << b->nacc;
 	b->nacc += nb;
 	while (b->nacc >= 8) {
+		WORK(1);
 		if (b->pos < b->cap)
 			dst[b->pos] = (u8)b->acc;
 		else
@@ -111,19 +124,17 @@ DEVICE_FN void spz_pw_put(struct spz_pw *w, GLOBAL u8 *out, u32 v, u32 l)
 	w->nacc += l;
 	w->at += l;
 	while (w->nacc >= 8 && w->byte < w->end) {
+		WORK(1);
 		out[w->byte++] = (u8)w->acc;
 		w->acc >>= 8;
 		w->nacc -= 8;
 	}
 }
 
+/* floor(log2(v)), 0 for v <= 1. */
 DEVICE_FN u32 spz_highbit(u64 v)
 {
-	u32 r = 0;
-
-	while (v >>= 1)
-		r++;
-	return r;
+	return v > 1 ? 63u - CLZ64(v) : 0u;
 }
 
 /* ---------------------------------------------------------- FSE tables */
@@ -171,6 +182,7 @@ DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
 	u32 size = 1u << log, high = size - 1, pos = 0;
 	u32 step = (size >> 1) + (size >> 3) + 3, at = 0;
 
+	WORK(nsym + 2 * size + SPZ_FT_SYMS);
 	SPZ_FT_LOG(t) = (u8)log;
 	for (u32 s = 0; s < nsym; s++)
 		if (norm[s] == -1)
@@ -185,12 +197,16 @@ DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
 	for (u32 s = 0; s < SPZ_FT_SYMS; s++) {
 		SPZ_FT_START(t)[s] = (u8)at;
 		SPZ_FT_CNT(t)[s] = 0;
-		if (s < nsym && norm[s] != 0) {
-			SPZ_FT_CNT(t)[s] = (u8)(norm[s] < 0 ? 1 : norm[s]);
-			for (u32 u = 0; u < size; u++)
-				if (cells[u] == s)
-					SPZ_FT_STATES(t)[at++] = (u8)u;
-		}
+		if (s < nsym && norm[s] != 0)
+			at += norm[s] < 0 ? 1u : (u32)norm[s];
+	}
+	/* The cells in increasing order, each appended to its symbol's
+	 * list; CNT counts them in and ends as the symbol's count. */
+	for (u32 u = 0; u < size; u++) {
+		u32 s = cells[u];
+
+		SPZ_FT_STATES(t)[SPZ_FT_START(t)[s] + SPZ_FT_CNT(t)[s]++] =
+			(u8)u;
 	}
 }
 
@@ -246,6 +262,7 @@ DEVICE_FN void spz_ncount_write(struct spz_bw *b, GLOBAL u8 *dst,
 	while (remaining > 1 && s < nsym) {
 		i32 count, max, v;
 
+		WORK(1);
 		if (prev0) {
 			u32 run = 0;
 
@@ -317,6 +334,7 @@ DEVICE_FN void spz_ft_predefined(LOCAL u8 *ft)
 	LOCAL i32 *norm = SPZ_FT_NORM(ft);
 	LOCAL u8 *cells = SPZ_FT_CELLS(ft);
 
+	WORK(36 + 53 + 29);
 	for (u32 s = 0; s < 36; s++)
 		norm[s] = spz_ll_norm[s];
 	spz_ft_build(ft + SPZ_FT_LL * SPZ_FT_BYTES, norm, 36, 6, cells);
@@ -338,9 +356,14 @@ DEVICE_FN u32 spz_ll_code(u32 ll, u32 *nb, u32 *extra)
 		*extra = 0;
 		return ll;
 	}
-	c = 19;
-	while (c > 0 && spz_ll_base[c] > ll)
+	/* From 64 on, the codes are powers of two (as zstd's ZSTD_LLcode). */
+	c = ll >= 64 ? spz_highbit(ll) + 3 : 8;
+	if (c > 19)
+		c = 19;
+	while (c > 0 && spz_ll_base[c] > ll) {
+		WORK(1);
 		c--;
+	}
 	*nb = spz_ll_bits[c];
 	*extra = ll - spz_ll_base[c];
 	return 16 + c;
@@ -356,9 +379,13 @@ DEVICE_FN u32 spz_ml_code(u32 ml, u32 *nb, u32 *extra)
 		*extra = 0;
 		return ml - 3;
 	}
-	c = 20;
-	while (c > 0 && spz_ml_base[c] > ml)
+	c = ml >= 131 ? spz_highbit(ml - 3) + 4 : 10;
+	if (c > 20)
+		c = 20;
+	while (c > 0 && spz_ml_base[c] > ml) {
+		WORK(1);
 		c--;
+	}
 	*nb = spz_ml_bits[c];
 	*extra = ml - spz_ml_base[c];
 	return 32 + c;

@@ -4,8 +4,9 @@
  * description (weights direct, or FSE-compressed when a symbol above 128
  * is present or that is smaller), and one backward Huffman stream.
  *
- * Construction is one work-item's serial work on at most 256 symbols; the
- * streams are independent and may be encoded by different items.
+ * Construction is shared by the group, one item merging the queues (at
+ * most 255 steps); the streams are cut into parts that the items pack
+ * independently.
  */
 #ifndef SP_KERNEL_ZSTD_HUF_H
 #define SP_KERNEL_ZSTD_HUF_H
@@ -14,118 +15,159 @@
 
 /*
  * Code lengths for freq[0..256) into len (0 for absent symbols) and the
- * canonical codes into code.  Needs at least two present symbols.  tmp:
- * SPZ_HUF_TMP_WORDS words of global scratch.  Returns the longest length.
+ * canonical codes into code, by the whole group (every item calls it; it
+ * holds barriers; `active` 0 only keeps them company), for at least two
+ * present symbols:
+ *   1. every item ranks its symbols by (frequency, symbol), a total
+ *      order, so the tree depends on the counts alone;
+ *   2. item 0 merges two queues, the leaves in rank order and the
+ *      internal nodes in creation order (their weights never decrease; a
+ *      leaf wins ties), takes the depths, clamps them to SPZ_HUF_MAXBITS
+ *      and repairs the Kraft sum on the count of codes per length;
+ *   3. every item gives its ranks their lengths, the rarest the longest
+ *      (which never costs more than the tree's own assignment);
+ *   4. item 0 numbers the canonical codes, in symbol order.
+ * tmp: SPZ_HUF_TMP_WORDS local words; the longest length is left in
+ * tmp[SPZ_HT_MAXBITS].
  */
-DEVICE_FN u32 spz_huf_build(LOCAL const u32 *freq, LOCAL u8 *len,
-			    LOCAL u16 *code, GLOBAL u32 *tmp)
+#define SPZ_HT_ORDER 0u      /* present symbols, rarest first */
+#define SPZ_HT_WT 256u       /* node weights, then depths */
+#define SPZ_HT_PARENT 768u
+#define SPZ_HT_CNT 1280u     /* codes per length */
+#define SPZ_HT_START 1296u   /* first canonical code per length */
+#define SPZ_HT_MAXBITS 1312u
+#define SPZ_HT_M 1313u       /* present symbols */
+#define SPZ_HUF_TMP_WORDS 1314u
+
+DEVICE_FN void spz_huf_build(u32 active, LOCAL const u32 *freq, LOCAL u8 *len,
+			     LOCAL u16 *code, LOCAL u32 *tmp)
 {
-	GLOBAL u32 *order = tmp;          /* present symbols, rarest first */
-	GLOBAL u32 *wt = tmp + 256;       /* node weights, then depths */
-	GLOBAL u32 *parent = tmp + 768;
-	GLOBAL u32 *cnt = parent;         /* once the depths are known */
-	u32 m = 0, li = 0, ni, nn, maxbits = 0, next;
-	i32 kraft = 0;
+	LOCAL u32 *order = tmp + SPZ_HT_ORDER, *wt = tmp + SPZ_HT_WT;
+	LOCAL u32 *parent = tmp + SPZ_HT_PARENT, *cnt = tmp + SPZ_HT_CNT;
+	LOCAL u32 *start = tmp + SPZ_HT_START;
 	const i32 full = 1 << SPZ_HUF_MAXBITS;
 
-	/* Insertion sort by (frequency, symbol): the order is total, so
-	 * the tree does not depend on anything but the counts. */
-	for (u32 s = 0; s < 256; s++) {
-		u32 k;
+	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
+		u32 f = freq[s], r = 0;
 
+		WORK(1);
 		len[s] = 0;
-		if (freq[s] == 0)
+		if (!active || f == 0)
 			continue;
-		k = m++;
-		while (k > 0 && freq[order[k - 1]] > freq[s]) {
-			order[k] = order[k - 1];
-			k--;
+		WORK(256);
+		for (u32 t = 0; t < 256; t++) {
+			u32 g = freq[t];
+
+			r += g != 0 && (g < f || (g == f && t < s));
 		}
-		order[k] = s;
+		order[r] = s;
 	}
-	/* Two queues: leaves in order, internal nodes in creation order
-	 * (their weights never decrease).  A leaf wins ties. */
-	for (u32 i = 0; i < m; i++)
-		wt[i] = freq[order[i]];
-	ni = nn = m;
-	while (nn < 2 * m - 1) {
-		u32 p0, p1;
+	BARRIER();
+	if (LOCAL_ID() == 0 && active) {
+		u32 m = 0, li = 0, ni, nn, maxbits = 0, next = 0;
+		i32 kraft = 0;
 
-		if (li < m && (ni >= nn || wt[li] <= wt[ni]))
-			p0 = li++;
-		else
-			p0 = ni++;
-		if (li < m && (ni >= nn || wt[li] <= wt[ni]))
-			p1 = li++;
-		else
-			p1 = ni++;
-		wt[nn] = wt[p0] + wt[p1];
-		parent[p0] = parent[p1] = nn;
-		nn++;
-	}
-	/* Depths from the root down; a parent's index exceeds its
-	 * children's. */
-	wt[2 * m - 2] = 0;
-	for (u32 i = 2 * m - 2; i-- > 0;)
-		wt[i] = wt[parent[i]] + 1;
-	for (u32 i = 0; i < m; i++) {
-		u32 d = wt[i];
+		WORK(256);
+		for (u32 s = 0; s < 256; s++)
+			m += freq[s] != 0;
+		WORK(m);
+		for (u32 i = 0; i < m; i++)
+			wt[i] = freq[order[i]];
+		ni = nn = m;
+		while (nn < 2 * m - 1) {
+			u32 p0, p1;
 
-		if (d > SPZ_HUF_MAXBITS)
-			d = SPZ_HUF_MAXBITS;
-		len[order[i]] = (u8)d;
-		kraft += full >> d;
-	}
-	/* Clamping made the code over-full: lengthen the longest codes
-	 * still below the limit, rarest first, until it fits. */
-	while (kraft > full) {
-		u32 best = m, bl = 0;
-
+			WORK(1);
+			if (li < m && (ni >= nn || wt[li] <= wt[ni]))
+				p0 = li++;
+			else
+				p0 = ni++;
+			if (li < m && (ni >= nn || wt[li] <= wt[ni]))
+				p1 = li++;
+			else
+				p1 = ni++;
+			wt[nn] = wt[p0] + wt[p1];
+			parent[p0] = parent[p1] = nn;
+			nn++;
+		}
+		/* Depths from the root down; a parent's index exceeds its
+		 * children's. */
+		wt[2 * m - 2] = 0;
+		WORK(2 * m);
+		for (u32 i = 2 * m - 2; i-- > 0;)
+			wt[i] = wt[parent[i]] + 1;
+		for (u32 l = 0; l <= SPZ_HUF_MAXBITS; l++)
+			cnt[l] = 0;
+		WORK(m);
 		for (u32 i = 0; i < m; i++) {
-			u32 l = len[order[i]];
+			u32 d = wt[i] < SPZ_HUF_MAXBITS ? wt[i] : SPZ_HUF_MAXBITS;
 
-			if (l < SPZ_HUF_MAXBITS && l > bl) {
-				bl = l;
-				best = i;
-			}
+			cnt[d]++;
+			kraft += full >> d;
 		}
-		len[order[best]]++;
-		kraft -= full >> (bl + 1);
-	}
-	/* Under-full: shorten the most frequent codes whose gain fits,
-	 * until the code is complete (weights must sum to a power of 2). */
-	while (kraft < full) {
-		for (u32 i = m; i-- > 0;) {
-			u32 l = len[order[i]];
+		/* Clamping made the code over-full: lengthen the longest
+		 * codes still below the limit until it fits. */
+		while (kraft > full) {
+			u32 l = SPZ_HUF_MAXBITS - 1;
 
-			if (l > 1 && (full >> (l - 1)) - (full >> l) <=
-					     full - kraft) {
-				len[order[i]]--;
-				kraft += (full >> (l - 1)) - (full >> l);
-				break;
+			WORK(1);
+			while (cnt[l] == 0) {
+				WORK(1);
+				l--;
 			}
+			cnt[l]--;
+			cnt[l + 1]++;
+			kraft -= full >> (l + 1);
 		}
-	}
-	for (u32 l = 0; l <= SPZ_HUF_MAXBITS + 1; l++)
-		cnt[l] = 0;
-	for (u32 s = 0; s < 256; s++) {
-		cnt[len[s]]++;
-		if (len[s] > maxbits)
-			maxbits = len[s];
-	}
-	/* Canonical order of section 4.2.1.4: longest codes first, numbered
-	 * from 0; symbols of one length in increasing value. */
-	next = 0;
-	for (u32 l = maxbits; l >= 1; l--) {
-		u32 c = next;
+		/* Under-full: shorten the shortest codes whose gain fits,
+		 * until the code is complete (weights must sum to a power of
+		 * 2).  The longest codes always fit the deficit, which is a
+		 * multiple of their weight. */
+		while (kraft < full) {
+			u32 l = 2;
 
-		next = (next + cnt[l]) >> 1;
-		cnt[l] = c;
+			WORK(1);
+			while (cnt[l] == 0 || (full >> l) > full - kraft) {
+				WORK(1);
+				l++;
+			}
+			cnt[l]--;
+			cnt[l - 1]++;
+			kraft += full >> l;
+		}
+		for (u32 l = 1; l <= SPZ_HUF_MAXBITS; l++)
+			if (cnt[l] != 0)
+				maxbits = l;
+		/* Canonical order of section 4.2.1.4: longest codes first,
+		 * numbered from 0; symbols of one length in increasing
+		 * value. */
+		for (u32 l = maxbits; l >= 1; l--) {
+			start[l] = next;
+			next = (next + cnt[l]) >> 1;
+		}
+		tmp[SPZ_HT_MAXBITS] = maxbits;
+		tmp[SPZ_HT_M] = m;
 	}
-	for (u32 s = 0; s < 256; s++)
-		if (len[s] != 0)
-			code[s] = (u16)cnt[len[s]]++;
-	return maxbits;
+	BARRIER();
+	for (u32 r = (u32)LOCAL_ID(); active && r < tmp[SPZ_HT_M];
+	     r += (u32)LOCAL_SIZE()) {
+		u32 l = tmp[SPZ_HT_MAXBITS], acc = cnt[l];
+
+		WORK(1);
+		while (r >= acc) {
+			WORK(1);
+			acc += cnt[--l];
+		}
+		len[order[r]] = (u8)l;
+	}
+	BARRIER();
+	if (LOCAL_ID() == 0 && active) {
+		WORK(256);
+		for (u32 s = 0; s < 256; s++)
+			if (len[s] != 0)
+				code[s] = (u16)start[len[s]]++;
+	}
+	BARRIER();
 }
 
 /*
@@ -147,6 +189,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 
 	if (nw <= 128)
 		direct = 1 + (nw + 1) / 2;
+	WORK(nw);
 	for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
 		wcount[w] = 0;
 	for (u32 s = 0; s < nw; s++)
@@ -178,6 +221,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		while (sum > 64) {
 			u32 big = top;
 
+			WORK(nsym);
 			for (u32 w = 0; w < nsym; w++)
 				if (norm[w] > norm[big])
 					big = w;
@@ -210,6 +254,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 		for (u32 i = nw - 2; i-- > 0;) {
 			u32 w = len[i] ? maxbits + 1 - len[i] : 0;
 
+			WORK(1);
 			if (i & 1)
 				st2 = spz_ft_encode(ft, &b, desc, st2, w);
 			else
@@ -228,6 +273,7 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 	if (direct == 0)
 		return 0;
 	desc[0] = (u8)(127 + nw);
+	WORK((nw + 1) / 2);
 	for (u32 i = 0; i < nw; i += 2) {
 		u32 a = len[i] ? maxbits + 1 - len[i] : 0;
 		u32 c = 0;
@@ -250,15 +296,15 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
  * parts' codes to complete its last byte.  No byte has two writers, and
  * the bytes do not depend on how parts are spread over work-items.
  */
-#define SPZ_HUF_PART 1024u
-
 DEVICE_FN u32 spz_huf_part_bits(GLOBAL const u8 *lits, u32 a, u32 b, u32 j,
 				LOCAL const u8 *len)
 {
 	u32 t0 = j * SPZ_HUF_PART, n = b - a, bits = 0;
 
-	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++)
+	for (u32 t = t0; t < n && t < t0 + SPZ_HUF_PART; t++) {
+		WORK(1);
 		bits += len[lits[b - 1 - t]];
+	}
 	return bits;
 }
 
@@ -281,6 +327,7 @@ DEVICE_FN void spz_huf_part_write(GLOBAL const u8 *lits, u32 a, u32 b,
 	while (w.byte < w.end) {
 		u32 c = 0, l;
 
+		WORK(1);
 		if (t < n) {
 			u32 s = lits[b - 1 - t];
 

@@ -1,76 +1,121 @@
 /*
  * zstd_layout.h - the zstd encoder's fixed partition of the work and its
- * global scratch, shared by the kernel (zstd_encode.h) and the host
- * driver, so it holds only macros.
+ * global scratch, shared by the kernels (zstd_units.h, zstd_encode.h,
+ * blosc_encode.h) and the host driver, so it holds only macros.
  *
- * Every partition here is a constant (doc/design.md §7.2): blocks of
- * SPZ_BLOCK bytes, match-finding segments of SPZ_SEG bytes inside a block,
- * SPZ_HIST_PARTS histogram parts, at most four Huffman streams cut into
- * parts of SPZ_HUF_PART literals.  None of
- * them depends on the local size.
+ * The work unit is one block of at most SPZ_BLOCK bytes
+ * (doc/design.md §13.1): every block of every frame of a batch is encoded by its own
+ * work-group, independently of the others, and the frames are stitched
+ * afterwards.  Inside a block every partition is a constant (§7.2): match
+ * candidates are looked up in rounds of SPZ_ROUND positions, the parse
+ * runs over SPZ_NSUB segments of SPZ_SUB bytes, the Huffman streams are
+ * cut into parts of SPZ_HUF_PART literals and the sequences bitstream into
+ * parts of SPZ_SEQ_PART sequences.  None of them depends on the local
+ * size.
  *
- * The driver gives each launched work-group SPZ_SCRATCH_BYTES(hl) of
- * global scratch (group g at g times that); the kernel rewrites what it
- * reads there for every chunk, so which group encodes a chunk does not
- * change a byte.
+ * The driver gives each launched work-group of sp_zstd_units
+ * SPZ_SCRATCH_BYTES of global scratch (group g at g times that); the
+ * kernel rewrites what it reads there for every block, so which group
+ * encodes a block does not change a byte.  No line continuations here:
+ * embed.awk does not keep them.
  */
 #ifndef SP_KERNEL_ZSTD_LAYOUT_H
 #define SP_KERNEL_ZSTD_LAYOUT_H
 
 #define SPZ_BLOCK 131072u        /* RFC 8878 Block_Maximum_Size */
-#define SPZ_SEG 16384u           /* one work-item parses one segment */
-#define SPZ_NSEG (SPZ_BLOCK / SPZ_SEG)
-#define SPZ_HLOG_MAX 16u         /* largest table log of any level */
-#define SPZ_SEQ_PER_SEG (SPZ_SEG / 4u + 2u) /* a match covers >= 4 bytes */
-#define SPZ_HIST_PARTS 16u
-/* Huffman bit packing: one word per part of 1024 literals (zstd_huf.h). */
-#define SPZ_PART_WORDS 256u
-/* Sequences bit packing: one word per part of 512 sequences. */
-#define SPZ_SEQPART_WORDS 128u
-#define SPZ_HUF_TMP_WORDS 1536u  /* Huffman tree construction */
+#define SPZ_ROUND 256u           /* positions looked up between insertions */
+#define SPZ_SUB 1024u            /* one work-item parses one segment */
+#define SPZ_NSUB (SPZ_BLOCK / SPZ_SUB)
+/* The match finder's hash table: 1 << SPZ_TAB_LOG u32 entries of local
+ * memory, 32 KiB, the same at every level (levels differ in how they
+ * split it into buckets, zstd_match.h). */
+#define SPZ_TAB_LOG 13u
+#define SPZ_TAB_WORDS (1u << SPZ_TAB_LOG)
+/* A match covers at least 4 bytes and starts inside its segment; it may
+ * run on for up to SPZ_MATCH_MAX bytes, which bounds a segment's work. */
+#define SPZ_MATCH_MAX 8191u
+#define SPZ_SEQ_PER_SUB (SPZ_SUB / 4u)
+#define SPZ_MAX_SEQ (SPZ_NSUB * SPZ_SEQ_PER_SUB)
+#define SPZ_HUF_PART 1024u       /* literals per Huffman packing part */
+#define SPZ_SEQ_PART 64u         /* sequences per packing part */
+/* One word per Huffman part: four streams of a quarter block each. */
+#define SPZ_PART_WORDS (4u * (SPZ_BLOCK / 4u / SPZ_HUF_PART + 1u))
+#define SPZ_SEQPART_WORDS (SPZ_MAX_SEQ / SPZ_SEQ_PART + 1u)
 #define SPZ_DESC_CAP 256u        /* Huffman tree description */
+/* Input bytes past a block's end that the word loads may touch; the
+ * staged copy keeps them zero. */
+#define SPZ_PAD 64u
 
 /*
- * Byte offsets inside one group's scratch; all multiples of 64.  The hash
- * tables come last: their size depends on the level, through the table
- * log SPZ_HLOG_OF_LEVEL (the match finder's parameters, zstd_match.h,
- * use the same macro).  No line continuations here: embed.awk does not
- * keep them.
+ * Byte offsets inside one group's scratch; all multiples of 64:
+ *   IN       the block's bytes (shuffled, for blosc), then SPZ_PAD zeros;
+ *   CAND     per position, its match candidate + 1 (0: none), u32;
+ *   SUBSEQ   per segment, its sequences as the parse found them: two u32
+ *            each, literal length | match length << 16, and the offset;
+ *   SEQ      the block's sequences in order, two u32 each: literal
+ *            length (with the literals carried from earlier segments) and
+ *            match length | Offset_Value << SPZ_SEQ_OFV_SHIFT;
+ *   LITS     the block's literals in order;
+ *   PARTS    bits of each Huffman packing part;
+ *   DESC     the Huffman tree description;
+ *   SEQST    the three FSE states after each sequence;
+ *   SEQPARTS bits of each sequences packing part.
  */
-#define SPZ_HLOG_OF_LEVEL(l) ((l) >= 9 ? 16u : (l) >= 2 ? 14u : 13u)
 #define SPZ_R64(x) (((x) + 63u) / 64u * 64u)
-#define SPZ_OFF_SEQS 0u
-#define SPZ_OFF_SEGMETA SPZ_R64(SPZ_NSEG * SPZ_SEQ_PER_SEG * 12u)
-#define SPZ_OFF_LITS (SPZ_OFF_SEGMETA + 64u * SPZ_NSEG)
-#define SPZ_OFF_HIST (SPZ_OFF_LITS + SPZ_BLOCK)
-#define SPZ_OFF_PARTS (SPZ_OFF_HIST + SPZ_HIST_PARTS * 256u * 4u)
-#define SPZ_OFF_HUF (SPZ_OFF_PARTS + 4u * SPZ_PART_WORDS)
-#define SPZ_OFF_DESC (SPZ_OFF_HUF + 4u * SPZ_HUF_TMP_WORDS)
-/* Sequences packing: three state bytes per sequence, a word per part. */
+#define SPZ_OFF_IN 0u
+#define SPZ_OFF_CAND SPZ_R64(SPZ_BLOCK + SPZ_PAD)
+#define SPZ_OFF_SUBSEQ (SPZ_OFF_CAND + 4u * SPZ_BLOCK)
+#define SPZ_OFF_SEQ (SPZ_OFF_SUBSEQ + 8u * SPZ_MAX_SEQ)
+#define SPZ_OFF_LITS (SPZ_OFF_SEQ + 8u * SPZ_MAX_SEQ)
+#define SPZ_OFF_PARTS (SPZ_OFF_LITS + SPZ_BLOCK)
+#define SPZ_OFF_DESC SPZ_R64(SPZ_OFF_PARTS + 4u * SPZ_PART_WORDS)
 #define SPZ_OFF_SEQST SPZ_R64(SPZ_OFF_DESC + SPZ_DESC_CAP)
-#define SPZ_SEQST_BYTES (3u * SPZ_NSEG * SPZ_SEQ_PER_SEG)
-#define SPZ_OFF_SEQPARTS SPZ_R64(SPZ_OFF_SEQST + SPZ_SEQST_BYTES)
-#define SPZ_OFF_TABLES (SPZ_OFF_SEQPARTS + 4u * SPZ_SEQPART_WORDS)
-/* One group's scratch at table log hl: about 1.0 MiB at level 1, 1.2 MiB
- * at levels 2-8, 2.7 MiB from level 9. */
-#define SPZ_SCRATCH_BYTES(hl) (SPZ_OFF_TABLES + SPZ_NSEG * (4u << (hl)))
+#define SPZ_OFF_SEQPARTS SPZ_R64(SPZ_OFF_SEQST + 3u * SPZ_MAX_SEQ)
+/* One group's scratch: about 1.3 MiB, whatever the level. */
+#define SPZ_SCRATCH_BYTES SPZ_R64(SPZ_OFF_SEQPARTS + 4u * SPZ_SEQPART_WORDS)
+/* Match lengths stay below 1 << 13 (SPZ_MATCH_MAX); Offset_Value (at
+ * most 18 bits) above. */
+#define SPZ_SEQ_OFV_SHIFT 13
 
-/* Per segment words at SPZ_OFF_SEGMETA + 64 * s (u32 each). */
-#define SPZ_SM_NSEQ 0     /* sequences found */
-#define SPZ_SM_NLIT 1     /* literal bytes in the segment */
-#define SPZ_SM_TAIL 2     /* literals after the last sequence */
-#define SPZ_SM_LITOFF 3   /* first literal's index in the block's literals */
-#define SPZ_SM_CARRY 4    /* literals pending from earlier segments */
+/* Shared scalars of the work-group encoding a block, a local u64 array
+ * (zstd_block.h). */
+#define SPZ_SH_LITMODE 0  /* SPZ_LIT_* */
+#define SPZ_SH_NSTREAMS 1
+#define SPZ_SH_DESC 2     /* Huffman tree description bytes */
+#define SPZ_SH_LITSEC 3   /* literals section bytes */
+#define SPZ_SH_NLIT 4
+#define SPZ_SH_NSEQ 5
+#define SPZ_SH_FAIL 6     /* the block is stored raw */
+#define SPZ_SH_SEQEND 7   /* end of the sequences section */
+#define SPZ_SH_SSIZE 8    /* 4 words: Huffman stream sizes */
+#define SPZ_SH_SPOS 12    /* 4 words: where each stream goes */
+#define SPZ_SH_SBITS 16   /* 4 words: Huffman stream bits */
+#define SPZ_SH_SEQAT 20   /* where the sequences bitstream starts */
+#define SPZ_SH_SEQBITS 21 /* its bits, end mark included */
+#define SPZ_SH_HUF 22     /* Huffman coding is worth trying */
+#define SPZ_SH_MAXSYM 23
+#define SPZ_SH_WORDS 24
+
+/* Blocks of a frame of n bytes (an empty frame has one empty block). */
+#define SPZ_NBLOCKS(n) ((n) == 0 ? 1u : ((n) + SPZ_BLOCK - 1u) / SPZ_BLOCK)
 
 /*
- * Worst case of one chunk of n bytes: the frame header (4 magic, 1
+ * What sp_zstd_units reports per block, one u64: the block's type
+ * (Block_Type: 0 raw, 1 RLE, 2 compressed) at SPZ_U_TYPE_SHIFT and the
+ * bytes of its content in the unit area, which for raw blocks are the
+ * block's bytes and for RLE blocks its one byte.
+ */
+#define SPZ_U_TYPE_SHIFT 32
+
+/*
+ * Worst case of one frame of n bytes: the frame header (4 magic, 1
  * descriptor, up to 8 content size), per block a 3-byte header and at
  * most the block's bytes (a raw block when nothing smaller exists), and a
  * 4-byte checksum.  Within ZSTD_COMPRESSBOUND (src/codec.c) for every n.
  */
 #define SPZ_WORST_CASE(n) ((n) + 17u + 3u * ((n) / SPZ_BLOCK + 1u))
 
-/* The kernel's last argument: the level in the low 32 bits, bit
+/* The frame kernel's level word: the level in the low 32 bits, bit
  * SPZ_ARG_CHECKSUM_BIT set for a frame checksum (Zarr's zstd "checksum":
  * true).  A bit number, not a mask: the host and the kernel dialects
  * spell 64-bit types differently. */

@@ -30,6 +30,7 @@ DEVICE_FN u64 spz_rd64(GLOBAL const u8 *p)
 {
 	u64 v = 0;
 
+	WORK(1);
 	for (u32 i = 0; i < 8; i++)
 		v |= (u64)p[i] << (8 * i);
 	return v;
@@ -82,6 +83,7 @@ DEVICE_FN u64 spz_xxh64_finish(GLOBAL const u8 *src, u64 n,
 		p += 4;
 	}
 	for (; p < n; p++) {
+		WORK(1);
 		h ^= (u64)src[p] * SPZ_XP5;
 		h = spz_rotl64(h, 11) * SPZ_XP1;
 	}

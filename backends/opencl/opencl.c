@@ -545,6 +545,7 @@ static int ocl_open(const struct kdev_device *d, const struct plan *plan,
 		plan->trace ? CL_QUEUE_PROFILING_ENABLE : 0;
 	size_t max_wg = 0;
 	cl_uint units = 1;
+	cl_ulong mem = 0;
 
 	SP_RETURN_IF(o == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for an OpenCL context");
@@ -559,6 +560,8 @@ static int ocl_open(const struct kdev_device *d, const struct plan *plan,
 	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
 				      sizeof(o->max_alloc), &o->max_alloc,
 				      NULL));
+	CL_CHECK(err, clGetDeviceInfo(o->device, CL_DEVICE_GLOBAL_MEM_SIZE,
+				      sizeof(mem), &mem, NULL));
 	CL_CREATE(err, o->ctx, clCreateContext(NULL, 1, &o->device, NULL, NULL,
 					       CL_RC));
 	CL_CREATE(err, o->up, clCreateCommandQueue(o->ctx, o->device, props,
@@ -590,6 +593,9 @@ static int ocl_open(const struct kdev_device *d, const struct plan *plan,
 	 * kernels stride over the rest. */
 	lim->max_groups = (uint64_t)(units ? units : 1) *
 			  (d->gpu ? 32 : 4);
+	/* An eighth of the device's memory for the encoders' scratch, in
+	 * one allocation. */
+	lim->scratch_budget = mem / 8 < o->max_alloc ? mem / 8 : o->max_alloc;
 	lim->one_item_groups = 0;
 	return SHARDPIPE_OK;
 }

@@ -142,6 +142,11 @@ def test_skip_refusals(tmp_path, rng):
             s.skip(1.5)
         with pytest.raises(ValueError):
             s.skip(-1)
+        # A count whose bytes do not fit the library's uint64 is named.
+        with pytest.raises(OverflowError, match="skip: frames = 2305843009213693952"):
+            s.skip(2**61)
+        with pytest.raises(OverflowError, match="skip: nbytes"):
+            s.skip(nbytes=2**64)
         with pytest.raises(shardpipe.InvalidDescriptionError,
                            match="element size 2"):
             s.skip(nbytes=3)
@@ -251,8 +256,12 @@ def test_attributes(tmp_path, rng):
         with pytest.raises(shardpipe.InvalidDescriptionError,
                            match="nesting deeper than 32"):
             s.set_attribute("deep", deep)
-        with pytest.raises(ValueError, match="null"):
+        with pytest.raises(ValueError, match="set_attribute: key 'nul.x00key' holds a null"):
             s.set_attribute("nul\0key", 1)
+        with pytest.raises(ValueError, match="del_attribute: key .* lone surrogate"):
+            s.del_attribute("a\ud800")
+        with pytest.raises(ValueError, match="attribute 'v': .* lone surrogate"):
+            s.set_attribute("v", ["\udc00"])
         s.append(frames(rng, 2))
     z = zarr.open_array(str(p), mode="r")
     want = {"camera": {"id": 3, "serial": "A-17"}, "unit": "s",
@@ -270,4 +279,6 @@ def test_bad_attributes_refuse_before_anything_is_written(tmp_path):
         stream(p, attributes={"ok": 1, "ome": {}})
     with pytest.raises(ValueError, match="'v'"):
         stream(p, attributes={"v": float("inf")})
+    with pytest.raises(TypeError, match="attributes: key must be a str, not 1"):
+        stream(p, attributes={1: 1})
     assert not p.exists()

@@ -31,7 +31,8 @@ static void bench_usage(FILE *f)
 		"[--span BYTES|row|epoch] [--frames N]\n"
 		"         [--threads N] [--backend B]\n"
 		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
-		"[--json]\n\n"
+		"[--json]\n"
+		"         [--profile] [--local N]\n\n"
 		"Streams a workload through the library and reports "
 		"throughput per stage.\n"
 		"  cube      t,z,y,x,c = 40,256,256,256,3, chunk 4,32,64,64,1, "
@@ -71,8 +72,9 @@ static void bench_usage(FILE *f)
 		"micro 4, or one chunk's\n"
 		"                  depth along dim 0 if more; noise12 and xor "
 		"16)\n"
-		"  --output DIR    write a real store (default: a sink that "
-		"counts and discards)\n"
+		"  --output DIR    write a real store, a directory or "
+		"s3://BUCKET/PREFIX (default:\n"
+		"                  a sink that counts and discards)\n"
 		"  --overwrite     replace a store already at DIR\n"
 		"  --bound         also compress the same chunks with the "
 		"same codec, level and\n"
@@ -82,7 +84,16 @@ static void bench_usage(FILE *f)
 		"and report the\n"
 		"                  fastest of each (1..100, default 1)\n"
 		"  --json          one JSON object on stdout instead of the "
-		"table\n");
+		"table\n"
+		"  --profile       count the kernels' work on the reference "
+		"backend (the default\n"
+		"                  with it) and print, per kernel and phase, "
+		"work, critical path,\n"
+		"                  parallelism and units per batch; --rows "
+		"defaults to one epoch\n"
+		"  --local N       run the kernel backends' work-groups with N "
+		"items (1..256;\n"
+		"                  default the device's, 128 with --profile)\n");
 }
 
 /* The command line, before a workload fills in what it leaves out. */
@@ -90,8 +101,8 @@ struct bench_args {
 	struct cli_desc_opts o;
 	const struct workload *w;
 	const char *fill_name, *output, *span_text;
-	uint64_t rows, size, frames;
-	int unbounded, json, bound, repeat, all;
+	uint64_t rows, size, frames, local;
+	int unbounded, json, bound, repeat, all, profile;
 	int fill_given, size_given;
 };
 
@@ -116,6 +127,7 @@ static int check_args(const struct bench_args *a, const char *named)
 		{ o->chunks_per_shard, "--chunks-per-shard" },
 		{ o->names, "--names" }, { a->output, "--output" },
 		{ a->fill_given ? "" : NULL, "--fill" },
+		{ a->profile ? "" : NULL, "--profile" },
 	};
 
 	if (a->rows != 0 && a->size != 0) {
@@ -150,9 +162,9 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		int k = cli_desc_option(&a->o, argc, argv, &i);
 		const char *arg = argv[i];
 		const char *const flags[] = { "--unbounded", "--bound", "--json",
-					      "--all" };
+					      "--all", "--profile" };
 		int *const flag_slots[] = { &a->unbounded, &a->bound, &a->json,
-					    &a->all };
+					    &a->all, &a->profile };
 		uint64_t v;
 
 		if (k < 0)
@@ -187,6 +199,14 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 			a->repeat = (int)v;
 		} else if (strcmp(arg, "--output") == 0) {
 			k = cli_take(&a->o.seen, argc, argv, &i, &a->output);
+		} else if (strcmp(arg, "--local") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256,
+					 &a->local);
+			if (k == 0 && a->local < 1) {
+				cli_error("bench: --local: 0 items; give 1 to "
+					  "256");
+				k = -1;
+			}
 		} else if ((k = cli_flag(&a->o.seen, arg, flags, flag_slots,
 					 CLI_NFLAGS(flags))) != 0) {
 			k = k < 0 ? -1 : 0;
@@ -242,6 +262,20 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 		o->shard = a->w->shard;
 	if (o->dtype == NULL)
 		o->dtype = "uint16";
+	/* The work profile: the reference backend counts it, slowly, so one
+	 * epoch unless asked for more. */
+	if (a->profile) {
+		if (o->backend == NULL)
+			o->backend = "reference";
+		if (strcmp(o->backend, "reference") != 0 || a->json) {
+			cli_error("bench: --profile counts work on the "
+				  "reference backend and prints a table: not "
+				  "with %s", a->json ? "--json" : o->backend);
+			return CLI_EXIT_USAGE;
+		}
+		if (a->local == 0)
+			a->local = 128;
+	}
 	if (cli_desc_build(o, &su->desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
 	if (su->desc.rank < 2) {
@@ -257,7 +291,8 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 	for (int d = 1; d < su->desc.rank; d++)
 		row_bytes *= su->desc.dims[d].size;
 	epoch_rows = su->desc.dims[0].chunk;
-	su->rows = a->rows != 0 ? a->rows : su->desc.dims[0].size;
+	su->rows = a->rows != 0 ? a->rows :
+		   a->profile ? epoch_rows : su->desc.dims[0].size;
 	if (a->size != 0) {
 		/* Whole epochs, so that every run ends on a full batch. */
 		su->rows = a->size / row_bytes / epoch_rows * epoch_rows;
@@ -296,6 +331,7 @@ static int bench_one(struct bench_args *a)
 {
 	struct bench_setup su;
 	struct bench_result r;
+	struct bench_profile prof;
 	int rc = setup_from_args(a, &su);
 
 	if (rc != CLI_EXIT_OK)
@@ -305,18 +341,26 @@ static int bench_one(struct bench_args *a)
 		fprintf(stderr, "bench: %s, fill %s, %llu rows...\n",
 			su.workload, a->fill_name, (unsigned long long)su.rows);
 	}
-	rc = bench_run(&su, &r);
+	rc = bench_kernel_debug(&prof, a->profile, a->local, r.message,
+				sizeof(r.message));
+	if (rc == SHARDPIPE_OK)
+		rc = bench_run(&su, &r);
+	if (rc == SHARDPIPE_OK) {
+		if (a->json)
+			bench_report_json(&r);
+		else if (a->all)
+			bench_report_row(&r);
+		else
+			bench_report_text(&r);
+		rc = bench_profile_print(&prof, r.backend, r.message,
+					 sizeof(r.message));
+	}
+	bench_profile_done(&prof);
 	if (rc != SHARDPIPE_OK) {
 		cli_error("bench: %s, fill %s: %s", su.workload, a->fill_name,
 			  r.message);
 		return cli_exit_status(rc);
 	}
-	if (a->json)
-		bench_report_json(&r);
-	else if (a->all)
-		bench_report_row(&r);
-	else
-		bench_report_text(&r);
 	return CLI_EXIT_OK;
 }
 

@@ -156,11 +156,12 @@ static int write_frames(shardpipe_stream *s, const struct demo_args *a,
 	uint64_t in = (uint64_t)a->frames * FRAME_BYTES;
 	uint64_t stored = bench_store_bytes(a->out);
 
-	printf("wrote %.2f GiB in %.2f s: %.2f GB/s, ratio %.2f "
-	       "(%.1f MiB stored), ",
-	       (double)in / (1 << 30), secs, (double)in / 1e9 / secs,
-	       stored ? (double)in / (double)stored : 0.0,
-	       (double)stored / (1 << 20));
+	printf("wrote %.2f GiB in %.2f s: %.2f GB/s, ",
+	       (double)in / (1 << 30), secs, (double)in / 1e9 / secs);
+	/* An object store (s3://) has no files to add up. */
+	if (stored > 0)
+		printf("ratio %.2f (%.1f MiB stored), ",
+		       (double)in / (double)stored, (double)stored / (1 << 20));
 	fflush(stdout);
 	return CLI_EXIT_OK;
 }

@@ -343,7 +343,12 @@ static void put_native(unsigned char *dst, uint64_t v, size_t n)
 /*
  * Parse a --fill-value for desc->dtype into desc->fill_value: true/false
  * (or 1/0) for bool, a decimal integer in the type's range, or for floats
- * anything strtod reads (nan, inf, -inf included).  Returns 0 or -1.
+ * a decimal number, nan, inf, -inf, or "0x" and 2 * size hex digits: the
+ * bit pattern, Zarr's form of a NaN with a payload (doc/design.md §22.1),
+ * so that a value zarr.json shows can be given back.  strtod's own hex
+ * floats ("0x1p3") and "nan(...)" are refused: in Zarr "0x" means bits,
+ * and the two readings of one string must not differ silently.  Returns
+ * 0 or -1.
  */
 static int parse_fill(const char *s, shardpipe_desc *desc)
 {
@@ -382,9 +387,20 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 		if (errno != 0 || *end != '\0' || v > hi)
 			return -1;
 		put_native(desc->fill_value, v, n);
-	} else {
-		double x = strtod(s, &end);
+	} else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		unsigned long long v;
 
+		if (strlen(s + 2) != 2 * n ||
+		    strspn(s + 2, "0123456789abcdefABCDEF") != 2 * n)
+			return -1;
+		v = strtoull(s + 2, &end, 16);
+		put_native(desc->fill_value, v, n);
+	} else {
+		double x;
+
+		if (strpbrk(s, "xX(") != NULL)
+			return -1;
+		x = strtod(s, &end);
 		if (*end != '\0' || (errno == ERANGE && isinf(x)))
 			return -1;
 		if (desc->dtype == SHARDPIPE_DTYPE_FLOAT64) {

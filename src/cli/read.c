@@ -158,6 +158,7 @@ int cli_verify(int argc, char **argv)
 			       "Checks zarr.json, every shard index and CRC32C, "
 			       "and decodes every chunk;\nwith --against, "
 			       "compares the decoded array to a raw file.\n"
+			       "STORE is a directory or s3://BUCKET/PREFIX.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
 			       "3 differs from RAW,\n4 uses a codec or feature "
 			       "shardpipe does not support.\n");
@@ -282,7 +283,8 @@ int cli_cat(int argc, char **argv)
 		if (strcmp(argv[i], "--help") == 0) {
 			printf("usage: shardpipe cat STORE [-o FILE]\n\n"
 			       "Writes the decoded array as raw row-major bytes "
-			       "(elements in the host's byte order)\nto stdout or FILE.\n");
+			       "(elements in the host's byte order)\nto stdout or FILE. "
+			       "STORE is a directory or s3://BUCKET/PREFIX.\n");
 			return CLI_EXIT_OK;
 		} else if (strcmp(argv[i], "-o") == 0) {
 			if (cli_take(&seen, argc, argv, &i, &outpath) != 0)

@@ -25,7 +25,9 @@ static void write_usage(FILE *f)
 		"         [--attr KEY=JSON]... OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
-		"it wrote on stderr.\n"
+		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
+		"s3://BUCKET/PREFIX for S3 (endpoint, region and credentials "
+		"from\nthe environment: see shardpipe(1)).\n"
 		"  --shape S         sizes, slowest dim first; 0 in dim 0 = "
 		"unbounded (size from input)\n"
 		"  --chunk C         chunk (inner chunk) size per dim\n"
@@ -70,7 +72,8 @@ static void write_usage(FILE *f)
 		"  --overwrite       replace a store already at OUT.zarr\n"
 		"  --fill-value V    the fill value (default 0): an integer, "
 		"true/false,\n"
-		"                    or a float, nan, inf, -inf\n"
+		"                    or a float, nan, inf, -inf, or 0x and the bits in hex\n"
+		"                    (Zarr's form, e.g. 0x7fc00001 for a float32 NaN)\n"
 		"  --write-empty-chunks  store chunks that are all fill value "
 		"too (default: leave\n"
 		"                    them and shards of only such chunks out)\n"
@@ -153,7 +156,6 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
 	char a[160], b[160], c[160], codec[64];
-	uint64_t stored = bench_store_bytes(out);
 
 	for (int d = 0; d < desc->rank; d++) {
 		shape[d] = d == 0 && desc->dims[0].size == 0 ? rows :
@@ -163,13 +165,19 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	}
 	codec_str(codec, sizeof(codec), desc);
 	fprintf(stderr, "shardpipe: wrote %s: shape %s %s, chunks %s, shards "
-		"%s, %s; %llu bytes in, %llu stored (ratio %.2f), %.2f s\n",
-		out, list_str(a, sizeof(a), shape, desc->rank),
+		"%s, %s; %llu bytes in, ", out,
+		list_str(a, sizeof(a), shape, desc->rank),
 		shardpipe_dtype_name(desc->dtype),
 		list_str(b, sizeof(b), chunk, desc->rank),
 		list_str(c, sizeof(c), shard, desc->rank), codec,
-		(unsigned long long)bytes_in, (unsigned long long)stored,
-		stored ? (double)bytes_in / (double)stored : 0, secs);
+		(unsigned long long)bytes_in);
+	/* An object store (s3://) has no files to add up. */
+	uint64_t stored = bench_store_bytes(out);
+	if (stored > 0)
+		fprintf(stderr, "%llu stored (ratio %.2f), ",
+			(unsigned long long)stored,
+			(double)bytes_in / (double)stored);
+	fprintf(stderr, "%.2f s\n", secs);
 }
 
 static const char *const write_opts[] = {

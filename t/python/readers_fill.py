@@ -40,6 +40,7 @@ CONFIGS = [
     ("int8", "-3", 0xFD),
     ("float32", "nan", 0x7FC00000),
     ("float32", "-inf", 0xFF800000),
+    ("float32", "0x7fc00001", 0x7FC00001),  # Zarr's bits form: a payload
     ("float64", "-1.5", struct.unpack("<Q", struct.pack("<d", -1.5))[0]),
     ("float16", "inf", 0x7C00),
     ("bool", "true", 1),

@@ -263,10 +263,30 @@ def _fill_bytes(name: str, value: Any) -> bytes:
     return v.tobytes()
 
 
+def _attr_key(where: str, key: Any) -> str:
+    """An attribute's key, a str the library can take: no NUL (C would
+    cut the key there) and no lone surrogate (not UTF-8)."""
+    if not isinstance(key, str):
+        raise TypeError("%s: key must be a str, not %r" % (where, key))
+    if "\0" in key:
+        raise ValueError("%s: key %r holds a null character" % (where, key))
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("%s: key %r is not valid Unicode (a lone "
+                         "surrogate)" % (where, key)) from None
+    return key
+
+
 def _json_text(key: str, value: Any) -> str:
     """An attribute's value as JSON text (what set_attribute stores)."""
     try:
-        return json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        raise ValueError("attribute %r: a str in the value is not valid "
+                         "Unicode (a lone surrogate)" % (key,)) from None
     except ValueError as e:
         raise ValueError("attribute %r: %s (NaN and infinities are not "
                          "JSON)" % (key, e)) from None
@@ -278,7 +298,11 @@ class Stream:
     """A stream writing one sharded Zarr v3 array.
 
     ``path``: the store's directory (created; an existing store is refused
-    unless ``overwrite``).  ``shape``: the array's extent per dimension,
+    unless ``overwrite``), or an ``"s3://bucket/prefix"`` URL, the
+    endpoint, region and credentials then coming from the environment
+    (``AWS_ENDPOINT_URL`` or ``SHARDPIPE_S3_ENDPOINT``, ``AWS_REGION``,
+    ``AWS_ACCESS_KEY_ID`` ... or ``AWS_PROFILE``; shardpipe(1), "S3
+    STORES").  ``shape``: the array's extent per dimension,
     slowest first; 0 on dim 0 makes it grow with the appends.  ``chunks``:
     the chunk (Zarr's inner chunk) shape.  ``shards``: the shard shape in
     elements, as in zarr-python and TensorStore: a multiple of ``chunks``
@@ -363,7 +387,8 @@ class Stream:
         name = _dtype_name(dtype)
         pairs = None
         if attributes is not None:
-            pairs = [(k, _json_text(k, v)) for k, v in dict(attributes).items()]
+            pairs = [(_attr_key("attributes", k), _json_text(k, v))
+                     for k, v in dict(attributes).items()]
         self._path = path
         self._s = _shardpipe.Stream(
             path, shape, chunks, per_shard, name, _text("codec", codec),
@@ -410,7 +435,11 @@ class Stream:
         if n < 0:
             raise ValueError("skip: %s must not be negative (%d)"
                              % (what, n))
-        self._s.skip(int(n) * (self._row_bytes if nbytes is None else 1))
+        total = int(n) * (self._row_bytes if nbytes is None else 1)
+        if total > _U64_MAX:
+            raise OverflowError("skip: %s = %d: %d bytes, more than "
+                                "2^64 - 1" % (what, n, total))
+        self._s.skip(total)
 
     def set_attribute(self, key: str, value: Any) -> None:
         """Set the user attribute ``key`` in zarr.json to ``value``, any
@@ -422,18 +451,13 @@ class Stream:
         JSON cannot hold (NaN, infinities), InvalidDescriptionError for
         what the library refuses (the bounds: 1 MiB of attributes, 32
         levels of nesting), ClosedError after close."""
-        if not isinstance(key, str):
-            raise TypeError("set_attribute: key must be a str, not %r"
-                            % (key,))
-        self._s.set_attribute(key, _json_text(key, value))
+        self._s.set_attribute(_attr_key("set_attribute", key),
+                              _json_text(key, value))
 
     def del_attribute(self, key: str) -> None:
         """Remove the user attribute ``key`` (nothing if it is not set),
         with the next zarr.json."""
-        if not isinstance(key, str):
-            raise TypeError("del_attribute: key must be a str, not %r"
-                            % (key,))
-        self._s.set_attribute(key, None)
+        self._s.set_attribute(_attr_key("del_attribute", key), None)
 
     def flush(self) -> None:
         """Write every shard whose chunks are all complete, and
@@ -603,8 +627,9 @@ class Reader:
 
 
 def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
-    """Open the Zarr v3 array at ``path`` for reading (any store whose
-    codecs shardpipe knows, written by shardpipe or not)."""
+    """Open the Zarr v3 array at ``path`` (a directory or an
+    ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
+    shardpipe knows, written by shardpipe or not)."""
     return Reader(path)
 
 

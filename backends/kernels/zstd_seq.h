@@ -1,0 +1,202 @@
+/*
+ * zstd_seq.h - the sequences section of a compressed block (RFC 8878
+ * 3.1.1.3.2), from the block's sequences in scratch (SPZ_OFF_SEQ, in
+ * block order, two words each: literal length, match length |
+ * Offset_Value << SPZ_SEQ_OFV_SHIFT).  Separate from the match finder:
+ * what the sequences are and how they are coded are two stages.
+ *
+ * The bitstream holds, in writing order, the sequences from the last to
+ * the first, each as: the FSE state transitions for its offset,
+ * match-length and literal-length codes (none for the last sequence,
+ * whose codes pick the starting states), then its extra bits for literal
+ * length, match length, offset; after the first sequence the three final
+ * states (match length, offset, literal length) and the end mark.  The
+ * decoder reads it backwards.
+ *
+ * The FSE states form a chain, so one item walks it once (spz_seq_plan),
+ * keeping each sequence's states and the bit count of each part of
+ * SPZ_SEQ_PART sequences; a scan places the parts, and every part then
+ * writes the bytes that start inside its bits (spz_seq_part_write), as
+ * the Huffman streams do.  The chain is the one serial walk left in a
+ * block: its steps are table lookups, and many blocks run at once.
+ * Today's tables are the predefined ones, so the section's mode byte is
+ * 0; fitted tables would change spz_seq_plan alone.
+ */
+#ifndef SP_KERNEL_ZSTD_SEQ_H
+#define SP_KERNEL_ZSTD_SEQ_H
+
+/* Sequence t in writing order (0: the block's last): literal length,
+ * match length, Offset_Value. */
+DEVICE_FN void spz_seq_get(GLOBAL const u8 *ws, u32 nseq, u32 t, u32 *ll,
+			   u32 *ml, u32 *ofv)
+{
+	GLOBAL const u32 *s =
+		(GLOBAL const u32 *)(ws + SPZ_OFF_SEQ) + 2 * (nseq - 1 - t);
+
+	*ll = s[0];
+	*ml = s[1] & ((1u << SPZ_SEQ_OFV_SHIFT) - 1);
+	*ofv = s[1] >> SPZ_SEQ_OFV_SHIFT;
+}
+
+/*
+ * One item: the section header at dst[at..], then the state chain: per
+ * sequence its states after it (offset, match length, literal length) and
+ * per part its bits; then the scan.  Returns the section's end, or 0 when
+ * it would pass end; sh[SPZ_SH_SEQAT] and sh[SPZ_SH_SEQBITS] receive where
+ * the bitstream starts and its bits, end mark included.
+ */
+DEVICE_FN u64 spz_seq_plan(GLOBAL u8 *dst, u64 at, u64 end, GLOBAL u8 *ws,
+			   u32 nseq, LOCAL const u8 *ft, LOCAL u64 *sh)
+{
+	LOCAL const u8 *tll = ft + SPZ_FT_LL * SPZ_FT_BYTES;
+	LOCAL const u8 *tml = ft + SPZ_FT_ML * SPZ_FT_BYTES;
+	LOCAL const u8 *tof = ft + SPZ_FT_OF * SPZ_FT_BYTES;
+	GLOBAL u8 *st = ws + SPZ_OFF_SEQST;
+	GLOBAL u32 *pbits = (GLOBAL u32 *)(ws + SPZ_OFF_SEQPARTS);
+	u32 sll = 0, sml = 0, sof = 0, nparts, run = 0;
+	u64 bits = 0;
+
+	if (at + 4 > end)
+		return 0;
+	if (nseq < 128) {
+		dst[at++] = (u8)nseq;
+	} else if (nseq < 0x7F00) {
+		dst[at++] = (u8)((nseq >> 8) + 0x80);
+		dst[at++] = (u8)nseq;
+	} else {
+		dst[at++] = 0xFF;
+		spz_put_le(dst + at, nseq - 0x7F00, 2);
+		at += 2;
+	}
+	sh[SPZ_SH_SEQAT] = at + 1;
+	if (nseq == 0)
+		return at;
+	dst[at++] = 0; /* all three symbol types in Predefined_Mode */
+	nparts = (nseq + SPZ_SEQ_PART - 1) / SPZ_SEQ_PART;
+	WORK(2 * nparts);
+	for (u32 j = 0; j < nparts; j++)
+		pbits[j] = 0;
+	for (u32 t = 0; t < nseq; t++) {
+		u32 ll, ml, ofv, llb, llx, mlb, mlx, llc, mlc, ofc, v, nb;
+
+		WORK(1);
+		spz_seq_get(ws, nseq, t, &ll, &ml, &ofv);
+		llc = spz_ll_code(ll, &llb, &llx);
+		mlc = spz_ml_code(ml, &mlb, &mlx);
+		ofc = spz_highbit(ofv);
+		nb = llb + mlb + ofc;
+		if (t == 0) {
+			sll = spz_ft_first(tll, llc);
+			sml = spz_ft_first(tml, mlc);
+			sof = spz_ft_first(tof, ofc);
+		} else {
+			u32 n;
+
+			sof = spz_ft_step(tof, sof, ofc, &n, &v);
+			nb += n;
+			sml = spz_ft_step(tml, sml, mlc, &n, &v);
+			nb += n;
+			sll = spz_ft_step(tll, sll, llc, &n, &v);
+			nb += n;
+		}
+		st[3 * t] = (u8)sof;
+		st[3 * t + 1] = (u8)sml;
+		st[3 * t + 2] = (u8)sll;
+		pbits[t / SPZ_SEQ_PART] += nb;
+		bits += nb;
+	}
+	/* Final states and the end mark belong to the last part. */
+	bits += SPZ_FT_LOG(tml) + SPZ_FT_LOG(tof) + SPZ_FT_LOG(tll) + 1;
+	if (at + (bits + 7) / 8 > end)
+		return 0;
+	for (u32 j = 0; j < nparts; j++) {
+		u32 nbits = pbits[j];
+
+		pbits[j] = run;
+		run += nbits;
+	}
+	sh[SPZ_SH_SEQBITS] = bits;
+	return at + (bits + 7) / 8;
+}
+
+/* Field q of sequence t's bits in writing order, or of the tail (t ==
+ * nseq): the value and *len. */
+DEVICE_FN u32 spz_seq_field(GLOBAL const u8 *ws, u32 t, u32 nseq, u32 q,
+			    LOCAL const u8 *ft, u32 *len)
+{
+	LOCAL const u8 *tll = ft + SPZ_FT_LL * SPZ_FT_BYTES;
+	LOCAL const u8 *tml = ft + SPZ_FT_ML * SPZ_FT_BYTES;
+	LOCAL const u8 *tof = ft + SPZ_FT_OF * SPZ_FT_BYTES;
+	GLOBAL const u8 *st = ws + SPZ_OFF_SEQST;
+	u32 ll, ml, ofv, b, x, v = 0;
+
+	if (t == nseq) {
+		GLOBAL const u8 *last = st + 3 * (nseq - 1);
+
+		*len = q == 0 ? SPZ_FT_LOG(tml) : q == 1 ? SPZ_FT_LOG(tof) :
+		       q == 2 ? SPZ_FT_LOG(tll) : 1;
+		return q == 0 ? last[1] : q == 1 ? last[0] : q == 2 ? last[2] : 1;
+	}
+	spz_seq_get(ws, nseq, t, &ll, &ml, &ofv);
+	*len = 0;
+	switch (q) {
+	case 0: /* transitions: none before the block's last sequence */
+		if (t > 0)
+			spz_ft_step(tof, st[3 * t - 3], spz_highbit(ofv), len,
+				    &v);
+		return v;
+	case 1:
+		if (t > 0)
+			spz_ft_step(tml, st[3 * t - 2],
+				    spz_ml_code(ml, &b, &x), len, &v);
+		return v;
+	case 2:
+		if (t > 0)
+			spz_ft_step(tll, st[3 * t - 1],
+				    spz_ll_code(ll, &b, &x), len, &v);
+		return v;
+	case 3:
+		spz_ll_code(ll, len, &x);
+		return x;
+	case 4:
+		spz_ml_code(ml, len, &x);
+		return x;
+	default:
+		*len = spz_highbit(ofv);
+		return ofv - (1u << *len);
+	}
+}
+
+/*
+ * Part j of the sequences bitstream, bits [o, e), into out: the bytes
+ * starting inside it, completed from the following parts' fields.
+ */
+DEVICE_FN void spz_seq_part_write(GLOBAL const u8 *ws, u32 nseq, u32 j,
+				  u64 o, u64 e, LOCAL const u8 *ft,
+				  GLOBAL u8 *out)
+{
+	u32 q = 0, t = j * SPZ_SEQ_PART;
+	struct spz_pw w;
+
+	spz_pw_init(&w, o, e);
+	if (w.byte * 8 >= e)
+		return;
+	while (w.byte < w.end) {
+		u32 l, v;
+
+		WORK(1);
+		if (t > nseq) {
+			v = 0;
+			l = 8; /* padding after the end mark */
+		} else {
+			v = spz_seq_field(ws, t, nseq, q, ft, &l);
+			if (++q == (t == nseq ? 4u : 6u)) {
+				q = 0;
+				t++;
+			}
+		}
+		spz_pw_put(&w, out, v, l);
+	}
+}
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * store.c - the store a path names, and what every store shares: the
+ * chunk key encoding of shards written (doc/design.md §15.2).
+ */
+#include "config.h"
+#include "store.h"
+#include "store_fs.h"
+#ifdef HAVE_S3
+#include "store_s3.h"
+#endif
+
+#include <stdlib.h>
+
+#ifndef HAVE_S3
+static int no_s3(const char *path, struct sp_err *err)
+{
+	return sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+			  "%s: this build of shardpipe has no S3 support "
+			  "(configure found no libcurl, or --with-s3=no)",
+			  path);
+}
+#endif
+
+int store_check(struct store **out, const char *path, int overwrite,
+		int durable, struct sp_err *err)
+{
+	*out = NULL;
+	if (store_is_s3(path)) {
+#ifdef HAVE_S3
+		return store_s3_check(out, path, overwrite, err);
+#else
+		return no_s3(path, err);
+#endif
+	}
+	return store_fs_check(out, path, overwrite, durable, err);
+}
+
+int source_open(struct source **out, const char *path, struct sp_err *err)
+{
+	*out = NULL;
+	if (store_is_s3(path)) {
+#ifdef HAVE_S3
+		return source_s3_open(out, path, err);
+#else
+		return no_s3(path, err);
+#endif
+	}
+	return source_fs_open(out, path, err);
+}
+
+int store_write_shard(struct store *s, const uint64_t *coords, int rank,
+		      const struct iovec *parts, size_t n_parts,
+		      struct sp_err *err)
+{
+	/* "c" + rank * "/<20 digits>" */
+	char key[2 + SHARDPIPE_MAX_RANK * 21];
+	size_t n = 1;
+
+	key[0] = 'c';
+	key[1] = '\0';
+	for (int d = 0; d < rank; d++)
+		n += (size_t)snprintf(key + n, sizeof(key) - n, "/%llu",
+				      (unsigned long long)coords[d]);
+	return s->ops->write(s, key, parts, n_parts, err);
+}
+
+int store_sync(struct store *s, struct sp_err *err)
+{
+	return s->ops->sync != NULL ? s->ops->sync(s, err) : SHARDPIPE_OK;
+}
+
+uint64_t store_pool_bytes(const struct store *s)
+{
+	return s != NULL && s->ops->pool_bytes != NULL ? s->ops->pool_bytes(s)
+						       : 0;
+}
+
+void store_free(struct store *s)
+{
+	if (s != NULL)
+		s->ops->free(s);
+}
+
+int store_is_key_part(const char *name, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+	return 1;
+}

@@ -1,0 +1,105 @@
+/*
+ * store.h - where a stream's objects go and where a reader's come from: a
+ * directory (store_fs.c, doc/design.md §15.2) or a bucket and key prefix
+ * on S3 (store_s3.c, §24), chosen by the path's form.  The stream and the
+ * reader see only these two small interfaces.
+ */
+#ifndef SHARDPIPE_STORE_H
+#define SHARDPIPE_STORE_H
+
+#include <sys/uio.h>
+
+#include "common.h"
+
+/* Whether a store path names an S3 store. */
+static inline int store_is_s3(const char *path)
+{
+	return path != NULL && strncmp(path, "s3://", 5) == 0;
+}
+
+/* ------------------------------------------------------------- writing */
+
+struct store;
+
+struct store_ops {
+	/* Make the store: create its root, remove an old store's objects
+	 * when overwriting.  Runs after every refusal has had its chance. */
+	int (*create)(struct store *s, struct sp_err *err);
+	/* Write the object at key (below the store's root), the
+	 * concatenation of n parts (a shard's index and its chunks where
+	 * they lie, doc/design.md §14.2).  May return before the object is
+	 * stored: the bytes are copied first. */
+	int (*write)(struct store *s, const char *key,
+		     const struct iovec *parts, size_t n, struct sp_err *err);
+	/* Write zarr.json once every object written before it is stored. */
+	int (*write_meta)(struct store *s, const char *json, size_t len,
+			  struct sp_err *err);
+	/* Wait until everything written is stored; the first failure.  NULL
+	 * when writes are done when they return. */
+	int (*sync)(struct store *s, struct sp_err *err);
+	/* Memory the store holds for objects in flight, at most. */
+	uint64_t (*pool_bytes)(const struct store *s);
+	void (*free)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+/*
+ * Check that path can hold a new store (or, with overwrite, replace the
+ * one there) without writing anything: a directory, or "s3://BUCKET/
+ * PREFIX" when the library has S3 support (SHARDPIPE_ERR_UNSUPPORTED
+ * otherwise).  durable: see store_fs.h.
+ */
+SP_INTERNAL int store_check(struct store **out, const char *path,
+			    int overwrite, int durable, struct sp_err *err);
+/* Write a shard under its chunk key ("c/1/0/3", the default encoding). */
+SP_INTERNAL int store_write_shard(struct store *s, const uint64_t *coords,
+				  int rank, const struct iovec *parts,
+				  size_t n, struct sp_err *err);
+SP_INTERNAL int store_sync(struct store *s, struct sp_err *err);
+SP_INTERNAL uint64_t store_pool_bytes(const struct store *s);
+SP_INTERNAL void store_free(struct store *s);
+
+/* Whether name is a part of a chunk key: decimal digits only. */
+SP_INTERNAL int store_is_key_part(const char *name, size_t n);
+
+/* ------------------------------------------------------------- reading */
+
+struct source;
+struct source_obj;
+
+struct source_ops {
+	/* Open key for reading: *obj NULL when there is no such object;
+	 * SHARDPIPE_ERR_FORMAT when the key names something that is not
+	 * an object (a directory). */
+	int (*open)(struct source *src, const char *key,
+		    struct source_obj **obj, uint64_t *size,
+		    struct sp_err *err);
+	/* Exactly n bytes at off of an open object: fewer is an error (the
+	 * object changed since it was opened). */
+	int (*read)(struct source *src, struct source_obj *obj, void *buf,
+		    size_t n, uint64_t off, struct sp_err *err);
+	void (*close)(struct source *src, struct source_obj *obj);
+	/*
+	 * Call each(user, key) for every object whose key is dir (or the
+	 * root when dir is "") followed by exactly depth more components,
+	 * all but the last of them decimal numbers: the keys a chunk key
+	 * tree can hold.  Stops at each's first nonzero return.
+	 */
+	int (*list)(struct source *src, const char *dir, int depth,
+		    int (*each)(void *user, const char *key), void *user,
+		    struct sp_err *err);
+	void (*free)(struct source *src);
+};
+
+struct source {
+	const struct source_ops *ops;
+};
+
+/* Open the store at path (a directory or an S3 URL) for reading. */
+SP_INTERNAL int source_open(struct source **out, const char *path,
+			    struct sp_err *err);
+
+#endif

@@ -1,0 +1,16 @@
+# S3 stores (issue 19, doc/design.md §24).  t/s3-config needs no server:
+# URL and environment refusals, an endpoint that refuses connections, and
+# the refusal of a build without S3 support.  The t/s3-*.sh scripts start a
+# real S3-compatible server on 127.0.0.1 (moto's, from the readers' venv
+# that scripts/setup-python-readers makes) and a fault-injecting proxy in
+# front of it where a test needs failures; without S3 support in the build,
+# or without moto under $SHARDPIPE_PYTHON, they report a skip.
+check_PROGRAMS += t/s3-config
+TESTS += t/s3-config
+t_s3_config_LDADD = $(TEST_LDADD)
+t_s3_config_LDFLAGS = $(TEST_LDFLAGS)
+
+S3_TESTS = t/s3-roundtrip.sh t/s3-refusals.sh t/s3-faults.sh
+TESTS += $(S3_TESTS)
+EXTRA_DIST += $(S3_TESTS) t/s3-lib.sh t/python/s3_server.py \
+	t/python/s3_proxy.py t/python/s3_admin.py bench/s3_vs_fs.py
