@@ -60,7 +60,6 @@ struct set_job {
 	uint64_t rows;           /* rows zarr.json may advertise after it */
 };
 
-
 struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
