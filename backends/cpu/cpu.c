@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cpu_blosc.h"
 #include "pool.h"
+#include "lanes.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -885,6 +886,12 @@ static void crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* A lane of a group's shared threads (doc/design.md §26.2). */
+static void fused_lane(void *arg, int lane)
+{
+	fused_items(arg, lane);
+}
+
 /*
  * Scatter and compress in one parallel pass: each thread gathers a work
  * item into its scratch and compresses its chunks at once, while they are
@@ -912,12 +919,20 @@ static int cpu_run_batch(void *vctx, const void *batch, uint64_t epochs,
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
 	}
-	if (!c->crew_started)
-		SP_FORWARD(crew_start(c, err));
 	c->crew.in = batch;
 	c->crew.dst = dst;
 	c->crew.sizes = sizes;
-	crew_run(c, fused_items, epochs * v->items);
+	if (p->lanes != NULL) {
+		/* The group's threads: the item counter is this context's,
+		 * and lanes_run waits for another stream's batch first. */
+		c->crew.next = 0;
+		c->crew.total = epochs * v->items;
+		lanes_run(p->lanes, fused_lane, c);
+	} else {
+		if (!c->crew_started)
+			SP_FORWARD(crew_start(c, err));
+		crew_run(c, fused_items, epochs * v->items);
+	}
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
