@@ -182,7 +182,7 @@ static int list_arrays(struct shardpipe_group *g, struct sp_err *err)
 		}
 		/* A child that cannot be read is not listed; verify of
 		 * that child says why.  An OME-NGFF image (a pyramid,
-		 * doc/design.md §27.5) reads as an array at its level 0. */
+		 * doc/design.md §28.5) reads as an array at its level 0. */
 		if (zarr_node_of(child, &node, &ignored) != SHARDPIPE_OK ||
 		    (node != ZARR_NODE_ARRAY && node != ZARR_NODE_IMAGE)) {
 			free(child);

@@ -21,7 +21,7 @@ enum zarr_node {
 	ZARR_NODE_ARRAY,
 	ZARR_NODE_GROUP,
 	/* A group that is an OME-NGFF image (attributes.ome.multiscales,
-	 * doc/design.md §27.5): one store, replaced whole as an array is,
+	 * doc/design.md §28.5): one store, replaced whole as an array is,
 	 * not a group to write arrays into. */
 	ZARR_NODE_IMAGE,
 	ZARR_NODE_OTHER         /* a zarr.json that is neither */

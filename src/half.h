@@ -2,7 +2,7 @@
  * half.h - IEEE binary16 to and from double, exactly and with rounding to
  * nearest even, in plain C (no compiler float16 type).  The host's only:
  * zarr.json's fill value and the reader's own recomputation of pyramid
- * levels (doc/design.md §27.6).
+ * levels (doc/design.md §28.6).
  */
 #ifndef SHARDPIPE_HALF_H
 #define SHARDPIPE_HALF_H

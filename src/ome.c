@@ -1,5 +1,5 @@
 /*
- * ome.c - the axes of an OME-NGFF 0.5 image (doc/design.md §27.4): the
+ * ome.c - the axes of an OME-NGFF 0.5 image (doc/design.md §28.4): the
  * "axes" metadata of the spec, its order and its units.
  */
 #include "ome.h"

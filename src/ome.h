@@ -1,6 +1,6 @@
 /*
  * ome.h - the OME-NGFF 0.5 rules an image's axes follow
- * (doc/design.md §27.4): their types, order and units.
+ * (doc/design.md §28.4): their types, order and units.
  */
 #ifndef SHARDPIPE_OME_H
 #define SHARDPIPE_OME_H

@@ -397,7 +397,7 @@ void plan_shard_coords(const struct plan *p, uint64_t s0, uint64_t k,
 }
 
 /*
- * Pyramids (doc/design.md §27.1).  Level L+1 halves, rounding up, every
+ * Pyramids (doc/design.md §28.1).  Level L+1 halves, rounding up, every
  * flagged dim of level L that is larger than 1 (an unbounded dim 0 always
  * halves); chunk and shard shapes stay those of level 0 in elements,
  * clamped to the level's shape.  Every level batches as many epochs as

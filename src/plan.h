@@ -105,7 +105,7 @@ struct plan {
 	 * these instead of starting its own; threads == their count. */
 	struct lanes *lanes;
 	/*
-	 * Pyramids (doc/design.md §27): the array's pyramid level, 0 at
+	 * Pyramids (doc/design.md §28): the array's pyramid level, 0 at
 	 * full resolution, and how its rows reduce into the next level's: the
 	 * table of reduce_layout.h, reduce_geo[SP_RGEO_F0] == 0 when there
 	 * is no next level.  Read by a backend's reduce entry, which a plugin
@@ -116,7 +116,7 @@ struct plan {
 };
 
 /*
- * The arrays a stream writes (doc/design.md §27.1): without a pyramid one,
+ * The arrays a stream writes (doc/design.md §28.1): without a pyramid one,
  * level 0; with one, levels 1 .. n-1 above it, each a complete plan whose
  * perm, pos_slot and shard_first it owns until a level's stream takes them
  * over.  The rest is for the OME-NGFF group's zarr.json, the host's only.
@@ -148,7 +148,7 @@ SP_INTERNAL void plan_free(struct plan *p);
 
 /*
  * The pyramid of description desc over its level-0 plan p0
- * (doc/design.md §27.1): refuse what cannot be (a halving flag on a dim of
+ * (doc/design.md §28.1): refuse what cannot be (a halving flag on a dim of
  * size 1 or past the rank, an unknown method, more levels than the dims
  * can halve, an
  * append method without dim 0 halving, ...), naming the field and value;
@@ -171,7 +171,7 @@ SP_INTERNAL uint64_t plan_reduce_rows(const struct plan *p, uint64_t carried,
 
 /* Epochs per batch: k, or the epochs a bounded dim 0 has if fewer, and
  * the batch's bytes.  Every level of a stream gets the same k
- * (doc/design.md §27.3). */
+ * (doc/design.md §28.3). */
 SP_INTERNAL void plan_set_epochs(struct plan *p, uint64_t k);
 
 /*

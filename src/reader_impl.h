@@ -53,7 +53,7 @@ struct shardpipe_reader {
 	struct source *src;
 	struct sp_err err;
 	/* Opened at an OME-NGFF image's group: its levels, of which this
-	 * reads level 0 (doc/design.md §27.6); else NULL. */
+	 * reads level 0 (doc/design.md §28.6); else NULL. */
 	struct reader_levels *levels;
 	int recomputed;       /* check recomputed the levels */
 

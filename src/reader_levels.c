@@ -1,6 +1,6 @@
 /*
  * reader_levels.c - a multiscale image's levels, found and recomputed
- * (doc/design.md §27.6).  The recomputation shares nothing with the
+ * (doc/design.md §28.6).  The recomputation shares nothing with the
  * writer's reduce kernel (backends/kernels/reduce_block.h): it works on
  * the values the reader returns, integers through a 128-bit sum and
  * floats through the host's double arithmetic, so that a fault in either

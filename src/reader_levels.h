@@ -1,6 +1,6 @@
 /*
  * reader_levels.h - multiscale images on the reader's side
- * (doc/design.md §27.6): the levels an OME-NGFF group names, and each
+ * (doc/design.md §28.6): the levels an OME-NGFF group names, and each
  * level recomputed from the one below it by code of the reader's own.
  */
 #ifndef SHARDPIPE_READER_LEVELS_H

@@ -247,7 +247,7 @@ static void put_double_list(struct sbuf *b, const double *v, int n)
 	put(b, "]");
 }
 
-/* An OME-NGFF image's "ome" attribute (doc/design.md §27.4): the axes and
+/* An OME-NGFF image's "ome" attribute (doc/design.md §28.4): the axes and
  * one dataset per level. */
 static void put_ome(struct sbuf *b, const struct plan_levels *pl,
 		    const struct plan *p0)

@@ -20,7 +20,7 @@ SP_INTERNAL int zarr_meta_render(const struct plan *p, uint64_t rows,
 /*
  * Render a group's zarr.json (Zarr v3 core spec, "node_type": "group"):
  * a plain group's (pl NULL) with the user attributes, or an OME-NGFF 0.5
- * image's (doc/design.md §27.4), attributes.ome with p0's axes and pl's
+ * image's (doc/design.md §28.4), attributes.ome with p0's axes and pl's
  * levels, the user attributes (NULL: none) beside it.  *out is malloc'd
  * and NUL-terminated; *len excludes the NUL.
  */

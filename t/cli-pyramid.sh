@@ -150,7 +150,7 @@ is $? 2 "an unbounded dim 0 alone without --levels: exit 2"
 [ ! -e "$tmp/r.zarr" ] && grep -q -- 'give --levels' "$tmp/err"
 ok $? "nothing created, the message says to give --levels"
 
-# An image as an array of a group (doc/design.md §26, §27.5): the group
+# An image as an array of a group (doc/design.md §26, §28.5): the group
 # lists it, and verify of the group checks its levels.
 "$SP" group create "$tmp/g.zarr" &&
 	w --downsample y,x --array img "$tmp/g.zarr" 2> "$tmp/err"

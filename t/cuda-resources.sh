@@ -7,7 +7,7 @@
 #     local memory: slow, and per thread);
 #   - sp_scatter has no stack frame;
 #   - sp_reduce (the pyramid's, one output element per work-item on a GPU,
-#     doc/design.md §27.2) has no stack frame and at most 128 registers;
+#     doc/design.md §28.2) has no stack frame and at most 128 registers;
 #   - every kernel of kernel-list.h is reported.
 # The figures of every kernel follow as comments.  Needs no GPU, only the
 # nvcc configure found; skips without one.

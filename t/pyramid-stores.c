@@ -1,5 +1,5 @@
 /*
- * pyramid-stores.c - pyramids (doc/design.md §27) through the public API:
+ * pyramid-stores.c - pyramids (doc/design.md §28) through the public API:
  * for every method on every dtype, over geometries with odd and even
  * extents, dim 0 halving or not, bounded and unbounded, a partial last
  * block, a row carried across batches and a flush between appends:

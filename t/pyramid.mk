@@ -1,4 +1,4 @@
-# Pyramids and OME-NGFF images (doc/design.md §27): stores on every
+# Pyramids and OME-NGFF images (doc/design.md §28): stores on every
 # backend against the cpu's and the reader's recomputation, the CLI's
 # options and refusals, and the independent readers (NumPy model,
 # ome-zarr, zarr-python, the OME-NGFF 0.5 schema); the refusal of a

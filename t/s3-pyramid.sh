@@ -1,6 +1,6 @@
 #!/bin/sh
 # s3-pyramid.sh - a pyramid or an OME-NGFF image to an S3 store is refused
-# at open (doc/design.md §27.5: the S3 store has no child stores yet),
+# at open (doc/design.md §28.5: the S3 store has no child stores yet),
 # naming the path, with exit 4 and not one object written; the same write
 # without the pyramid options then succeeds to the same URL.
 . "${top_srcdir:-.}/t/lib.sh"

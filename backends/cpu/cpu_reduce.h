@@ -1,5 +1,5 @@
 /*
- * cpu_reduce.h - the cpu backend's pyramid reduction (doc/design.md §27.2).
+ * cpu_reduce.h - the cpu backend's pyramid reduction (doc/design.md §28.2).
  */
 #ifndef SHARDPIPE_CPU_REDUCE_H
 #define SHARDPIPE_CPU_REDUCE_H

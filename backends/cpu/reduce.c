@@ -1,6 +1,6 @@
 /*
  * reduce.c - the pyramid reduction on the cpu backend's threads
- * (doc/design.md §27.2).  The rules are the kernels' (reduce_methods.h,
+ * (doc/design.md §28.2).  The rules are the kernels' (reduce_methods.h,
  * compiled here as C), so that cpu and the kernel backends cannot differ;
  * what is the cpu's own is how a block is found: once per row of outputs,
  * its elements then read at pointers that step along the row and gathered

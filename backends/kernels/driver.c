@@ -108,7 +108,7 @@ struct kdrv {
 	kdev_buf enc_scratch, enc_out, enc_usizes;
 	uint64_t enc_groups, enc_upc, bl_blocksize;
 	/* Pyramids: the reduction table, a carried row, and the next
-	 * level's rows of one batch (doc/design.md §27.2). */
+	 * level's rows of one batch (doc/design.md §28.2). */
 	kdev_buf rgeo, carry, red;
 	uint64_t red_rows;
 	struct kset set[2];

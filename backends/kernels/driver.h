@@ -173,7 +173,7 @@ SP_DRIVER_API int kdrv_fetch_ranges(struct kdrv *k,
 				    const struct batch_range *r, size_t n,
 				    struct sp_err *err);
 /* Reduce rows of the batch scattered last into the next pyramid level's,
- * as backend_ops.reduce says (doc/design.md §27.2). */
+ * as backend_ops.reduce says (doc/design.md §28.2). */
 SP_DRIVER_API int kdrv_reduce(struct kdrv *k, uint64_t nrows,
 			      const void *carry, int tail, void *out,
 			      uint64_t out_rows, struct sp_err *err);

@@ -1,5 +1,5 @@
 /*
- * reduce.h - the reduce kernel (doc/design.md §27.2): outputs of the
+ * reduce.h - the reduce kernel (doc/design.md §28.2): outputs of the
  * next pyramid level from one level's rows, by the rules of
  * reduce_block.h, SP_RGEO_PER_ITEM consecutive outputs per work-item
  * (one on a GPU).

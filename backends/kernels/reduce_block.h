@@ -1,5 +1,5 @@
 /*
- * reduce_block.h - pyramid levels (doc/design.md §27.2): each block of 2^k
+ * reduce_block.h - pyramid levels (doc/design.md §28.2): each block of 2^k
  * elements of one level, k the dims that halve, reduced to one element of
  * the next level.
  *

@@ -1,6 +1,6 @@
 /*
  * reduce_layout.h - the reduction table: how one pyramid level's rows
- * reduce into the next level's (doc/design.md §27.2).  The plan computes
+ * reduce into the next level's (doc/design.md §28.2).  The plan computes
  * it (plan.c), the kernel driver uploads it once per stream and the reduce
  * kernel reads it; the cpu backend passes the plan's copy to the same
  * element code.  64-bit words, elements not bytes.  Read by the host and by

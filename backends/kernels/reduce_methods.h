@@ -1,5 +1,5 @@
 /*
- * reduce_methods.h - the methods of reduce_block.h (doc/design.md §27.2)
+ * reduce_methods.h - the methods of reduce_block.h (doc/design.md §28.2)
  * over one kind of block, included once per kind: RD_SRC is the block's
  * type, RD_GET(s, e) its element e in block order, RD_N(s) its count (a
  * power of two, at most SP_RD_MAX_BLOCK), RD_ESIZE(s) the element size,

@@ -106,7 +106,7 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
  */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
 
-/* The pyramid and OME-NGFF options (levels.c, doc/design.md §27). */
+/* The pyramid and OME-NGFF options (levels.c, doc/design.md §28). */
 struct cli_levels_opts {
 	const char *downsample, *method, *append_method, *levels;
 	const char *units, *scale, *axis_types;

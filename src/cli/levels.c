@@ -1,6 +1,6 @@
 /*
  * levels.c - the pyramid and OME-NGFF options of write, bench and
- * conform (doc/design.md §27): --downsample, --method, --append-method,
+ * conform (doc/design.md §28): --downsample, --method, --append-method,
  * --levels, --ngff, --units, --scale, --axis-types.
  */
 #include <errno.h>
