@@ -78,7 +78,9 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 		int e = errno;
 
 		free(p);
-		if (e == ENOENT)
+		/* ENOTDIR: dir is a file, which holds no node; the caller's
+		 * store check names it, not an I/O error here. */
+		if (e == ENOENT || e == ENOTDIR)
 			return SHARDPIPE_OK;
 		return sp_err_set(err, store_fs_errno_code(e),
 				  "%s/zarr.json: %s", dir, strerror(e));
@@ -119,7 +121,8 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
  * no '/', not "." or "..", not starting "__") and as every file system
  * and object store takes it: the spec's recommended characters a-z, A-Z,
  * 0-9, '-', '_', '.', at most 255 bytes, and no leading '.', which would
- * hide it and whose "." and ".." the spec forbids.
+ * hide it and whose "." and ".." the spec forbids.  "zarr.json" is the
+ * group's own metadata key: an array there cannot be stored.
  */
 static int check_name(const char *name, struct sp_err *err)
 {
@@ -132,6 +135,8 @@ static int check_name(const char *name, struct sp_err *err)
 		     "array name is %zu bytes long, above 255", n);
 	SP_RETURN_IF(name[0] == '.', err, SHARDPIPE_ERR_NAME,
 		     "array name \"%s\" starts with '.'", name);
+	SP_RETURN_IF(strcmp(name, "zarr.json") == 0, err, SHARDPIPE_ERR_NAME,
+		     "array name \"zarr.json\" is the group's own metadata");
 	SP_RETURN_IF(strncmp(name, "__", 2) == 0, err, SHARDPIPE_ERR_NAME,
 		     "array name \"%s\" starts with \"__\", which Zarr "
 		     "reserves", name);

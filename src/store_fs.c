@@ -15,6 +15,7 @@ struct store_fs {
 	char *root;
 	int overwrite;
 	int durable;
+	int existed;    /* the root was there when checked */
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -107,7 +108,27 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 	*out = NULL;
 	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
 		     "empty store path");
-	if (lstat(path, &st) == 0) {
+	int existed, rc_in = SHARDPIPE_OK;
+	char *up = parent_of(path);
+	enum zarr_node up_node = ZARR_NODE_NONE;
+	struct sp_err ignored;
+
+	/* An array holds chunks, no other nodes: a store made in its
+	 * directory would be foreign files to the array's overwrite and a
+	 * hierarchy no Zarr reader walks.  A parent whose zarr.json cannot
+	 * be read is no array we know of, and the checks below judge it. */
+	SP_RETURN_IF(up == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (zarr_node_of(up, &up_node, &ignored) == SHARDPIPE_OK &&
+	    up_node == ZARR_NODE_ARRAY)
+		rc_in = sp_err_set(err, SHARDPIPE_ERR_PATH,
+				   "%s: is inside the Zarr array %s, which "
+				   "holds no other nodes (nothing was touched)",
+				   path, up);
+	free(up);
+	SP_FORWARD(rc_in);
+	existed = lstat(path, &st) == 0;
+
+	if (existed) {
 		/* Overwriting through a link would empty a directory the
 		 * user named by another path; ask for the real one. */
 		SP_RETURN_IF(S_ISLNK(st.st_mode), err, SHARDPIPE_ERR_PATH,
@@ -183,6 +204,7 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 	s->base.ops = &fs_ops;
 	s->overwrite = overwrite;
 	s->durable = durable;
+	s->existed = existed;
 	*out = &s->base;
 	return SHARDPIPE_OK;
 }
@@ -265,8 +287,17 @@ static int fs_create(struct store *base, struct sp_err *err)
 	char *p;
 	int rc = SHARDPIPE_OK;
 
-	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
-		return root_refused(s->root, errno, err);
+	if (mkdir(s->root, 0777) != 0) {
+		if (errno != EEXIST)
+			return root_refused(s->root, errno, err);
+		/* Absent when checked, so ours to make: another process
+		 * made it meanwhile (two writes of one array of a group,
+		 * say), and both writing there would mix their shards
+		 * under one zarr.json. */
+		SP_RETURN_IF(!s->existed, err, SHARDPIPE_ERR_EXISTS,
+			     "%s: made by another writer after it was "
+			     "checked; nothing of it was touched", s->root);
+	}
 	if (s->durable) {
 		/* The root's own name, in its parent. */
 		char *parent = parent_of(s->root);

@@ -89,9 +89,9 @@ static void write_usage(FILE *f)
 		"(made by\n"
 		"                    'shardpipe group create'), at OUT.zarr/NAME;"
 		" NAME: a-z A-Z\n"
-		"                    0-9 - _ ., not starting with . or __; "
-		"--overwrite replaces\n"
-		"                    that array only\n");
+		"                    0-9 - _ ., not starting with . or __, "
+		"not zarr.json;\n"
+		"                    --overwrite replaces that array only\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
