@@ -10,7 +10,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 28
+plan 30
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -60,6 +60,16 @@ refused 1 "verify: $g/none: .*No such file or directory" \
 ok $? "and the message is the reader's, not the group probe's"
 refused 1 "cat: $g/notes: .*Not a directory" "cat of a file" -- \
 	"$SP" cat "$g/notes"
+
+# Groups are directories only: exit 4 (EXIT STATUS), before any request,
+# and no directory "s3:" made.
+had=no
+[ -e s3: ] && had=yes
+"$SP" group create s3://bkt/grp 2> "$tmp/err"
+is $? 4 "group create s3://: exit 4"
+grep -q "s3://bkt/grp: groups are written to directories only" \
+	"$tmp/err" && { [ $had = yes ] || [ ! -e s3: ]; }
+ok $? "the message names the URL, nothing was made"
 
 # A store inside an array's directory: once made there, exit 0.
 refused 2 "$g/cam0/inner: is inside the Zarr array $g/cam0" \
