@@ -10,7 +10,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 30
+plan 35
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -93,6 +93,23 @@ rm -r "$g/cam1"
 mkdir "$g/sub" && "$SP" group create "$g/sub/inner" &&
 	"$SP" group create "$g/child" && "$SP" verify "$g" > /dev/null
 ok $? "child groups and the user's directories fail no verify"
+
+# Overwrite through a link in the chunk tree: once it emptied the
+# directory the link named (the user's files gone) and wrote the shards
+# there.  Now refused before anything goes, the old array whole.
+mkdir "$tmp/mine" "$tmp/mine/1" && echo "the user's" > "$tmp/mine/0" &&
+	echo "also" > "$tmp/mine/1/2"
+mine=$(tree_sum "$tmp/mine")
+mv "$g/cam0/c" "$g/cam0/c.real" && ln -s ../../mine "$g/cam0/c"
+refused 2 "$g/cam0/c: is a symbolic link, not the store's chunk directory" \
+	"--overwrite of an array whose c is a link" -- \
+	wa --array cam0 --overwrite "$g"
+rm "$g/cam0/c" && mv "$g/cam0/c.real" "$g/cam0/c"
+rm -r "$g/cam0/c/1" && ln -s ../../../mine "$g/cam0/c/1"
+refused 2 "$g/cam0/c/1: is a symbolic link in the chunk tree" \
+	"--overwrite with a link below c" -- wa --overwrite "$g/cam0"
+[ "$(tree_sum "$tmp/mine")" = "$mine" ] && [ -f "$g/cam0/zarr.json" ]
+ok $? "the linked directory and the old array are as they were"
 
 # Writers of one new array at once, each with its own input: once every
 # one exited 0 and the array held a mix of their shards.  Now each
