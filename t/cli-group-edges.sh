@@ -2,15 +2,16 @@
 # cli-group-edges.sh - groups at their edges, as a new user meets them:
 # an array named zarr.json or after a file of the user's, verify and cat
 # of a path that holds nothing, a group whose child array is damaged, a
-# store made inside an array, and writers of one new array at once.  Each
-# refusal has its exit status (doc/shardpipe.1, EXIT STATUS), names what
-# is at fault, and leaves every file as it was.
+# store made inside an array, --overwrite through a link in the chunk
+# tree, verify --against a directory, and writers of one new array at
+# once.  Each refusal has its exit status (doc/shardpipe.1, EXIT STATUS),
+# names what is at fault, and leaves every file as it was.
 . "${top_srcdir:-.}/t/lib.sh"
 need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 35
+plan 37
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -60,6 +61,11 @@ refused 1 "verify: $g/none: .*No such file or directory" \
 ok $? "and the message is the reader's, not the group probe's"
 refused 1 "cat: $g/notes: .*Not a directory" "cat of a file" -- \
 	"$SP" cat "$g/notes"
+
+# --against a directory: once exit 3, "ends at byte 0", a mismatch
+# where there is no file to compare with.
+refused 1 "verify: --against $g: Is a directory" \
+	"verify --against a directory" -- "$SP" verify "$g/cam0" --against "$g"
 
 # Groups are directories only: exit 4 (EXIT STATUS), before any request,
 # and no directory "s3:" made.

@@ -161,6 +161,15 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 		}
 	}
 	size_t got = fread(a->buf, 1, n, a->raw);
+
+	/* A file that cannot be read (a directory, EIO) differs from no
+	 * store: an error, not a mismatch at the byte where reading
+	 * stopped. */
+	if (got < n && ferror(a->raw)) {
+		cli_error("verify: --against %s: %s", a->path,
+			  strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i >= got || a->buf[i] != d[i]) {
 			uint64_t at = a->done + i;
@@ -357,6 +366,10 @@ static int verify_array(const char *store, const char *raw)
 			cli_error("verify: %s holds more bytes than the store",
 				  raw);
 			status = CLI_EXIT_MISMATCH;
+		} else if (status == CLI_EXIT_OK && ferror(a.raw)) {
+			cli_error("verify: --against %s: %s", raw,
+				  strerror(errno));
+			status = CLI_EXIT_FAIL;
 		}
 		fclose(a.raw);
 		free(a.buf);
