@@ -255,6 +255,16 @@ static int group_write(const char *path, struct sp_err *err)
 	return rc;
 }
 
+/* Whether something other than a directory is at path: a group there
+ * could not be made either, so the message says so rather than "no
+ * zarr.json". */
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 static int group_open(shardpipe_group **out, const char *path, int threads,
 		      int create)
 {
@@ -283,8 +293,9 @@ static int group_open(shardpipe_group **out, const char *path, int threads,
 		;
 	else if (node == ZARR_NODE_NONE)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
-				"%s: no zarr.json there, so it is no group",
-				path);
+				"%s: %s, so it is no group", path,
+				is_file(path) ? "not a directory"
+					      : "no zarr.json there");
 	else if (node != ZARR_NODE_GROUP)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
 				"%s: zarr.json is %s, not a Zarr v3 group", path,

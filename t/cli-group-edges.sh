@@ -11,7 +11,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 37
+plan 40
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -52,6 +52,13 @@ refused 2 "$g/notes: exists and is not a directory" \
 refused 2 "$g/notes: exists and is not a directory" \
 	"--array naming the user's file, --overwrite" -- \
 	wa --array notes --overwrite "$g"
+
+# A file as the group: once "no zarr.json there" and the advice to make
+# a group where none can be.
+refused 2 "$g/notes: not a directory, so it is no group" \
+	"--array into a file" -- wa --array x "$g/notes"
+! grep -q "group create" "$tmp/err"
+ok $? "and no advice to make a group there"
 
 # Once the message of the group probe that follows a failed open:
 # "no zarr.json there, so it is no group".
