@@ -36,6 +36,11 @@ int store_fs_errno_code(int e)
 		return SHARDPIPE_ERR_ACCESS;
 	case ENOMEM:
 		return SHARDPIPE_ERR_NOMEM;
+	case ENAMETOOLONG:
+	case ELOOP:
+		/* The path as given can hold no store: the user's to
+		 * change, not an input/output error. */
+		return SHARDPIPE_ERR_PATH;
 	default:
 		return SHARDPIPE_ERR_IO;
 	}

@@ -11,7 +11,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 40
+plan 45
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -73,6 +73,15 @@ refused 1 "cat: $g/notes: .*Not a directory" "cat of a file" -- \
 # where there is no file to compare with.
 refused 1 "verify: --against $g: Is a directory" \
 	"verify --against a directory" -- "$SP" verify "$g/cam0" --against "$g"
+
+# Names the file system refuses: once "input/output error", exit 1.
+long=$(printf '%0256d' 0)
+refused 2 "$long/zarr.json: File name too long" \
+	"group create of a 256-byte name" -- "$SP" group create "$tmp/$long"
+refused 2 "$long: File name too long" "write of a 256-byte name" -- \
+	wa "$tmp/$long"
+[ -z "$(find "$tmp" -maxdepth 1 -name '0000*')" ]
+ok $? "nothing was made"
 
 # Groups are directories only: exit 4 (EXIT STATUS), before any request,
 # and no directory "s3:" made.
