@@ -111,3 +111,16 @@ def test_names_and_reads_that_are_no_array(tmp_path):
     (root / "bad" / "zarr.json").write_text('{"zarr_format": 3,')
     with pytest.raises(shardpipe.CorruptStoreError):
         shardpipe.open(root / "bad")
+
+
+def test_bytes_path(tmp_path):
+    # os.fspath() gives bytes for a bytes path: once Group.stream() failed
+    # with "Can't mix strings and bytes in path components".
+    root = os.fsencode(tmp_path / "b.zarr")
+    kw = dict(shape=(0, 4), chunks=(2, 4), shards=(2, 4), dtype="uint8")
+    with shardpipe.Group(root, create=True) as g:
+        with g.stream("cam0", **kw) as s:
+            s.append(bytes(range(8)))
+    assert shardpipe.Group(root).arrays == ("cam0",)
+    assert shardpipe.open(tmp_path / "b.zarr" / "cam0")[...].tobytes() == \
+        bytes(range(8))

@@ -387,7 +387,10 @@ class Stream:
         if isinstance(path, _InGroup):
             # Group.stream(): the array `array` of an open group.
             group, array = path.group._g, path.name
-            path = os.path.join(path.group.path, array)
+            # A group opened by a bytes path joins its names as bytes.
+            root = path.group.path
+            path = os.path.join(root, os.fsencode(array)
+                                if isinstance(root, bytes) else array)
         elif path is not None:
             path = os.fspath(path)
         name = _dtype_name(dtype)
