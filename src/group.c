@@ -73,7 +73,9 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 	*out = ZARR_NODE_NONE;
 	if (asprintf(&p, "%s/zarr.json", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO put there would block the open for as long as
+	 * no one writes it; fstat below sees it is no regular file. */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 

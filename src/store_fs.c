@@ -177,11 +177,19 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 		if (asprintf(&meta, "%s/zarr.json", path) < 0)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");
-		int exists = access(meta, F_OK) == 0;
+		struct stat mst;
+		int exists = lstat(meta, &mst) == 0;
+
 		free(meta);
 		SP_RETURN_IF(exists && !overwrite, err, SHARDPIPE_ERR_EXISTS,
 			     "%s: already holds a store (zarr.json); "
 			     "choose another path or overwrite", path);
+		/* Every zarr.json a store writes is a regular file: a link,
+		 * FIFO or directory there is someone else's to remove. */
+		SP_RETURN_IF(exists && !S_ISREG(mst.st_mode), err,
+			     SHARDPIPE_ERR_EXISTS,
+			     "%s/zarr.json: is not a regular file, so no store "
+			     "of ours; nothing was touched", path);
 		if (exists) {
 			enum zarr_node node;
 

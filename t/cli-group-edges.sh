@@ -11,7 +11,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 45
+plan 50
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -82,6 +82,20 @@ refused 2 "$long: File name too long" "write of a 256-byte name" -- \
 	wa "$tmp/$long"
 [ -z "$(find "$tmp" -maxdepth 1 -name '0000*')" ]
 ok $? "nothing was made"
+
+# A FIFO as zarr.json: once verify, cat and write --array hung in open()
+# (t/hostile-store checks verify and cat), and --overwrite removed it.
+mkdir "$tmp/fifo" && mkfifo "$tmp/fifo/zarr.json"
+refused 2 "$tmp/fifo: zarr.json is not Zarr v3 metadata" \
+	"--array into a directory whose zarr.json is a FIFO" -- \
+	timeout 60 "$SP" write --shape 0,64 --chunk 8,64 --input "$tmp/a.raw" \
+		--array x "$tmp/fifo"
+refused 2 "$tmp/fifo/zarr.json: is not a regular file" \
+	"--overwrite of a store whose zarr.json is a FIFO" -- \
+	timeout 60 "$SP" write --shape 0,64 --chunk 8,64 --input "$tmp/a.raw" \
+		--overwrite "$tmp/fifo"
+[ -p "$tmp/fifo/zarr.json" ] && [ ! -e "$tmp/fifo/c" ]
+ok $? "the FIFO is still there, and nothing beside it"
 
 # Groups are directories only: exit 4 (EXIT STATUS), before any request,
 # and no directory "s3:" made.
