@@ -11,7 +11,7 @@ need_shardpipe
 
 scratch cligroupedges
 test_seed
-plan 50
+plan 53
 
 random_bytes 4096 "$tmp/a.raw"
 g=$tmp/g.zarr
@@ -126,6 +126,16 @@ ok $? "the message names the damaged array"
 grep -q "^$g/cam0: valid, shape 64,64, uint8$" "$tmp/out"
 ok $? "the sound array is still verified"
 rm -r "$g/cam1"
+# An array another writer named outside shardpipe's names: once verified
+# beyond the header's count ("group of 1 array(s)", then two lines).
+cp -R "$g/cam0" "$g/a b"
+"$SP" verify "$g" > "$tmp/out" 2> "$tmp/err"
+is $? 0 "verify of a group with an array named \"a b\": exit 0"
+is "$(sed -n 1p "$tmp/out")" "$g: Zarr group of 2 array(s)" \
+	"the header counts it"
+grep -q "^$g/a b: valid, shape 64,64, uint8$" "$tmp/out"
+ok $? "and it is verified"
+rm -r "$g/a b"
 mkdir "$g/sub" && "$SP" group create "$g/sub/inner" &&
 	"$SP" group create "$g/child" && "$SP" verify "$g" > /dev/null
 ok $? "child groups and the user's directories fail no verify"

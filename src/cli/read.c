@@ -203,17 +203,21 @@ static int listed(const shardpipe_group *g, const char *name)
 }
 
 /*
- * The group lists only the children it can read as arrays; a child with a
- * zarr.json that is neither an array nor a group (cut short by a crash,
- * damaged) is verified too, so that verify of the group does not call a
- * damaged array valid by leaving it out.  Its status, or 0.
+ * The group lists only the children it can read as arrays under a name it
+ * would write; a child with a zarr.json that is no group (an array cut
+ * short by a crash or damaged, an array another writer named "a b") is
+ * verified too, so that verify of the group does not call a damaged array
+ * valid by leaving it out.  run 0: only count them in *count, for the
+ * header.  Their first failure's status, or 0.
  */
-static int verify_unlisted(const char *store, const shardpipe_group *g)
+static int verify_unlisted(const char *store, const shardpipe_group *g,
+			   int run, size_t *count)
 {
 	DIR *d = opendir(store);
 	struct dirent *e;
 	int status = CLI_EXIT_OK;
 
+	*count = 0;
 	if (d == NULL)
 		return CLI_EXIT_OK; /* listed a moment ago; nothing to add */
 	while ((e = readdir(d)) != NULL) {
@@ -239,7 +243,9 @@ static int verify_unlisted(const char *store, const shardpipe_group *g)
 		/* No zarr.json: the user's files, not a node. */
 		if (lstat(meta, &st) == 0) {
 			child = group_at(path);
-			if (child == NULL) {
+			if (child == NULL)
+				++*count;
+			if (child == NULL && run) {
 				st_rc = verify_array(path, NULL);
 				if (status == CLI_EXIT_OK)
 					status = st_rc;
@@ -259,7 +265,7 @@ static int verify_group(const char *store, const char *raw)
 {
 	shardpipe_group *g = group_at(store);
 	int status = CLI_EXIT_OK, st;
-	size_t n;
+	size_t n, more;
 
 	if (g == NULL)
 		return verify_array(store, raw);
@@ -271,7 +277,8 @@ static int verify_group(const char *store, const char *raw)
 		shardpipe_group_close(g);
 		return CLI_EXIT_USAGE;
 	}
-	printf("%s: Zarr group of %zu array(s)\n", store, n);
+	st = verify_unlisted(store, g, 0, &more);
+	printf("%s: Zarr group of %zu array(s)\n", store, n + more);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = shardpipe_group_array_name(g, i);
 		char *path = malloc(strlen(store) + strlen(name) + 2);
@@ -287,7 +294,7 @@ static int verify_group(const char *store, const char *raw)
 			status = st;
 		free(path);
 	}
-	st = verify_unlisted(store, g);
+	st = verify_unlisted(store, g, 1, &more);
 	if (status == CLI_EXIT_OK)
 		status = st;
 	shardpipe_group_close(g);
