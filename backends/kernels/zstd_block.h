@@ -9,7 +9,8 @@
  * A block is RLE when constant, else compressed when that is smaller than
  * raw, else raw.  Compressed: literals raw, RLE or Huffman (1 stream below
  * 256 literals, else 4), sequences with the predefined FSE tables and
- * explicit offsets only (Offset_Value = offset + 3, never a repeat code).
+ * offsets explicit or, when one of the three repeat offsets the block
+ * knows, its repeat code (zstd_seq.h).
  *
  * Phases, separated by barriers, each spread over the whole group:
  *   1. (the caller's) the block's bytes staged in scratch, followed by
@@ -274,12 +275,14 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 
 /*
  * The block of bl bytes staged at ws (freq its histogram, a barrier
- * since):
+ * since), `first` when it opens its frame (the decoder's repeat offsets
+ * are then known, zstd_seq.h):
  * its content to dst (bl bytes), its type and size to *usize.  All items
  * meet every barrier whatever the block becomes; the kind of block only
  * gates work.
  */
-DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
+DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
+			 struct spz_params prm,
 			 GLOBAL u8 *dst, GLOBAL u64 *usize, LOCAL u32 *tab,
 			 LOCAL u64 *sh, LOCAL u32 *freq, LOCAL u16 *lcost,
 			 LOCAL u8 *hlen, LOCAL u16 *hcode, LOCAL u8 *ft)
@@ -410,8 +413,11 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 		     sh, freq, hlen, hcode, ft, tab + SPZ_T_HUF);
 	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
-		u64 end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
-				       (u32)sh[SPZ_SH_NSEQ], ft, sh);
+		u64 end;
+
+		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first);
+		end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
+				   (u32)sh[SPZ_SH_NSEQ], ft, sh);
 
 		sh[SPZ_SH_SEQEND] = end;
 		sh[SPZ_SH_FAIL] = end == 0;

@@ -19,8 +19,9 @@
  * writes the bytes that start inside its bits (spz_seq_part_write), as
  * the Huffman streams do.  The chain is the one serial walk left in a
  * block: its steps are table lookups, and many blocks run at once.
- * Today's tables are the predefined ones, so the section's mode byte is
- * 0; fitted tables would change spz_seq_plan alone.
+ * Offsets become repeat codes first (spz_seq_repeats).  Today's tables
+ * are the predefined ones, so the section's mode byte is 0; fitted
+ * tables would change spz_seq_plan alone.
  */
 #ifndef SP_KERNEL_ZSTD_SEQ_H
 #define SP_KERNEL_ZSTD_SEQ_H
@@ -36,6 +37,50 @@ DEVICE_FN void spz_seq_get(GLOBAL const u8 *ws, u32 nseq, u32 t, u32 *ll,
 	*ll = s[0];
 	*ml = s[1] & ((1u << SPZ_SEQ_OFV_SHIFT) - 1);
 	*ofv = s[1] >> SPZ_SEQ_OFV_SHIFT;
+}
+
+/*
+ * One item, before the chain: every offset equal to one of the decoder's
+ * three repeat offsets becomes its repeat code (RFC 8878 3.1.1.5), in
+ * place, walking the sequences in block order as the decoder does.  The
+ * block is a unit of its own (doc/design.md §13.1), so it cannot know the
+ * offsets the blocks before it leave: 0 stands for "unknown" and matches
+ * nothing, and only the frame's first block starts from the known 1, 4,
+ * 8.  The unknown ones shift as the decoder's real ones do, so from the
+ * block's third offset on all three are known.  An offset that is no
+ * repeat, or whose repeat code the literal length forbids, stays
+ * explicit, which is always valid.
+ */
+DEVICE_FN void spz_seq_repeats(GLOBAL u8 *ws, u32 nseq, u32 first)
+{
+	GLOBAL u32 *s = (GLOBAL u32 *)(ws + SPZ_OFF_SEQ);
+	u32 r0 = first ? 1 : 0, r1 = first ? 4 : 0, r2 = first ? 8 : 0;
+
+	WORK(nseq);
+	for (u32 i = 0; i < nseq; i++) {
+		u32 ml = s[2 * i + 1] & ((1u << SPZ_SEQ_OFV_SHIFT) - 1);
+		u32 off = (s[2 * i + 1] >> SPZ_SEQ_OFV_SHIFT) - 3, ov, u;
+		u32 lit = s[2 * i] != 0;
+
+		/* With literals, codes 1-3 name repeats 1-3; without, 1-2
+		 * name repeats 2-3 and 3 names repeat 1 less one. */
+		if (lit)
+			ov = off == r0 ? 1 : off == r1 ? 2 : off == r2 ? 3 : 0;
+		else
+			ov = off == r1 ? 1 : off == r2 ? 2 :
+			     r0 > 1 && off == r0 - 1 ? 3 : 0;
+		/* The decoder's update: repeat 1 stays, repeat 2 swaps with
+		 * it, anything else pushes the three down. */
+		u = ov == 0 ? 2 : ov - lit;
+		if (u >= 2)
+			r2 = r1;
+		if (u >= 1) {
+			r1 = r0;
+			r0 = off;
+		}
+		s[2 * i + 1] = ml | (ov != 0 ? ov : off + 3)
+					    << SPZ_SEQ_OFV_SHIFT;
+	}
 }
 
 /*
