@@ -258,10 +258,10 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			 LOCAL u32 *next)
 {
 	u32 e = spz_seg_end(k, bl), p = spz_seg_start(k, bl), lit = p, n = 0;
-	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0;
+	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0, rep = 0;
 
 	while (p < e && p + prm.mm <= bl) {
-		u32 c = cand[p], len = 0, q = 0, max = bl - p;
+		u32 c = cand[p], len = 0, q = 0, max = bl - p, rl;
 
 		WORK(1);
 		if (max > SPZ_MATCH_MAX)
@@ -272,6 +272,17 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 		if (c != 0 && (p + 1 - c != rej_off || p >= rej_end)) {
 			q = c - 1;
 			len = spz_match_len(in, q, p, max);
+		}
+		/* The segment's last offset, which the table may have lost
+		 * (a 4-byte label repeated within one round): coded as a
+		 * repeat (zstd_seq.h) it costs almost no offset bits, so it
+		 * wins unless the table's match is longer by a word. */
+		if (rep != 0 && rep <= p && (rep != rej_off || p >= rej_end)) {
+			rl = spz_match_len(in, p - rep, p, max);
+			if (rl >= 4 && rl + 8 > len) {
+				q = p - rep;
+				len = rl;
+			}
 		}
 		if (len != 0 && prm.lazy && p + 1 < e &&
 		    p + 1 + prm.mm <= bl && cand[p + 1] != 0) {
@@ -297,7 +308,8 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 				blen++;
 			}
 			if (!spz_lits_exceed(in, b, blen, lcost,
-					     spz_seq_cost(blen, p - q))) {
+					     spz_seq_cost(blen, p - q == rep ?
+								0 : p - q))) {
 				rej_off = p - q;
 				rej_end = b + blen;
 				len = 0;
@@ -312,7 +324,7 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			continue;
 		}
 		seq[2 * n] = (p - lit) | len << 16;
-		seq[2 * n + 1] = p - q;
+		seq[2 * n + 1] = rep = p - q;
 		n++;
 		covered += len;
 		p += len;
