@@ -8,8 +8,8 @@
  *
  * A block is RLE when constant, else compressed when that is smaller than
  * raw, else raw.  Compressed: literals raw, RLE or Huffman (1 stream below
- * 256 literals, else 4), sequences with the predefined FSE tables and
- * offsets explicit or, when one of the three repeat offsets the block
+ * 256 literals, else 4), sequences with predefined, RLE or fitted FSE
+ * tables and offsets explicit or, when one of the three repeat offsets the block
  * knows, its repeat code (zstd_seq.h).
  *
  * Phases, separated by barriers, each spread over the whole group:
@@ -25,8 +25,9 @@
  *      lists, with the literals' histogram;
  *   7. the literals section: the Huffman code (zstd_huf.h), the streams
  *      packed by parts;
- *   8. the sequences section (zstd_seq.h): the state chain, then the
- *      bitstream packed by parts;
+ *   8. the sequences section (zstd_seq.h): repeat codes, each symbol
+ *      type's table chosen (one item per type), the state chain, then
+ *      the bitstream packed by parts;
  *   9. the block's type; the bytes of an RLE or raw block.
  * Only the merge of the Huffman queues, the tree description and the FSE
  * state chain run on one item, each a walk over at most 256 symbols or
@@ -64,6 +65,7 @@
 #define SPZ_T_FIN (8u * SPZ_NSUB + 1u)     /* where it starts for good */
 #define SPZ_T_DROP (9u * SPZ_NSUB + 2u)    /* sequences it drops */
 #define SPZ_T_HUF (10u * SPZ_NSUB + 2u)
+#define SPZ_T_SEQFIT (SPZ_T_HUF + SPZ_HUF_TMP_WORDS) /* zstd_seq.h */
 
 /* The work-group memory of the block encoder, declared by each kernel
  * that runs it: local arrays live in kernel scope. */
@@ -411,13 +413,23 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 	 * one byte for the sequences header. */
 	spz_literals(comp, dst, bl >= 2 ? bl - 2 : 0, ws, (u32)sh[SPZ_SH_NLIT],
 		     sh, freq, hlen, hcode, ft, tab + SPZ_T_HUF);
+	PHASE("seq-repeats");
+	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0)
+		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first);
+	BARRIER();
+	/* One item per symbol type chooses its table. */
+	PHASE("seq-fit");
+	for (u32 k = (u32)LOCAL_ID();
+	     k < 3 && comp && sh[SPZ_SH_FAIL] == 0 && sh[SPZ_SH_NSEQ] != 0;
+	     k += (u32)LOCAL_SIZE())
+		spz_seq_fit(ws, (u32)sh[SPZ_SH_NSEQ], k, ft, tab + SPZ_T_SEQFIT,
+			    sh);
+	BARRIER();
 	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
-		u64 end;
-
-		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first);
-		end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
-				   (u32)sh[SPZ_SH_NSEQ], ft, sh);
+		u64 end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
+				       (u32)sh[SPZ_SH_NSEQ], ft,
+				       tab + SPZ_T_SEQFIT, sh);
 
 		sh[SPZ_SH_SEQEND] = end;
 		sh[SPZ_SH_FAIL] = end == 0;
@@ -435,7 +447,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 			spz_seq_part_write(ws, ns, j, pbits[j],
 					   j + 1 < nparts ? pbits[j + 1]
 							  : sh[SPZ_SH_SEQBITS],
-					   ft, dst + sh[SPZ_SH_SEQAT]);
+					   ft, tab + SPZ_T_SEQFIT, sh,
+					   dst + sh[SPZ_SH_SEQAT]);
 	}
 	BARRIER();
 	PHASE("raw");
