@@ -72,10 +72,9 @@ DEVICE_FN struct spz_params spz_params_of(i64 level)
  * predefined ones 14 to 15; 8 was measured best over bench/zstd_corpus.py
  * (15 before fitted tables: the kernel's ratio over libzstd's at level
  * 1, micro 0.990 -> 1.022, 12-bit noise 0.944 -> 0.982; 6 loses on the
- * noise).  A match
- * is kept only when it is cheaper
- * than the literals it replaces, so short matches in noisy data (16-bit
- * samples with noise in the low byte) do not cost more than they save.
+ * noise).  A match is kept only when it is cheaper than the literals it
+ * replaces, so short matches in noisy data (16-bit samples with noise in
+ * the low byte) do not cost more than they save.
  */
 DEVICE_FN u32 spz_log2q4(u32 x)
 {
