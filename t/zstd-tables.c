@@ -57,6 +57,7 @@ static void repeat_codes(uint64_t *rng)
 	for (int round = 0; round < 8; round++) {
 		uint32_t nseq = 1 + (uint32_t)(test_rand(rng) % 4096);
 		uint32_t pool[5], rep[3], bad = 0, reps = 0;
+		u32 ofcnt[SPZ_FT_SYMS], mine[SPZ_FT_SYMS] = { 0 };
 		int first = round % 2 == 0;
 
 		for (int k = 0; k < 5; k++)
@@ -72,7 +73,8 @@ static void repeat_codes(uint64_t *rng)
 			s[2 * i + 1] = (u32)(3 + test_rand(rng) % 100) |
 				       (want[i] + 3) << SPZ_SEQ_OFV_SHIFT;
 		}
-		spz_seq_repeats(ws, nseq, (u32)first);
+		memset(ofcnt, 0, sizeof(ofcnt));
+		spz_seq_repeats(ws, nseq, (u32)first, ofcnt);
 		if (first) {
 			rep[0] = 1;
 			rep[1] = 4;
@@ -85,15 +87,24 @@ static void repeat_codes(uint64_t *rng)
 			uint32_t ov = s[2 * i + 1] >> SPZ_SEQ_OFV_SHIFT;
 			uint32_t got = rfc_offset(ov, s[2 * i], rep);
 
+			uint32_t code = 31 - (uint32_t)__builtin_clz(ov);
+
 			reps += ov <= 3;
+			/* The offset code stored and counted for the
+			 * tables (zstd_seq.h). */
+			mine[code]++;
+			if (ws[SPZ_OFF_OFCODE + i] != code && !bad++)
+				diag("sequence %u: offset code %u stored as %u",
+				     i, code, ws[SPZ_OFF_OFCODE + i]);
 			if (got != want[i] && !bad++)
 				diag("sequence %u: offset %u read as %u", i,
 				     want[i], got);
 		}
-		ok(bad == 0 && (nseq < 16 || reps > 0),
+		ok(bad == 0 && memcmp(mine, ofcnt, sizeof(mine)) == 0 &&
+			   (nseq < 16 || reps > 0),
 		   "repeat codes, %s block, %u sequences: every offset read "
-		   "back (%u repeat codes)", first ? "first" : "later", nseq,
-		   reps);
+		   "back, its code stored and counted (%u repeat codes)",
+		   first ? "first" : "later", nseq, reps);
 	}
 	free(want);
 	free(ws);

@@ -385,6 +385,17 @@ DEVICE_FN void spz_ft_predefined(LOCAL u8 *ft)
 	spz_ft_build(ft + SPZ_FT_OF * SPZ_FT_BYTES, norm, 29, 5, cells);
 }
 
+/* Extra bits of a literal-length and of a match-length code. */
+DEVICE_FN u32 spz_ll_xbits(u32 c)
+{
+	return c < 16 ? 0 : spz_ll_bits[c - 16];
+}
+
+DEVICE_FN u32 spz_ml_xbits(u32 c)
+{
+	return c < 32 ? 0 : spz_ml_bits[c - 32];
+}
+
 /* Code, extra-bit count and extra value of a literal length. */
 DEVICE_FN u32 spz_ll_code(u32 ll, u32 *nb, u32 *extra)
 {

@@ -29,9 +29,10 @@
  *      type's table chosen (one item per type), the state chain, then
  *      the bitstream packed by parts;
  *   9. the block's type; the bytes of an RLE or raw block.
- * Only the merge of the Huffman queues, the tree description and the FSE
- * state chain run on one item, each a walk over at most 256 symbols or
- * the block's sequences.
+ * Only the merge of the Huffman queues, the tree description, the repeat
+ * offsets, each symbol type's table choice and the FSE state chain run
+ * on one item, each a walk over at most 256 symbols or the block's
+ * sequences.
  */
 #ifndef SP_KERNEL_ZSTD_BLOCK_H
 #define SP_KERNEL_ZSTD_BLOCK_H
@@ -298,7 +299,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 	LOCAL u32 *last = tab + SPZ_T_LAST, *spare = tab + SPZ_T_SPARE;
 	LOCAL u32 *next = tab + SPZ_T_NEXT;
 	LOCAL u32 *matched = tab + SPZ_T_MATCHED, *fin = tab + SPZ_T_FIN;
-	LOCAL u32 *drop = tab + SPZ_T_DROP;
+	LOCAL u32 *drop = tab + SPZ_T_DROP, *fit = tab + SPZ_T_SEQFIT;
+	GLOBAL u16 *codes = (GLOBAL u16 *)(ws + SPZ_OFF_SEQCODE);
 	u32 rle = bl >= 2 && freq[in[0]] == bl;
 	u32 comp = !rle && bl >= SPZ_MIN_COMPRESS, raw;
 	u32 rounds = comp ? (bl + SPZ_ROUND - 1) / SPZ_ROUND : 0;
@@ -365,6 +367,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
 		WORK(1);
 		freq[s] = 0;
+		if (s < 3 * SPZ_FT_SYMS)
+			SPZ_SF_COUNTS(fit, s / SPZ_FT_SYMS)[s % SPZ_FT_SYMS] = 0;
 	}
 	BARRIER();
 	PHASE("gather");
@@ -372,7 +376,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 	 * its kept sequences from the latest sequence number, the first one
 	 * carrying the literals since the last match before the segment.
 	 * Its first kept sequence's literals count from where it starts for
-	 * good (spz_settle). */
+	 * good (spz_settle).  The literal-length and match-length codes are
+	 * stored and counted here, for zstd_seq.h. */
 	for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB; k += (u32)LOCAL_SIZE()) {
 		GLOBAL const u32 *ss = subseq + 2 * SPZ_SEQ_PER_SUB * k;
 		u32 base = k ? nseq[k - 1] : 0, n = nseq[k] - base, d = drop[k];
@@ -384,9 +389,16 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 
 			p += w & 0xFFFFu;
 			WORK(1 + p - pos);
-			seq[2 * (base + i)] = p - pos + (i == 0 ? carry : 0);
+			u32 ll = p - pos + (i == 0 ? carry : 0), b, x;
+			u32 llc = spz_ll_code(ll, &b, &x);
+			u32 mlc = spz_ml_code(ml, &b, &x);
+
+			seq[2 * (base + i)] = ll;
 			seq[2 * (base + i) + 1] =
 				ml | (ss[2 * (d + i) + 1] + 3) << SPZ_SEQ_OFV_SHIFT;
+			codes[base + i] = (u16)(llc | mlc << 8);
+			LOCAL_ADD(SPZ_SF_COUNTS(fit, SPZ_FT_LL) + llc, 1u);
+			LOCAL_ADD(SPZ_SF_COUNTS(fit, SPZ_FT_ML) + mlc, 1u);
 			for (; pos < p; pos++) {
 				u8 v = in[pos];
 
@@ -415,21 +427,20 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 		     sh, freq, hlen, hcode, ft, tab + SPZ_T_HUF);
 	PHASE("seq-repeats");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0)
-		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first);
+		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first,
+				SPZ_SF_COUNTS(fit, SPZ_FT_OF));
 	BARRIER();
 	/* One item per symbol type chooses its table. */
 	PHASE("seq-fit");
 	for (u32 k = (u32)LOCAL_ID();
 	     k < 3 && comp && sh[SPZ_SH_FAIL] == 0 && sh[SPZ_SH_NSEQ] != 0;
 	     k += (u32)LOCAL_SIZE())
-		spz_seq_fit(ws, (u32)sh[SPZ_SH_NSEQ], k, ft, tab + SPZ_T_SEQFIT,
-			    sh);
+		spz_seq_fit(ws, (u32)sh[SPZ_SH_NSEQ], k, ft, fit, sh);
 	BARRIER();
 	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
 		u64 end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
-				       (u32)sh[SPZ_SH_NSEQ], ft,
-				       tab + SPZ_T_SEQFIT, sh);
+				       (u32)sh[SPZ_SH_NSEQ], ft, fit, sh);
 
 		sh[SPZ_SH_SEQEND] = end;
 		sh[SPZ_SH_FAIL] = end == 0;
@@ -447,7 +458,7 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 			spz_seq_part_write(ws, ns, j, pbits[j],
 					   j + 1 < nparts ? pbits[j + 1]
 							  : sh[SPZ_SH_SEQBITS],
-					   ft, tab + SPZ_T_SEQFIT, sh,
+					   ft, fit, sh,
 					   dst + sh[SPZ_SH_SEQAT]);
 	}
 	BARRIER();

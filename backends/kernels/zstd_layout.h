@@ -50,6 +50,9 @@
  * Byte offsets inside one group's scratch; all multiples of 64:
  *   IN       the block's bytes (shuffled, for blosc), then SPZ_PAD zeros;
  *   CAND     per position, its match candidate + 1 (0: none), u32;
+ *            once the parse is done, per sequence its literal-length and
+ *            match-length codes (SEQCODE, u16) and after them its offset
+ *            code (OFCODE, u8), in block order;
  *   SUBSEQ   per segment, its sequences as the parse found them: two u32
  *            each, literal length | match length << 16, and the offset;
  *   SEQ      the block's sequences in order, two u32 each: literal
@@ -66,6 +69,8 @@
 #define SPZ_R64(x) (((x) + 63u) / 64u * 64u)
 #define SPZ_OFF_IN 0u
 #define SPZ_OFF_CAND SPZ_R64(SPZ_BLOCK + SPZ_PAD)
+#define SPZ_OFF_SEQCODE SPZ_OFF_CAND
+#define SPZ_OFF_OFCODE (SPZ_OFF_CAND + 2u * SPZ_MAX_SEQ)
 #define SPZ_OFF_SUBSEQ (SPZ_OFF_CAND + 4u * SPZ_BLOCK)
 #define SPZ_OFF_SEQ (SPZ_OFF_SUBSEQ + 8u * SPZ_MAX_SEQ)
 #define SPZ_OFF_LITS (SPZ_OFF_SEQ + 8u * SPZ_MAX_SEQ)

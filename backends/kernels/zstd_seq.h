@@ -17,11 +17,11 @@
  * keeping each sequence's states and the bit count of each part of
  * SPZ_SEQ_PART sequences; a scan places the parts, and every part then
  * writes the bytes that start inside its bits (spz_seq_part_write), as
- * the Huffman streams do.  The chain is the one serial walk left in a
- * block: its steps are table lookups, and many blocks run at once.
- * Offsets become repeat codes first (spz_seq_repeats).  Today's tables
- * are the predefined ones, so the section's mode byte is 0; fitted
- * tables would change spz_seq_plan alone.
+ * the Huffman streams do.  Before the chain, offsets become repeat codes
+ * (spz_seq_repeats) and each symbol type gets the cheapest of the
+ * predefined, an RLE and a fitted table (spz_seq_fit, one item per type;
+ * doc/design.md §13.5).  These three walks are the serial work left in a
+ * block: their steps are table lookups, and many blocks run at once.
  */
 #ifndef SP_KERNEL_ZSTD_SEQ_H
 #define SP_KERNEL_ZSTD_SEQ_H
@@ -62,15 +62,20 @@ DEVICE_FN void spz_seq_get(GLOBAL const u8 *ws, u32 nseq, u32 t, u32 *ll,
 #define SPZ_SEQ_MAXLOG 8u
 
 /* Literal-length, match-length or offset code (type k, SPZ_FT_LL, _ML,
- * _OF) of sequence t in writing order. */
+ * _OF) of sequence t in writing order, as the gather (LL, ML) and
+ * spz_seq_repeats (OF) stored it. */
 DEVICE_FN u32 spz_seq_code(GLOBAL const u8 *ws, u32 nseq, u32 t, u32 k)
 {
-	u32 ll, ml, ofv, b, x;
+	u32 i = nseq - 1 - t;
 
-	spz_seq_get(ws, nseq, t, &ll, &ml, &ofv);
-	return k == SPZ_FT_LL ? spz_ll_code(ll, &b, &x) :
-	       k == SPZ_FT_ML ? spz_ml_code(ml, &b, &x) : spz_highbit(ofv);
+	if (k == SPZ_FT_OF)
+		return ws[SPZ_OFF_OFCODE + i];
+	return ((GLOBAL const u16 *)(ws + SPZ_OFF_SEQCODE))[i] >> (8 * k) &
+	       0xFFu;
 }
+
+/* Where type k's code counts are kept (spz_seq_fit's area). */
+#define SPZ_SF_COUNTS(fit, k) ((fit) + (k) * SPZ_SF_WORDS + SPZ_SF_CNT)
 
 /* The table that codes type k, as spz_seq_fit chose it. */
 DEVICE_FN LOCAL const u8 *spz_seq_tab(LOCAL const u8 *ft,
@@ -83,7 +88,9 @@ DEVICE_FN LOCAL const u8 *spz_seq_tab(LOCAL const u8 *ft,
 }
 
 /*
- * One item per symbol type k, after the repeats: how the block codes it,
+ * One item per symbol type k, after the repeats, the codes counted (the
+ * LL and ML codes by the gather, the OF codes by the repeats): how the
+ * block codes it,
  * whichever of the predefined table, RLE (one code only) and a table
  * fitted to the block's codes costs the fewest bits, counted exactly:
  * both tables' state chains are walked over the block's codes, the
@@ -105,11 +112,7 @@ DEVICE_FN void spz_seq_fit(GLOBAL u8 *ws, u32 nseq, u32 k,
 	u32 maxsym = 0, distinct = 0, c, sp, sf = 0, n, v, dlen = 0;
 	u64 cpre, cfit = ~(u64)0;
 
-	WORK(SPZ_FT_SYMS + nseq);
-	for (u32 s = 0; s < SPZ_FT_SYMS; s++)
-		cnt[s] = 0;
-	for (u32 t = 0; t < nseq; t++)
-		cnt[spz_seq_code(ws, nseq, t, k)]++;
+	WORK(SPZ_FT_SYMS);
 	for (u32 s = 0; s < SPZ_FT_SYMS; s++)
 		if (cnt[s] != 0) {
 			distinct++;
@@ -167,15 +170,17 @@ DEVICE_FN void spz_seq_fit(GLOBAL u8 *ws, u32 nseq, u32 k,
  * One item, before the chain: every offset equal to one of the decoder's
  * three repeat offsets becomes its repeat code (RFC 8878 3.1.1.5), in
  * place, walking the sequences in block order as the decoder does.  The
- * block is a unit of its own (doc/design.md §13.1), so it cannot know the
+ * block is a unit of its own (doc/design.md §13.5), so it cannot know the
  * offsets the blocks before it leave: 0 stands for "unknown" and matches
  * nothing, and only the frame's first block starts from the known 1, 4,
  * 8.  The unknown ones shift as the decoder's real ones do, so from the
  * block's third offset on all three are known.  An offset that is no
  * repeat, or whose repeat code the literal length forbids, stays
- * explicit, which is always valid.
+ * explicit, which is always valid.  Stores each offset code and counts
+ * them into ofcnt.
  */
-DEVICE_FN void spz_seq_repeats(GLOBAL u8 *ws, u32 nseq, u32 first)
+DEVICE_FN void spz_seq_repeats(GLOBAL u8 *ws, u32 nseq, u32 first,
+				LOCAL u32 *ofcnt)
 {
 	GLOBAL u32 *s = (GLOBAL u32 *)(ws + SPZ_OFF_SEQ);
 	u32 r0 = first ? 1 : 0, r1 = first ? 4 : 0, r2 = first ? 8 : 0;
@@ -202,8 +207,10 @@ DEVICE_FN void spz_seq_repeats(GLOBAL u8 *ws, u32 nseq, u32 first)
 			r1 = r0;
 			r0 = off;
 		}
-		s[2 * i + 1] = ml | (ov != 0 ? ov : off + 3)
-					    << SPZ_SEQ_OFV_SHIFT;
+		ov = ov != 0 ? ov : off + 3;
+		s[2 * i + 1] = ml | ov << SPZ_SEQ_OFV_SHIFT;
+		ws[SPZ_OFF_OFCODE + i] = (u8)spz_highbit(ov);
+		ofcnt[spz_highbit(ov)]++;
 	}
 }
 
@@ -266,14 +273,12 @@ DEVICE_FN u64 spz_seq_plan(GLOBAL u8 *dst, u64 at, u64 end, GLOBAL u8 *ws,
 	for (u32 j = 0; j < nparts; j++)
 		pbits[j] = 0;
 	for (u32 t = 0; t < nseq; t++) {
-		u32 ll, ml, ofv, llb, llx, mlb, mlx, llc, mlc, ofc, v, nb;
+		u32 llc = spz_seq_code(ws, nseq, t, SPZ_FT_LL);
+		u32 mlc = spz_seq_code(ws, nseq, t, SPZ_FT_ML);
+		u32 ofc = spz_seq_code(ws, nseq, t, SPZ_FT_OF);
+		u32 nb = spz_ll_xbits(llc) + spz_ml_xbits(mlc) + ofc, v;
 
 		WORK(1);
-		spz_seq_get(ws, nseq, t, &ll, &ml, &ofv);
-		llc = spz_ll_code(ll, &llb, &llx);
-		mlc = spz_ml_code(ml, &mlb, &mlx);
-		ofc = spz_highbit(ofv);
-		nb = llb + mlb + ofc;
 		if (t == 0) {
 			sll = spz_ft_first(tll, llc);
 			sml = spz_ft_first(tml, mlc);
@@ -315,7 +320,7 @@ DEVICE_FN u32 spz_seq_field(GLOBAL const u8 *ws, u32 t, u32 nseq, u32 q,
 			    LOCAL const u8 *tof, u32 *len)
 {
 	GLOBAL const u8 *st = ws + SPZ_OFF_SEQST;
-	u32 ll, ml, ofv, b, x, v = 0;
+	u32 ll, ml, ofv, x, v = 0;
 
 	if (t == nseq) {
 		GLOBAL const u8 *last = st + 3 * (nseq - 1);
@@ -329,18 +334,21 @@ DEVICE_FN u32 spz_seq_field(GLOBAL const u8 *ws, u32 t, u32 nseq, u32 q,
 	switch (q) {
 	case 0: /* transitions: none before the block's last sequence */
 		if (t > 0)
-			spz_ft_step(tof, st[3 * t - 3], spz_highbit(ofv), len,
+			spz_ft_step(tof, st[3 * t - 3],
+				    spz_seq_code(ws, nseq, t, SPZ_FT_OF), len,
 				    &v);
 		return v;
 	case 1:
 		if (t > 0)
 			spz_ft_step(tml, st[3 * t - 2],
-				    spz_ml_code(ml, &b, &x), len, &v);
+				    spz_seq_code(ws, nseq, t, SPZ_FT_ML), len,
+				    &v);
 		return v;
 	case 2:
 		if (t > 0)
 			spz_ft_step(tll, st[3 * t - 1],
-				    spz_ll_code(ll, &b, &x), len, &v);
+				    spz_seq_code(ws, nseq, t, SPZ_FT_LL), len,
+				    &v);
 		return v;
 	case 3:
 		spz_ll_code(ll, len, &x);
