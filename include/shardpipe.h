@@ -95,7 +95,7 @@ typedef enum shardpipe_error {
 	SHARDPIPE_ERR_FORMAT = 22,          /* a store read is malformed */
 	SHARDPIPE_ERR_CORRUPT = 23,         /* checksum or decode failure */
 	SHARDPIPE_ERR_UNSUPPORTED = 24,     /* a store feature we cannot read */
-	SHARDPIPE_ERR_NAME = 25,            /* a bad dimension name */
+	SHARDPIPE_ERR_NAME = 25,            /* a bad dimension or array name */
 	SHARDPIPE_ERR_ABI = 26,             /* a plugin built for another ABI */
 	SHARDPIPE_ERR_COUNT_                /* not an error: the number of codes */
 } shardpipe_error;
@@ -517,6 +517,72 @@ SHARDPIPE_API int shardpipe_backend_probe_sized(int i,
 						size_t size);
 #define shardpipe_backend_probe(i, out) \
 	shardpipe_backend_probe_sized((i), (out), sizeof(*(out)))
+
+/*
+ * Groups: several arrays under one Zarr v3 group (a directory whose
+ * zarr.json says "node_type": "group"), each array a child directory
+ * written by its own stream, and all of a group's streams sharing one
+ * set of worker threads (shardpipe(3), "Groups").  Filesystem stores
+ * only: an "s3://" path is refused with SHARDPIPE_ERR_UNSUPPORTED.
+ */
+typedef struct shardpipe_group shardpipe_group;
+
+/*
+ * Make a new, empty group at directory `path` (created if missing; an
+ * empty directory is taken): its zarr.json is written and made durable
+ * (fsync of the file and the directory) before the call returns.  A path
+ * that holds a store (a zarr.json) is refused with SHARDPIPE_ERR_EXISTS,
+ * a directory holding other files likewise, an unusable path as
+ * shardpipe_stream_open() refuses it; nothing is written then.  threads:
+ * the worker threads the group's streams share, 0 = every core, at most
+ * SHARDPIPE_MAX_THREADS (SHARDPIPE_ERR_INVALID_ARGUMENT otherwise).  On
+ * failure *out is NULL and shardpipe_last_error_message() says why.
+ */
+SHARDPIPE_API int shardpipe_group_create(shardpipe_group **out,
+					 const char *path, int threads);
+
+/*
+ * Open the existing group at `path`, to add or replace arrays and to list
+ * them.  SHARDPIPE_ERR_PATH when path has no zarr.json or its zarr.json
+ * is not a Zarr v3 group (an array, say); threads as in
+ * shardpipe_group_create().  Nothing is written.
+ */
+SHARDPIPE_API int shardpipe_group_open(shardpipe_group **out,
+				       const char *path, int threads);
+
+/*
+ * Open a stream writing the array `name` of group g, at path/name, as
+ * shardpipe_stream_open() would, except that desc->threads is replaced
+ * by the group's threads: on "cpu" the stream compresses on the group's
+ * shared threads, taking turns with the group's other streams batch by
+ * batch (the kernel backends use their device as before).  name is a
+ * Zarr node name: 1 to 255 bytes of a-z, A-Z, 0-9, '-', '_', '.', not
+ * starting with '.' or "__"; another is refused with SHARDPIPE_ERR_NAME.
+ * An array already there is refused with SHARDPIPE_ERR_EXISTS unless
+ * desc->overwrite is set, which replaces that array only (its zarr.json
+ * and chunk tree); a child that is a group, or a directory of files
+ * that is no array, is refused with or without overwrite.
+ *
+ * The streams are ordinary streams: each is used by one thread at a
+ * time, distinct streams from different threads at once, and each is
+ * closed by shardpipe_stream_close(), before or after the group.  Calls
+ * on one group must not run concurrently.
+ */
+SHARDPIPE_API int shardpipe_group_stream(shardpipe_stream **out,
+					 shardpipe_group *g, const char *name,
+					 const shardpipe_desc *desc);
+
+/* The arrays the group held when it was opened (children whose zarr.json
+ * declares an array), sorted by name; arrays opened since are not listed.
+ * shardpipe_group_array_name() returns NULL when i is out of range; the
+ * name lives as long as g. */
+SHARDPIPE_API size_t shardpipe_group_array_count(const shardpipe_group *g);
+SHARDPIPE_API const char *shardpipe_group_array_name(const shardpipe_group *g,
+						     size_t i);
+
+/* Release the group.  Streams it opened stay usable: the shared threads
+ * stop when the last of them is closed.  g may be NULL. */
+SHARDPIPE_API void shardpipe_group_close(shardpipe_group *g);
 
 /*
  * Reading.  A reader opens any Zarr v3 array whose chunks use the codecs

@@ -8,7 +8,7 @@
  * line break, indent, ": " and comma of zarr_meta.c's layout. */
 #define ATTR_OVERHEAD 8
 
-/* The limits of the library's reader (src/reader.c) less the two levels
+/* The limits of the library's reader (src/reader_impl.h) less the two levels
  * of zarr.json around a value, so that every store written reads back. */
 static const struct json_limits value_limits = {
 	.max_depth = SHARDPIPE_MAX_ATTRIBUTE_DEPTH,

@@ -14,11 +14,13 @@ libshardpipe_core_la_SOURCES = \
 	src/shard_index.c src/shard_index.h \
 	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
 	src/store.c src/store.h src/store_fs.c src/store_fs.h \
-	src/stream.c src/struct_size.c src/trace.c src/trace.h \
+	src/stream.c src/group.c src/group.h src/lanes.c src/lanes.h \
+	src/struct_size.c src/trace.c src/trace.h \
 	src/backend.c src/backend.h \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
-libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c
+libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c \
+	src/reader_impl.h src/reader_meta.c src/reader_shard.c
 # The S3 store and its client (doc/design.md §24), on libcurl.
 if HAVE_S3
 libshardpipe_core_la_SOURCES += src/s3.c src/s3.h src/s3_config.c \
@@ -38,7 +40,7 @@ libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 # bench's measurement and the fill patterns of bench, demo and conform.
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
-	src/cli/write.c src/cli/read.c src/cli/demo.c \
+	src/cli/write.c src/cli/read.c src/cli/group.c src/cli/demo.c \
 	src/cli/conform.c src/cli/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
 shardpipe_LDADD = bench/libbench.la libshardpipe.la -lm

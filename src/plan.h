@@ -99,6 +99,10 @@ struct plan {
 	/* SHARDPIPE_TRACE is set: kernel backends time their device work
 	 * and report it through backend_ops.spans (doc/design.md §23). */
 	int trace;
+	/* A group's shared worker threads (doc/design.md §26.2), borrowed
+	 * from the stream, or NULL: the cpu backend's fused pass runs on
+	 * these instead of starting its own; threads == their count. */
+	struct lanes *lanes;
 };
 
 /*

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "store_fs.h"
+#include "group.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -126,6 +127,18 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 		SP_RETURN_IF(exists && !overwrite, err, SHARDPIPE_ERR_EXISTS,
 			     "%s: already holds a store (zarr.json); "
 			     "choose another path or overwrite", path);
+		if (exists) {
+			enum zarr_node node;
+
+			/* Overwrite replaces an array; a group's arrays
+			 * and the files beside them are not its to drop. */
+			SP_FORWARD(zarr_node_of(path, &node, err));
+			SP_RETURN_IF(node == ZARR_NODE_GROUP, err,
+				     SHARDPIPE_ERR_EXISTS,
+				     "%s: is a Zarr group, not an array; "
+				     "write an array into it by name "
+				     "(nothing was touched)", path);
+		}
 		/* Without zarr.json the files there are the user's, not a
 		 * store's: refuse with or without overwrite. */
 		SP_RETURN_IF(!exists && !dir_is_empty(path), err,

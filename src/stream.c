@@ -9,6 +9,8 @@
 
 #include "attrs.h"
 #include "backend.h"
+#include "group.h"
+#include "lanes.h"
 #include "plan.h"
 #include "shard_index.h"
 #include "store.h"
@@ -783,6 +785,7 @@ static void stream_free(struct shardpipe_stream *s)
 	trace_close(s->trace, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	lanes_unref(s->plan.lanes);
 	plan_free(&s->plan);
 	free(s);
 }
@@ -865,7 +868,8 @@ static int open_attrs(struct shardpipe_stream *s, const shardpipe_desc *desc)
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
-		       const shardpipe_sink *sink, const shardpipe_desc *desc)
+		       const shardpipe_sink *sink, const shardpipe_desc *desc,
+		       struct lanes *lanes)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -910,6 +914,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
 	s->plan.trace = trace_wanted();
+	if (lanes != NULL)
+		s->plan.lanes = lanes_ref(lanes);
 	if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
@@ -990,7 +996,7 @@ int shardpipe_stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("store path is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, path, NULL, desc);
+	return stream_open(out, path, NULL, desc, NULL);
 }
 
 int shardpipe_stream_open_sink(shardpipe_stream **out,
@@ -1003,7 +1009,13 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 		sp_last_error_set("sink is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, NULL, sink, desc);
+	return stream_open(out, NULL, sink, desc, NULL);
+}
+
+int stream_open_lanes(shardpipe_stream **out, const char *path,
+		      const shardpipe_desc *desc, struct lanes *lanes)
+{
+	return stream_open(out, path, NULL, desc, lanes);
 }
 
 /* Caller's thread: whether a batch is queued or in the backend. */

@@ -37,7 +37,7 @@ static const char *const messages[SHARDPIPE_ERR_COUNT_] = {
 	[SHARDPIPE_ERR_FORMAT] = "malformed store",
 	[SHARDPIPE_ERR_CORRUPT] = "corrupt data in store",
 	[SHARDPIPE_ERR_UNSUPPORTED] = "unsupported store feature",
-	[SHARDPIPE_ERR_NAME] = "invalid dimension name",
+	[SHARDPIPE_ERR_NAME] = "invalid dimension or array name",
 	[SHARDPIPE_ERR_ABI] = "plugin built for another ABI",
 };
 

@@ -248,3 +248,25 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	*len = b.len;
 	return SHARDPIPE_OK;
 }
+
+int zarr_meta_group(const struct attrs *attrs, char **out, size_t *len,
+		    struct sp_err *err)
+{
+	struct sbuf b = { .cap = 256 };
+
+	b.p = malloc(b.cap);
+	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the group's zarr.json");
+	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"group\",\n"
+		"  \"attributes\": ");
+	put_attrs(&b, attrs);
+	put(&b, "\n}\n");
+	if (b.failed) {
+		free(b.p);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory for the group's zarr.json");
+	}
+	*out = b.p;
+	*len = b.len;
+	return SHARDPIPE_OK;
+}

@@ -1,13 +1,13 @@
 #!/bin/sh
 # gzip-stores.sh - whole gzip stores from the kernel backends, every level:
-# `shardpipe write` on reference, and on opencl at local sizes 1, 7 and 64
-# where it is usable; each store reads back through `shardpipe cat` equal
-# to the input; the opencl stores equal reference's file by file; Python's
-# gzip module decodes every chunk to what the cpu backend's (libdeflate's)
-# chunk decodes to; `shardpipe conform --codec gzip:6` passes on every
-# usable backend.  Chunks of 403200 bytes: 99 segments, 13 blocks before
-# merging, the last partial; rows of smooth, noisy, run-length and random
-# content, and a last shard epoch cut short.
+# `shardpipe write` on reference, and on opencl at local sizes 1, 7, 64
+# and 256 where it is usable; each store reads back through `shardpipe
+# cat` equal to the input; the opencl stores equal reference's file by
+# file; Python's gzip module decodes every chunk to what the cpu backend's
+# (libdeflate's) chunk decodes to; `shardpipe conform --codec gzip:6`
+# passes on every usable backend.  Chunks of 403200 bytes: 99 segments, 13
+# blocks before merging, the last partial; rows of smooth, noisy,
+# run-length and random content, and a last shard epoch cut short.
 . "${top_srcdir:-.}/t/lib.sh"
 SP=${SHARDPIPE:-./shardpipe}
 [ -x "$SP" ] || skip_all "shardpipe program not built"
@@ -73,7 +73,7 @@ for level in 0 1 2 3 4 5 6 7 8 9; do
 
 	if [ $opencl = yes ]; then
 		bad=
-		for local in 1 7 64; do
+		for local in 1 7 64 256; do
 			out=$tmp/ocl-$level-$local.zarr
 			if ! SHARDPIPE_KERNEL_DEBUG=local=$local write opencl \
 				$level "$out"; then
@@ -88,7 +88,7 @@ for level in 0 1 2 3 4 5 6 7 8 9; do
 			rm -rf "$out"
 		done
 		[ -z "$bad" ]
-		ok $? "gzip:$level: opencl stores at local sizes 1, 7, 64 equal reference's, and read back"
+		ok $? "gzip:$level: opencl stores at local sizes 1, 7, 64, 256 equal reference's, and read back"
 		[ -z "$bad" ] || diag "$bad"
 	else
 		skip 1 "$opencl_why"

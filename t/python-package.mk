@@ -8,4 +8,6 @@ EXTRA_DIST += t/python-package.sh t/python/pytest_tap.py \
 	python/src/shardpipe/__init__.py \
 	python/src/shardpipe/_shardpipe.c python/src/shardpipe/_shardpipe.pyi \
 	python/src/shardpipe/py.typed python/tests/conftest.py \
-	python/tests/test_shardpipe.py bench/python_vs_acquire_zarr.py
+	python/tests/test_shardpipe.py python/tests/test_group.py \
+	python/tests/test_acquisition.py \
+	bench/python_vs_acquire_zarr.py

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "cpu_blosc.h"
+#include "lanes.h"
 
 /*
  * Scatter geometry, simplified once at open.  Adjacent dims merge when the
@@ -895,6 +896,12 @@ static int crew_start(struct cpu_ctx *c, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* A lane of a group's shared threads (doc/design.md §26.2). */
+static void fused_lane(void *arg, int lane)
+{
+	fused_items(arg, lane);
+}
+
 /*
  * Scatter, compress and aggregate in one parallel pass: each thread
  * gathers a work item into its scratch (or, for codec none, straight into
@@ -922,21 +929,30 @@ static int cpu_run_batch(void *vctx, const void *batch,
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
 	}
-	if (!c->crew_started)
-		SP_FORWARD(crew_start(c, err));
-	pthread_mutex_lock(&w->mu);
-	w->in = batch;
-	w->next = 0;
-	w->total = p->K * v->items;
-	w->busy = w->n;
-	w->gen++;
-	pthread_cond_broadcast(&w->go);
-	pthread_mutex_unlock(&w->mu);
-	fused_items(c, 0);
-	pthread_mutex_lock(&w->mu);
-	while (w->busy > 0)
-		pthread_cond_wait(&w->done, &w->mu);
-	pthread_mutex_unlock(&w->mu);
+	if (p->lanes != NULL) {
+		/* The group's threads: the item counter is this context's,
+		 * and lanes_run waits for another stream's batch first. */
+		w->in = batch;
+		w->next = 0;
+		w->total = p->K * v->items;
+		lanes_run(p->lanes, fused_lane, c);
+	} else {
+		if (!c->crew_started)
+			SP_FORWARD(crew_start(c, err));
+		pthread_mutex_lock(&w->mu);
+		w->in = batch;
+		w->next = 0;
+		w->total = p->K * v->items;
+		w->busy = w->n;
+		w->gen++;
+		pthread_cond_broadcast(&w->go);
+		pthread_mutex_unlock(&w->mu);
+		fused_items(c, 0);
+		pthread_mutex_lock(&w->mu);
+		while (w->busy > 0)
+			pthread_cond_wait(&w->done, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
 	t1 = sp_now();
 
 	for (int t = 0; t < p->threads; t++) {

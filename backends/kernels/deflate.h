@@ -1197,10 +1197,9 @@ DEVICE_FN GLOBAL const u32 *defl_piece_words(const struct defl_ws *ws, u64 k)
 /* ------------------------------------------------------------- chunk */
 
 /*
- * The steps of one chunk, in order; defl_chunk runs them with a barrier
- * between each two, and none holds a barrier itself (PoCL mishandles
- * barriers in functions it does not inline).  Every step spreads its work
- * over the group with a stride of the local size.
+ * The steps of one chunk, in order; the stages below run them with a
+ * barrier after each, and none holds a barrier itself.  Every step
+ * spreads its work over the group with a stride of the local size.
  */
 
 /* The member's header (RFC 1952 2.3: no flags, no time stamp, OS
@@ -1607,53 +1606,55 @@ DEVICE_FN void defl_gather_step(u64 n, GLOBAL u8 *scratch, GLOBAL u8 *out,
 }
 
 /*
- * One chunk of cn[0] bytes at src, at offset `skew` modulo 8 of an
- * aligned buffer; the member to out, its size to *size.  All items of the
- * group, every barrier here (none in the steps).  Each step is given the
- * chunk's size as read from local memory after the barrier before it:
- * with the size a GPU compiler could prove constant, it would compute the
- * scratch map once and keep all of it live through every step, spilling
- * (t/cuda-resources.sh).
+ * The stages of one chunk.  A stage is a run of steps, each step ending at
+ * a barrier met by every item of the group; a stage is entered by all
+ * items and leaves them all past its last barrier.  Each is called once,
+ * from defl_chunk, so the compilers inline it (PoCL must: it mishandles a
+ * barrier in a function it does not inline).  Each step is given the
+ * chunk's size as read from local memory (cn[0]) after the barrier before
+ * it: with the size a GPU compiler could prove constant, it would compute
+ * the scratch map once and keep all of it live through every step,
+ * spilling (doc/design.md §13.2, t/cuda-resources.sh).
  */
-DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
-			  GLOBAL u8 *out, GLOBAL u64 *size, GLOBAL u8 *scratch,
-			  u64 level, LOCAL const u32 *crc_tab,
-			  LOCAL const u32 *crc_pow, LOCAL const u8 *len_code,
-			  LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi,
-			  LOCAL u64 *red)
-{
-	const u64 nseg = SP_DEFL_NSEG(cn[0]), nblk = SP_DEFL_NBLK(cn[0]);
 
-	PHASE("head");
-	defl_member_head(out, cn[0], size);
-	if (cn[0] == 0) {
+/* Phases 1 and 2: the hash chains, then every position's match. */
+DEVICE_FN void defl_find_matches(GLOBAL const u8 *src, u64 skew,
+				 LOCAL const u64 *cn, GLOBAL u8 *scratch,
+				 u64 level, LOCAL u64 *red)
+{
+	const struct defl_ws ws = defl_ws_of(scratch, cn[0]);
+
+	PHASE("chains");
+	if (LOCAL_SIZE() == 1) {
+		defl_chains_serial(src, cn[0], ws.head, ws.prev);
+	} else {
+		defl_sort(src, cn[0], ws.hsh, ws.tmp, ws.srt, ws.cnt, red);
+		defl_link_step(cn[0], ws.hsh, ws.srt, ws.prev);
+	}
+	BARRIER();
+	PHASE("match");
+	defl_match_step(src, skew, cn[0], scratch, level);
+	BARRIER();
+}
+
+/*
+ * Phase 4: every unit's code, then, level by level of the merge tree,
+ * each candidate's: its histogram, its keys, their sort (a barrier per
+ * merge level) and its code and cost.  Level 0 stores every unit.
+ */
+DEVICE_FN void defl_choose_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
+				  u64 level)
+{
+	const u64 nblk = SP_DEFL_NBLK(cn[0]);
+
+	if (level == 0) {
+		PHASE("unit-codes");
+		defl_stored_units_step(scratch, cn[0]);
 		BARRIER();
 		return;
 	}
-	if (level != 0) {
-		const struct defl_ws ws = defl_ws_of(scratch, cn[0]);
-
-		PHASE("chains");
-		if (LOCAL_SIZE() == 1) {
-			defl_chains_serial(src, cn[0], ws.head, ws.prev);
-		} else {
-			defl_sort(src, cn[0], ws.hsh, ws.tmp, ws.srt, ws.cnt,
-				  red);
-			defl_link_step(cn[0], ws.hsh, ws.srt, ws.prev);
-		}
-		BARRIER();
-		PHASE("match");
-		defl_match_step(src, skew, cn[0], scratch, level);
-		BARRIER();
-	}
-	PHASE("parse");
-	defl_parse_step(src, skew, cn[0], scratch, level, crc_tab, len_code,
-			dist_lo, dist_hi);
-	BARRIER();
-	/* Phase 4, level by level: each level's histograms, keys, sort
-	 * (a barrier per merge level) and codes. */
-	for (u64 span = 1; level != 0 && (span == 1 || (span <= SP_DEFL_MERGE_MAX &&
-						       span / 2 < nblk));
+	for (u64 span = 1; span == 1 || (span <= SP_DEFL_MERGE_MAX &&
+					 span / 2 < nblk);
 	     span *= 2) {
 		PHASE(span == 1 ? "unit-hist" : "merge-hist");
 		defl_level_hist_step(scratch, cn[0], span);
@@ -1669,11 +1670,15 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 		defl_level_codes_step(scratch, cn[0], span);
 		BARRIER();
 	}
-	if (level == 0) {
-		PHASE("unit-codes");
-		defl_stored_units_step(scratch, cn[0]);
-		BARRIER();
-	}
+}
+
+/* Phase 5: the chunk's CRC-32 from the segments' (a tree of joins), then
+ * each block's type and first bit, by one item. */
+DEVICE_FN void defl_place_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
+				 u64 level, LOCAL const u32 *crc_pow)
+{
+	const u64 nseg = SP_DEFL_NSEG(cn[0]);
+
 	PHASE("crc");
 	for (u64 span = 1; span < nseg; span *= 2) {
 		defl_crc_step(scratch, cn[0], span, crc_pow);
@@ -1683,6 +1688,14 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 	if (LOCAL_ID() == 0)
 		defl_place(scratch, cn[0], level);
 	BARRIER();
+}
+
+/* Phase 6: the blocks' headers and where every piece of the stream (a
+ * header, a segment's symbols) starts, from a scan of the segments'
+ * bits. */
+DEVICE_FN void defl_place_pieces(LOCAL const u64 *cn, GLOBAL u8 *scratch,
+				 LOCAL u64 *red)
+{
 	PHASE("headers");
 	defl_headers_step(scratch, cn[0]);
 	BARRIER();
@@ -1693,18 +1706,58 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 	{
 		const struct defl_ws ws = defl_ws_of(scratch, cn[0]);
 
-		wg_scan_array_u64(ws.sbits, ws.scan, nseg, red);
+		wg_scan_array_u64(ws.sbits, ws.scan, ws.nseg, red);
 	}
 	BARRIER();
 	PHASE("pieces");
 	defl_pieces_step(scratch, cn[0]);
 	BARRIER();
+}
+
+/* Phase 7: the pieces packed, then gathered into the member's words. */
+DEVICE_FN void defl_write_member(GLOBAL const u8 *src, LOCAL const u64 *cn,
+				 GLOBAL u8 *scratch, GLOBAL u8 *out,
+				 GLOBAL u64 *size, LOCAL const u8 *len_code,
+				 LOCAL const u8 *dist_lo,
+				 LOCAL const u8 *dist_hi)
+{
 	PHASE("pack");
 	defl_pack_step(src, cn[0], scratch, len_code, dist_lo, dist_hi);
 	BARRIER();
 	PHASE("gather");
 	defl_gather_step(cn[0], scratch, out, size);
 	BARRIER();
+}
+
+/*
+ * One chunk of cn[0] bytes at src, at offset `skew` modulo 8 of an
+ * aligned buffer; the member to out, its size to *size.  All items of the
+ * group.
+ */
+DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
+			  GLOBAL u8 *out, GLOBAL u64 *size, GLOBAL u8 *scratch,
+			  u64 level, LOCAL const u32 *crc_tab,
+			  LOCAL const u32 *crc_pow, LOCAL const u8 *len_code,
+			  LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi,
+			  LOCAL u64 *red)
+{
+	PHASE("head");
+	defl_member_head(out, cn[0], size);
+	if (cn[0] == 0) {
+		BARRIER();
+		return;
+	}
+	if (level != 0)
+		defl_find_matches(src, skew, cn, scratch, level, red);
+	PHASE("parse");
+	defl_parse_step(src, skew, cn[0], scratch, level, crc_tab, len_code,
+			dist_lo, dist_hi);
+	BARRIER();
+	defl_choose_blocks(cn, scratch, level);
+	defl_place_blocks(cn, scratch, level, crc_pow);
+	defl_place_pieces(cn, scratch, red);
+	defl_write_member(src, cn, scratch, out, size, len_code, dist_lo,
+			  dist_hi);
 }
 
 /*

@@ -135,6 +135,7 @@ double cli_now(void);
 int cli_write(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_verify(int argc, char **argv);
+int cli_group(int argc, char **argv);
 int cli_cat(int argc, char **argv);
 int cli_backends(int argc, char **argv);
 int cli_conform(int argc, char **argv);

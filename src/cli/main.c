@@ -11,6 +11,7 @@ static const struct {
 } commands[] = {
 	{ "write", cli_write, "stream raw array bytes into a store" },
 	{ "demo", cli_demo, "write a synthetic microscopy series, then verify it" },
+	{ "group", cli_group, "make a Zarr group for write --array" },
 	{ "verify", cli_verify, "check a store's indexes and chunks" },
 	{ "cat", cli_cat, "write a store's decoded array as raw bytes" },
 	{ "backends", cli_backends, "list backends and whether each runs here" },

@@ -84,17 +84,48 @@ static int read_slabs(shardpipe_reader *r, const char *what, const char *path,
 	return CLI_EXIT_OK;
 }
 
+/* The group at path, or NULL when path is not one (quietly). */
+static shardpipe_group *group_at(const char *path)
+{
+	shardpipe_group *g;
+
+	return shardpipe_group_open(&g, path, 1) == SHARDPIPE_OK ? g : NULL;
+}
+
+/* "a, b, c" of the group's arrays, on stderr. */
+static void list_arrays(const shardpipe_group *g)
+{
+	size_t n = shardpipe_group_array_count(g);
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "",
+			shardpipe_group_array_name(g, i));
+}
+
 static int open_store(const char *what, const char *path,
 		      shardpipe_reader **r)
 {
 	int rc = shardpipe_reader_open(r, path);
+	shardpipe_group *g;
 
-	if (rc != SHARDPIPE_OK) {
-		cli_error("%s: %s: %s: %s", what, path, shardpipe_strerror(rc),
-			  shardpipe_last_error_message());
-		return reader_status(rc);
+	if (rc == SHARDPIPE_OK)
+		return CLI_EXIT_OK;
+	/* A group is no array: name what it holds instead. */
+	if ((g = group_at(path)) != NULL) {
+		cli_error("%s: %s: is a Zarr group of %zu array(s), not an "
+			  "array; name one as %s/NAME", what, path,
+			  shardpipe_group_array_count(g), path);
+		if (shardpipe_group_array_count(g) > 0) {
+			fprintf(stderr, "shardpipe: its arrays: ");
+			list_arrays(g);
+			fputc('\n', stderr);
+		}
+		shardpipe_group_close(g);
+		return CLI_EXIT_USAGE;
 	}
-	return CLI_EXIT_OK;
+	cli_error("%s: %s: %s: %s", what, path, shardpipe_strerror(rc),
+		  shardpipe_last_error_message());
+	return reader_status(rc);
 }
 
 struct against {
@@ -143,13 +174,51 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 	return CLI_EXIT_OK;
 }
 
+static int verify_array(const char *store, const char *raw);
+
+/* verify of a group: what it holds, and each of its arrays in turn; the
+ * first failure's status. */
+static int verify_group(const char *store, const char *raw)
+{
+	shardpipe_group *g = group_at(store);
+	int status = CLI_EXIT_OK;
+	size_t n;
+
+	if (g == NULL)
+		return verify_array(store, raw);
+	n = shardpipe_group_array_count(g);
+	if (raw != NULL) {
+		cli_error("verify: %s: is a Zarr group of %zu array(s); "
+			  "--against compares one array: give %s/NAME", store,
+			  n, store);
+		shardpipe_group_close(g);
+		return CLI_EXIT_USAGE;
+	}
+	printf("%s: Zarr group of %zu array(s)\n", store, n);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = shardpipe_group_array_name(g, i);
+		char *path = malloc(strlen(store) + strlen(name) + 2);
+		int st;
+
+		if (path == NULL) {
+			cli_error("verify: out of memory");
+			shardpipe_group_close(g);
+			return CLI_EXIT_FAIL;
+		}
+		sprintf(path, "%s/%s", store, name);
+		st = verify_array(path, NULL);
+		if (status == CLI_EXIT_OK)
+			status = st;
+		free(path);
+	}
+	shardpipe_group_close(g);
+	return status;
+}
+
 int cli_verify(int argc, char **argv)
 {
 	const char *store = NULL, *raw = NULL;
-	shardpipe_reader *r;
-	shardpipe_array_info info;
 	struct cli_seen seen;
-	int rc, status;
 
 	cli_seen_init(&seen, "verify");
 	for (int i = 1; i < argc; i++) {
@@ -158,7 +227,10 @@ int cli_verify(int argc, char **argv)
 			       "Checks zarr.json, every shard index and CRC32C, "
 			       "and decodes every chunk;\nwith --against, "
 			       "compares the decoded array to a raw file.\n"
-			       "STORE is a directory or s3://BUCKET/PREFIX.\n"
+			       "STORE is a directory or s3://BUCKET/PREFIX.  "
+			       "A group (shardpipe group)\nis listed and each "
+			       "of its arrays verified; STORE/NAME is one of "
+			       "them.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
 			       "3 differs from RAW,\n4 uses a codec or feature "
 			       "shardpipe does not support.\n");
@@ -181,6 +253,16 @@ int cli_verify(int argc, char **argv)
 		cli_error("verify: no store given");
 		return CLI_EXIT_USAGE;
 	}
+	return verify_group(store, raw);
+}
+
+/* verify of one array: its indexes and chunks, and --against. */
+static int verify_array(const char *store, const char *raw)
+{
+	shardpipe_reader *r;
+	shardpipe_array_info info;
+	int rc, status;
+
 	if ((status = open_store("verify", store, &r)) != CLI_EXIT_OK)
 		return status;
 	rc = shardpipe_reader_check(r);

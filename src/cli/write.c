@@ -22,7 +22,7 @@ static void write_usage(FILE *f)
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
 		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
-		"         [--attr KEY=JSON]... OUT.zarr\n\n"
+		"         [--attr KEY=JSON]... [--array NAME] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
@@ -84,7 +84,14 @@ static void write_usage(FILE *f)
 		"the first '=';\n"
 		"                    JSON: one JSON value); repeatable, a later "
 		"KEY replaces;\n"
-		"                    \"ome\" is reserved\n");
+		"                    \"ome\" is reserved\n"
+		"  --array NAME      write the array NAME of the group OUT.zarr "
+		"(made by\n"
+		"                    'shardpipe group create'), at OUT.zarr/NAME;"
+		" NAME: a-z A-Z\n"
+		"                    0-9 - _ ., not starting with . or __; "
+		"--overwrite replaces\n"
+		"                    that array only\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -185,12 +192,13 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--attr", "--help",
+	"--durable", "--attr", "--array", "--help",
 };
 
 struct write_args {
 	struct cli_desc_opts o;
 	const char *input, *out;
+	const char *array;        /* --array NAME, or NULL */
 	int pad_partial, allow_short, quiet;
 	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
 	shardpipe_attribute *attrs;
@@ -245,6 +253,9 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 		} else if ((r = cli_flag(&a->o.seen, arg, flags, flag_slots,
 					 CLI_NFLAGS(flags))) != 0) {
 			if (r < 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--array") == 0) {
+			if (cli_take(&a->o.seen, argc, argv, &i, &a->array) != 0)
 				return CLI_EXIT_USAGE;
 		} else if (strcmp(arg, "--attr") == 0) {
 			/* Repeatable (documented): one attribute each. */
@@ -489,6 +500,54 @@ static int finish_input(struct writer *w)
 	return CLI_EXIT_OK;
 }
 
+/* Whether dir has a zarr.json: an absent group gets a hint. */
+static int has_meta(const char *dir)
+{
+	char *p = malloc(strlen(dir) + sizeof("/zarr.json"));
+	int has;
+
+	if (p == NULL)
+		return 1;
+	sprintf(p, "%s/zarr.json", dir);
+	has = access(p, F_OK) == 0;
+	free(p);
+	return has;
+}
+
+/* The stream: a store of its own at OUT, or with --array the array NAME of
+ * the group at OUT. */
+static int open_stream(struct writer *w)
+{
+	const struct write_args *a = w->a;
+	shardpipe_group *g;
+	int rc;
+
+	if (a->array == NULL) {
+		rc = shardpipe_stream_open(&w->s, a->out, &w->desc);
+	} else {
+		rc = shardpipe_group_open(&g, a->out, w->desc.threads);
+		if (rc == SHARDPIPE_ERR_PATH && !has_meta(a->out)) {
+			cli_error("write: --array %s: %s (make the group with "
+				  "'shardpipe group create %s')", a->array,
+				  shardpipe_last_error_message(), a->out);
+			return cli_exit_status(rc);
+		}
+		if (rc == SHARDPIPE_OK) {
+			rc = shardpipe_group_stream(&w->s, g, a->array,
+						    &w->desc);
+			shardpipe_group_close(g);
+		}
+	}
+	if (rc != SHARDPIPE_OK) {
+		cli_error("write: %s%s%s%s: %s", a->array ? "--array " : "",
+			  a->array ? a->array : "", a->array ? ": " : "",
+			  shardpipe_strerror(rc),
+			  shardpipe_last_error_message());
+		return cli_exit_status(rc);
+	}
+	return CLI_EXIT_OK;
+}
+
 static int write_store(struct write_args *a, int argc, char **argv)
 {
 	struct writer w = { .a = a, .bufsize = 8u << 20, .t0 = cli_now() };
@@ -508,14 +567,8 @@ static int write_store(struct write_args *a, int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	status = check_input(&w);
-	if (status == CLI_EXIT_OK) {
-		rc = shardpipe_stream_open(&w.s, a->out, &w.desc);
-		if (rc != SHARDPIPE_OK) {
-			cli_error("write: %s: %s", shardpipe_strerror(rc),
-				  shardpipe_last_error_message());
-			status = cli_exit_status(rc);
-		}
-	}
+	if (status == CLI_EXIT_OK)
+		status = open_stream(&w);
 	if (status != CLI_EXIT_OK) {
 		if (w.in != stdin)
 			fclose(w.in);
@@ -549,7 +602,15 @@ static int write_store(struct write_args *a, int argc, char **argv)
 		uint64_t rows = w.row_bytes ? (w.appended + w.row_bytes - 1) /
 					      w.row_bytes : 0;
 
-		summary(a->out, &w.desc, rows, w.appended, cli_now() - w.t0);
+		char *out = a->array != NULL ? malloc(strlen(a->out) +
+						      strlen(a->array) + 2)
+					     : NULL;
+
+		if (out != NULL)
+			sprintf(out, "%s/%s", a->out, a->array);
+		summary(out != NULL ? out : a->out, &w.desc, rows, w.appended,
+			cli_now() - w.t0);
+		free(out);
 	}
 	return status;
 }

@@ -29,7 +29,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from . import _shardpipe
 
 __all__ = [
-    "Stream", "Stats", "Reader", "BackendInfo", "open", "backends",
+    "Stream", "Stats", "Reader", "Group", "BackendInfo", "open", "backends",
     "Error", "InvalidDescriptionError", "StorageError", "CorruptStoreError",
     "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
     "library_version", "__version__",
@@ -382,7 +382,12 @@ class Stream:
                     "(a shard holds whole chunks)"
                     % (d, shards[d], d, chunks[d]), _ERR_SHARD)
             per_shard.append(shards[d] // chunks[d])
-        if path is not None:
+        group = array = None
+        if isinstance(path, _InGroup):
+            # Group.stream(): the array `array` of an open group.
+            group, array = path.group._g, path.name
+            path = os.path.join(path.group.path, array)
+        elif path is not None:
             path = os.fspath(path)
         name = _dtype_name(dtype)
         pairs = None
@@ -396,7 +401,7 @@ class Stream:
             _text("backend", backend), threads,
             _flag("overwrite", overwrite), sink, _fill_bytes(name, fill_value),
             _flag("write_empty_chunks", write_empty_chunks),
-            _flag("durable", durable), max_memory, pairs)
+            _flag("durable", durable), max_memory, pairs, group, array)
         import numpy as np
 
         self._row_bytes = np.dtype(name).itemsize
@@ -624,6 +629,67 @@ class Reader:
     def __repr__(self) -> str:
         return "<shardpipe.Reader %r shape=%s dtype=%s>" % (
             self._path, self.shape, self.dtype)
+
+
+class _InGroup(NamedTuple):
+    group: "Group"
+    name: str
+
+
+class Group:
+    """A Zarr v3 group holding several arrays, each written by its own
+    Stream, all of them compressing on one set of worker threads (see
+    shardpipe(3), "Groups")::
+
+        with shardpipe.Group("run.zarr", create=True) as g:
+            with g.stream("cam0", shape=(0, 2048, 2304), ...) as a, \\
+                 g.stream("cam1", shape=(0, 2048, 2304), ...) as b:
+                ...                   # append to a and b, from two threads
+
+    ``create``: make a new, empty group at ``path`` (refused when the path
+    holds a store or other files); otherwise open the existing group there
+    (refused when there is none, or it is an array).  ``threads``: the
+    worker threads its streams share, 0 for every core.  Directories only.
+    ``arrays``: the arrays the group held when opened, sorted.  Closing the
+    group leaves its streams usable.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False,
+                 threads: int = 0):
+        threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
+                           _ERR_INVALID)
+        self.path = os.fspath(path)
+        self._g = _shardpipe.Group(self.path, _flag("create", create),
+                                   threads)
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        return self._g.arrays
+
+    def stream(self, name: str, shape: Sequence[int], chunks: Sequence[int],
+               shards: Sequence[int], dtype: Any, **kwargs: Any) -> Stream:
+        """A Stream writing the array ``name`` (1 to 255 of a-z A-Z 0-9 -
+        _ ., not starting with . or __) at path/name, as Stream(...) takes
+        its arguments but ``path``, ``sink`` and ``threads`` (the group's
+        threads replace it).  ``overwrite=True`` replaces that array only."""
+        for k in ("path", "sink", "threads"):
+            if k in kwargs:
+                raise TypeError("Group.stream() takes no %s" % k)
+        return Stream(_InGroup(self, _text("name", name)), shape, chunks,
+                      shards, dtype, **kwargs)
+
+    def close(self) -> None:
+        self._g.close()
+
+    def __enter__(self) -> "Group":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<shardpipe.Group %s: %d arrays>" % (self.path,
+                                                    len(self.arrays))
 
 
 def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001

@@ -213,15 +213,113 @@ static PyObject *stream_close_locked(StreamObject *self)
 	Py_RETURN_NONE;
 }
 
+/* A group (shardpipe(3), "Groups"): its streams are Streams opened with
+ * group= and array=; they keep the shared threads alive on their own. */
+typedef struct {
+	PyObject_HEAD
+	shardpipe_group *g;
+} GroupObject;
+
+static int group_init(GroupObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "path", "create", "threads", NULL };
+	PyObject *path_obj, *path_bytes;
+	int create, threads, rc;
+	shardpipe_group *g;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "Opi", kwlist, &path_obj,
+					 &create, &threads))
+		return -1;
+	if (self->g != NULL) {
+		PyErr_SetString(PyExc_RuntimeError, "group already open");
+		return -1;
+	}
+	if (!PyUnicode_FSConverter(path_obj, &path_bytes))
+		return -1;
+	Py_BEGIN_ALLOW_THREADS
+	rc = create ? shardpipe_group_create(&g, PyBytes_AS_STRING(path_bytes),
+					     threads)
+		    : shardpipe_group_open(&g, PyBytes_AS_STRING(path_bytes),
+					   threads);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path_bytes);
+	if (rc != SHARDPIPE_OK) {
+		raise_lib(rc, shardpipe_last_error_message());
+		return -1;
+	}
+	self->g = g;
+	return 0;
+}
+
+static void group_dealloc(GroupObject *self)
+{
+	shardpipe_group_close(self->g);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *group_close(GroupObject *self, PyObject *unused)
+{
+	(void)unused;
+	shardpipe_group_close(self->g);
+	self->g = NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *group_get_arrays(GroupObject *self, void *closure)
+{
+	size_t n = self->g != NULL ? shardpipe_group_array_count(self->g) : 0;
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+
+	(void)closure;
+	for (size_t i = 0; t != NULL && i < n; i++) {
+		PyObject *v = PyUnicode_FromString(
+			shardpipe_group_array_name(self->g, i));
+
+		if (v == NULL) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+	}
+	return t;
+}
+
+static PyMethodDef group_methods[] = {
+	{ "close", (PyCFunction)group_close, METH_NOARGS,
+	  "close(): release the group; its streams stay usable." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef group_getset[] = {
+	{ "arrays", (getter)group_get_arrays, NULL,
+	  "the arrays the group held when opened, sorted", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject GroupType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "shardpipe._shardpipe.Group",
+	.tp_basicsize = sizeof(GroupObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_new = PyType_GenericNew,
+	.tp_init = (initproc)group_init,
+	.tp_dealloc = (destructor)group_dealloc,
+	.tp_methods = group_methods,
+	.tp_getset = group_getset,
+};
+
 static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {
 		"path", "shape", "chunks", "chunks_per_shard", "dtype", "codec",
 		"dimension_names", "index_location", "backend", "threads",
 		"overwrite", "sink", "fill_value", "write_empty_chunks",
-		"durable", "max_memory", "attributes", NULL,
+		"durable", "max_memory", "attributes", "group", "array",
+		NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink, *attrs;
+	PyObject *group = Py_None;
+	const char *array = NULL;
 	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
 	const char *dtype, *codec, *index_location, *backend, *fill;
 	Py_ssize_t fill_len, nattrs = 0;
@@ -233,14 +331,19 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 	Py_ssize_t rank;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO|Oz",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &cps, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
 					 &overwrite, &sink, &fill, &fill_len,
 					 &write_empty, &durable, &max_memory,
-					 &attrs))
+					 &attrs, &group, &array))
 		return -1;
+	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
+				 ((GroupObject *)group)->g == NULL)) {
+		PyErr_SetString(PyExc_ValueError, "group: not an open Group");
+		return -1;
+	}
 	if (self->s != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "stream already open");
 		return -1;
@@ -273,7 +376,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	}
 	if (path_obj != Py_None && !PyUnicode_FSConverter(path_obj, &path_bytes))
 		return -1;
-	if (path_bytes == NULL && sink == Py_None) {
+	if (path_bytes == NULL && sink == Py_None && group == Py_None) {
 		PyErr_SetString(PyExc_TypeError, "a path or a sink is needed");
 		return -1;
 	}
@@ -372,7 +475,10 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		sk.shard = sink_shard;
 	}
 	Py_BEGIN_ALLOW_THREADS
-	if (self->sink != NULL)
+	if (group != Py_None)
+		rc = shardpipe_group_stream(&s, ((GroupObject *)group)->g,
+					    array, &desc);
+	else if (self->sink != NULL)
 		rc = shardpipe_stream_open_sink(&s, &sk, &desc);
 	else
 		rc = shardpipe_stream_open(&s, PyBytes_AS_STRING(path_bytes),
@@ -1009,13 +1115,15 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 {
 	PyObject *m;
 
-	if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&ReaderType) < 0)
+	if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&ReaderType) < 0 ||
+	    PyType_Ready(&GroupType) < 0)
 		return NULL;
 	m = PyModule_Create(&moddef);
 	if (m == NULL)
 		return NULL;
 	if (PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) < 0 ||
 	    PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+	    PyModule_AddObjectRef(m, "Group", (PyObject *)&GroupType) < 0 ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       shardpipe_version()) < 0 ||
 	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0 ||

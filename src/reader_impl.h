@@ -1,0 +1,108 @@
+/*
+ * reader_impl.h - what the reader's three parts share: the reader's state
+ * and the limits on what an untrusted store may make it allocate.
+ *
+ * reader_meta.c parses zarr.json into that state; reader_shard.c opens
+ * shards, checks their indexes and decodes chunks; reader.c assembles
+ * regions from chunks and walks a store for check.
+ */
+#ifndef SHARDPIPE_READER_IMPL_H
+#define SHARDPIPE_READER_IMPL_H
+
+#include "common.h"
+#include "store.h"
+
+
+/* A zarr.json is a few KiB; the cap only stops a hostile one. */
+#define META_MAX_BYTES (16u << 20)
+/* The tree of a 16 MiB document of tiny values needs about 8 times the
+ * text; beyond that the document is refused rather than the memory
+ * taken. */
+#define META_MAX_TREE (128u << 20)
+#define META_MAX_DEPTH 64
+/* One decoded chunk is held in memory at a time; refusing larger chunks
+ * bounds that allocation whatever the metadata says. */
+#define CHUNK_MAX_BYTES ((uint64_t)1 << 30)
+/* Chunks per shard: the index (16 bytes each) is read whole. */
+#define SHARD_MAX_CHUNKS ((uint64_t)1 << 24)
+/* Headers other encoders may add beyond codec_bound() (a zstd checksum
+ * and a longer frame header, gzip optional fields). */
+#define CODEC_SLACK 64
+#define EMPTY_ENTRY UINT64_MAX
+#define MAX_B2B 8
+
+enum b2b_kind { B2B_ZSTD, B2B_GZIP, B2B_BLOSC, B2B_CRC32C };
+
+/* What one chunk's bytes went through after `bytes`, in encoding order. */
+struct chain {
+	int big_endian;
+	int n;
+	enum b2b_kind kind[MAX_B2B];
+	shardpipe_codec comp;  /* the one compressor, or NONE */
+	uint64_t comp_out;     /* bytes a compressor must decode to */
+	uint64_t max_encoded;  /* largest believable encoded chunk */
+};
+
+struct index_sort {
+	uint64_t off, nbytes;
+	uint32_t chunk;
+};
+
+struct shardpipe_reader {
+	char *path;
+	struct source *src;
+	struct sp_err err;
+
+	int rank;
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	uint64_t shard[SHARDPIPE_MAX_RANK]; /* chunk_grid chunk shape */
+	uint64_t chunk[SHARDPIPE_MAX_RANK]; /* inner chunk shape */
+	uint64_t cps[SHARDPIPE_MAX_RANK];   /* chunks per shard */
+	uint64_t grid[SHARDPIPE_MAX_RANK];  /* shards per dimension */
+	char names[SHARDPIPE_MAX_RANK][64];
+	shardpipe_dtype dtype;
+	size_t esize;
+	uint8_t fill[8];      /* one element, native byte order */
+	int fill_zero;
+	int swap;             /* stored byte order differs from the host's */
+
+	/* Keys: "c/1/2" (default) or "1.2" (v2), with sep between. */
+	int key_v2;
+	char sep;
+
+	int sharded;
+	int index_start;      /* index_location "start" */
+	int index_big;        /* index uint64s are big-endian */
+	int index_crc;        /* index followed by its CRC32C */
+	uint64_t n_inner;     /* chunks per shard */
+	uint64_t index_bytes;
+	struct chain chain;
+	uint64_t chunk_bytes;
+
+	/* The shard at hand. */
+	char key[SHARDPIPE_MAX_RANK * 21 + 4];
+	struct source_obj *obj; /* NULL: the object is missing */
+	uint64_t fsize;
+	uint64_t *index;      /* n_inner (offset, nbytes) pairs */
+	struct index_sort *sorted;
+
+	uint8_t *enc;
+	size_t enc_cap;
+	uint8_t *dec;         /* comp_out bytes */
+};
+
+/* reader_meta.c: open the store and parse its zarr.json into r. */
+int reader_open_store(struct shardpipe_reader *r);
+
+/* reader_shard.c: the shard at hand and its chunks.  open loads the
+ * index of shard s (grid coordinates), whose object may be missing;
+ * chunk_extent gives chunk lin's bytes in it, 0 when it is empty;
+ * load_chunk decodes chunk lin into *out (NULL: the fill value). */
+void reader_close_shard(struct shardpipe_reader *r);
+int reader_open_shard(struct shardpipe_reader *r, const uint64_t *s);
+int reader_chunk_extent(const struct shardpipe_reader *r, uint64_t lin,
+			uint64_t *off, uint64_t *nb);
+int reader_load_chunk(struct shardpipe_reader *r, uint64_t lin,
+		      uint8_t **out);
+
+#endif
