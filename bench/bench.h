@@ -82,6 +82,11 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r);
 void bench_report_text(const struct bench_result *r);
 void bench_report_json(const struct bench_result *r);
 
+/* The table of every workload and fill (bench --all, bench/README.md): its
+ * head, and one row per result. */
+void bench_report_row_head(void);
+void bench_report_row(const struct bench_result *r);
+
 /* Bytes of every file under path (shards, indexes, zarr.json): what a
  * store takes, for the ratio bench, demo and write print; 0 when the
  * path cannot be walked, as an s3:// store cannot. */

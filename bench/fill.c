@@ -275,6 +275,7 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 	pat->dtype = desc->dtype;
 	pat->esize = shardpipe_dtype_size(desc->dtype);
 	pat->frames = frames;
+	pat->rows = frames;
 	pat->row_bytes = pat->esize;
 	for (int d = 1; d < desc->rank; d++) {
 		pat->size[d] = desc->dims[d].size;
@@ -300,6 +301,35 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 	case FILL_ZEROS:
 		break;
 	}
+	return 0;
+}
+
+int bench_pattern_hold(struct bench_pattern *pat, uint64_t rows)
+{
+	uint8_t *n;
+
+	if (rows <= pat->rows)
+		return 0;
+	if (rows > SIZE_MAX / pat->row_bytes)
+		return -1;
+	/* Zeros stay untouched pages, as bench_pattern_make leaves them. */
+	if (pat->fill == FILL_ZEROS) {
+		n = calloc((size_t)rows, pat->row_bytes);
+		if (n == NULL)
+			return -1;
+	} else {
+		n = realloc(pat->data, (size_t)rows * pat->row_bytes);
+		if (n == NULL)
+			return -1;
+		for (uint64_t r = pat->rows; r < rows; r++)
+			memcpy(n + r * pat->row_bytes,
+			       n + (r % pat->frames) * pat->row_bytes,
+			       pat->row_bytes);
+	}
+	if (pat->fill == FILL_ZEROS)
+		free(pat->data);
+	pat->data = n;
+	pat->rows = rows;
 	return 0;
 }
 

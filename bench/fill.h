@@ -15,7 +15,10 @@ enum bench_fill { FILL_MICRO, FILL_NOISE12, FILL_XOR, FILL_ZEROS };
 
 /*
  * A fill pattern: `frames` distinct dim-0 rows ("frames") generated before
- * timing starts; row r of the array is frame r % frames.
+ * timing starts; row r of the array is frame r % frames.  data holds
+ * `rows` rows (at least frames), row r being frame r % frames, so that a
+ * span of up to rows - frames + 1 rows starting anywhere in the period is
+ * contiguous.
  */
 struct bench_pattern {
 	enum bench_fill fill;
@@ -24,8 +27,9 @@ struct bench_pattern {
 	size_t esize;
 	shardpipe_dtype dtype;
 	uint64_t frames;
+	uint64_t rows;                     /* held in data, >= frames */
 	size_t row_bytes;
-	uint8_t *data;                     /* frames * row_bytes */
+	uint8_t *data;                     /* rows * row_bytes */
 };
 
 /* "micro", "noise12", "xor", "zeros"; -1 when unknown. */
@@ -41,6 +45,10 @@ uint64_t bench_fill_frames(enum bench_fill f);
 int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		       const shardpipe_desc *desc, uint64_t frames);
 void bench_pattern_free(struct bench_pattern *pat);
+
+/* Hold `rows` rows (more than frames: the first ones repeated after the
+ * period); 0 on success, -1 out of memory (the pattern left as it was). */
+int bench_pattern_hold(struct bench_pattern *pat, uint64_t rows);
 
 /* splitmix64: the generator behind every synthetic value, so that a seed
  * names the same data wherever it is used. */

@@ -222,3 +222,42 @@ void bench_report_json(const struct bench_result *r)
 	latency_json(&r->lat);
 	printf("}\n");
 }
+
+/* One row of bench/README.md's tables of every workload and fill. */
+void bench_report_row_head(void)
+{
+	printf("| workload (rows) | fill | codec | end-to-end GB/s | bound GB/s "
+	       "| fraction of bound | CPU-time fraction | ratio "
+	       "| scatter / memcpy | peak MiB (at half) | planned pools MiB "
+	       "| peak / pools |\n"
+	       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
+void bench_report_row(const struct bench_result *r)
+{
+	const shardpipe_stats *st = &r->st;
+	double bg = r->have_bound ? gb(r->bound.bytes, r->bound.seconds) : 0;
+	double scatter = st->seconds_scatter > 0 && r->memcpy_gbps > 0 ?
+				 gb(r->bytes_in, st->seconds_scatter) /
+					 r->memcpy_gbps : 0;
+
+	char ratio[32] = "no shard";
+
+	/* Chunks all fill value are not stored (zeros): nothing to divide
+	 * by. */
+	if (r->bytes_out != 0)
+		snprintf(ratio, sizeof(ratio), "%.2f",
+			 (double)r->bytes_in / (double)r->bytes_out);
+	printf("| %s (%llu%s) | %s | %s | %.3f | %.3f | %.2f | %.2f | %s "
+	       "| %.2f | %.0f (%.0f) | %.0f | %.2f |\n",
+	       r->workload, (unsigned long long)r->rows,
+	       r->desc.dims[0].size == 0 ? " unb." : "", r->fill,
+	       r->codec_text, gb(r->bytes_in, r->seconds), bg,
+	       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0, cpu_fraction(r),
+	       ratio, scatter, (double)r->rss_peak / 1048576.0,
+	       (double)r->rss_mid / 1048576.0,
+	       (double)st->pool_bytes / 1048576.0,
+	       st->pool_bytes ? (double)r->rss_peak / (double)st->pool_bytes
+			      : 0);
+	fflush(stdout);
+}

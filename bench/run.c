@@ -83,23 +83,26 @@ uint64_t bench_store_bytes(const char *path)
 	return tree_bytes;
 }
 
-/* The sink of a run without --output: counts what it is given. */
+/* The sink of a run without --output: counts what it is given, taking
+ * the chunks as they lie (shard_parts), so that nothing is copied for
+ * it. */
 struct counter {
 	uint64_t shards, bytes;
 };
 
-static int count_shard(void *user, const uint64_t *coords, int rank,
-		       const void *data, size_t data_bytes, const void *index,
-		       size_t index_bytes)
+static int count_parts(void *user, const uint64_t *coords, int rank,
+		       const shardpipe_part *parts, size_t nparts,
+		       const void *index, size_t index_bytes)
 {
 	struct counter *c = user;
 
 	(void)coords;
 	(void)rank;
-	(void)data;
 	(void)index;
 	c->shards++;
-	c->bytes += data_bytes + index_bytes;
+	for (size_t i = 0; i < nparts; i++)
+		c->bytes += parts[i].bytes;
+	c->bytes += index_bytes;
 	return 0;
 }
 
@@ -145,6 +148,7 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 		      uint64_t hwm[2], struct lat_log *lat)
 {
 	const uint64_t period = pat->frames * pat->row_bytes;
+	const uint64_t held = pat->rows * pat->row_bytes;
 	uint64_t pos = 0;
 	int rc = SHARDPIPE_OK, sampled = 0, mid = 0;
 
@@ -153,8 +157,8 @@ static int append_all(shardpipe_stream *s, const struct bench_pattern *pat,
 
 		if (n > total - pos)
 			n = total - pos;
-		if (n > period - at)
-			n = period - at;
+		if (n > held - at)
+			n = held - at;
 		double t0;
 
 		t0 = bench_now();
@@ -204,7 +208,7 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 
 	shardpipe_sink_init(&sink);
 	sink.user = &run->cnt;
-	sink.shard = count_shard;
+	sink.shard_parts = count_parts;
 	if (k > 0)
 		r->desc.overwrite = 1;
 	t0 = bench_now();
@@ -365,6 +369,18 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 	r->bytes_in = su.rows * pat.row_bytes;
 	if (su.span == 0)
 		su.span = pat.row_bytes;
+	if (su.span > r->bytes_in)
+		su.span = r->bytes_in;
+	/* A span longer than a row may start anywhere in the period: hold
+	 * the rows it may reach past it, so that every append is one call. */
+	if (su.span > pat.row_bytes &&
+	    bench_pattern_hold(&pat, su.frames + (su.span + pat.row_bytes - 1) /
+							 pat.row_bytes) != 0) {
+		bench_pattern_free(&pat);
+		return fail(r, SHARDPIPE_ERR_NOMEM,
+			    "out of memory for spans of %llu bytes of the "
+			    "pattern", (unsigned long long)su.span);
+	}
 	r->lat.span = su.span;
 	rc = measure(r, &su, &pat);
 	bench_pattern_free(&pat);

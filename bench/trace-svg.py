@@ -19,7 +19,7 @@ COLOURS = {
     "stage": "#9e9e9e", "wait": "#e0e0e0",
     "submit": "#bbdefb", "scatter": "#64b5f6", "compress": "#1e88e5",
     "aggregate": "#0d47a1", "fetch": "#ffe0b2", "shard index": "#fb8c00",
-    "run batch": "#90caf9", "shard copy": "#fb8c00",
+    "run batch": "#90caf9",
     "shard write": "#a5d6a7", "zarr.json": "#2e7d32",
     "upload": "#ce93d8", "download offsets": "#ffcc80",
     "download chunks": "#ef6c00", "trace write": "#f44336",

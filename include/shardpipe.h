@@ -286,6 +286,12 @@ SHARDPIPE_API void shardpipe_desc_init_sized(shardpipe_desc *desc,
 SHARDPIPE_API int shardpipe_desc_set_codec(shardpipe_desc *desc,
 					   const char *spec);
 
+/* One piece of a shard's chunk data (shardpipe_sink.shard_parts). */
+typedef struct shardpipe_part {
+	const void *data;
+	size_t bytes;
+} shardpipe_part;
+
 /*
  * A sink receives finished shards instead of the filesystem store.
  *
@@ -301,6 +307,13 @@ SHARDPIPE_API int shardpipe_desc_set_codec(shardpipe_desc *desc,
  * is sticky.  Callbacks run on the stream's writer thread (or on the
  * caller's thread inside open_sink, for the first metadata, and inside
  * flush and close), one at a time, never two at once for one stream.
+ *
+ * shard_parts(), when not NULL, is called instead of shard(): the same
+ * shard with its chunk data as nparts pieces (at least one) which, one
+ * after the other, are the bytes shard() would get as data.  A stream
+ * whose backend compresses each chunk into a place of its own (cpu) hands
+ * them over so without first copying them together; shard() gets them
+ * copied.  A sink needs one of the two.
  */
 typedef struct shardpipe_sink {
 	size_t struct_size;       /* set by shardpipe_sink_init() */
@@ -309,6 +322,9 @@ typedef struct shardpipe_sink {
 		     const void *data, size_t data_bytes,
 		     const void *index, size_t index_bytes);
 	int (*metadata)(void *user, const char *json, size_t json_bytes);
+	int (*shard_parts)(void *user, const uint64_t *coords, int rank,
+			   const shardpipe_part *parts, size_t nparts,
+			   const void *index, size_t index_bytes);
 } shardpipe_sink;
 
 /*
@@ -355,8 +371,8 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
 					const shardpipe_desc *desc);
 
 /* As shardpipe_stream_open(), delivering shards to *sink, which
- * shardpipe_sink_init() initialised and which names a shard callback.  The
- * sink struct is copied. */
+ * shardpipe_sink_init() initialised and which names a shard or shard_parts
+ * callback.  The sink struct is copied. */
 SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
 					     const shardpipe_sink *sink,
 					     const shardpipe_desc *desc);
@@ -452,6 +468,10 @@ typedef struct shardpipe_stats {
 	 * caller's span), and the seconds they waited in all. */
 	uint64_t appends_blocked;
 	double seconds_blocked;
+	/* Of bytes_in, those copied into staging; the rest (spans of whole
+	 * batches or, on cpu, whole epochs, arriving while the pipeline is
+	 * busy) were read straight from the caller's memory. */
+	uint64_t bytes_staged;
 } shardpipe_stats;
 
 /*

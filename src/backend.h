@@ -21,7 +21,7 @@
 /* Bumped whenever struct backend_ops, struct plan or the structs below
  * change in a way a plugin built earlier would misread, or a contract
  * changes that it would not keep (doc/design.md §5.3). */
-#define SHARDPIPE_BACKEND_ABI 4
+#define SHARDPIPE_BACKEND_ABI 5
 
 /* One range of a fetched batch's packed chunks, and where it goes. */
 struct batch_range {
@@ -38,15 +38,11 @@ struct batch_span {
 	double start, end;
 };
 
-/* What a fused batch (backend_ops.run_batch) hands back: every chunk where
- * it lies, by shard-major position, so the host copies each compressed
- * chunk once, straight into its shard. */
-struct batch_chunks {
-	const uint8_t *const *data;  /* K*M pointers, by position */
-	const uint64_t *sizes;       /* K*M byte counts, by position */
-	/* Seconds per stage as the stage entries would report them on an
-	 * otherwise idle machine: CPU time of the threads over threads. */
-	double seconds_scatter, seconds_compress, seconds_aggregate;
+/* What a fused batch (backend_ops.run_batch) reports: seconds per stage
+ * as the stage entries would report them on an otherwise idle machine
+ * (CPU time of the threads over threads). */
+struct batch_times {
+	double seconds_scatter, seconds_compress;
 };
 
 /*
@@ -96,13 +92,17 @@ struct backend_ops {
 	void (*close)(void *ctx);
 	/*
 	 * Optional (NULL: the host calls the stages one by one).  Scatter,
-	 * compress and aggregate one batch in one pass (doc/design.md §4.2)
-	 * behind the stage entries: the bytes of every chunk equal what the
-	 * stages produce.  batch is read until this returns; out is valid
-	 * until the next call or close.
+	 * compress and aggregate the first `epochs` epochs of a batch in
+	 * one pass (doc/design.md §4.2) behind the stage entries, into the
+	 * host's memory: the chunk at shard-major position j (epoch e's at
+	 * e*M + j) goes to dst[j], which has room for slot_capacity bytes,
+	 * and its size to sizes[j] (0 for a chunk left out); its bytes
+	 * equal what the stages produce.  The batch's epochs * epoch_bytes
+	 * of input are read until this returns.
 	 */
-	int (*run_batch)(void *ctx, const void *batch, struct batch_chunks *out,
-			 struct sp_err *err);
+	int (*run_batch)(void *ctx, const void *batch, uint64_t epochs,
+			 uint8_t *const *dst, uint64_t *sizes,
+			 struct batch_times *out, struct sp_err *err);
 	/* Optional: the bytes of host memory the context's pools take at
 	 * most, as the stream will use it (reported as planned pools). */
 	uint64_t (*pool_bytes)(void *ctx);

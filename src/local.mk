@@ -11,7 +11,7 @@ libshardpipe_core_la_SOURCES = \
 	src/common.h \
 	src/plan.c src/plan.h \
 	src/crc32c.c src/crc32c.h \
-	src/shard_index.c src/shard_index.h \
+	src/shard_index.c src/shard_index.h src/pool.c src/pool.h \
 	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
 	src/store.c src/store.h src/store_fs.c src/store_fs.h \
 	src/stream.c src/group.c src/group.h src/lanes.c src/lanes.h \

@@ -49,7 +49,7 @@ int source_open(struct source **out, const char *path, struct sp_err *err)
 }
 
 int store_write_shard(struct store *s, const uint64_t *coords, int rank,
-		      const void *a, size_t alen, const void *b, size_t blen,
+		      const struct iovec *parts, size_t n_parts,
 		      struct sp_err *err)
 {
 	/* "c" + rank * "/<20 digits>" */
@@ -61,7 +61,7 @@ int store_write_shard(struct store *s, const uint64_t *coords, int rank,
 	for (int d = 0; d < rank; d++)
 		n += (size_t)snprintf(key + n, sizeof(key) - n, "/%llu",
 				      (unsigned long long)coords[d]);
-	return s->ops->write(s, key, a, alen, b, blen, err);
+	return s->ops->write(s, key, parts, n_parts, err);
 }
 
 int store_sync(struct store *s, struct sp_err *err)

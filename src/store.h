@@ -7,6 +7,8 @@
 #ifndef SHARDPIPE_STORE_H
 #define SHARDPIPE_STORE_H
 
+#include <sys/uio.h>
+
 #include "common.h"
 
 /* Whether a store path names an S3 store. */
@@ -24,11 +26,11 @@ struct store_ops {
 	 * when overwriting.  Runs after every refusal has had its chance. */
 	int (*create)(struct store *s, struct sp_err *err);
 	/* Write the object at key (below the store's root), the
-	 * concatenation of two byte ranges.  May return before the object
-	 * is stored: the bytes are copied first. */
-	int (*write)(struct store *s, const char *key, const void *a,
-		     size_t alen, const void *b, size_t blen,
-		     struct sp_err *err);
+	 * concatenation of n parts (a shard's index and its chunks where
+	 * they lie, doc/design.md §14.2).  May return before the object is
+	 * stored: the bytes are copied first. */
+	int (*write)(struct store *s, const char *key,
+		     const struct iovec *parts, size_t n, struct sp_err *err);
 	/* Write zarr.json once every object written before it is stored. */
 	int (*write_meta)(struct store *s, const char *json, size_t len,
 			  struct sp_err *err);
@@ -54,9 +56,8 @@ SP_INTERNAL int store_check(struct store **out, const char *path,
 			    int overwrite, int durable, struct sp_err *err);
 /* Write a shard under its chunk key ("c/1/0/3", the default encoding). */
 SP_INTERNAL int store_write_shard(struct store *s, const uint64_t *coords,
-				  int rank, const void *a, size_t alen,
-				  const void *b, size_t blen,
-				  struct sp_err *err);
+				  int rank, const struct iovec *parts,
+				  size_t n, struct sp_err *err);
 SP_INTERNAL int store_sync(struct store *s, struct sp_err *err);
 SP_INTERNAL uint64_t store_pool_bytes(const struct store *s);
 SP_INTERNAL void store_free(struct store *s);

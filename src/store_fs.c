@@ -343,34 +343,42 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-static int write_all(int fd, const void *a, size_t alen, const void *b,
-		     size_t blen)
+/* Write the n parts, up to 64 a call, resuming after short writes. */
+static int write_all(int fd, const struct iovec *parts, size_t n)
 {
-	struct iov {
-		const uint8_t *p;
-		size_t n;
-	} part[2] = { { a, alen }, { b, blen } };
+	struct iovec v[64];
+	size_t next = 0, cnt = 0;
 
-	for (int k = 0; k < 2; k++) {
-		while (part[k].n > 0) {
-			ssize_t w = write(fd, part[k].p, part[k].n);
+	for (;;) {
+		size_t k = 0;
+		ssize_t w;
 
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				return -1;
-			}
-			part[k].p += w;
-			part[k].n -= (size_t)w;
+		while (cnt < sizeof(v) / sizeof(v[0]) && next < n)
+			v[cnt++] = parts[next++];
+		if (cnt == 0)
+			return 0;
+		w = writev(fd, v, (int)cnt);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
 		}
+		/* Drop what was written; a part written in part stays,
+		 * less its written bytes. */
+		while (k < cnt && (size_t)w >= v[k].iov_len)
+			w -= (ssize_t)v[k++].iov_len;
+		if (k < cnt) {
+			v[k].iov_base = (uint8_t *)v[k].iov_base + w;
+			v[k].iov_len -= (size_t)w;
+		}
+		memmove(v, v + k, (cnt - k) * sizeof(*v));
+		cnt -= k;
 	}
-	return 0;
 }
 
 /* Write dir/leaf through a hidden temporary in the same directory. */
 static int put_object(struct store_fs *s, const char *dir, const char *leaf,
-		      const void *a, size_t alen, const void *b, size_t blen,
-		      struct sp_err *err)
+		      const struct iovec *parts, size_t n, struct sp_err *err)
 {
 	char *tmp = NULL, *final = NULL;
 	int fd, rc = SHARDPIPE_OK;
@@ -386,7 +394,7 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
 				final, strerror(errno));
 	} else {
-		if (write_all(fd, a, alen, b, blen) != 0)
+		if (write_all(fd, parts, n) != 0)
 			rc = sp_err_set(err, store_fs_errno_code(errno),
 					"%s: write failed: %s", final,
 					strerror(errno));
@@ -415,8 +423,8 @@ static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 }
 
 /* key: "c/1/0/3", made in the directories it names. */
-static int fs_write(struct store *base, const char *key, const void *a,
-		    size_t alen, const void *b, size_t blen, struct sp_err *err)
+static int fs_write(struct store *base, const char *key,
+		    const struct iovec *parts, size_t n, struct sp_err *err)
 {
 	struct store_fs *s = (struct store_fs *)base;
 	char *dir = NULL, *leaf;
@@ -428,7 +436,7 @@ static int fs_write(struct store *base, const char *key, const void *a,
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
 	if (rc == SHARDPIPE_OK)
-		rc = put_object(s, dir, leaf, a, alen, b, blen, err);
+		rc = put_object(s, dir, leaf, parts, n, err);
 	free(dir);
 	return rc;
 }
@@ -437,8 +445,9 @@ static int fs_write_meta(struct store *base, const char *json, size_t len,
 			 struct sp_err *err)
 {
 	struct store_fs *s = (struct store_fs *)base;
+	struct iovec part = { (void *)json, len };
 
-	return put_object(s, s->root, "zarr.json", json, len, NULL, 0, err);
+	return put_object(s, s->root, "zarr.json", &part, 1, err);
 }
 
 static void fs_free(struct store *base)

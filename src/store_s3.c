@@ -417,20 +417,25 @@ static void enqueue_locked(struct store_s3 *s, struct job *j)
 	pthread_cond_broadcast(&s->cv);
 }
 
-/* Copy bytes [off, off + n) of the concatenation a|b to dst. */
-static void copy_range(uint8_t *dst, const uint8_t *a, size_t alen,
-		       const uint8_t *b, uint64_t off, size_t n)
+/* Copy bytes [off, off + len) of the concatenation of the n parts to
+ * dst. */
+static void copy_range(uint8_t *dst, const struct iovec *parts, size_t n,
+		       uint64_t off, size_t len)
 {
-	if (off < alen) {
-		size_t k = alen - off < n ? (size_t)(alen - off) : n;
+	for (size_t i = 0; i < n && len > 0; i++) {
+		size_t k;
 
-		memcpy(dst, a + off, k);
+		if (off >= parts[i].iov_len) {
+			off -= parts[i].iov_len;
+			continue;
+		}
+		k = parts[i].iov_len - off < len ? (size_t)(parts[i].iov_len - off)
+						 : len;
+		memcpy(dst, (const uint8_t *)parts[i].iov_base + off, k);
 		dst += k;
-		n -= k;
-		off = alen;
+		len -= k;
+		off = 0;
 	}
-	if (n > 0)
-		memcpy(dst, b + (off - alen), n);
 }
 
 /*
@@ -460,18 +465,19 @@ static uint8_t *take_buffer_locked(struct store_s3 *s, size_t n,
 	return buf;
 }
 
-static int s3_write(struct store *base, const char *key, const void *a,
-		    size_t alen, const void *b, size_t blen,
-		    struct sp_err *err)
+static int s3_write(struct store *base, const char *key,
+		    const struct iovec *parts, size_t n, struct sp_err *err)
 {
 	struct store_s3 *s = (struct store_s3 *)base;
-	uint64_t total = (uint64_t)alen + blen, part = s->cfg.part_size;
+	uint64_t total = 0, part = s->cfg.part_size;
 	struct upload *up = NULL;
 	struct job **jobs;
 	uint32_t nparts = 1;
 	char *k = s3_key(&s->cfg, key);
 	int rc = SHARDPIPE_OK;
 
+	for (size_t i = 0; i < n; i++)
+		total += parts[i].iov_len;
 	if (total > part) {
 		/* Parts grow for objects S3's 10000 parts could not hold. */
 		if (sp_ceil_div(total, part) > S3_MAX_PARTS)
@@ -518,7 +524,7 @@ static int s3_write(struct store *base, const char *key, const void *a,
 			rc = err->code;
 		if (j->buf != NULL) {
 			pthread_mutex_unlock(&s->mu);
-			copy_range(j->buf, a, alen, b, off, j->len);
+			copy_range(j->buf, parts, n, off, j->len);
 			pthread_mutex_lock(&s->mu);
 		}
 		if (up == NULL && j->buf == NULL) {

@@ -12,6 +12,7 @@
 #include "group.h"
 #include "lanes.h"
 #include "plan.h"
+#include "pool.h"
 #include "shard_index.h"
 #include "store.h"
 #include "trace.h"
@@ -24,7 +25,7 @@
  * the shard set being filled; a finished shard epoch goes to the writer
  * thread, which serializes and stores its shards and then zarr.json.  A
  * staging buffer is free again once its batch is scattered (uploaded), a
- * shard set once written: two buffers and NSETS sets bound the memory, and
+ * shard set once written: two buffers and nsets sets bound the memory, and
  * waiting for one is the back-pressure that append feels.
  *
  * On a kernel backend the pipeline keeps two batches in the backend: it
@@ -42,7 +43,6 @@
 /* Two staging buffers: the caller fills one while the backend reads the
  * other (an upload, or a fused batch until it is compressed). */
 #define NSTAGE 2
-#define NSETS 2
 #define QCAP (NSTAGE + 1)
 /* Batches a backend with stage entries holds between scatter and fetch
  * (backend.h). */
@@ -76,6 +76,7 @@ struct shardpipe_stream {
 	int cur;                 /* staging buffer being filled, or -1 */
 	size_t staged;           /* bytes of the current batch received */
 	int sticky;              /* first failure, returned ever after */
+	int direct;              /* the last span was taken straight */
 	struct sp_err err;
 	double waited;           /* seconds this append waited (under mu) */
 
@@ -83,14 +84,23 @@ struct shardpipe_stream {
 	struct batch_job flight[DEPTH]; /* in the backend, oldest first */
 	unsigned nflight;
 	struct batch_range *ranges; /* K * S, where fetched chunks go */
-	struct shard_set sets[NSETS];
+	/* A fused batch: where each chunk goes (a slot in a shard set) and
+	 * its size, K * M each. */
+	uint8_t **dst;
+	uint64_t *sizes;
+	struct shard_set *sets;  /* nsets (nsets_for) */
+	int nsets;
 	int fill_set;            /* set receiving epochs */
+	int *ahead;              /* sets taken for the epochs after it */
+	int nahead;
 	uint64_t epochs_done;    /* epochs through the backend */
 	uint64_t shard_epochs;   /* shard epochs handed to the writer */
 	struct sp_err perr;
 
 	/* Writer thread. */
 	struct sp_err werr;
+	struct iovec *parts;     /* chunks_per_shard + 1: a shard's bytes */
+	shardpipe_part *sink_parts;
 
 	/* Shared, under mu. */
 	pthread_mutex_t mu;
@@ -101,8 +111,8 @@ struct shardpipe_stream {
 	struct batch_job q[QCAP];
 	unsigned q_head, q_len;
 	uint64_t queued, scattered, processed; /* batch counters */
-	int set_free[NSETS];
-	struct set_job wq[NSETS];
+	int *set_free;           /* nsets */
+	struct set_job *wq;      /* nsets */
 	unsigned wq_head, wq_len;
 	uint64_t sets_queued, sets_written;
 	int stop;                /* no more batches will come */
@@ -207,6 +217,30 @@ static int publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	return rc;
 }
 
+/* Writer thread: hand shard k of set to the sink, as parts when it takes
+ * them (no copy of chunks that lie in their slots), else in one buffer. */
+static int sink_shard(struct shardpipe_stream *s, struct shard_set *set,
+		      uint64_t k, const uint64_t *coords, const uint8_t *idx)
+{
+	const struct plan *p = &s->plan;
+	const struct shard_buf *b = &set->shards[k];
+
+	if (s->sink.shard_parts != NULL) {
+		size_t n = shard_set_parts(set, k, s->parts);
+
+		for (size_t i = 0; i < n; i++)
+			s->sink_parts[i] = (shardpipe_part){
+				s->parts[i].iov_base, s->parts[i].iov_len
+			};
+		return s->sink.shard_parts(s->sink.user, coords, p->rank,
+					   s->sink_parts, n, idx,
+					   p->index_bytes);
+	}
+	return s->sink.shard(s->sink.user, coords, p->rank,
+			     shard_set_packed(set, k), b->len, idx,
+			     p->index_bytes);
+}
+
 /* Write the shards of shard epoch `se` held by `set`, then advertise rows
  * in zarr.json: the shards are all written before the rows are. */
 static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
@@ -221,8 +255,6 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 	for (uint64_t k = 0; k < p->S; k++) {
 		const struct shard_buf *b = &set->shards[k];
 		const uint8_t *idx;
-		const void *first, *second;
-		size_t first_len, second_len;
 		int rc = SHARDPIPE_OK;
 
 		/* A shard of empty chunks only is left out: readers
@@ -231,25 +263,21 @@ static int emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 			continue;
 		chunks += b->stored;
 		idx = shard_set_index(set, k);
-		first = b->data;
-		first_len = b->len;
-		second = idx;
-		second_len = p->index_bytes;
-
-		if (p->index_location == SHARDPIPE_INDEX_START) {
-			first = idx;
-			first_len = p->index_bytes;
-			second = b->data;
-			second_len = b->len;
-		}
 		plan_shard_coords(p, se, k, coords);
 		if (s->store != NULL) {
-			rc = store_write_shard(s->store, coords, p->rank, first,
-					       first_len, second, second_len,
-					       err);
-		} else if (s->sink.shard(s->sink.user, coords, p->rank,
-					 b->data, b->len, idx,
-					 p->index_bytes) != 0) {
+			/* The index first or last, the chunks as they lie:
+			 * one vectored write. */
+			struct iovec ix = { (void *)idx, p->index_bytes };
+			size_t n = p->index_location == SHARDPIPE_INDEX_START;
+
+			if (n)
+				s->parts[0] = ix;
+			n += shard_set_parts(set, k, s->parts + n);
+			if (p->index_location != SHARDPIPE_INDEX_START)
+				s->parts[n++] = ix;
+			rc = store_write_shard(s->store, coords, p->rank,
+					       s->parts, n, err);
+		} else if (sink_shard(s, set, k, coords, idx) != 0) {
 			char key[32 * SHARDPIPE_MAX_RANK];
 			size_t n = 0;
 
@@ -293,10 +321,29 @@ static void async_fail_locked(struct shardpipe_stream *s, int rc,
 	}
 }
 
+/* Pipeline thread: a free set, waiting for the writer when none is. */
+static int take_set(struct shardpipe_stream *s)
+{
+	int k;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		for (k = 0; k < s->nsets && !s->set_free[k]; k++)
+			;
+		if (k < s->nsets) {
+			s->set_free[k] = 0;
+			break;
+		}
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return k;
+}
+
 /*
  * Pipeline thread: hand the fill set to the writer as shard epoch
- * s->shard_epochs and take a free one, waiting for the writer if both are
- * in use.
+ * s->shard_epochs; the next fill set is the first taken ahead, or a free
+ * one, waiting for the writer if none is.
  */
 static void hand_over_set(struct shardpipe_stream *s, uint64_t rows_in)
 {
@@ -307,27 +354,21 @@ static void hand_over_set(struct shardpipe_stream *s, uint64_t rows_in)
 	if (rows > rows_in)
 		rows = rows_in;
 	pthread_mutex_lock(&s->mu);
-	j = &s->wq[(s->wq_head + s->wq_len) % NSETS];
+	j = &s->wq[(s->wq_head + s->wq_len) % (unsigned)s->nsets];
 	j->set = s->fill_set;
 	j->shard_epoch = s->shard_epochs++;
 	j->rows = rows;
 	s->wq_len++;
 	s->sets_queued++;
-	s->set_free[s->fill_set] = 0;
 	pthread_cond_broadcast(&s->cv);
-	for (;;) {
-		int k;
-
-		for (k = 0; k < NSETS && !s->set_free[k]; k++)
-			;
-		if (k < NSETS) {
-			s->fill_set = k;
-			s->set_free[k] = 0;
-			break;
-		}
-		pthread_cond_wait(&s->cv, &s->mu);
-	}
 	pthread_mutex_unlock(&s->mu);
+	if (s->nahead > 0) {
+		s->fill_set = s->ahead[0];
+		memmove(s->ahead, s->ahead + 1,
+			(size_t)--s->nahead * sizeof(*s->ahead));
+	} else {
+		s->fill_set = take_set(s);
+	}
 }
 
 /* Pipeline thread: the batch's input is consumed, its buffer (or the
@@ -365,69 +406,6 @@ static void add_stage_times(struct shardpipe_stream *s, double scatter,
 	s->stats.seconds_aggregate += aggregate;
 	s->stats.seconds_write += write;
 	pthread_mutex_unlock(&s->mu);
-}
-
-/* Pipeline thread: one batch through a fused backend, its epochs copied
- * into sets. */
-static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
-{
-	const struct plan *p = &s->plan;
-	struct batch_chunks f = { 0 };
-	double t0 = sp_now(), t1, tw = 0;
-	int rc;
-
-	rc = s->be->run_batch(s->bctx, job->data, &f, &s->perr);
-	release_input(s, job);
-	SP_FORWARD(rc);
-	t1 = sp_now();
-	trace_span(s->trace, TRACE_PIPELINE, "run batch", "batch", job->seq,
-		   t0, t1);
-	for (uint64_t e = 0; e < job->epochs; e++) {
-		double te = sp_now();
-
-		SP_FORWARD(shard_set_add_chunks(&s->sets[s->fill_set],
-						f.data + e * p->M,
-						f.sizes + e * p->M, &s->perr));
-		tw += sp_now() - te;
-		trace_span(s->trace, TRACE_PIPELINE, "shard copy", "batch",
-			   job->seq, te, sp_now());
-		epochs_added(s, 1, job->rows_in);
-	}
-	add_stage_times(s, f.seconds_scatter, f.seconds_compress,
-			f.seconds_aggregate, tw);
-	return SHARDPIPE_OK;
-}
-
-/*
- * Pipeline thread: issue a batch on the backend (upload and kernels; only
- * the upload is waited for, and the input is free once this returns).
- * The stage times of an asynchronous device are those of issuing; fetch
- * counts the wait (SHARDPIPE_KERNEL_DEBUG=sync times each stage).
- */
-static int submit_batch(struct shardpipe_stream *s,
-			const struct batch_job *job)
-{
-	double t0 = sp_now(), t1, t2, t3;
-	int rc;
-
-	rc = s->be->scatter(s->bctx, job->data, &s->perr);
-	release_input(s, job);
-	SP_FORWARD(rc);
-	t1 = sp_now();
-	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
-	t2 = sp_now();
-	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
-	t3 = sp_now();
-	trace_span(s->trace, TRACE_PIPELINE, "submit", "batch", job->seq, t0,
-		   t3);
-	trace_span(s->trace, TRACE_PIPELINE, "scatter", "batch", job->seq, t0,
-		   t1);
-	trace_span(s->trace, TRACE_PIPELINE, "compress", "batch", job->seq, t1,
-		   t2);
-	trace_span(s->trace, TRACE_PIPELINE, "aggregate", "batch", job->seq,
-		   t2, t3);
-	add_stage_times(s, t1 - t0, t2 - t1, t3 - t2, 0);
-	return SHARDPIPE_OK;
 }
 
 /*
@@ -475,6 +453,75 @@ static int collect_batch(struct shardpipe_stream *s,
 		trace_span(s->trace, trace_queue(sp[i].queue), sp[i].name,
 			   "batch", job->seq, sp[i].start, sp[i].end);
 	add_stage_times(s, 0, 0, sp_now() - t0 - tw, tw);
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Pipeline thread: one batch through a fused backend, each chunk
+ * compressed straight into its slot in its shard set (doc/design.md §6.2):
+ * the sets the batch's epochs reach are taken first, then the sizes
+ * recorded epoch by epoch, handing each set over once complete.
+ */
+static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
+{
+	const struct plan *p = &s->plan;
+	struct batch_times f = { 0 };
+	int set = s->fill_set;
+	uint64_t w = s->sets[set].epochs;
+	double t0 = sp_now();
+	int rc;
+
+	for (uint64_t e = 0; e < job->epochs; e++, w++) {
+		if (w == p->cps[0]) {
+			set = s->ahead[s->nahead++] = take_set(s);
+			w = 0;
+		}
+		shard_set_slots(&s->sets[set], w, s->dst + e * p->M);
+	}
+	rc = s->be->run_batch(s->bctx, job->data, job->epochs, s->dst,
+			      s->sizes, &f, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	trace_span(s->trace, TRACE_PIPELINE, "run batch", "batch", job->seq,
+		   t0, sp_now());
+	add_stage_times(s, f.seconds_scatter, f.seconds_compress, 0, 0);
+	for (uint64_t e = 0; e < job->epochs; e++) {
+		SP_FORWARD(shard_set_sized(&s->sets[s->fill_set],
+					   s->sizes + e * p->M, &s->perr));
+		epochs_added(s, 1, job->rows_in);
+	}
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Pipeline thread: issue a batch on the backend (upload and kernels; only
+ * the upload is waited for, and the input is free once this returns).
+ * The stage times of an asynchronous device are those of issuing; fetch
+ * counts the wait (SHARDPIPE_KERNEL_DEBUG=sync times each stage).
+ */
+static int submit_batch(struct shardpipe_stream *s,
+			const struct batch_job *job)
+{
+	double t0 = sp_now(), t1, t2, t3;
+	int rc;
+
+	rc = s->be->scatter(s->bctx, job->data, &s->perr);
+	release_input(s, job);
+	SP_FORWARD(rc);
+	t1 = sp_now();
+	SP_FORWARD(s->be->compress(s->bctx, &s->perr));
+	t2 = sp_now();
+	SP_FORWARD(s->be->aggregate(s->bctx, &s->perr));
+	t3 = sp_now();
+	trace_span(s->trace, TRACE_PIPELINE, "submit", "batch", job->seq, t0,
+		   t3);
+	trace_span(s->trace, TRACE_PIPELINE, "scatter", "batch", job->seq, t0,
+		   t1);
+	trace_span(s->trace, TRACE_PIPELINE, "compress", "batch", job->seq, t1,
+		   t2);
+	trace_span(s->trace, TRACE_PIPELINE, "aggregate", "batch", job->seq,
+		   t2, t3);
+	add_stage_times(s, t1 - t0, t2 - t1, t3 - t2, 0);
 	return SHARDPIPE_OK;
 }
 
@@ -593,7 +640,7 @@ static void *writer_main(void *arg)
 		if (s->wq_len == 0)
 			break;
 		job = s->wq[s->wq_head];
-		s->wq_head = (s->wq_head + 1) % NSETS;
+		s->wq_head = (s->wq_head + 1) % (unsigned)s->nsets;
 		s->wq_len--;
 		if (s->async_rc == SHARDPIPE_OK) {
 			pthread_mutex_unlock(&s->mu);
@@ -751,14 +798,14 @@ static void stop_threads(struct shardpipe_stream *s)
 }
 
 /* Staging memory comes from the backend that reads it (pinned on a GPU,
- * doc/design.md §14.1). */
+ * doc/design.md §14.1), or from the pools that outlive streams (§27). */
 static uint8_t *staging_alloc(struct shardpipe_stream *s)
 {
 	uint64_t n = s->plan.batch_bytes;
 
 	if (s->be->host_alloc != NULL)
 		return s->be->host_alloc(s->bctx, n);
-	return n <= SIZE_MAX ? malloc((size_t)n) : NULL;
+	return pool_take(n);
 }
 
 static void stream_free(struct shardpipe_stream *s)
@@ -771,13 +818,21 @@ static void stream_free(struct shardpipe_stream *s)
 		if (s->be->host_free != NULL)
 			s->be->host_free(s->bctx, s->staging[k]);
 		else
-			free(s->staging[k]);
+			pool_give(s->staging[k], s->plan.batch_bytes);
 	}
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
-	for (int k = 0; k < NSETS; k++)
+	for (int k = 0; s->sets != NULL && k < s->nsets; k++)
 		if (s->sets[k].plan != NULL)
 			shard_set_free(&s->sets[k]);
+	free(s->sets);
+	free(s->set_free);
+	free(s->wq);
+	free(s->parts);
+	free(s->sink_parts);
+	free(s->dst);
+	free(s->sizes);
+	free(s->ahead);
 	store_free(s->store);
 	free(s->ranges);
 	free(s->fill_block);
@@ -812,6 +867,20 @@ static int start_threads(struct shardpipe_stream *s)
 	return SHARDPIPE_OK;
 }
 
+/*
+ * The shard sets a stream keeps (doc/design.md §14.2): one filling and one
+ * being written; with a fused backend, every set a batch's epochs can
+ * reach (a batch of K epochs starting anywhere in a shard epoch of cps[0])
+ * and one being written, since the batch compresses into all of them at
+ * once.
+ */
+static int nsets_for(const struct plan *p, const struct backend_ops *be)
+{
+	if (be == NULL || be->run_batch == NULL)
+		return 2;
+	return (int)(2 + sp_ceil_div(p->K - 1, p->cps[0]));
+}
+
 /* Staging buffers, the backend's pools (as it reports them, or chunks,
  * compressed slots and aggregated), and the shard sets at their worst
  * case: every chunk of a shard epoch at slot capacity.  bctx NULL: the
@@ -820,7 +889,7 @@ static uint64_t pools(const struct shardpipe_stream *s)
 {
 	const struct plan *p = &s->plan;
 	uint64_t n = NSTAGE * p->batch_bytes +
-		     NSETS * p->cps[0] * p->M * p->slot_capacity;
+		     (uint64_t)nsets_for(p, s->be) * shard_set_bytes(p);
 
 	n += store_pool_bytes(s->store);
 	if (s->bctx != NULL && s->be->pool_bytes != NULL)
@@ -839,6 +908,43 @@ static void cap_batch(struct shardpipe_stream *s)
 		p->K = (p->K + 1) / 2;
 		p->batch_bytes = p->K * p->epoch_bytes;
 	}
+}
+
+/* The shard sets and what the pipeline and the writer need to fill and
+ * write them. */
+static int open_sets(struct shardpipe_stream *s)
+{
+	const struct plan *p = &s->plan;
+	const int fused = s->be->run_batch != NULL;
+	const size_t n = (size_t)(p->K * p->M);
+
+	s->nsets = nsets_for(p, s->be);
+	s->sets = calloc((size_t)s->nsets, sizeof(*s->sets));
+	s->set_free = calloc((size_t)s->nsets, sizeof(*s->set_free));
+	s->wq = calloc((size_t)s->nsets, sizeof(*s->wq));
+	s->ahead = calloc((size_t)s->nsets, sizeof(*s->ahead));
+	s->parts = malloc((size_t)(p->chunks_per_shard + 1) *
+			  sizeof(*s->parts));
+	s->sink_parts = malloc((size_t)p->chunks_per_shard *
+			       sizeof(*s->sink_parts));
+	if (fused) {
+		s->dst = malloc(n * sizeof(*s->dst));
+		s->sizes = malloc(n * sizeof(*s->sizes));
+	} else {
+		s->ranges = malloc((size_t)(p->K * p->S) * sizeof(*s->ranges));
+	}
+	SP_RETURN_IF(s->sets == NULL || s->set_free == NULL || s->wq == NULL ||
+		     s->ahead == NULL || s->parts == NULL ||
+		     s->sink_parts == NULL ||
+		     (fused ? s->dst == NULL || s->sizes == NULL
+			    : s->ranges == NULL),
+		     &s->err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %d shard sets", s->nsets);
+	for (int k = 0; k < s->nsets; k++) {
+		SP_FORWARD(shard_set_init(&s->sets[k], p, fused, &s->err));
+		s->set_free[k] = k > 0;
+	}
+	return SHARDPIPE_OK;
 }
 
 /* SHARDPIPE_TRACE: the stream is named by its backend and store. */
@@ -895,8 +1001,9 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set(msg);
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	if (sink != NULL && own.shard == NULL) {
-		sp_last_error_set("the sink's shard callback is NULL");
+	if (sink != NULL && own.shard == NULL && own.shard_parts == NULL) {
+		sp_last_error_set("the sink's shard and shard_parts callbacks "
+				  "are both NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	s = calloc(1, sizeof(*s));
@@ -914,6 +1021,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
 	s->plan.trace = trace_wanted();
+	if (rc == SHARDPIPE_OK)
+		rc = pool_configure(&s->err);
 	if (lanes != NULL)
 		s->plan.lanes = lanes_ref(lanes);
 	if (rc == SHARDPIPE_OK && path != NULL)
@@ -922,15 +1031,13 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK)
 		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
-		cap_batch(s);
-	if (rc == SHARDPIPE_OK)
 		rc = backend_find(backend, &s->be, &s->err);
 	if (rc == SHARDPIPE_OK)
+		cap_batch(s);
+	if (rc == SHARDPIPE_OK)
 		rc = s->be->open(&s->plan, &s->bctx, &s->err);
-	for (int k = 0; k < NSETS && rc == SHARDPIPE_OK; k++) {
-		rc = shard_set_init(&s->sets[k], &s->plan, &s->err);
-		s->set_free[k] = k > 0;
-	}
+	if (rc == SHARDPIPE_OK)
+		rc = open_sets(s);
 	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
 	    pools(s) > s->plan.max_memory)
 		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
@@ -948,13 +1055,6 @@ static int stream_open(shardpipe_stream **out, const char *path,
 			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
 					"out of memory for a batch of %llu bytes",
 					(unsigned long long)s->plan.batch_bytes);
-	}
-	if (rc == SHARDPIPE_OK && s->be->run_batch == NULL) {
-		s->ranges = malloc((size_t)(s->plan.K * s->plan.S) *
-				   sizeof(*s->ranges));
-		if (s->ranges == NULL)
-			rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for fetch ranges");
 	}
 	if (rc == SHARDPIPE_OK) {
 		s->fill_block = malloc(FILL_BLOCK);
@@ -1035,18 +1135,44 @@ static int pipeline_busy(struct shardpipe_stream *s)
  * batch could not start before the one in the backend ends anyway, so the
  * caller waits about as long as back-pressure would make it (never more
  * than one batch) and the copy, a tenth of the work of a fast codec on a
- * machine of few cores, is saved.  When the pipeline is idle the span is
- * copied and append returns at once.  The span is not used once this
- * returns.
+ * machine of few cores, is saved.  A fused backend, which reads only the
+ * epochs it is given, takes whole epochs so too, as a batch of its own,
+ * once they hold two chunks a thread.  When the pipeline is idle the span
+ * is copied and append returns at once, unless the last span was taken
+ * straight: the pipeline went idle only because that append waited for
+ * it, and a caller that keeps up with the pipeline gains nothing from the
+ * copy.  Returns the epochs to take straight from a span of n bytes, or 0
+ * to copy it.
  */
-static int append_direct(struct shardpipe_stream *s, const uint8_t *src)
+static uint64_t direct_epochs(struct shardpipe_stream *s, const uint8_t *src,
+			      size_t n)
+{
+	const struct plan *p = &s->plan;
+	uint64_t e = n / p->epoch_bytes;
+
+	/* Big-endian elements are swapped in staging (doc/design.md §20);
+	 * the backend reads elements in place, aligned. */
+	if (HOST_BIG_ENDIAN || s->cur >= 0 || s->staged != 0 || e == 0 ||
+	    (uintptr_t)src % p->esize != 0)
+		return 0;
+	if (e >= p->K)
+		e = p->K;
+	else if (s->be->run_batch == NULL || e * p->M < 2 * (uint64_t)p->threads)
+		return 0;
+	return s->direct || pipeline_busy(s) ? e : 0;
+}
+
+/* The span's first `epochs` epochs as a batch of their own; the span is
+ * not used once this returns. */
+static int append_direct(struct shardpipe_stream *s, const uint8_t *src,
+			 uint64_t epochs)
 {
 	uint64_t ticket;
 
 	pthread_mutex_lock(&s->mu);
-	s->stats.bytes_in += s->plan.batch_bytes;
+	s->stats.bytes_in += epochs * s->plan.epoch_bytes;
 	pthread_mutex_unlock(&s->mu);
-	ticket = submit(s, src, -1, s->plan.K);
+	ticket = submit(s, src, -1, epochs);
 	pthread_mutex_lock(&s->mu);
 	while (s->scattered < ticket)
 		caller_wait(s);
@@ -1122,14 +1248,15 @@ static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 	}
 	while (n > 0) {
 		size_t take = (size_t)p->batch_bytes - s->staged;
+		uint64_t direct = direct_epochs(s, src, n);
 		double t0;
 
-		if (!HOST_BIG_ENDIAN && s->cur < 0 && s->staged == 0 &&
-		    n >= p->batch_bytes && pipeline_busy(s)) {
-			int rc = append_direct(s, src);
+		s->direct = direct > 0;
+		if (direct > 0) {
+			int rc = append_direct(s, src, direct);
 
-			src += p->batch_bytes;
-			n -= (size_t)p->batch_bytes;
+			src += direct * p->epoch_bytes;
+			n -= (size_t)(direct * p->epoch_bytes);
 			if (rc != SHARDPIPE_OK)
 				return rc;
 			continue;
@@ -1145,6 +1272,7 @@ static int append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 		n -= take;
 		pthread_mutex_lock(&s->mu);
 		s->stats.bytes_in += take;
+		s->stats.bytes_staged += take;
 		s->stats.seconds_stage += sp_now() - t0;
 		pthread_mutex_unlock(&s->mu);
 		trace_span(s->trace, TRACE_CALLER, "stage", "batch", s->queued,

@@ -7,7 +7,7 @@ need_shardpipe
 
 scratch cli
 test_seed
-plan 26
+plan 30
 
 # 3-d uint16, 13 x 50 x 70, not dividing the chunks.
 random_bytes $((13 * 50 * 70 * 2)) "$tmp/in.raw"
@@ -70,6 +70,18 @@ ok $? "bench writes a real store"
 is $? 2 "bench over an existing store exits 2"
 "$SP" verify "$tmp/b.zarr" > /dev/null
 ok $? "and leaves it valid"
+# Spans of an epoch (3 rows) and of 7 bytes over a pattern of 2 rows: the
+# same array as one row per append.
+for span in row epoch 7; do
+	"$SP" bench --shape 9,10,12 --chunk 3,4,8 --shard 1,2,2 --fill xor \
+		--frames 2 --span $span --output "$tmp/span-$span.zarr" \
+		> /dev/null 2>&1 && "$SP" cat "$tmp/span-$span.zarr" \
+		> "$tmp/span-$span.raw"
+	ok $? "bench --span $span writes a store"
+done
+cmp -s "$tmp/span-row.raw" "$tmp/span-epoch.raw" &&
+	cmp -s "$tmp/span-row.raw" "$tmp/span-7.raw"
+ok $? "of the same bytes whatever the span"
 
 # Corrupt one byte of a shard's index: verify must name the shard.
 shard="$tmp/a.zarr/c/1/1/1"

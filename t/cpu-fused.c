@@ -1,8 +1,9 @@
 /*
  * cpu-fused.c - the cpu backend's fused batch (run_batch: gather and
- * compress per work item, chunks listed where they lie) hands back, for
- * every shard-major position, exactly the bytes its stage entries
- * (scatter, compress, aggregate, fetch) produce for the same batch: for
+ * compress per work item, each chunk straight to the place named for its
+ * position) writes, for every shard-major position, exactly the bytes its
+ * stage entries (scatter, compress, aggregate, fetch) produce for the same
+ * batch, and reads no more than the epochs it is given: for
  * codecs none, zstd and gzip, element sizes 1 to 8, thread counts 1 to 3,
  * and geometries whose work items group some but not all chunks along the
  * last dim, all of a 1-element channel dim and some chunks along the dim
@@ -63,17 +64,19 @@ static const struct {
 #define BATCHES 2
 
 /* The first position whose bytes differ, or -1. */
+/* The first of the first n positions whose bytes differ, or -1. */
 static long long first_difference(const struct plan *p,
-				  const struct fetched *r,
-				  const struct batch_chunks *f)
+				  const struct fetched *r, uint64_t n,
+				  uint8_t *const *dst, const uint64_t *sizes)
 {
-	for (uint64_t j = 0; j < p->K * p->M; j++) {
-		uint64_t n = r->offsets[j + 1] - r->offsets[j];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t len = r->offsets[j + 1] - r->offsets[j];
 
-		if (f->sizes[j] != n ||
-		    memcmp(f->data[j], r->data + r->offsets[j], (size_t)n) != 0)
+		if (sizes[j] != len ||
+		    memcmp(dst[j], r->data + r->offsets[j], (size_t)len) != 0)
 			return (long long)j;
 	}
+	(void)p;
 	return -1;
 }
 
@@ -87,6 +90,8 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 	void *staged = NULL, *fused = NULL;
 	uint8_t *batch;
 	long long bad = -1;
+	uint8_t **dst, *slots;
+	uint64_t *sizes;
 	int rc;
 
 	shardpipe_desc_init(&d);
@@ -102,16 +107,22 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 	}
 	if (plan_init(&p, &d, &err) != SHARDPIPE_OK)
 		bail("%s: plan refused: %s", g->what, err.msg);
-	batch = malloc((size_t)p.batch_bytes);
-	if (batch == NULL)
-		bail("out of memory for a batch of %llu bytes",
-		     (unsigned long long)p.batch_bytes);
+	batch = test_xmalloc((size_t)p.batch_bytes);
+	/* Slots in reverse order of position, as far from the stages'
+	 * packing as the contract allows. */
+	slots = test_xmalloc((size_t)(p.K * p.M * p.slot_capacity));
+	dst = test_xmalloc((size_t)(p.K * p.M) * sizeof(*dst));
+	sizes = test_xmalloc((size_t)(p.K * p.M) * sizeof(*sizes));
+	for (uint64_t j = 0; j < p.K * p.M; j++)
+		dst[j] = slots + (p.K * p.M - 1 - j) * p.slot_capacity;
 	rc = cpu->open(&p, &staged, &err);
 	if (rc == SHARDPIPE_OK)
 		rc = cpu->open(&p, &fused, &err);
 	for (int b = 0; b < BATCHES && rc == SHARDPIPE_OK && bad < 0; b++) {
 		struct fetched r = { 0 };
-		struct batch_chunks f;
+		struct batch_times t;
+		/* The second batch compresses its first epochs only. */
+		uint64_t epochs = b == 0 ? p.K : (p.K + 1) / 2;
 
 		/* Sparse, then structured with noise: compressed chunks
 		 * of many sizes. */
@@ -123,10 +134,18 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 			rc = cpu->aggregate(staged, &err);
 		if (rc == SHARDPIPE_OK)
 			rc = fetch_batch(cpu, staged, p.K * p.M, &r, &err);
+		for (uint64_t j = 0; j < p.K * p.M; j++)
+			sizes[j] = UINT64_MAX;
 		if (rc == SHARDPIPE_OK)
-			rc = cpu->run_batch(fused, batch, &f, &err);
-		if (rc == SHARDPIPE_OK)
-			bad = first_difference(&p, &r, &f);
+			rc = cpu->run_batch(fused, batch, epochs, dst, sizes,
+					    &t, &err);
+		if (rc == SHARDPIPE_OK) {
+			bad = first_difference(&p, &r, epochs * p.M, dst,
+					       sizes);
+			for (uint64_t j = epochs * p.M; j < p.K * p.M; j++)
+				if (sizes[j] != UINT64_MAX && bad < 0)
+					bad = (long long)j;
+		}
 		fetched_free(&r);
 	}
 	if (rc != SHARDPIPE_OK)
@@ -135,12 +154,15 @@ static void check(const struct geo *g, shardpipe_codec codec, int level,
 		diag("first difference at position %lld", bad);
 	ok(rc == SHARDPIPE_OK && bad < 0,
 	   "%s, %s:%d, %d threads (K %llu, M %llu): fused chunks equal the "
-	   "stages' at every position",
+	   "stages' at every position, a batch of fewer epochs too",
 	   g->what, shardpipe_codec_name(codec), level, threads,
 	   (unsigned long long)p.K, (unsigned long long)p.M);
 	cpu->close(staged);
 	cpu->close(fused);
 	free(batch);
+	free(slots);
+	free(dst);
+	free(sizes);
 	plan_free(&p);
 }
 

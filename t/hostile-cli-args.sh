@@ -106,6 +106,13 @@ cat > out/table <<'TABLE'
 2|--json given twice|bench --json --json
 2|--output given twice|bench --output new --output new2
 2|stack|bench cube stack
+2|a workload cannot go with it|bench --all cube
+2|--fill cannot go with it|bench --all --fill zeros
+2|--shape cannot go with it|bench --all --shape 4,4 --chunk 2,2
+2|--output cannot go with it|bench --all --output new
+2|--rows and --size|bench --rows 4 --size 100
+2|--size 0|bench --size 0
+2|"rows" is not a byte count, row or epoch|bench --span rows
 2|--rows|conform --rows -1
 2|--rows|conform --rows 1x
 2|--seed given twice|conform --seed 1 --seed 2

@@ -228,7 +228,7 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 	uint64_t n, *cells, *want, *got, *pos, empties = 0;
 	uint8_t *batch;
 	struct fetched res = { 0 };
-	struct batch_chunks fused;
+	struct batch_times fused;
 
 	kcfg_desc(c, &desc);
 	for (size_t b = 0; b < shardpipe_dtype_size(c->dtype); b++)
@@ -302,9 +302,19 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 	fetched_free(&res);
 	is_blob(got, want, n * sizeof(*want),
 		"cpu stage entries: %s: the same sizes 0", c->what);
-	if (sp_backend_cpu.run_batch(cctx, batch, &fused, &err) != SHARDPIPE_OK)
-		bail("cpu backend: %s", err.msg);
-	sizes_by_chunk(&p, fused.sizes, got);
+	{
+		uint8_t *slots = test_xmalloc(n * p.slot_capacity);
+		uint8_t **dst = test_xmalloc(n * sizeof(*dst));
+
+		for (uint64_t q = 0; q < n; q++)
+			dst[q] = slots + q * p.slot_capacity;
+		if (sp_backend_cpu.run_batch(cctx, batch, p.K, dst, pos,
+					     &fused, &err) != SHARDPIPE_OK)
+			bail("cpu backend: %s", err.msg);
+		free(dst);
+		free(slots);
+	}
+	sizes_by_chunk(&p, pos, got);
 	is_blob(got, want, n * sizeof(*want),
 		"cpu fused pass: %s: the same sizes 0", c->what);
 	sp_backend_cpu.close(cctx);

@@ -35,7 +35,7 @@ TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
-	t/attributes t/trace
+	t/attributes t/trace t/pool-reuse t/direct-spans
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
@@ -53,6 +53,10 @@ t_roundtrip_cpu_LDADD = $(TEST_LDADD)
 t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
 t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
+t_pool_reuse_LDADD = $(TEST_LDADD)
+t_pool_reuse_LDFLAGS = $(TEST_LDFLAGS)
+t_direct_spans_LDADD = $(TEST_LDADD)
+t_direct_spans_LDFLAGS = $(TEST_LDFLAGS)
 
 SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh t/trace-cli.sh
 TESTS += $(SH_TESTS)

@@ -62,7 +62,7 @@ static void two_epochs(const struct plan *p)
 	memcpy(want0 + 12, packed + 13, 4);
 	want1[0] = packed[12];
 	memcpy(want1 + 1, packed + 17, 2);
-	if (shard_set_init(&set, p, &err))
+	if (shard_set_init(&set, p, 0, &err))
 		bail("%s", err.msg);
 	n = place(&set, packed, offs, 2);
 	ok(n == 4, "two epochs: one range per shard and epoch (%zu ranges)",
@@ -81,9 +81,92 @@ static void two_epochs(const struct plan *p)
 	shard_set_free(&set);
 }
 
+/*
+ * The same two epochs by slot: each chunk written where shard_set_slots
+ * names, its size given after.  The shards' parts, one after the other,
+ * the shard packed in place and the index equal the packed set's.
+ */
+static void by_slot(const struct plan *p)
+{
+	const uint64_t sizes[6] = { 5, 7, 1, 0, 4, 2 };
+	uint64_t offs[7] = { 0, 5, 12, 13, 13, 17, 19 };
+	uint8_t packed[19], got[64], idx[2][100];
+	struct shard_set ps, ss;
+	struct iovec parts[8];
+	struct sp_err err;
+	int same_parts = 1, same_index = 1, same_packed = 1;
+
+	for (int i = 0; i < 19; i++)
+		packed[i] = (uint8_t)(0x40 + i);
+	if (shard_set_init(&ps, p, 0, &err) || shard_set_init(&ss, p, 1, &err))
+		bail("%s", err.msg);
+	place(&ps, packed, offs, 2);
+	for (uint64_t e = 0; e < 2; e++) {
+		uint8_t *dst[3];
+
+		shard_set_slots(&ss, e, dst);
+		for (int j = 0; j < 3; j++) {
+			/* Leave a mark past each chunk: a part must not
+			 * reach it. */
+			memset(dst[j], 0xee, (size_t)p->slot_capacity);
+			memcpy(dst[j], packed + offs[3 * e + (uint64_t)j],
+			       (size_t)sizes[3 * e + (uint64_t)j]);
+		}
+		if (shard_set_sized(&ss, sizes + 3 * e, &err) != SHARDPIPE_OK)
+			bail("%s", err.msg);
+	}
+	for (uint64_t k = 0; k < 2; k++) {
+		size_t n = shard_set_parts(&ss, k, parts), at = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			memcpy(got + at, parts[i].iov_base, parts[i].iov_len);
+			at += parts[i].iov_len;
+		}
+		same_parts &= at == ps.shards[k].len && at == ss.shards[k].len &&
+			      memcmp(got, ps.shards[k].data, at) == 0 &&
+			      n == ss.shards[k].stored;
+		memcpy(idx[0], shard_set_index(&ps, k), (size_t)p->index_bytes);
+		memcpy(idx[1], shard_set_index(&ss, k), (size_t)p->index_bytes);
+		same_index &= memcmp(idx[0], idx[1], (size_t)p->index_bytes) == 0;
+		same_packed &= memcmp(shard_set_packed(&ss, k),
+				      ps.shards[k].data, at) == 0 &&
+			       shard_set_parts(&ss, k, parts) == 1 &&
+			       parts[0].iov_len == at;
+	}
+	ok(same_parts, "by slot: the shards' parts, one after the other, are "
+	   "the packed shards' bytes, one part a stored chunk");
+	ok(same_index, "by slot: the same indexes");
+	ok(same_packed, "by slot: packed in place, the same bytes as one part");
+	shard_set_free(&ps);
+	shard_set_free(&ss);
+}
+
+/* A backend that reports more bytes than a shard's slots hold is refused
+ * before anything is placed, rather than written past the shard. */
+static void too_big(const struct plan *p)
+{
+	uint64_t big = 2 * 2 * p->slot_capacity + 1; /* cps[0] x 2 slots */
+	uint64_t offs[4] = { 0, 2, 2 + big, 3 + big };
+	struct batch_range r[2];
+	struct shard_set set;
+	struct sp_err err;
+	size_t n = 99;
+	int rc;
+
+	if (shard_set_init(&set, p, 0, &err))
+		bail("%s", err.msg);
+	rc = shard_set_place(&set, offs, 1, r, &n, &err);
+	is_int(rc, SHARDPIPE_ERR_BACKEND,
+	       "chunks over their shard's slots are refused");
+	ok(set.epochs == 0 && set.shards[0].stored == 0 &&
+		   set.shards[0].len == 0 && n == 0,
+	   "and nothing is placed (%s)", err.msg);
+	shard_set_free(&set);
+}
+
 int main(void)
 {
-	plan(2 * 7 + 4);
+	plan(2 * 7 + 4 + 2 + 3);
 	for (int loc = 0; loc < 2; loc++) {
 		shardpipe_desc d;
 		struct plan p;
@@ -103,12 +186,13 @@ int main(void)
 		d.codec = SHARDPIPE_CODEC_NONE;
 		d.index_location = (shardpipe_index_location)loc;
 		d.dims[0].size = 0;
-		d.dims[0].chunk = 1;
+		/* 8-byte chunks: the sizes placed below fit their slots. */
+		d.dims[0].chunk = 8;
 		d.dims[0].chunks_per_shard = 2;
 		d.dims[1].size = 3;
 		d.dims[1].chunk = 1;
 		d.dims[1].chunks_per_shard = 2;
-		if (plan_init(&p, &d, &err) || shard_set_init(&set, &p, &err))
+		if (plan_init(&p, &d, &err) || shard_set_init(&set, &p, 0, &err))
 			bail("%s", err.msg);
 		for (int i = 0; i < 64; i++)
 			data[i] = (uint8_t)i;
@@ -156,8 +240,11 @@ int main(void)
 		ok(memcmp(set.shards[0].data + 12, data + 20, 4) == 0,
 		   "index %s: the chunk after it keeps its bytes",
 		   loc ? "start" : "end");
-		if (loc == 0)
+		if (loc == 0) {
 			two_epochs(&p);
+			too_big(&p);
+			by_slot(&p);
+		}
 		shard_set_free(&set);
 		plan_free(&p);
 	}

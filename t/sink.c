@@ -1,7 +1,9 @@
 /*
  * sink.c - a caller's sink receives the same shards, byte for byte, as the
- * filesystem store writes, with their coordinates, and each zarr.json; a
- * sink that fails makes the stream fail with a sticky SHARDPIPE_ERR_SINK.
+ * filesystem store writes, with their coordinates, and each zarr.json,
+ * through shard() and, as parts that lie apart, through shard_parts(); a
+ * sink that fails makes the stream fail with a sticky SHARDPIPE_ERR_SINK;
+ * a sink with neither callback is refused.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -15,7 +17,7 @@
 struct collect {
 	const char *root;
 	shardpipe_index_location loc;
-	int shards, mismatches, metas, fail_at, calls;
+	int shards, mismatches, metas, fail_at, calls, parts;
 	char last_meta[4096];
 };
 
@@ -54,6 +56,29 @@ static int on_shard(void *user, const uint64_t *coords, int rank,
 	return 0;
 }
 
+/* The parts one after the other, checked as shard() checks its data. */
+static int on_parts(void *user, const uint64_t *coords, int rank,
+		    const shardpipe_part *parts, size_t nparts,
+		    const void *index, size_t index_bytes)
+{
+	struct collect *c = user;
+	size_t n = 0, at = 0;
+	unsigned char *data;
+	int rc;
+
+	for (size_t i = 0; i < nparts; i++)
+		n += parts[i].bytes;
+	data = test_xmalloc(n);
+	for (size_t i = 0; i < nparts; i++) {
+		memcpy(data + at, parts[i].data, parts[i].bytes);
+		at += parts[i].bytes;
+	}
+	c->parts += (int)nparts;
+	rc = on_shard(user, coords, rank, data, n, index, index_bytes);
+	free(data);
+	return rc;
+}
+
 static int on_meta(void *user, const char *json, size_t n)
 {
 	struct collect *c = user;
@@ -85,7 +110,7 @@ int main(void)
 	size_t rows = 11, total = rows * 23 * 26 * 2;
 	unsigned char *input = malloc(total);
 
-	plan(12);
+	plan(18);
 	test_fill(input, total, 3, &rng);
 	for (int loc = 0; loc < 2; loc++) {
 		shardpipe_desc d;
@@ -115,6 +140,35 @@ int main(void)
 		ok(c.metas >= 2 && strstr(c.last_meta, "\"shape\": [11, 23, 26]"),
 		   "index %s: last zarr.json has the final shape",
 		   loc ? "start" : "end");
+
+		memset(&c, 0, sizeof(c));
+		c.loc = (shardpipe_index_location)loc;
+		c.root = root;
+		sink = test_sink(&c, NULL, NULL);
+		sink.shard_parts = on_parts;
+		if (shardpipe_stream_open_sink(&s, &sink, &d) != SHARDPIPE_OK)
+			bail("%s", shardpipe_last_error_message());
+		shardpipe_stream_append(s, input, total);
+		is_int(shardpipe_stream_close(s), SHARDPIPE_OK,
+		       "index %s: a sink of parts only", loc ? "start" : "end");
+		/* 3 x 6 chunks an epoch, 6 epochs: the cpu backend's lie
+		 * apart, one part each. */
+		ok(c.shards == 12 && c.mismatches == 0 && c.parts == 108,
+		   "index %s: %d shards in %d parts, equal to the files",
+		   loc ? "start" : "end", c.shards, c.parts);
+	}
+	{
+		shardpipe_desc d;
+		shardpipe_stream *s = (shardpipe_stream *)1;
+		shardpipe_sink sink = test_sink(NULL, NULL, on_meta);
+
+		describe(&d, 0);
+		is_int(shardpipe_stream_open_sink(&s, &sink, &d),
+		       SHARDPIPE_ERR_INVALID_ARGUMENT,
+		       "a sink with neither shard nor shard_parts is refused");
+		ok(s == NULL && strstr(shardpipe_last_error_message(),
+				       "shard_parts") != NULL,
+		   "saying so (%s)", shardpipe_last_error_message());
 	}
 	{
 		shardpipe_desc d;

@@ -232,7 +232,7 @@ static const char *const kernel_spans[] = {
 	"upload", "sp_scatter", "sp_codec_zstd", "sp_agg_permute",
 	"sp_agg_scan", "sp_agg_gather", "download offsets", "download chunks",
 };
-static const char *const cpu_spans[] = { "run batch", "shard copy" };
+static const char *const cpu_spans[] = { "run batch" };
 
 /* Write ROWS rows on `backend` with the trace on, in spans of random
  * sizes below half a batch (so every batch is staged, none handed over

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "cpu_blosc.h"
+#include "pool.h"
 #include "lanes.h"
 
 /*
@@ -62,16 +63,24 @@ struct lane {
 	char pad[64];           /* keep lanes off each other's lines */
 };
 
+struct cpu_ctx;
+
 struct crew {
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	pthread_t *tid;
 	int n;                  /* workers running */
-	int busy;               /* workers not done with this batch */
+	int busy;               /* workers not done with this job */
 	int quit;
-	uint64_t gen;           /* batches started */
-	const uint8_t *in;      /* the batch */
-	uint64_t next, total;   /* next item (atomic), items in the batch */
+	uint64_t gen;           /* jobs started */
+	/* The job: each lane calls it, and it takes units from next
+	 * (atomic) until total. */
+	void (*job)(struct cpu_ctx *c, int lane);
+	uint64_t next, total;
+	/* A fused pass: its batch, and where its chunks and sizes go. */
+	const uint8_t *in;
+	uint8_t *const *dst;
+	uint64_t *sizes;
 };
 
 struct cpu_ctx {
@@ -83,8 +92,6 @@ struct cpu_ctx {
 	uint64_t *offsets;      /* nchunks + 1, by position */
 	uint8_t *aggregated;
 	uint8_t **scratch;      /* per thread: one item, A*G chunks */
-	const uint8_t **pos_data; /* nchunks, by position (run_batch) */
-	uint64_t *pos_sizes;
 	ZSTD_CCtx **zctx;       /* one per thread */
 	struct libdeflate_compressor **dctx;
 	struct view view;       /* items of the stage entries */
@@ -216,6 +223,12 @@ static int cpu_probe(struct backend_probe *info)
 	return SHARDPIPE_OK;
 }
 
+/* One work item of the fused pass, gathered by one thread. */
+static uint64_t scratch_bytes(const struct cpu_ctx *c)
+{
+	return c->fview.A * c->fview.G * c->plan->chunk_bytes;
+}
+
 static void cpu_close(void *vctx)
 {
 	struct cpu_ctx *c = vctx;
@@ -241,25 +254,24 @@ static void cpu_close(void *vctx)
 		libdeflate_free_compressor(c->dctx[t]);
 	free(c->zctx);
 	free(c->dctx);
-	free(c->chunks);
-	free(c->packed);
+	pool_give(c->chunks, c->nchunks * c->plan->chunk_bytes);
+	pool_give(c->packed, c->nchunks * c->plan->slot_capacity);
+	pool_give(c->aggregated, c->nchunks * c->plan->slot_capacity);
 	free(c->sizes);
 	free(c->offsets);
-	free(c->aggregated);
 	for (int t = 0; c->scratch && t < c->plan->threads; t++)
-		free(c->scratch[t]);
+		pool_give(c->scratch[t], scratch_bytes(c));
 	free(c->scratch);
-	free(c->pos_data);
-	free(c->pos_sizes);
 	free(c);
 }
 
-/* Allocate *pool of n bytes on first use. */
+/* Take *pool of n bytes on first use, from the pools that outlive the
+ * stream (doc/design.md §27). */
 static int pool_get(uint8_t **pool, uint64_t n, const char *what,
 		    struct sp_err *err)
 {
 	if (*pool == NULL)
-		*pool = malloc(n ? (size_t)n : 1);
+		*pool = pool_take(n);
 	SP_RETURN_IF(*pool == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for the cpu %s pool of %llu bytes", what,
 		     (unsigned long long)n);
@@ -278,11 +290,10 @@ static int cpu_open(const struct plan *p, void **out, struct sp_err *err)
 	c->nchunks = p->K * p->M;
 	c->sizes = malloc(c->nchunks * sizeof(*c->sizes));
 	c->offsets = malloc((c->nchunks + 1) * sizeof(*c->offsets));
-	c->pos_data = malloc(c->nchunks * sizeof(*c->pos_data));
-	c->pos_sizes = malloc(c->nchunks * sizeof(*c->pos_sizes));
+
 	c->scratch = calloc((size_t)nt, sizeof(*c->scratch));
 	c->lanes = calloc((size_t)nt, sizeof(*c->lanes));
-	ok = c->sizes && c->offsets && c->pos_data && c->pos_sizes &&
+	ok = c->sizes && c->offsets &&
 	     c->scratch && c->lanes;
 	if (ok && p->codec == SHARDPIPE_CODEC_ZSTD) {
 		c->zctx = calloc((size_t)nt, sizeof(*c->zctx));
@@ -736,37 +747,6 @@ static int cpu_aggregate(void *vctx, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/* The stage entries hold one batch: tests run them one batch at a time,
- * and a stream on cpu runs the fused pass instead. */
-static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
-			     struct sp_err *err)
-{
-	struct cpu_ctx *c = vctx;
-
-	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "fetch before any aggregate");
-	*offsets = c->offsets;
-	return SHARDPIPE_OK;
-}
-
-static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
-			    struct sp_err *err)
-{
-	struct cpu_ctx *c = vctx;
-	uint64_t total = c->offsets[c->nchunks];
-
-	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "fetch before any aggregate");
-	for (size_t i = 0; i < n; i++) {
-		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
-			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-			     "range %zu lies outside the %llu bytes of the "
-			     "batch", i, (unsigned long long)total);
-		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
-	}
-	return SHARDPIPE_OK;
-}
-
 /* CPU time of the calling thread: what a stage costs, whatever else the
  * machine runs meanwhile. */
 static double thread_cpu(void)
@@ -784,14 +764,12 @@ static void fused_items(struct cpu_ctx *c, int t)
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
 	const uint64_t per = v->A * v->G;   /* chunks per item */
-	const int none = p->codec == SHARDPIPE_CODEC_NONE;
 	struct lane *ln = &c->lanes[t];
 
 	for (;;) {
 		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
 						__ATOMIC_RELAXED);
-		uint64_t e, it, first;
-		uint8_t *slot;
+		uint64_t e, it;
 		const uint8_t *src;
 		double a, b;
 
@@ -799,16 +777,11 @@ static void fused_items(struct cpu_ctx *c, int t)
 			break;
 		e = k / v->items;
 		it = k % v->items;
-		first = e * p->M + it * per;
-		slot = c->packed + first * p->slot_capacity;
 		src = c->crew.in + e * p->epoch_bytes;
 		a = thread_cpu();
-		if (v->rank == 1) {
-			/* The epoch is the chunk, contiguous already. */
-		} else if (none) {
-			gather_item(p, v, src, slot, (size_t)p->slot_capacity,
-				    it);
-		} else {
+		/* With every dim merged the epoch is the chunk, contiguous
+		 * already. */
+		if (v->rank > 1) {
 			gather_item(p, v, src, c->scratch[t],
 				    (size_t)p->chunk_bytes, it);
 			src = c->scratch[t];
@@ -816,22 +789,16 @@ static void fused_items(struct cpu_ctx *c, int t)
 		b = thread_cpu();
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
-			/* Codec none gathered into the slots already. */
-			const int copied = none && v->rank > 1;
-			const uint8_t *chunk =
-				copied ? slot + j * p->slot_capacity
-				       : src + j * p->chunk_bytes;
-			size_t r = p->chunk_bytes;
+			const uint8_t *chunk = src + j * p->chunk_bytes;
+			uint64_t pos = e * p->M + p->perm[it * per + j];
+			size_t r = 0;
 
-			if (left_out(p, v, chunk, it * per + j))
-				r = 0;
-			else if (!copied && (r = compress_one(
-					       c, t, chunk,
-					       slot + j * p->slot_capacity)) == 0 &&
-				 (ln->failed < 0 ||
-				  (int64_t)(first + j) < ln->failed))
-				ln->failed = (int64_t)(first + j);
-			c->sizes[first + j] = r;
+			if (!left_out(p, v, chunk, it * per + j) &&
+			    (r = compress_one(c, t, chunk,
+					      c->crew.dst[pos])) == 0 &&
+			    (ln->failed < 0 || (int64_t)pos < ln->failed))
+				ln->failed = (int64_t)pos;
+			c->crew.sizes[pos] = r;
 		}
 		ln->sc += thread_cpu() - b;
 	}
@@ -846,6 +813,7 @@ static void *worker_main(void *varg)
 {
 	struct worker_arg arg = *(struct worker_arg *)varg;
 	struct crew *w = &arg.c->crew;
+	void (*job)(struct cpu_ctx *, int);
 	uint64_t seen = 0;
 
 	free(varg);
@@ -856,8 +824,9 @@ static void *worker_main(void *varg)
 		if (w->quit)
 			break;
 		seen = w->gen;
+		job = w->job;
 		pthread_mutex_unlock(&w->mu);
-		fused_items(arg.c, arg.lane);
+		job(arg.c, arg.lane);
 		pthread_mutex_lock(&w->mu);
 		if (--w->busy == 0)
 			pthread_cond_signal(&w->done);
@@ -896,6 +865,27 @@ static int crew_start(struct cpu_ctx *c, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* Run job on every lane, the caller as lane 0, over `total` units. */
+static void crew_run(struct cpu_ctx *c, void (*job)(struct cpu_ctx *, int),
+		     uint64_t total)
+{
+	struct crew *w = &c->crew;
+
+	pthread_mutex_lock(&w->mu);
+	w->job = job;
+	w->next = 0;
+	w->total = total;
+	w->busy = w->n;
+	w->gen++;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	job(c, 0);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0)
+		pthread_cond_wait(&w->done, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* A lane of a group's shared threads (doc/design.md §26.2). */
 static void fused_lane(void *arg, int lane)
 {
@@ -903,57 +893,46 @@ static void fused_lane(void *arg, int lane)
 }
 
 /*
- * Scatter, compress and aggregate in one parallel pass: each thread
- * gathers a work item into its scratch (or, for codec none, straight into
- * the slots) and compresses its chunks at once, while they are in cache.
- * Nothing is aggregated: the chunks are listed where they lie, by
- * position, and the host copies each once into its shard.
+ * Scatter and compress in one parallel pass: each thread gathers a work
+ * item into its scratch and compresses its chunks at once, while they are
+ * in cache, each straight into the place the host named for it (its slot
+ * in its shard, doc/design.md §6.2): nothing is aggregated or copied
+ * after.
  */
-static int cpu_run_batch(void *vctx, const void *batch,
-			 struct batch_chunks *out, struct sp_err *err)
+static int cpu_run_batch(void *vctx, const void *batch, uint64_t epochs,
+			 uint8_t *const *dst, uint64_t *sizes,
+			 struct batch_times *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
-	struct crew *w = &c->crew;
-	double sg = 0, sc = 0, t0 = sp_now(), t1;
+	double sg = 0, sc = 0;
 	int64_t failed = -1;
 
-	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
-			    "compressed", err));
+	SP_RETURN_IF(epochs > p->K, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "a batch of %llu epochs, over the plan's %llu",
+		     (unsigned long long)epochs, (unsigned long long)p->K);
 	for (int t = 0; t < p->threads; t++) {
-		if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
-			SP_FORWARD(pool_get(&c->scratch[t],
-					    v->A * v->G * p->chunk_bytes,
+		if (v->rank > 1)
+			SP_FORWARD(pool_get(&c->scratch[t], scratch_bytes(c),
 					    "scratch", err));
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
 	}
+	c->crew.in = batch;
+	c->crew.dst = dst;
+	c->crew.sizes = sizes;
 	if (p->lanes != NULL) {
 		/* The group's threads: the item counter is this context's,
 		 * and lanes_run waits for another stream's batch first. */
-		w->in = batch;
-		w->next = 0;
-		w->total = p->K * v->items;
+		c->crew.next = 0;
+		c->crew.total = epochs * v->items;
 		lanes_run(p->lanes, fused_lane, c);
 	} else {
 		if (!c->crew_started)
 			SP_FORWARD(crew_start(c, err));
-		pthread_mutex_lock(&w->mu);
-		w->in = batch;
-		w->next = 0;
-		w->total = p->K * v->items;
-		w->busy = w->n;
-		w->gen++;
-		pthread_cond_broadcast(&w->go);
-		pthread_mutex_unlock(&w->mu);
-		fused_items(c, 0);
-		pthread_mutex_lock(&w->mu);
-		while (w->busy > 0)
-			pthread_cond_wait(&w->done, &w->mu);
-		pthread_mutex_unlock(&w->mu);
+		crew_run(c, fused_items, epochs * v->items);
 	}
-	t1 = sp_now();
 
 	for (int t = 0; t < p->threads; t++) {
 		sg += c->lanes[t].sg;
@@ -963,38 +942,54 @@ static int cpu_run_batch(void *vctx, const void *batch,
 			failed = c->lanes[t].failed;
 	}
 	SP_RETURN_IF(failed >= 0, err, SHARDPIPE_ERR_CODEC_FAILED,
-		     "%s failed on chunk %lld of the batch",
+		     "%s failed on the chunk at position %lld of the batch",
 		     shardpipe_codec_name(p->codec), (long long)failed);
-	for (uint64_t ci = 0; ci < c->nchunks; ci++) {
-		uint64_t pos = (ci / p->M) * p->M + p->perm[ci % p->M];
-
-		c->pos_data[pos] = c->packed + ci * p->slot_capacity;
-		c->pos_sizes[pos] = c->sizes[ci];
-	}
-	out->data = c->pos_data;
-	out->sizes = c->pos_sizes;
 	/* CPU time over threads: the wall time each stage would take on
-	 * the threads alone, not moved by other processes.  The pass's wall
-	 * time beyond both is the wait at its end for the last item. */
-	(void)t0;
+	 * the threads alone, not moved by other processes. */
 	out->seconds_scatter = sg / p->threads;
 	out->seconds_compress = sc / p->threads;
-	out->seconds_aggregate = sp_now() - t1;
 	return SHARDPIPE_OK;
 }
 
-/* A stream runs fused: compressed slots, and one item of scratch per
- * thread unless the chunks are gathered straight into the slots. */
+/* The stage entries hold one batch: tests run them one batch at a time,
+ * and a stream on cpu runs the fused pass instead. */
+static int cpu_fetch_offsets(void *vctx, const uint64_t **offsets,
+			     struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	*offsets = c->offsets;
+	return SHARDPIPE_OK;
+}
+
+static int cpu_fetch_ranges(void *vctx, const struct batch_range *r, size_t n,
+			    struct sp_err *err)
+{
+	struct cpu_ctx *c = vctx;
+	uint64_t total = c->offsets[c->nchunks];
+
+	SP_RETURN_IF(c->aggregated == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "fetch before any aggregate");
+	for (size_t i = 0; i < n; i++) {
+		SP_RETURN_IF(r[i].off > total || r[i].len > total - r[i].off,
+			     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "range %zu lies outside the %llu bytes of the "
+			     "batch", i, (unsigned long long)total);
+		memcpy(r[i].dst, c->aggregated + r[i].off, (size_t)r[i].len);
+	}
+	return SHARDPIPE_OK;
+}
+
+/* A stream runs fused: one item of scratch per thread; the chunks go
+ * straight to the host's shard sets. */
 static uint64_t cpu_pool_bytes(void *vctx)
 {
 	struct cpu_ctx *c = vctx;
-	const struct plan *p = c->plan;
-	const struct view *v = &c->fview;
-	uint64_t n = c->nchunks * p->slot_capacity;
 
-	if (p->codec != SHARDPIPE_CODEC_NONE && v->rank > 1)
-		n += (uint64_t)p->threads * v->A * v->G * p->chunk_bytes;
-	return n;
+	return c->fview.rank > 1 ? (uint64_t)c->plan->threads * scratch_bytes(c)
+				 : 0;
 }
 
 const struct backend_ops sp_backend_cpu = {

@@ -23,12 +23,13 @@ static const struct workload workloads[] = {
 static void bench_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shardpipe bench [cube|frames|stack] [--fill F] "
+		"usage: shardpipe bench [cube|frames|stack|--all] [--fill F] "
 		"[--codec C] [--dtype T]\n"
 		"         [--shape S --chunk C --shard N] [--names A,B,..] "
 		"[--index-location L]\n"
-		"         [--rows N] [--unbounded] [--span BYTES] [--frames N] "
-		"[--threads N] [--backend B]\n"
+		"         [--rows N | --size BYTES] [--unbounded] "
+		"[--span BYTES|row|epoch] [--frames N]\n"
+		"         [--threads N] [--backend B]\n"
 		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
 		"[--json]\n"
 		"         [--profile] [--local N]\n\n"
@@ -40,6 +41,11 @@ static void bench_usage(FILE *f)
 		"shard 1,1,4,4 (default)\n"
 		"  stack     z,y,x = 1024,2048,2048, chunk 64,64,64, "
 		"shard 1,16,16\n"
+		"  --all           every workload with every fill, each with "
+		"its bound, printed as\n"
+		"                  one table row each (bench/README.md's "
+		"table; with --json, one\n"
+		"                  object per line)\n"
 		"  --fill F        micro (default: blobs and shot noise), "
 		"noise12 (uniform 12-bit),\n"
 		"                  xor (XOR of the coordinates), zeros\n"
@@ -54,8 +60,14 @@ static void bench_usage(FILE *f)
 		"                  as for write (--durable needs --output)\n"
 		"  --rows N        append N rows of dim 0 (default: the "
 		"workload's size)\n"
+		"  --size BYTES    append about BYTES of input instead: whole "
+		"epochs (chunk rows\n"
+		"                  of dim 0), at least one\n"
 		"  --unbounded     declare dim 0 unbounded (size 0)\n"
-		"  --span BYTES    bytes per append (default one dim-0 row)\n"
+		"  --span BYTES|row|epoch\n"
+		"                  bytes per append, or one dim-0 row (the "
+		"default) or one epoch\n"
+		"                  (chunk rows of dim 0) per append\n"
 		"  --frames N      distinct rows in the pattern (default: "
 		"micro 4, or one chunk's\n"
 		"                  depth along dim 0 if more; noise12 and xor "
@@ -88,9 +100,10 @@ static void bench_usage(FILE *f)
 struct bench_args {
 	struct cli_desc_opts o;
 	const struct workload *w;
-	const char *fill_name, *output;
-	uint64_t rows, span, frames, local;
-	int unbounded, json, bound, repeat, profile;
+	const char *fill_name, *output, *span_text;
+	uint64_t rows, size, frames, local;
+	int unbounded, json, bound, repeat, all, profile;
+	int fill_given, size_given;
 };
 
 static const struct workload *workload_find(const char *name)
@@ -99,6 +112,41 @@ static const struct workload *workload_find(const char *name)
 		if (strcmp(name, workloads[j].name) == 0)
 			return &workloads[j];
 	return NULL;
+}
+
+/* What cannot go together; -1 to go on, or CLI_EXIT_USAGE after saying
+ * why. */
+static int check_args(const struct bench_args *a, const char *named)
+{
+	const struct cli_desc_opts *o = &a->o;
+	/* --all names its workloads, fills and runs itself. */
+	const char *const clash[][2] = {
+		{ named, "a workload" }, { o->shape, "--shape" },
+		{ o->chunk, "--chunk" }, { o->shard, "--shard" },
+		{ o->shard_shape, "--shard-shape" },
+		{ o->chunks_per_shard, "--chunks-per-shard" },
+		{ o->names, "--names" }, { a->output, "--output" },
+		{ a->fill_given ? "" : NULL, "--fill" },
+		{ a->profile ? "" : NULL, "--profile" },
+	};
+
+	if (a->rows != 0 && a->size != 0) {
+		cli_error("bench: --rows and --size both say how much to "
+			  "append; give one");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->size == 0 && a->size_given) {
+		cli_error("bench: --size 0: give the bytes of input per run");
+		return CLI_EXIT_USAGE;
+	}
+	for (size_t k = 0; a->all && k < sizeof(clash) / sizeof(clash[0]);
+	     k++)
+		if (clash[k][0] != NULL) {
+			cli_error("bench: --all runs every workload with every "
+				  "fill; %s cannot go with it", clash[k][1]);
+			return CLI_EXIT_USAGE;
+		}
+	return -1;
 }
 
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
@@ -114,9 +162,9 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		int k = cli_desc_option(&a->o, argc, argv, &i);
 		const char *arg = argv[i];
 		const char *const flags[] = { "--unbounded", "--bound", "--json",
-					      "--profile" };
+					      "--all", "--profile" };
 		int *const flag_slots[] = { &a->unbounded, &a->bound, &a->json,
-					    &a->profile };
+					    &a->all, &a->profile };
 		uint64_t v;
 
 		if (k < 0)
@@ -128,12 +176,16 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 			return CLI_EXIT_OK;
 		} else if (strcmp(arg, "--fill") == 0) {
 			k = cli_take(&a->o.seen, argc, argv, &i, &a->fill_name);
+			a->fill_given = 1;
 		} else if (strcmp(arg, "--rows") == 0) {
 			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
 					 &a->rows);
-		} else if (strcmp(arg, "--span") == 0) {
+		} else if (strcmp(arg, "--size") == 0) {
 			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
-					 &a->span);
+					 &a->size);
+			a->size_given = 1;
+		} else if (strcmp(arg, "--span") == 0) {
+			k = cli_take(&a->o.seen, argc, argv, &i, &a->span_text);
 		} else if (strcmp(arg, "--frames") == 0) {
 			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
 					 &a->frames);
@@ -179,7 +231,7 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 		if (k != 0)
 			return CLI_EXIT_USAGE;
 	}
-	return -1;
+	return check_args(a, named);
 }
 
 /* The measurement the arguments ask for: the workload supplies whatever
@@ -189,6 +241,7 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 {
 	struct cli_desc_opts *o = &a->o;
 	int fill = bench_fill_from_name(a->fill_name);
+	uint64_t row_bytes, epoch_rows;
 
 	memset(su, 0, sizeof(*su));
 	if (fill < 0) {
@@ -234,15 +287,35 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 			  "writes no files to make durable");
 		return CLI_EXIT_USAGE;
 	}
+	row_bytes = shardpipe_dtype_size(su->desc.dtype);
+	for (int d = 1; d < su->desc.rank; d++)
+		row_bytes *= su->desc.dims[d].size;
+	epoch_rows = su->desc.dims[0].chunk;
 	su->rows = a->rows != 0 ? a->rows :
-		   a->profile ? su->desc.dims[0].chunk : su->desc.dims[0].size;
+		   a->profile ? epoch_rows : su->desc.dims[0].size;
+	if (a->size != 0) {
+		/* Whole epochs, so that every run ends on a full batch. */
+		su->rows = a->size / row_bytes / epoch_rows * epoch_rows;
+		if (su->rows < epoch_rows)
+			su->rows = epoch_rows;
+	}
 	if (su->rows == 0) {
-		cli_error("bench: an unbounded --shape needs --rows");
+		cli_error("bench: an unbounded --shape needs --rows or --size");
 		return CLI_EXIT_USAGE;
 	}
+	if (a->span_text == NULL || strcmp(a->span_text, "row") == 0)
+		su->span = 0;
+	else if (strcmp(a->span_text, "epoch") == 0)
+		su->span = epoch_rows * row_bytes;
+	else if (a->span_text[0] < '0' || a->span_text[0] > '9') {
+		cli_error("bench: --span: \"%s\" is not a byte count, row or "
+			  "epoch", a->span_text);
+		return CLI_EXIT_USAGE;
+	} else if (cli_parse_u64("--span", a->span_text, UINT64_MAX,
+				 &su->span) != 0)
+		return CLI_EXIT_USAGE;
 	su->desc.dims[0].size = a->unbounded ? 0 : su->rows;
 	su->fill = (enum bench_fill)fill;
-	su->span = a->span;
 	su->frames = a->frames;
 	su->output = a->output;
 	su->repeat = a->repeat;
@@ -252,26 +325,31 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 	return CLI_EXIT_OK;
 }
 
-int cli_bench(int argc, char **argv)
+/* One measurement, reported as its own table or JSON object, or as a
+ * row of --all's table. */
+static int bench_one(struct bench_args *a)
 {
-	struct bench_args a = { 0 };
 	struct bench_setup su;
 	struct bench_result r;
 	struct bench_profile prof;
-	int rc = parse_args(&a, argc, argv);
+	int rc = setup_from_args(a, &su);
 
-	if (rc >= 0)
-		return rc;
-	rc = setup_from_args(&a, &su);
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	rc = bench_kernel_debug(&prof, a.profile, a.local, r.message,
+	if (a->all) {
+		su.quiet = 1;
+		fprintf(stderr, "bench: %s, fill %s, %llu rows...\n",
+			su.workload, a->fill_name, (unsigned long long)su.rows);
+	}
+	rc = bench_kernel_debug(&prof, a->profile, a->local, r.message,
 				sizeof(r.message));
 	if (rc == SHARDPIPE_OK)
 		rc = bench_run(&su, &r);
 	if (rc == SHARDPIPE_OK) {
-		if (a.json)
+		if (a->json)
 			bench_report_json(&r);
+		else if (a->all)
+			bench_report_row(&r);
 		else
 			bench_report_text(&r);
 		rc = bench_profile_print(&prof, r.backend, r.message,
@@ -279,8 +357,39 @@ int cli_bench(int argc, char **argv)
 	}
 	bench_profile_done(&prof);
 	if (rc != SHARDPIPE_OK) {
-		cli_error("bench: %s", r.message);
+		cli_error("bench: %s, fill %s: %s", su.workload, a->fill_name,
+			  r.message);
 		return cli_exit_status(rc);
 	}
+	return CLI_EXIT_OK;
+}
+
+int cli_bench(int argc, char **argv)
+{
+	static const char *const fills[] = { "micro", "noise12", "xor",
+					     "zeros" };
+	static const char *const order[] = { "frames", "stack", "cube" };
+	struct bench_args a = { 0 };
+	int rc = parse_args(&a, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (!a.all)
+		return bench_one(&a);
+	/* Every workload with every fill, each with its bound: the table of
+	 * bench/README.md, one row as each run ends. */
+	a.bound = 1;
+	if (!a.json)
+		bench_report_row_head();
+	for (size_t w = 0; w < sizeof(order) / sizeof(order[0]); w++)
+		for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++) {
+			struct bench_args one = a;
+
+			one.w = workload_find(order[w]);
+			one.fill_name = fills[f];
+			rc = bench_one(&one);
+			if (rc != CLI_EXIT_OK)
+				return rc;
+		}
 	return CLI_EXIT_OK;
 }
