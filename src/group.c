@@ -73,12 +73,16 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 	*out = ZARR_NODE_NONE;
 	if (asprintf(&p, "%s/zarr.json", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO put there would block the open for as long as
+	 * no one writes it; fstat below sees it is no regular file. */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 
 		free(p);
-		if (e == ENOENT)
+		/* ENOTDIR: dir is a file, which holds no node; the caller's
+		 * store check names it, not an I/O error here. */
+		if (e == ENOENT || e == ENOTDIR)
 			return SHARDPIPE_OK;
 		return sp_err_set(err, store_fs_errno_code(e),
 				  "%s/zarr.json: %s", dir, strerror(e));
@@ -119,7 +123,8 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
  * no '/', not "." or "..", not starting "__") and as every file system
  * and object store takes it: the spec's recommended characters a-z, A-Z,
  * 0-9, '-', '_', '.', at most 255 bytes, and no leading '.', which would
- * hide it and whose "." and ".." the spec forbids.
+ * hide it and whose "." and ".." the spec forbids.  "zarr.json" is the
+ * group's own metadata key: an array there cannot be stored.
  */
 static int check_name(const char *name, struct sp_err *err)
 {
@@ -132,6 +137,8 @@ static int check_name(const char *name, struct sp_err *err)
 		     "array name is %zu bytes long, above 255", n);
 	SP_RETURN_IF(name[0] == '.', err, SHARDPIPE_ERR_NAME,
 		     "array name \"%s\" starts with '.'", name);
+	SP_RETURN_IF(strcmp(name, "zarr.json") == 0, err, SHARDPIPE_ERR_NAME,
+		     "array name \"zarr.json\" is the group's own metadata");
 	SP_RETURN_IF(strncmp(name, "__", 2) == 0, err, SHARDPIPE_ERR_NAME,
 		     "array name \"%s\" starts with \"__\", which Zarr "
 		     "reserves", name);
@@ -250,6 +257,16 @@ static int group_write(const char *path, struct sp_err *err)
 	return rc;
 }
 
+/* Whether something other than a directory is at path: a group there
+ * could not be made either, so the message says so rather than "no
+ * zarr.json". */
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 static int group_open(shardpipe_group **out, const char *path, int threads,
 		      int create)
 {
@@ -278,8 +295,9 @@ static int group_open(shardpipe_group **out, const char *path, int threads,
 		;
 	else if (node == ZARR_NODE_NONE)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
-				"%s: no zarr.json there, so it is no group",
-				path);
+				"%s: %s, so it is no group", path,
+				is_file(path) ? "not a directory"
+					      : "no zarr.json there");
 	else if (node != ZARR_NODE_GROUP)
 		rc = sp_err_set(&err, SHARDPIPE_ERR_PATH,
 				"%s: zarr.json is %s, not a Zarr v3 group", path,

@@ -15,6 +15,7 @@ struct store_fs {
 	char *root;
 	int overwrite;
 	int durable;
+	int existed;    /* the root was there when checked */
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -35,6 +36,11 @@ int store_fs_errno_code(int e)
 		return SHARDPIPE_ERR_ACCESS;
 	case ENOMEM:
 		return SHARDPIPE_ERR_NOMEM;
+	case ENAMETOOLONG:
+	case ELOOP:
+		/* The path as given can hold no store: the user's to
+		 * change, not an input/output error. */
+		return SHARDPIPE_ERR_PATH;
 	default:
 		return SHARDPIPE_ERR_IO;
 	}
@@ -96,6 +102,35 @@ static int dir_is_empty(const char *path)
 }
 
 static const struct store_ops fs_ops;
+static int remove_key_tree(const char *dir, int depth, int durable,
+			   int dry, struct sp_err *err);
+
+/*
+ * Overwrite empties the chunk tree at path/c and writes the new one there;
+ * a c that is a link (or any non-directory) is not the store's: through a
+ * link both would reach the directory it names, the user's files.
+ */
+static int check_chunk_root(const char *path, struct sp_err *err)
+{
+	struct stat st;
+	char *c;
+	int rc = SHARDPIPE_OK;
+
+	if (asprintf(&c, "%s/c", path) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (lstat(c, &st) == 0 && !S_ISDIR(st.st_mode))
+		rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+				"%s: is %s, not the store's chunk directory; "
+				"nothing was touched", c,
+				S_ISLNK(st.st_mode) ? "a symbolic link"
+						    : "not a directory");
+	/* A link deeper in the tree: found now, before the old zarr.json
+	 * goes, so that the refusal leaves the store whole. */
+	else if (remove_key_tree(c, 0, 0, 1, err) != SHARDPIPE_OK)
+		rc = err->code;
+	free(c);
+	return rc;
+}
 
 int store_fs_check(struct store **out, const char *path, int overwrite,
 		   int durable, struct sp_err *err)
@@ -107,7 +142,27 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 	*out = NULL;
 	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
 		     "empty store path");
-	if (lstat(path, &st) == 0) {
+	int existed, rc_in = SHARDPIPE_OK;
+	char *up = parent_of(path);
+	enum zarr_node up_node = ZARR_NODE_NONE;
+	struct sp_err ignored;
+
+	/* An array holds chunks, no other nodes: a store made in its
+	 * directory would be foreign files to the array's overwrite and a
+	 * hierarchy no Zarr reader walks.  A parent whose zarr.json cannot
+	 * be read is no array we know of, and the checks below judge it. */
+	SP_RETURN_IF(up == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (zarr_node_of(up, &up_node, &ignored) == SHARDPIPE_OK &&
+	    up_node == ZARR_NODE_ARRAY)
+		rc_in = sp_err_set(err, SHARDPIPE_ERR_PATH,
+				   "%s: is inside the Zarr array %s, which "
+				   "holds no other nodes (nothing was touched)",
+				   path, up);
+	free(up);
+	SP_FORWARD(rc_in);
+	existed = lstat(path, &st) == 0;
+
+	if (existed) {
 		/* Overwriting through a link would empty a directory the
 		 * user named by another path; ask for the real one. */
 		SP_RETURN_IF(S_ISLNK(st.st_mode), err, SHARDPIPE_ERR_PATH,
@@ -122,11 +177,19 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 		if (asprintf(&meta, "%s/zarr.json", path) < 0)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");
-		int exists = access(meta, F_OK) == 0;
+		struct stat mst;
+		int exists = lstat(meta, &mst) == 0;
+
 		free(meta);
 		SP_RETURN_IF(exists && !overwrite, err, SHARDPIPE_ERR_EXISTS,
 			     "%s: already holds a store (zarr.json); "
 			     "choose another path or overwrite", path);
+		/* Every zarr.json a store writes is a regular file: a link,
+		 * FIFO or directory there is someone else's to remove. */
+		SP_RETURN_IF(exists && !S_ISREG(mst.st_mode), err,
+			     SHARDPIPE_ERR_EXISTS,
+			     "%s/zarr.json: is not a regular file, so no store "
+			     "of ours; nothing was touched", path);
 		if (exists) {
 			enum zarr_node node;
 
@@ -138,6 +201,7 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 				     "%s: is a Zarr group, not an array; "
 				     "write an array into it by name "
 				     "(nothing was touched)", path);
+			SP_FORWARD(check_chunk_root(path, err));
 		}
 		/* Without zarr.json the files there are the user's, not a
 		 * store's: refuse with or without overwrite. */
@@ -183,6 +247,7 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 	s->base.ops = &fs_ops;
 	s->overwrite = overwrite;
 	s->durable = durable;
+	s->existed = existed;
 	*out = &s->base;
 	return SHARDPIPE_OK;
 }
@@ -202,21 +267,29 @@ static int sync_dir(const char *dir, struct sp_err *err)
 }
 
 /* Remove what a store owns below dir: regular files and directories named
- * by chunk keys. Anything else (a foreign file, a link, a temporary of a
+ * by chunk keys. Anything else (a foreign file, a temporary of a
  * concurrent writer) stays, and so does every directory that still holds
- * it.  When durable, each directory is synced once its entries are gone,
+ * it.  A link named like a key stops it with SHARDPIPE_ERR_EXISTS: the new
+ * shard would be written through it.  dry: remove nothing, only look for
+ * such links (store_fs_check, before the old zarr.json goes).  When
+ * durable, each directory is synced once its entries are gone,
  * before the new zarr.json can be written: an old shard that came back
  * after a power loss would be read where the new store stored nothing. */
 static int remove_key_tree(const char *dir, int depth, int durable,
-			   struct sp_err *err)
+			   int dry, struct sp_err *err)
 {
 	DIR *d;
 	struct dirent *e;
-	int rc = SHARDPIPE_OK, removed = 0;
+	int rc = SHARDPIPE_OK, removed = 0, fd;
 
 	SP_RETURN_IF(depth > SHARDPIPE_MAX_RANK, err, SHARDPIPE_ERR_IO,
 		     "%s: deeper than any chunk key; left as it is", dir);
-	d = opendir(dir);
+	/* O_NOFOLLOW: a link put in place of a directory since it was
+	 * checked leads out of the store. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL && fd >= 0)
+		close(fd);
 	if (d == NULL)
 		return errno == ENOENT ? SHARDPIPE_OK
 				       : sp_err_set(err,
@@ -235,14 +308,25 @@ static int remove_key_tree(const char *dir, int depth, int durable,
 			break;
 		}
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, depth + 1, durable, err);
-			if (rc == SHARDPIPE_OK && rmdir(p) == 0)
+			rc = remove_key_tree(p, depth + 1, durable, dry, err);
+			if (dry)
+				;
+			else if (rc == SHARDPIPE_OK && rmdir(p) == 0)
 				removed = 1;
 			else if (rc == SHARDPIPE_OK && errno != ENOTEMPTY &&
 				 errno != EEXIST && errno != ENOENT)
 				rc = sp_err_set(err, store_fs_errno_code(errno),
 						"%s: %s", p, strerror(errno));
-		} else if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+		} else if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+			/* Named like a key but not the store's: the new
+			 * shard would be written through it, into what it
+			 * names.  Left as it is; the overwrite stops. */
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					"%s: is a symbolic link in the chunk "
+					"tree, not the store's; %s", p,
+					dry ? "nothing was touched"
+					    : "left as it is");
+		} else if (!dry && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
 			if (unlink(p) == 0)
 				removed = 1;
 			else if (errno != ENOENT)
@@ -265,8 +349,17 @@ static int fs_create(struct store *base, struct sp_err *err)
 	char *p;
 	int rc = SHARDPIPE_OK;
 
-	if (mkdir(s->root, 0777) != 0 && errno != EEXIST)
-		return root_refused(s->root, errno, err);
+	if (mkdir(s->root, 0777) != 0) {
+		if (errno != EEXIST)
+			return root_refused(s->root, errno, err);
+		/* Absent when checked, so ours to make: another process
+		 * made it meanwhile (two writes of one array of a group,
+		 * say), and both writing there would mix their shards
+		 * under one zarr.json. */
+		SP_RETURN_IF(!s->existed, err, SHARDPIPE_ERR_EXISTS,
+			     "%s: made by another writer after it was "
+			     "checked; nothing of it was touched", s->root);
+	}
 	if (s->durable) {
 		/* The root's own name, in its parent. */
 		char *parent = parent_of(s->root);
@@ -295,7 +388,7 @@ static int fs_create(struct store *base, struct sp_err *err)
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", s->root) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, s->durable, err);
+	rc = remove_key_tree(p, 0, s->durable, 0, err);
 	free(p);
 	return rc;
 }

@@ -79,3 +79,48 @@ def test_refusals(tmp_path):
         shardpipe.Group(tmp_path / "none")
     assert e.value.code == 11
     assert not os.path.exists(tmp_path / "none")
+
+
+def test_names_and_reads_that_are_no_array(tmp_path):
+    # "zarr.json" is the group's own metadata: an InvalidDescriptionError
+    # naming it, not an I/O error, and the metadata is as it was.
+    root = tmp_path / "g.zarr"
+    kw = dict(shape=(0, 4), chunks=(2, 4), shards=(2, 4), dtype="uint8")
+    with shardpipe.Group(root, create=True) as g:
+        meta = (root / "zarr.json").read_bytes()
+        with pytest.raises(shardpipe.InvalidDescriptionError) as e:
+            g.stream("zarr.json", **kw)
+        assert e.value.code == 25 and '"zarr.json"' in str(e.value)
+        assert (root / "zarr.json").read_bytes() == meta
+        (root / "notes").write_text("the user's")
+        with pytest.raises(shardpipe.StorageError) as e:
+            g.stream("notes", overwrite=True, **kw)
+        assert e.value.code == 11 and "not a directory" in str(e.value)
+        assert (root / "notes").read_text() == "the user's"
+        with g.stream("cam0", **kw) as s:
+            s.append(bytes(8))
+    # Opening the group as an array: no "malformed store", but what it
+    # is and the arrays it holds.
+    with pytest.raises(shardpipe.StorageError) as e:
+        shardpipe.open(root)
+    assert e.value.code == 11
+    assert "is a Zarr group of 1 array(s) (cam0)" in str(e.value)
+    assert not isinstance(e.value, shardpipe.CorruptStoreError)
+    # A damaged array is still a CorruptStoreError.
+    (root / "bad").mkdir()
+    (root / "bad" / "zarr.json").write_text('{"zarr_format": 3,')
+    with pytest.raises(shardpipe.CorruptStoreError):
+        shardpipe.open(root / "bad")
+
+
+def test_bytes_path(tmp_path):
+    # os.fspath() gives bytes for a bytes path: once Group.stream() failed
+    # with "Can't mix strings and bytes in path components".
+    root = os.fsencode(tmp_path / "b.zarr")
+    kw = dict(shape=(0, 4), chunks=(2, 4), shards=(2, 4), dtype="uint8")
+    with shardpipe.Group(root, create=True) as g:
+        with g.stream("cam0", **kw) as s:
+            s.append(bytes(range(8)))
+    assert shardpipe.Group(root).arrays == ("cam0",)
+    assert shardpipe.open(tmp_path / "b.zarr" / "cam0")[...].tobytes() == \
+        bytes(range(8))

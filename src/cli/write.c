@@ -89,9 +89,9 @@ static void write_usage(FILE *f)
 		"(made by\n"
 		"                    'shardpipe group create'), at OUT.zarr/NAME;"
 		" NAME: a-z A-Z\n"
-		"                    0-9 - _ ., not starting with . or __; "
-		"--overwrite replaces\n"
-		"                    that array only\n");
+		"                    0-9 - _ ., not starting with . or __, "
+		"not zarr.json;\n"
+		"                    --overwrite replaces that array only\n");
 }
 
 /* "A,B,C" of n numbers into buf. */
@@ -514,6 +514,15 @@ static int has_meta(const char *dir)
 	return has;
 }
 
+/* Whether a non-directory is at path: no group could be made there, so
+ * the hint to make one is left out. */
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 /* The stream: a store of its own at OUT, or with --array the array NAME of
  * the group at OUT. */
 static int open_stream(struct writer *w)
@@ -526,7 +535,8 @@ static int open_stream(struct writer *w)
 		rc = shardpipe_stream_open(&w->s, a->out, &w->desc);
 	} else {
 		rc = shardpipe_group_open(&g, a->out, w->desc.threads);
-		if (rc == SHARDPIPE_ERR_PATH && !has_meta(a->out)) {
+		if (rc == SHARDPIPE_ERR_PATH && !has_meta(a->out) &&
+		    !is_file(a->out)) {
 			cli_error("write: --array %s: %s (make the group with "
 				  "'shardpipe group create %s')", a->array,
 				  shardpipe_last_error_message(), a->out);

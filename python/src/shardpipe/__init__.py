@@ -137,6 +137,7 @@ class Stats:
 
 # SHARDPIPE_ERR_* codes the argument checks below report.
 _ERR_INVALID, _ERR_DIM, _ERR_CHUNK, _ERR_SHARD, _ERR_OVERFLOW = 1, 3, 4, 5, 6
+_ERR_PATH = 11
 _U64_MAX = (1 << 64) - 1
 
 
@@ -386,7 +387,10 @@ class Stream:
         if isinstance(path, _InGroup):
             # Group.stream(): the array `array` of an open group.
             group, array = path.group._g, path.name
-            path = os.path.join(path.group.path, array)
+            # A group opened by a bytes path joins its names as bytes.
+            root = path.group.path
+            path = os.path.join(root, os.fsencode(array)
+                                if isinstance(root, bytes) else array)
         elif path is not None:
             path = os.fspath(path)
         name = _dtype_name(dtype)
@@ -515,6 +519,18 @@ class Stream:
 
 # ---------------------------------------------------------------- reading
 
+def _group_arrays(path: Any) -> tuple[str, ...] | None:
+    """The arrays of the group at path, or None when it is no group."""
+    try:
+        g = _shardpipe.Group(path, False, 1)
+    except Error:
+        return None
+    try:
+        return g.arrays
+    finally:
+        g.close()
+
+
 class Reader:
     """A Zarr v3 array opened for reading by the library (``open()``).
 
@@ -527,7 +543,19 @@ class Reader:
 
         self._np = np
         self._path = os.fspath(path)
-        self._r = _shardpipe.Reader(self._path)
+        try:
+            self._r = _shardpipe.Reader(self._path)
+        except CorruptStoreError:
+            # A group's zarr.json is no array's, yet nothing in it is
+            # corrupt: say what it is and how to name an array instead.
+            arrays = _group_arrays(self._path)
+            if arrays is None:
+                raise
+            raise StorageError(
+                "%s: is a Zarr group of %d array(s) (%s), not an array; "
+                "open one as %s/NAME or use shardpipe.Group"
+                % (self._path, len(arrays), ", ".join(arrays),
+                   self._path), _ERR_PATH) from None
         shape, chunks, shards, dtype, names = self._r.info()
         self.shape: tuple[int, ...] = shape
         self.chunks: tuple[int, ...] = chunks
