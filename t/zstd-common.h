@@ -217,9 +217,12 @@ static inline void zt_noise12(uint8_t *p, size_t n, uint64_t *rng)
  * Random data of one of ZT_DISTS kinds: 0 uniform bytes, 1 small
  * alphabet, 2 skewed (geometric) bytes over 0..255, 3 text-like words,
  * 4 repeats of earlier data with mutations, 5 runs, 6 sparse, 7 smooth
- * uint16, 8 12-bit noise.
+ * uint16, 8 12-bit noise, 9 segmentation-like uint32 labels (runs of zero
+ * and of one 24-bit id, each run's id drawn from a few recent ones): many
+ * short sequences, most at one offset, which fitted tables and repeat
+ * codes are for.
  */
-#define ZT_DISTS 9
+#define ZT_DISTS 10
 static inline void zt_fill(uint8_t *p, size_t n, int kind, uint64_t *rng)
 {
 	static const char *const words[] = {
@@ -292,6 +295,26 @@ static inline void zt_fill(uint8_t *p, size_t n, int kind, uint64_t *rng)
 		}
 		if (i < n)
 			p[i] = 0;
+		break;
+	}
+	case 9: {
+		uint32_t ids[4] = { 0, 0, 0, 0 };
+
+		while (i < n) {
+			size_t len = 4 * (1 + test_rand(rng) % 40);
+			uint32_t id = 0;
+
+			if (test_rand(rng) % 2 != 0) {
+				uint32_t k = (uint32_t)(test_rand(rng) % 4);
+
+				if (ids[k] == 0 || test_rand(rng) % 8 == 0)
+					ids[k] = 1 + (uint32_t)(test_rand(rng) %
+								0xFFFFFF);
+				id = ids[k];
+			}
+			for (size_t k = 0; k < len && i < n; k++, i++)
+				p[i] = (uint8_t)(id >> (8 * (k % 4)));
+		}
 		break;
 	}
 	default:

@@ -6,8 +6,10 @@
 # t/zstd-ratio reports the ratio table next to libzstd's, asserting only
 # that every frame decodes.  t/zstd-stores runs the conformance matrix of
 # kernels-configs.h with zstd: opencl stores at three local sizes equal
-# reference's byte for byte.
-ZSTD_KERNEL_TESTS = t/zstd-encode t/zstd-ratio t/zstd-stores
+# reference's byte for byte.  t/zstd-tables checks the repeat codes
+# against its own reading of RFC 8878 and that inputs calling for
+# predefined, RLE and fitted sequence tables get them (issue 22).
+ZSTD_KERNEL_TESTS = t/zstd-encode t/zstd-ratio t/zstd-stores t/zstd-tables
 check_PROGRAMS += $(ZSTD_KERNEL_TESTS)
 TESTS += $(ZSTD_KERNEL_TESTS)
 EXTRA_DIST += t/zstd-common.h
@@ -20,6 +22,9 @@ t_zstd_encode_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(ZSTD_CFLAGS)
 t_zstd_encode_LDADD = $(TEST_LDADD) -lm
 t_zstd_encode_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_tables_CPPFLAGS = $(t_zstd_encode_CPPFLAGS)
+t_zstd_tables_LDADD = $(TEST_LDADD) -lm
+t_zstd_tables_LDFLAGS = $(TEST_LDFLAGS)
 t_zstd_ratio_CPPFLAGS = $(t_zstd_encode_CPPFLAGS)
 t_zstd_ratio_LDADD = $(TEST_LDADD) -lm
 t_zstd_ratio_LDFLAGS = $(TEST_LDFLAGS)

@@ -210,6 +210,45 @@ DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
 	}
 }
 
+/*
+ * A distribution of 1 << log cells from the counts cnt[0..nsym) of total
+ * occurrences: each symbol present gets its share rounded down but at
+ * least one cell; the cells that rounding up to one took are taken back
+ * from the symbols holding the most, one at a time, and whatever is left
+ * goes to the most frequent symbol.  No "less than one" (-1) cells: the
+ * tables' users need none.  1 << log must exceed the symbols present.
+ */
+DEVICE_FN void spz_fse_normalize(LOCAL i32 *norm, LOCAL const u32 *cnt,
+				 u32 nsym, u32 total, u32 log)
+{
+	i32 size = 1 << log, sum = 0;
+	u32 top = 0;
+
+	WORK(nsym);
+	for (u32 s = 0; s < nsym; s++) {
+		norm[s] = 0;
+		if (cnt[s] != 0) {
+			norm[s] = (i32)(((u64)cnt[s] << log) / total);
+			if (norm[s] < 1)
+				norm[s] = 1;
+			if (cnt[s] > cnt[top])
+				top = s;
+		}
+		sum += norm[s];
+	}
+	while (sum > size) {
+		u32 big = top;
+
+		WORK(nsym);
+		for (u32 s = 0; s < nsym; s++)
+			if (norm[s] > norm[big])
+				big = s;
+		norm[big]--;
+		sum--;
+	}
+	norm[top] += size - sum;
+}
+
 /* A starting state for s: its first cell, whose update reads >= 1 bit
  * unless s holds the whole table. */
 DEVICE_FN u32 spz_ft_first(LOCAL const u8 *t, u32 s)
@@ -344,6 +383,17 @@ DEVICE_FN void spz_ft_predefined(LOCAL u8 *ft)
 	for (u32 s = 0; s < 29; s++)
 		norm[s] = spz_of_norm[s];
 	spz_ft_build(ft + SPZ_FT_OF * SPZ_FT_BYTES, norm, 29, 5, cells);
+}
+
+/* Extra bits of a literal-length and of a match-length code. */
+DEVICE_FN u32 spz_ll_xbits(u32 c)
+{
+	return c < 16 ? 0 : spz_ll_bits[c - 16];
+}
+
+DEVICE_FN u32 spz_ml_xbits(u32 c)
+{
+	return c < 32 ? 0 : spz_ml_bits[c - 32];
 }
 
 /* Code, extra-bit count and extra value of a literal length. */

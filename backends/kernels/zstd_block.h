@@ -8,8 +8,9 @@
  *
  * A block is RLE when constant, else compressed when that is smaller than
  * raw, else raw.  Compressed: literals raw, RLE or Huffman (1 stream below
- * 256 literals, else 4), sequences with the predefined FSE tables and
- * explicit offsets only (Offset_Value = offset + 3, never a repeat code).
+ * 256 literals, else 4), sequences with predefined, RLE or fitted FSE
+ * tables and offsets explicit or, when one of the three repeat offsets the block
+ * knows, its repeat code (zstd_seq.h).
  *
  * Phases, separated by barriers, each spread over the whole group:
  *   1. (the caller's) the block's bytes staged in scratch, followed by
@@ -24,12 +25,14 @@
  *      lists, with the literals' histogram;
  *   7. the literals section: the Huffman code (zstd_huf.h), the streams
  *      packed by parts;
- *   8. the sequences section (zstd_seq.h): the state chain, then the
- *      bitstream packed by parts;
+ *   8. the sequences section (zstd_seq.h): repeat codes, each symbol
+ *      type's table chosen (one item per type), the state chain, then
+ *      the bitstream packed by parts;
  *   9. the block's type; the bytes of an RLE or raw block.
- * Only the merge of the Huffman queues, the tree description and the FSE
- * state chain run on one item, each a walk over at most 256 symbols or
- * the block's sequences.
+ * Only the merge of the Huffman queues, the tree description, the repeat
+ * offsets, each symbol type's table choice and the FSE state chain run
+ * on one item, each a walk over at most 256 symbols or the block's
+ * sequences.
  */
 #ifndef SP_KERNEL_ZSTD_BLOCK_H
 #define SP_KERNEL_ZSTD_BLOCK_H
@@ -63,6 +66,7 @@
 #define SPZ_T_FIN (8u * SPZ_NSUB + 1u)     /* where it starts for good */
 #define SPZ_T_DROP (9u * SPZ_NSUB + 2u)    /* sequences it drops */
 #define SPZ_T_HUF (10u * SPZ_NSUB + 2u)
+#define SPZ_T_SEQFIT (SPZ_T_HUF + SPZ_HUF_TMP_WORDS) /* zstd_seq.h */
 
 /* The work-group memory of the block encoder, declared by each kernel
  * that runs it: local arrays live in kernel scope. */
@@ -274,12 +278,14 @@ DEVICE_FN void spz_literals(u32 active, GLOBAL u8 *dst, u32 budget,
 
 /*
  * The block of bl bytes staged at ws (freq its histogram, a barrier
- * since):
+ * since), `first` when it opens its frame (the decoder's repeat offsets
+ * are then known, zstd_seq.h):
  * its content to dst (bl bytes), its type and size to *usize.  All items
  * meet every barrier whatever the block becomes; the kind of block only
  * gates work.
  */
-DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
+DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
+			 struct spz_params prm,
 			 GLOBAL u8 *dst, GLOBAL u64 *usize, LOCAL u32 *tab,
 			 LOCAL u64 *sh, LOCAL u32 *freq, LOCAL u16 *lcost,
 			 LOCAL u8 *hlen, LOCAL u16 *hcode, LOCAL u8 *ft)
@@ -293,7 +299,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	LOCAL u32 *last = tab + SPZ_T_LAST, *spare = tab + SPZ_T_SPARE;
 	LOCAL u32 *next = tab + SPZ_T_NEXT;
 	LOCAL u32 *matched = tab + SPZ_T_MATCHED, *fin = tab + SPZ_T_FIN;
-	LOCAL u32 *drop = tab + SPZ_T_DROP;
+	LOCAL u32 *drop = tab + SPZ_T_DROP, *fit = tab + SPZ_T_SEQFIT;
+	GLOBAL u16 *codes = (GLOBAL u16 *)(ws + SPZ_OFF_SEQCODE);
 	u32 rle = bl >= 2 && freq[in[0]] == bl;
 	u32 comp = !rle && bl >= SPZ_MIN_COMPRESS, raw;
 	u32 rounds = comp ? (bl + SPZ_ROUND - 1) / SPZ_ROUND : 0;
@@ -360,6 +367,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	for (u32 s = (u32)LOCAL_ID(); s < 256; s += (u32)LOCAL_SIZE()) {
 		WORK(1);
 		freq[s] = 0;
+		if (s < 3 * SPZ_FT_SYMS)
+			SPZ_SF_COUNTS(fit, s / SPZ_FT_SYMS)[s % SPZ_FT_SYMS] = 0;
 	}
 	BARRIER();
 	PHASE("gather");
@@ -367,7 +376,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	 * its kept sequences from the latest sequence number, the first one
 	 * carrying the literals since the last match before the segment.
 	 * Its first kept sequence's literals count from where it starts for
-	 * good (spz_settle). */
+	 * good (spz_settle).  The literal-length and match-length codes are
+	 * stored and counted here, for zstd_seq.h. */
 	for (u32 k = (u32)LOCAL_ID(); k < SPZ_NSUB; k += (u32)LOCAL_SIZE()) {
 		GLOBAL const u32 *ss = subseq + 2 * SPZ_SEQ_PER_SUB * k;
 		u32 base = k ? nseq[k - 1] : 0, n = nseq[k] - base, d = drop[k];
@@ -379,9 +389,16 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 
 			p += w & 0xFFFFu;
 			WORK(1 + p - pos);
-			seq[2 * (base + i)] = p - pos + (i == 0 ? carry : 0);
+			u32 ll = p - pos + (i == 0 ? carry : 0), b, x;
+			u32 llc = spz_ll_code(ll, &b, &x);
+			u32 mlc = spz_ml_code(ml, &b, &x);
+
+			seq[2 * (base + i)] = ll;
 			seq[2 * (base + i) + 1] =
 				ml | (ss[2 * (d + i) + 1] + 3) << SPZ_SEQ_OFV_SHIFT;
+			codes[base + i] = (u16)(llc | mlc << 8);
+			LOCAL_ADD(SPZ_SF_COUNTS(fit, SPZ_FT_LL) + llc, 1u);
+			LOCAL_ADD(SPZ_SF_COUNTS(fit, SPZ_FT_ML) + mlc, 1u);
 			for (; pos < p; pos++) {
 				u8 v = in[pos];
 
@@ -408,10 +425,22 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 	 * one byte for the sequences header. */
 	spz_literals(comp, dst, bl >= 2 ? bl - 2 : 0, ws, (u32)sh[SPZ_SH_NLIT],
 		     sh, freq, hlen, hcode, ft, tab + SPZ_T_HUF);
+	PHASE("seq-repeats");
+	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0)
+		spz_seq_repeats(ws, (u32)sh[SPZ_SH_NSEQ], first,
+				SPZ_SF_COUNTS(fit, SPZ_FT_OF));
+	BARRIER();
+	/* One item per symbol type chooses its table. */
+	PHASE("seq-fit");
+	for (u32 k = (u32)LOCAL_ID();
+	     k < 3 && comp && sh[SPZ_SH_FAIL] == 0 && sh[SPZ_SH_NSEQ] != 0;
+	     k += (u32)LOCAL_SIZE())
+		spz_seq_fit(ws, (u32)sh[SPZ_SH_NSEQ], k, ft, fit, sh);
+	BARRIER();
 	PHASE("seq-plan");
 	if (LOCAL_ID() == 0 && comp && sh[SPZ_SH_FAIL] == 0) {
 		u64 end = spz_seq_plan(dst, sh[SPZ_SH_LITSEC], bl - 1, ws,
-				       (u32)sh[SPZ_SH_NSEQ], ft, sh);
+				       (u32)sh[SPZ_SH_NSEQ], ft, fit, sh);
 
 		sh[SPZ_SH_SEQEND] = end;
 		sh[SPZ_SH_FAIL] = end == 0;
@@ -429,7 +458,8 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, struct spz_params prm,
 			spz_seq_part_write(ws, ns, j, pbits[j],
 					   j + 1 < nparts ? pbits[j + 1]
 							  : sh[SPZ_SH_SEQBITS],
-					   ft, dst + sh[SPZ_SH_SEQAT]);
+					   ft, fit, sh,
+					   dst + sh[SPZ_SH_SEQAT]);
 	}
 	BARRIER();
 	PHASE("raw");

@@ -201,34 +201,14 @@ DEVICE_FN u32 spz_huf_describe(LOCAL const u8 *len, u32 maxbits, u32 maxsym,
 	 * next-to-last one's state, and with one symbol no state reads any
 	 * bit.  And three weights or more (RFC 8878 4.2.1.2). */
 	if (distinct >= 2 && nw >= 3) {
-		i32 sum = 0;
-		u32 nsym = 0, top = 0;
+		u32 nsym = 0;
 		struct spz_bw b;
 		u32 st1, st2;
 
-		for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++) {
-			norm[w] = 0;
-			if (wcount[w] != 0) {
-				norm[w] = (i32)(wcount[w] * 64 / nw);
-				if (norm[w] < 1)
-					norm[w] = 1;
+		for (u32 w = 0; w <= SPZ_HUF_MAXBITS; w++)
+			if (wcount[w] != 0)
 				nsym = w + 1;
-				if (wcount[w] > wcount[top])
-					top = w;
-			}
-			sum += norm[w];
-		}
-		while (sum > 64) {
-			u32 big = top;
-
-			WORK(nsym);
-			for (u32 w = 0; w < nsym; w++)
-				if (norm[w] > norm[big])
-					big = w;
-			norm[big]--;
-			sum--;
-		}
-		norm[top] += 64 - sum;
+		spz_fse_normalize(norm, wcount, nsym, nw, 6);
 		spz_ft_build(ft, norm, nsym, 6, SPZ_FT_CELLS(area));
 		spz_bw_init(&b, 1, SPZ_DESC_CAP < 128 ? SPZ_DESC_CAP : 128);
 		spz_ncount_write(&b, desc, norm, nsym, 6);

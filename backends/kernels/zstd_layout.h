@@ -50,6 +50,9 @@
  * Byte offsets inside one group's scratch; all multiples of 64:
  *   IN       the block's bytes (shuffled, for blosc), then SPZ_PAD zeros;
  *   CAND     per position, its match candidate + 1 (0: none), u32;
+ *            once the parse is done, per sequence its literal-length and
+ *            match-length codes (SEQCODE, u16) and after them its offset
+ *            code (OFCODE, u8), in block order;
  *   SUBSEQ   per segment, its sequences as the parse found them: two u32
  *            each, literal length | match length << 16, and the offset;
  *   SEQ      the block's sequences in order, two u32 each: literal
@@ -59,11 +62,15 @@
  *   PARTS    bits of each Huffman packing part;
  *   DESC     the Huffman tree description;
  *   SEQST    the three FSE states after each sequence;
- *   SEQPARTS bits of each sequences packing part.
+ *   SEQPARTS bits of each sequences packing part;
+ *   SEQDESC  the fitted FSE tables' descriptions, SPZ_SEQDESC_CAP
+ *            bytes per symbol type (zstd_seq.h).
  */
 #define SPZ_R64(x) (((x) + 63u) / 64u * 64u)
 #define SPZ_OFF_IN 0u
 #define SPZ_OFF_CAND SPZ_R64(SPZ_BLOCK + SPZ_PAD)
+#define SPZ_OFF_SEQCODE SPZ_OFF_CAND
+#define SPZ_OFF_OFCODE (SPZ_OFF_CAND + 2u * SPZ_MAX_SEQ)
 #define SPZ_OFF_SUBSEQ (SPZ_OFF_CAND + 4u * SPZ_BLOCK)
 #define SPZ_OFF_SEQ (SPZ_OFF_SUBSEQ + 8u * SPZ_MAX_SEQ)
 #define SPZ_OFF_LITS (SPZ_OFF_SEQ + 8u * SPZ_MAX_SEQ)
@@ -71,8 +78,12 @@
 #define SPZ_OFF_DESC SPZ_R64(SPZ_OFF_PARTS + 4u * SPZ_PART_WORDS)
 #define SPZ_OFF_SEQST SPZ_R64(SPZ_OFF_DESC + SPZ_DESC_CAP)
 #define SPZ_OFF_SEQPARTS SPZ_R64(SPZ_OFF_SEQST + 3u * SPZ_MAX_SEQ)
+#define SPZ_OFF_SEQDESC SPZ_R64(SPZ_OFF_SEQPARTS + 4u * SPZ_SEQPART_WORDS)
+/* A fitted table's description: at most 53 symbols of at most 10 bits
+ * each (a log of 8), the 4-bit log and the zero-run flags. */
+#define SPZ_SEQDESC_CAP 96u
 /* One group's scratch: about 1.3 MiB, whatever the level. */
-#define SPZ_SCRATCH_BYTES SPZ_R64(SPZ_OFF_SEQPARTS + 4u * SPZ_SEQPART_WORDS)
+#define SPZ_SCRATCH_BYTES SPZ_R64(SPZ_OFF_SEQDESC + 3u * SPZ_SEQDESC_CAP)
 /* Match lengths stay below 1 << 13 (SPZ_MATCH_MAX); Offset_Value (at
  * most 18 bits) above. */
 #define SPZ_SEQ_OFV_SHIFT 13
@@ -94,7 +105,8 @@
 #define SPZ_SH_SEQBITS 21 /* its bits, end mark included */
 #define SPZ_SH_HUF 22     /* Huffman coding is worth trying */
 #define SPZ_SH_MAXSYM 23
-#define SPZ_SH_WORDS 24
+#define SPZ_SH_SEQMODE 24 /* 3 words: how each symbol type is coded */
+#define SPZ_SH_WORDS 27
 
 /* Blocks of a frame of n bytes (an empty frame has one empty block). */
 #define SPZ_NBLOCKS(n) ((n) == 0 ? 1u : ((n) + SPZ_BLOCK - 1u) / SPZ_BLOCK)

@@ -38,6 +38,7 @@ struct spz_unit {
 	u64 bbl;     /* that block's bytes */
 	u64 off;     /* the unit's first byte in the shuffled block */
 	u32 len;     /* the unit's bytes */
+	u32 first;   /* the first block of its frame (zstd_seq.h's repeats) */
 };
 
 DEVICE_FN struct spz_unit spz_unit_of(u64 k, u64 n, u64 ts, u64 bs)
@@ -68,6 +69,7 @@ DEVICE_FN struct spz_unit spz_unit_of(u64 k, u64 n, u64 ts, u64 bs)
 	}
 	u.off = fo + z * SPZ_BLOCK;
 	u.len = (u32)spz_min(SPZ_BLOCK, fl - z * SPZ_BLOCK);
+	u.first = z == 0;
 	return u;
 }
 
@@ -120,7 +122,7 @@ SP_ENCODER_ENTRY(sp_zstd_units)
 		spz_stage(pool + j * chunk_bytes + un.bstart, un.bbl, typesize,
 			  (u32)mode, un.off, un.len, ws, freq);
 		BARRIER();
-		spz_block(ws, un.len, prm,
+		spz_block(ws, un.len, un.first, prm,
 			  out + j * chunk_bytes + un.bstart + un.off, usizes + u,
 			  tab, sh, freq, lcost, hlen, hcode, ft);
 	}
