@@ -1,0 +1,496 @@
+/*
+ * stream_open.c - opening a stream: its plan, the backend, the pools and
+ * their bound (max_memory), the store or sink, pyramids' levels, and the
+ * threads; and freeing it all (doc/design.md §14, §27, §28).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "stream_impl.h"
+
+void stream_stop_threads(struct shardpipe_stream *s)
+{
+	if (!s->threads_started)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->pipe_thread, NULL);
+	pthread_join(s->writer_thread, NULL);
+	s->threads_started = 0;
+}
+
+/* Staging memory comes from the backend that reads it (pinned on a GPU,
+ * doc/design.md §14.1), or from the pools that outlive streams (§27). */
+static uint8_t *staging_alloc(struct shardpipe_stream *s)
+{
+	uint64_t n = s->plan.batch_bytes;
+
+	if (s->be->host_alloc != NULL)
+		return s->be->host_alloc(s->bctx, n);
+	return pool_take(n);
+}
+
+void stream_free(struct shardpipe_stream *s)
+{
+	if (s == NULL)
+		return;
+	stream_stop_threads(s);
+	/* The next level is fed by this one's pipeline, gone now. */
+	stream_free(s->next);
+	/* Staging first: the backend may own its memory. */
+	for (int k = 0; k < NSTAGE; k++) {
+		if (s->staging[k] == NULL)
+			continue;
+		if (s->be->host_free != NULL)
+			s->be->host_free(s->bctx, s->staging[k]);
+		else
+			pool_give(s->staging[k], s->plan.batch_bytes);
+	}
+	if (s->bctx != NULL)
+		s->be->close(s->bctx);
+	for (int k = 0; s->sets != NULL && k < s->nsets; k++)
+		if (s->sets[k].plan != NULL)
+			shard_set_free(&s->sets[k]);
+	free(s->sets);
+	free(s->set_free);
+	free(s->wq);
+	free(s->parts);
+	free(s->sink_parts);
+	free(s->dst);
+	free(s->sizes);
+	free(s->ahead);
+	store_free(s->store);
+	store_free(s->group);
+	free(s->ranges);
+	free(s->fill_block);
+	free(s->red);
+	free(s->carry);
+	if (s->levels != NULL)
+		plan_levels_free(s->levels);
+	free(s->levels);
+	attrs_free(&s->attrs);
+	trace_close(s->trace, NULL);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	lanes_unref(s->plan.lanes);
+	plan_free(&s->plan);
+	free(s);
+}
+
+static int start_threads(struct shardpipe_stream *s)
+{
+	int e = pthread_create(&s->pipe_thread, NULL, stream_pipeline_main, s);
+
+	SP_RETURN_IF(e != 0, &s->err, SHARDPIPE_ERR_NOMEM,
+		     "cannot start the pipeline thread (%s)", strerror(e));
+	e = pthread_create(&s->writer_thread, NULL, stream_writer_main, s);
+	if (e != 0) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		s->pipe_done = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->pipe_thread, NULL);
+		return sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+				  "cannot start the writer thread (%s)",
+				  strerror(e));
+	}
+	s->threads_started = 1;
+	return SHARDPIPE_OK;
+}
+
+/*
+ * The shard sets a stream keeps (doc/design.md §14.2): one filling and one
+ * being written; with a fused backend, every set a batch's epochs can
+ * reach (a batch of K epochs starting anywhere in a shard epoch of cps[0])
+ * and one being written, since the batch compresses into all of them at
+ * once.
+ */
+static int nsets_for(const struct plan *p, const struct backend_ops *be)
+{
+	if (be == NULL || be->run_batch == NULL)
+		return 2;
+	return (int)(2 + sp_ceil_div(p->K - 1, p->cps[0]));
+}
+
+/* Staging buffers, the backend's pools (as it reports them, or chunks,
+ * compressed slots and aggregated), the shard sets at their worst case
+ * (every chunk of a shard epoch at slot capacity), and below a pyramid's
+ * last level one batch of the next level's rows and a carried row.  bctx
+ * NULL: the generic estimate, before the backend is open. */
+static uint64_t pools(const struct shardpipe_stream *s)
+{
+	const struct plan *p = &s->plan;
+	uint64_t n = NSTAGE * p->batch_bytes +
+		     (uint64_t)nsets_for(p, s->be) * shard_set_bytes(p);
+
+	if (p->reduce_geo[SP_RGEO_F0] != 0)
+		n += p->K * p->chunk[0] * p->reduce_geo[SP_RGEO_OUT_ROW] *
+			     p->esize + p->row_bytes;
+	n += store_pool_bytes(s->store);
+	if (s->bctx != NULL && s->be->pool_bytes != NULL)
+		return n + s->be->pool_bytes(s->bctx);
+	return n + p->K * p->M * (p->chunk_bytes + 2 * p->slot_capacity);
+}
+
+/* Every level's pools (doc/design.md §28.3). */
+static uint64_t all_pools(const struct shardpipe_stream *s)
+{
+	uint64_t n = 0;
+
+	for (; s != NULL; s = s->next)
+		n += pools(s);
+	return n;
+}
+
+/* Lower the epochs per batch, every level's alike, until the generic
+ * estimate of the pools fits the plan's max_memory (backends size their
+ * pools from K). */
+static void cap_batch(struct shardpipe_stream *s)
+{
+	struct plan *p = &s->plan;
+
+	while (p->max_memory != 0 && p->K > 1 &&
+	       all_pools(s) > p->max_memory) {
+		uint64_t k = (p->K + 1) / 2;
+
+		for (struct shardpipe_stream *l = s; l != NULL; l = l->next)
+			plan_set_epochs(&l->plan, k);
+	}
+}
+
+/* The shard sets and what the pipeline and the writer need to fill and
+ * write them. */
+static int open_sets(struct shardpipe_stream *s)
+{
+	const struct plan *p = &s->plan;
+	const int fused = s->be->run_batch != NULL;
+	const size_t n = (size_t)(p->K * p->M);
+
+	s->nsets = nsets_for(p, s->be);
+	s->sets = calloc((size_t)s->nsets, sizeof(*s->sets));
+	s->set_free = calloc((size_t)s->nsets, sizeof(*s->set_free));
+	s->wq = calloc((size_t)s->nsets, sizeof(*s->wq));
+	s->ahead = calloc((size_t)s->nsets, sizeof(*s->ahead));
+	s->parts = malloc((size_t)(p->chunks_per_shard + 1) *
+			  sizeof(*s->parts));
+	s->sink_parts = malloc((size_t)p->chunks_per_shard *
+			       sizeof(*s->sink_parts));
+	if (fused) {
+		s->dst = malloc(n * sizeof(*s->dst));
+		s->sizes = malloc(n * sizeof(*s->sizes));
+	} else {
+		s->ranges = malloc((size_t)(p->K * p->S) * sizeof(*s->ranges));
+	}
+	SP_RETURN_IF(s->sets == NULL || s->set_free == NULL || s->wq == NULL ||
+		     s->ahead == NULL || s->parts == NULL ||
+		     s->sink_parts == NULL ||
+		     (fused ? s->dst == NULL || s->sizes == NULL
+			    : s->ranges == NULL),
+		     &s->err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %d shard sets", s->nsets);
+	for (int k = 0; k < s->nsets; k++) {
+		SP_FORWARD(shard_set_init(&s->sets[k], p, fused, &s->err));
+		s->set_free[k] = k > 0;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* SHARDPIPE_TRACE: the stream is named by its backend and store. */
+static int open_trace(struct shardpipe_stream *s, const char *path)
+{
+	char label[400];
+
+	/* A pyramid level's trace names its array below the group. */
+	if (s->plan.scale_level > 0)
+		snprintf(label, sizeof(label), "shardpipe %s -> %s/%d",
+			 s->be->name, path, s->plan.scale_level);
+	else
+		snprintf(label, sizeof(label), "shardpipe %s -> %s",
+			 s->be->name, path != NULL ? path : "(sink)");
+	return trace_open(&s->trace, label, &s->err);
+}
+
+/* The description's attributes, refused (naming the key) before anything
+ * is written. */
+static int open_attrs(struct shardpipe_stream *s, const shardpipe_desc *desc)
+{
+	if (!DESC_HAS(desc, nattributes) || desc->nattributes == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(desc->attributes == NULL, &s->err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "nattributes is %zu but attributes is NULL",
+		     desc->nattributes);
+	for (size_t k = 0; k < desc->nattributes; k++)
+		SP_FORWARD(attrs_set(&s->attrs, desc->attributes[k].key,
+				     desc->attributes[k].json, &s->err));
+	return SHARDPIPE_OK;
+}
+
+static struct shardpipe_stream *stream_alloc(void)
+{
+	struct shardpipe_stream *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->cur = -1;
+	return s;
+}
+
+/*
+ * The levels above level 0 (doc/design.md §28.3), each a stream taking
+ * over its plan from s->levels, and the directories they will write: the
+ * group's at the store's path, each level's below it (level 0's too).
+ * Nothing is written yet.
+ */
+static int open_levels(struct shardpipe_stream *s, const char *path,
+		       struct sp_err *err)
+{
+	struct plan_levels *pl = s->levels;
+	struct shardpipe_stream *prev = s;
+	char name[16];
+
+	s->group = s->store;
+	s->store = NULL;
+	SP_FORWARD(store_child(s->group, path, "0", &s->store, err));
+	for (int L = 1; L < pl->n; L++) {
+		struct shardpipe_stream *l = stream_alloc();
+
+		SP_RETURN_IF(l == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for pyramid level %d", L);
+		prev->next = l;
+		l->plan = pl->level[L];
+		memset(&pl->level[L], 0, sizeof(pl->level[L]));
+		l->be = s->be;
+		snprintf(name, sizeof(name), "%d", L);
+		SP_FORWARD(store_child(s->group, path, name, &l->store, err));
+		prev = l;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* One level's memory: the backend's context, the shard sets, staging,
+ * fetch ranges, the fill block, its trace, and when there is a next level
+ * that level's rows of one batch and a carried row. */
+static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
+{
+	const struct plan *p = &s->plan;
+
+	SP_FORWARD(s->be->open(p, &s->bctx, err));
+	SP_FORWARD(open_sets(s));
+	for (int k = 0; k < NSTAGE; k++) {
+		s->staging[k] = staging_alloc(s);
+		s->stage_free[k] = 1;
+		SP_RETURN_IF(s->staging[k] == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for a batch of %llu bytes",
+			     (unsigned long long)p->batch_bytes);
+	}
+	s->fill_block = malloc(FILL_BLOCK);
+	SP_RETURN_IF(s->fill_block == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for the fill value");
+	stream_fill_pattern(s->fill_block, FILL_BLOCK, p->fill, p->esize);
+	if (p->reduce_geo[SP_RGEO_F0] != 0) {
+		uint64_t out = p->K * p->chunk[0] *
+			       p->reduce_geo[SP_RGEO_OUT_ROW] * p->esize;
+
+		s->red = malloc(out ? (size_t)out : 1);
+		s->carry = malloc((size_t)p->row_bytes);
+		SP_RETURN_IF(s->red == NULL || s->carry == NULL, err,
+			     SHARDPIPE_ERR_NOMEM,
+			     "out of memory for %llu bytes of pyramid level %d",
+			     (unsigned long long)out, p->scale_level + 1);
+	}
+	return SHARDPIPE_OK;
+}
+
+/* The group's zarr.json (doc/design.md §28.4), with the stream's user
+ * attributes. */
+int stream_publish_group(struct shardpipe_stream *s, struct sp_err *err)
+{
+	char *json;
+	size_t len;
+	int rc;
+
+	pthread_mutex_lock(&s->mu);
+	rc = zarr_meta_group(s->levels, &s->plan, &s->attrs, &json, &len,
+			     err);
+	s->attrs_changed = 0;
+	pthread_mutex_unlock(&s->mu);
+	SP_FORWARD(rc);
+	rc = s->group->ops->write_meta(s->group, json, len, err);
+	free(json);
+	return rc;
+}
+
+/* The first writes: the store's directory (emptied of an old store when
+ * overwriting), and zarr.json of every array with no rows, then the
+ * group's, which names them. */
+static int create_store(struct shardpipe_stream *s, struct sp_err *err)
+{
+	if (s->group != NULL)
+		SP_FORWARD(s->group->ops->create(s->group, err));
+	for (struct shardpipe_stream *l = s; l != NULL; l = l->next) {
+		if (l->store != NULL)
+			SP_FORWARD(l->store->ops->create(l->store, err));
+		SP_FORWARD(stream_publish_meta(l, 0, err));
+		if (l->store != NULL)
+			SP_FORWARD(store_sync(l->store, err));
+	}
+	if (s->group != NULL) {
+		SP_FORWARD(stream_publish_group(s, err));
+		SP_FORWARD(store_sync(s->group, err));
+	}
+	return SHARDPIPE_OK;
+}
+
+static int stream_open(shardpipe_stream **out, const char *path,
+		       const shardpipe_sink *sink, const shardpipe_desc *desc,
+		       struct lanes *lanes)
+{
+	struct shardpipe_stream *s;
+	shardpipe_sink own = { 0 };
+	const char *backend;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || desc == NULL || (path == NULL && sink == NULL)) {
+		sp_last_error_set("a required argument is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	/* Only the callbacks inside the caller's struct_size are read; the
+	 * rest of own stays NULL. */
+	if (sink != NULL &&
+	    (sp_struct_copy(&own, sizeof(own), sink, sink->struct_size) !=
+		     SHARDPIPE_OK || !SHARDPIPE_HAS_FIELD(&own, shard))) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "sink not initialised with "
+			 "shardpipe_sink_init(): struct_size %zu does not "
+			 "hold the shard callback", sink->struct_size);
+		sp_last_error_set(msg);
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	if (sink != NULL && own.shard == NULL && own.shard_parts == NULL) {
+		sp_last_error_set("the sink's shard and shard_parts callbacks "
+				  "are both NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	s = stream_alloc();
+	if (s == NULL || (s->levels = calloc(1, sizeof(*s->levels))) == NULL) {
+		free(s);
+		sp_last_error_set("out of memory");
+		return SHARDPIPE_ERR_NOMEM;
+	}
+	backend = getenv("SHARDPIPE_BACKEND");
+	if (backend == NULL || *backend == '\0')
+		backend = desc->backend;
+
+	/* Everything that can refuse runs before the first write. */
+	rc = plan_init(&s->plan, desc, &s->err);
+	s->plan.trace = trace_wanted();
+	if (rc == SHARDPIPE_OK)
+		rc = pool_configure(&s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK && sink != NULL && s->levels->group)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				"a sink receives one array: a pyramid or an "
+				"OME-NGFF image (downsample, ngff) needs a "
+				"directory store");
+	/* After the levels' plans are made: they run on their own crews
+	 * (a level's stream holds no reference to the group's lanes). */
+	if (lanes != NULL)
+		s->plan.lanes = lanes_ref(lanes);
+	if (rc == SHARDPIPE_OK && path != NULL)
+		rc = store_check(&s->store, path, desc->overwrite,
+				 s->plan.durable, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = open_attrs(s, desc);
+	if (rc == SHARDPIPE_OK)
+		rc = backend_find(backend, &s->be, &s->err);
+	if (rc == SHARDPIPE_OK && s->levels->n > 1 && s->be->reduce == NULL)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_BACKEND,
+				"backend %s cannot build pyramids (it has no "
+				"reduce entry)", s->be->name);
+	if (rc == SHARDPIPE_OK && s->levels->group)
+		rc = open_levels(s, path, &s->err);
+	if (rc == SHARDPIPE_OK)
+		cap_batch(s);
+	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
+	     l = l->next) {
+		rc = open_memory(l, &s->err);
+		if (rc == SHARDPIPE_OK)
+			rc = open_trace(l, path);
+		if (rc != SHARDPIPE_OK && l != s)
+			s->err = l->err;
+	}
+	if (rc == SHARDPIPE_OK && s->plan.max_memory != 0 &&
+	    all_pools(s) > s->plan.max_memory)
+		rc = sp_err_set(&s->err, SHARDPIPE_ERR_NOMEM,
+				"max_memory %llu bytes: the pools need %llu "
+				"bytes even with %llu epoch(s) of %llu bytes a "
+				"batch%s",
+				(unsigned long long)s->plan.max_memory,
+				(unsigned long long)all_pools(s),
+				(unsigned long long)s->plan.K,
+				(unsigned long long)s->plan.epoch_bytes,
+				s->next != NULL ? ", every level's" : "");
+	if (rc == SHARDPIPE_OK && sink != NULL)
+		s->sink = own;
+	if (rc == SHARDPIPE_OK)
+		rc = create_store(s, &s->err);
+	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
+	     l = l->next) {
+		rc = start_threads(l);
+		if (rc != SHARDPIPE_OK)
+			s->err = l->err;
+	}
+	if (rc != SHARDPIPE_OK) {
+		sp_last_error_set(s->err.msg);
+		stream_free(s);
+		return rc;
+	}
+	for (struct shardpipe_stream *l = s; l != NULL; l = l->next)
+		l->stats.pool_bytes = pools(l);
+	*out = s;
+	return SHARDPIPE_OK;
+}
+
+int shardpipe_stream_open(shardpipe_stream **out, const char *path,
+			  const shardpipe_desc *desc)
+{
+	if (path == NULL) {
+		if (out != NULL)
+			*out = NULL;
+		sp_last_error_set("store path is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	return stream_open(out, path, NULL, desc, NULL);
+}
+
+int shardpipe_stream_open_sink(shardpipe_stream **out,
+			       const shardpipe_sink *sink,
+			       const shardpipe_desc *desc)
+{
+	if (sink == NULL) {
+		if (out != NULL)
+			*out = NULL;
+		sp_last_error_set("sink is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	return stream_open(out, NULL, sink, desc, NULL);
+}
+
+int stream_open_lanes(shardpipe_stream **out, const char *path,
+		      const shardpipe_desc *desc, struct lanes *lanes)
+{
+	return stream_open(out, path, NULL, desc, lanes);
+}
+
