@@ -1,0 +1,42 @@
+/*
+ * cpu_gather.h - the cpu backend's gather: chunks out of an epoch's rows,
+ * in work items of several chunks (doc/design.md §6), and the check that
+ * leaves a chunk of fill value out (§22.2).
+ */
+#ifndef SHARDPIPE_CPU_GATHER_H
+#define SHARDPIPE_CPU_GATHER_H
+
+#include "plan.h"
+
+/*
+ * Scatter geometry, simplified once at open.  Adjacent dims merge when the
+ * chunk spans the inner one whole (chunk == size: one chunk along it, no
+ * padding), so runs get as long as the layout allows; dim 0 spans the
+ * epoch, so a chunk that spans every other dim is one memcpy.  The chunk
+ * index over the view's dims equals the plan's, since every dim merged away
+ * has one chunk.
+ */
+struct view {
+	int rank;
+	uint64_t size[SHARDPIPE_MAX_RANK];   /* view dim 0: chunk[0] rows */
+	uint64_t chunk[SHARDPIPE_MAX_RANK];
+	uint64_t count[SHARDPIPE_MAX_RANK];  /* chunks along each dim */
+	uint64_t in_stride[SHARDPIPE_MAX_RANK];
+	/* A work item gathers A x G chunks: G along the last dim (1 or all
+	 * of them) and A along the second-last (1, or all when G is all). */
+	uint64_t A, G;
+	uint64_t items;      /* work items per epoch */
+};
+
+/* The view of plan p for the stage entries (fused 0) or run_batch (1). */
+SP_INTERNAL void view_init(struct view *v, const struct plan *p, int fused);
+/* Gather work item `item` of an epoch: its A x G chunks, chunk a*G+g at
+ * out + (a*G+g)*cs. */
+SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,
+			     const uint8_t *epoch, uint8_t *out, size_t cs,
+			     uint64_t item);
+/* Whether the gathered chunk ci of an epoch is not to be stored. */
+SP_INTERNAL int left_out(const struct plan *p, const struct view *v,
+			 const uint8_t *chunk, uint64_t ci);
+
+#endif
