@@ -43,6 +43,7 @@ typedef uint64_t __attribute__((__may_alias__)) w64;
 #define KERNEL static void
 #define ENCODER_KERNEL static void
 #define DEVICE_FN static inline
+#define DEVICE_FN_OUTLINED static inline /* out of line for nvcc only */
 #define GLOBAL
 #define LOCAL
 #define CONSTANT_DATA static const

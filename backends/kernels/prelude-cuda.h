@@ -34,6 +34,11 @@ typedef unsigned long long w64;
  * (t/cuda-resources.sh). */
 #define ENCODER_KERNEL extern "C" __global__ void __launch_bounds__(256, 2)
 #define DEVICE_FN static __device__ __forceinline__
+/* A function kept out of line.  CUDA 13's cicc, inlining the zstd table
+ * build into its callers with the predefined distributions as constants,
+ * gave different PTX from identical runs (a load vectorised or not), so
+ * the CUDA plugin's package did not build reproducibly (design §25.4). */
+#define DEVICE_FN_OUTLINED static __device__ __noinline__
 #define GLOBAL
 #define LOCAL
 #define CONSTANT_DATA __constant__

@@ -35,6 +35,7 @@ typedef ulong w64;
 #define KERNEL __kernel void
 #define ENCODER_KERNEL __kernel void
 #define DEVICE_FN static inline
+#define DEVICE_FN_OUTLINED static inline /* out of line for nvcc only */
 #define GLOBAL __global
 #define LOCAL __local
 #define CONSTANT_DATA __constant

@@ -174,10 +174,10 @@ DEVICE_FN u32 spz_highbit(u64 v)
 /*
  * Build from norm[0..nsym) (sum 1 << log, -1 meaning "less than 1") the
  * decoding table's symbol spread, then the per-symbol state lists.
- * cells is scratch of 1 << log bytes.
+ * cells is scratch of 1 << log bytes.  Out of line: see prelude-cuda.h.
  */
-DEVICE_FN void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm, u32 nsym,
-			    u32 log, LOCAL u8 *cells)
+DEVICE_FN_OUTLINED void spz_ft_build(LOCAL u8 *t, LOCAL const i32 *norm,
+				     u32 nsym, u32 log, LOCAL u8 *cells)
 {
 	u32 size = 1u << log, high = size - 1, pos = 0;
 	u32 step = (size >> 1) + (size >> 3) + 3, at = 0;
