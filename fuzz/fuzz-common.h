@@ -1,8 +1,6 @@
 /*
- * fuzz-common.h - what the libFuzzer targets share: the one library
- * symbol the reader needs from src/stream.c (the targets link only the
- * reader's sources), and a scratch directory for targets that must hand
- * the reader a store on disk.
+ * fuzz-common.h - what the libFuzzer targets share: a scratch directory
+ * for targets that must hand the reader a store on disk.
  */
 #ifndef SHARDPIPE_FUZZ_COMMON_H
 #define SHARDPIPE_FUZZ_COMMON_H
@@ -15,14 +13,6 @@
 #include <unistd.h>
 
 #include "common.h"
-
-/* src/stream.c keeps this for shardpipe_last_error_message(). */
-static __thread char fuzz_last_error[512];
-
-void sp_last_error_set(const char *msg)
-{
-	snprintf(fuzz_last_error, sizeof(fuzz_last_error), "%s", msg);
-}
 
 static char fuzz_dir[512];
 

@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 #include "store_fs.h"
-#include "group.h"
+#include "zarr_node.h"
 
 #include <errno.h>
 #include <fcntl.h>

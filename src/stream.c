@@ -23,18 +23,6 @@ void stream_fill_pattern(uint8_t *dst, size_t n, const uint8_t *elem,
 		memcpy(dst + done, dst, done < n - done ? done : n - done);
 }
 
-static __thread char last_error[512];
-
-void sp_last_error_set(const char *msg)
-{
-	snprintf(last_error, sizeof(last_error), "%s", msg);
-}
-
-const char *shardpipe_last_error_message(void)
-{
-	return last_error;
-}
-
 void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 {
 	shardpipe_desc d;

@@ -1,5 +1,7 @@
 /* version.c - version, error strings and the names of enum values. */
 #include "common.h"
+
+#include <stdio.h>
 #include "zarr_meta.h"
 
 #define STR_(x) #x
@@ -9,6 +11,20 @@ const char *shardpipe_version(void)
 {
 	return STR(SHARDPIPE_VERSION_MAJOR) "." STR(SHARDPIPE_VERSION_MINOR) "."
 		STR(SHARDPIPE_VERSION_PATCH);
+}
+
+/* The message of the last failure on this thread that had no handle to
+ * carry it (a failed open). */
+static __thread char last_error[512];
+
+void sp_last_error_set(const char *msg)
+{
+	snprintf(last_error, sizeof(last_error), "%s", msg);
+}
+
+const char *shardpipe_last_error_message(void)
+{
+	return last_error;
 }
 
 static const char *const messages[SHARDPIPE_ERR_COUNT_] = {
