@@ -581,6 +581,15 @@ static int compare_level(const struct reader_levels *lv, int level,
 	}
 	shardpipe_reader_info(p.hi, &p.a);
 	shardpipe_reader_info(p.lo, &p.b);
+	/* The reader opens an image at its level 0: a level that is an
+	 * image would compare its own level 0, not itself. */
+	if (p.a.levels != 0 || p.b.levels != 0) {
+		rc = sp_err_set(err, SHARDPIPE_ERR_CORRUPT,
+				"level %d: %s is an OME-NGFF image, not an "
+				"array", p.a.levels != 0 ? level : level - 1,
+				lv->paths[p.a.levels != 0 ? level : level - 1]);
+		goto out;
+	}
 	if ((rc = factors(&p, err)) != SHARDPIPE_OK)
 		goto out;
 	ra = row_bytes(&p.a);

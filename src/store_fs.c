@@ -158,6 +158,13 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 				   "%s: is inside the Zarr array %s, which "
 				   "holds no other nodes (nothing was touched)",
 				   path, up);
+	/* An image's levels are written with it, each the reduction of the
+	 * one below: one written alone would not be. */
+	else if (up_node == ZARR_NODE_IMAGE)
+		rc_in = sp_err_set(err, SHARDPIPE_ERR_PATH,
+				   "%s: is inside the OME-NGFF image %s, whose "
+				   "levels are written with it; write the image "
+				   "(nothing was touched)", path, up);
 	free(up);
 	SP_FORWARD(rc_in);
 	existed = lstat(path, &st) == 0;

@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch clipyramid
 test_seed
-plan 55
+plan 61
 
 random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
 # The dims' names: a refusal below names them otherwise (no option
@@ -160,5 +160,27 @@ is $? 0 "verify of the group passes"
 grep -q 'Zarr group of 1 array' "$tmp/out" &&
 	grep -q 'img: valid, an OME-NGFF image of 3 levels, each equal to' "$tmp/out"
 ok $? "it lists the image and recomputes its levels: $(cat "$tmp/out")"
+
+# A level is the image's, written with it: a store written in its place
+# or beside it is refused and leaves the image as it was; verify refuses
+# a level that is itself an image (which the reader would open at its own
+# level 0, equal to the image's level 0).
+w --downsample y,x "$tmp/own.zarr" && sums_before=$(cd "$tmp/own.zarr" &&
+	find . -type f | sort | xargs cat | cksum)
+w --overwrite "$tmp/own.zarr/1" 2> "$tmp/err"
+is $? 2 "write --overwrite STORE/1 of an image: exit 2"
+grep -q 'own.zarr/1: is inside the OME-NGFF image' "$tmp/err"
+ok $? "the message names the level and the image: $(cat "$tmp/err")"
+w "$tmp/own.zarr/extra" 2> "$tmp/err"
+is $? 2 "a new array inside an image: exit 2"
+[ ! -e "$tmp/own.zarr/extra" ] && [ "$(cd "$tmp/own.zarr" &&
+	find . -type f | sort | xargs cat | cksum)" = "$sums_before" ]
+ok $? "the image is byte for byte as it was, nothing created beside it"
+rm -rf "$tmp/own.zarr/1" && w --downsample y,x "$tmp/lvl.zarr" &&
+	mv "$tmp/lvl.zarr" "$tmp/own.zarr/1"
+"$SP" verify "$tmp/own.zarr" > /dev/null 2> "$tmp/err"
+is $? 1 "verify of an image whose level 1 is an image: exit 1"
+grep -q 'level 1: .*own.zarr/1 is an OME-NGFF image, not an array' "$tmp/err"
+ok $? "the message names the level: $(cat "$tmp/err")"
 
 done_testing
