@@ -174,3 +174,26 @@ ok_empty() {
 		ok 0 "$2"
 	fi
 }
+
+# tree_sum DIR: one checksum of every file's bytes under DIR, with their
+# names' order, to show a refusal changed nothing.
+tree_sum() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs cat | cksum); }
+
+# refused STATUS WORDS DESCRIPTION -- COMMAND...: COMMAND exits STATUS,
+# its message holds WORDS (a grep pattern), nothing under $watch changed
+# and $watch_absent, when set, was not created.  Two test points.
+refused() {
+	want=$1 words=$2 what=$3
+	shift 4
+	before=$(tree_sum "$watch")
+	"$@" > /dev/null 2> "$tmp/err"
+	is $? "$want" "$what: exit $want"
+	if grep -q -- "$words" "$tmp/err" &&
+	   [ "$(tree_sum "$watch")" = "$before" ] &&
+	   { [ -z "${watch_absent:-}" ] || [ ! -e "$watch_absent" ]; }; then
+		ok 0 "$what: the message names it, nothing changed"
+	else
+		ok 1 "$what: the message names it, nothing changed"
+		diag "$(cat "$tmp/err")"
+	fi
+}
