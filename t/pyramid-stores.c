@@ -352,6 +352,7 @@ int main(void)
 		if (strcmp(info.name, "opencl") != 0 || info.usable)
 			continue;
 		test_rmtree(root);
+		free(root);
 		skip_all("no opencl device (%s)", info.detail);
 	}
 #endif
@@ -374,5 +375,6 @@ int main(void)
 	codecs_match(root, seed);
 #endif
 	test_rmtree(root);
+	free(root);
 	return done_testing();
 }
