@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cliinput
 test_seed
-plan 76
+plan 78
 
 # has FILE TEXT: FILE contains TEXT (fixed string).
 has() { grep -q -F -e "$2" "$1"; }
@@ -178,6 +178,15 @@ $SP write --shape 0,32768,32768 --chunk 1,1024,1024 --dtype uint32 \
 ok $? "a 4 GiB shard writes"
 has "$tmp/err" "warning: one shard spans 4.0 GiB"
 ok $? "and warns that it exceeds 2 GiB"
+# A description the library refuses gets its refusal alone: a warning
+# about its shards (sized from the overflowing shape) would mislead.
+printf ab | $SP write --shape 4294967296,4294967296,16 --chunk 1,1,16 \
+	--shard 65536,65536,1 --dtype uint8 --input - "$tmp/w3.zarr" \
+	2> "$tmp/err"
+is $? 2 "a shape whose bytes overflow 64 bits is refused, exit 2"
+has "$tmp/err" "bytes in the array overflows 64 bits" &&
+	! grep -q warning "$tmp/err" && [ ! -e "$tmp/w3.zarr" ]
+ok $? "with the overflow named, no warning before it, nothing written"
 
 # Typos: the bad field and the closest word.
 for c in "blosc:zstd:1:shufle|shuffle \"shufle\"|\"shuffle\"" \

@@ -299,6 +299,7 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 	if (cli_desc_build(o, &su->desc) != CLI_EXIT_OK ||
 	    cli_levels_build(&a->l, &su->desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
+	cli_shard_warnings(&su->desc);
 	if (su->desc.rank < 2) {
 		cli_error("bench: arrays of rank 1 are not benchmarked");
 		return CLI_EXIT_USAGE;

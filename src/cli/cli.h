@@ -101,10 +101,17 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
 
 /*
  * Build a description from the options; prints the error and returns
- * CLI_EXIT_USAGE on a bad value.  Warns on stderr when one shard would hold
- * over 2 GiB or its index would be larger than its data.
+ * CLI_EXIT_USAGE on a bad value.
  */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
+
+/*
+ * Warn on stderr when one shard would hold over 2 GiB or its index would be
+ * larger than its data.  Called once the library has accepted desc: on a
+ * description it refuses (a size that overflows), a warning about its
+ * shards would come before the refusal and mislead.
+ */
+void cli_shard_warnings(const shardpipe_desc *desc);
 
 /* The pyramid and OME-NGFF options (levels.c, doc/design.md §28). */
 struct cli_levels_opts {

@@ -756,6 +756,7 @@ int cli_conform(int argc, char **argv)
 	if ((status = cli_desc_build(&o, &c.desc)) != CLI_EXIT_OK ||
 	    (status = cli_levels_build(&lo, &c.desc)) != CLI_EXIT_OK)
 		return status;
+	cli_shard_warnings(&c.desc);
 	if (c.desc.dims[0].size == 0 && rows == 0 && input == NULL)
 		rows = c.desc.dims[0].chunk * c.desc.dims[0].chunks_per_shard *
 			       2 + c.desc.dims[0].chunk / 2 + 1;

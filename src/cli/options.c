@@ -272,8 +272,7 @@ static int shard_mistaken(int rank, const uint64_t *shape,
 	return bounded;
 }
 
-/* Warn when one shard is too large to handle or mostly index. */
-static void shard_warnings(const shardpipe_desc *desc)
+void cli_shard_warnings(const shardpipe_desc *desc)
 {
 	double raw = (double)shardpipe_dtype_size(desc->dtype), data = raw;
 	double entries = 1;
@@ -567,6 +566,5 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 			  shardpipe_dtype_name(desc->dtype));
 		return CLI_EXIT_USAGE;
 	}
-	shard_warnings(desc);
 	return CLI_EXIT_OK;
 }

@@ -586,6 +586,7 @@ static int open_stream(struct writer *w)
 					     msg, sizeof(msg)));
 		return cli_exit_status(rc);
 	}
+	cli_shard_warnings(&w->desc);
 	return CLI_EXIT_OK;
 }
 
