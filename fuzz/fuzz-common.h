@@ -6,6 +6,7 @@
 #define SHARDPIPE_FUZZ_COMMON_H
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,9 @@
 #include <unistd.h>
 
 #include "common.h"
+
+/* libFuzzer's entry point, which t/fuzz-replay.c calls too. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char fuzz_dir[512];
 
@@ -29,7 +33,7 @@ static void fuzz_cleanup(void)
 
 /* A private scratch directory, in memory (/dev/shm) where there is one:
  * the store targets write a file per input. */
-static const char *fuzz_scratch(void)
+__attribute__((unused)) static const char *fuzz_scratch(void)
 {
 	const char *base = getenv("TMPDIR");
 
@@ -48,7 +52,8 @@ static const char *fuzz_scratch(void)
 	return fuzz_dir;
 }
 
-static void fuzz_write(const char *path, const void *p, size_t n)
+__attribute__((unused)) static void fuzz_write(const char *path,
+						 const void *p, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 

@@ -58,13 +58,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			snprintf(store[v], sizeof(store[v]), "%s/s%zu.zarr",
 				 fuzz_scratch(), v);
 			mkdir(store[v], 0755);
-			snprintf(p, sizeof(p), "%s/c", store[v]);
+			snprintf(p, sizeof(p), "%.599s/c", store[v]);
 			mkdir(p, 0755);
-			snprintf(p, sizeof(p), "%s/c/0", store[v]);
+			snprintf(p, sizeof(p), "%.599s/c/0", store[v]);
 			mkdir(p, 0755);
-			snprintf(p, sizeof(p), "%s/zarr.json", store[v]);
+			snprintf(p, sizeof(p), "%.599s/zarr.json", store[v]);
 			fuzz_write(p, metas[v], strlen(metas[v]));
-			snprintf(shard[v], sizeof(shard[v]), "%s/c/0/0",
+			snprintf(shard[v], sizeof(shard[v]), "%.599s/c/0/0",
 				 store[v]);
 		}
 	}

@@ -4,7 +4,8 @@
 # CRC32C, libzstd/zlib decoding, JSON parser).  t/fault-valgrind.sh runs
 # the fault, misuse and hostile-store programs again under valgrind.  The
 # fuzz targets (fuzz/, scripts/run-fuzz) and the sanitizer builds
-# (scripts/run-sanitizers) are run by .ci/run, not by make check.
+# (scripts/run-sanitizers) are run by .ci/run, not by make check; make
+# check replays each target's seed corpus (t/fuzz-replay.c).
 REL_C_TESTS = t/fault-store t/fault-sink t/crash-kill t/hostile-store \
 	t/misuse-api t/concurrent-streams t/live-readers
 check_PROGRAMS += $(REL_C_TESTS)
@@ -42,3 +43,30 @@ t_concurrent_streams_LDFLAGS = $(TEST_LDFLAGS)
 t_live_readers_SOURCES = t/live-readers.c
 t_live_readers_LDADD = $(REL_LDADD)
 t_live_readers_LDFLAGS = $(TEST_LDFLAGS)
+
+# Each fuzz target over its committed seeds, with the target's own checks.
+FUZZ_REPLAY = t/fuzz-json t/fuzz-zarr-meta t/fuzz-shard t/fuzz-decode \
+	t/fuzz-store
+check_PROGRAMS += $(FUZZ_REPLAY)
+TESTS += $(FUZZ_REPLAY)
+EXTRA_DIST += t/fuzz-replay.c
+t_fuzz_json_SOURCES = fuzz/json.c t/fuzz-replay.c
+t_fuzz_json_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"json"'
+t_fuzz_json_LDADD = $(TEST_LDADD)
+t_fuzz_json_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_zarr_meta_SOURCES = fuzz/zarr-meta.c t/fuzz-replay.c
+t_fuzz_zarr_meta_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"zarr-meta"'
+t_fuzz_zarr_meta_LDADD = $(TEST_LDADD)
+t_fuzz_zarr_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_shard_SOURCES = fuzz/shard.c t/fuzz-replay.c
+t_fuzz_shard_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"shard"'
+t_fuzz_shard_LDADD = $(TEST_LDADD)
+t_fuzz_shard_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_decode_SOURCES = fuzz/decode.c t/fuzz-replay.c
+t_fuzz_decode_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"decode"'
+t_fuzz_decode_LDADD = $(TEST_LDADD)
+t_fuzz_decode_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_store_SOURCES = fuzz/store.c t/fuzz-replay.c
+t_fuzz_store_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"store"'
+t_fuzz_store_LDADD = $(TEST_LDADD)
+t_fuzz_store_LDFLAGS = $(TEST_LDFLAGS)
