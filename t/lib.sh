@@ -197,3 +197,26 @@ refused() {
 		diag "$(cat "$tmp/err")"
 	fi
 }
+
+# blocked_reading PID: wait (up to 60 s) until PID's main thread sleeps in
+# a read of a pipe, having read all that was in it; 1 when it never does.
+# For a signal sent once a writer has taken its input, without a timed
+# guess.
+blocked_reading() {
+	_n=0
+	while [ $_n -lt 600 ]; do
+		case $(cat /proc/"$1"/wchan 2> /dev/null) in
+		*pipe_read | pipe_wait) return 0 ;;
+		esac
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# need_wchan: skip the whole test where blocked_reading cannot see.
+need_wchan() {
+	[ -r /proc/self/wchan ] ||
+		skip_all "no /proc/PID/wchan to see a blocked read"
+	command -v mkfifo > /dev/null 2>&1 || skip_all "no mkfifo"
+}

@@ -14,7 +14,7 @@ s3_start bkt
 blosc=no
 grep -q '^#define HAVE_BLOSC 1' "${top_builddir:-.}/config.h" && blosc=yes
 
-plan 31
+plan 33
 
 # 40 rows of 96 x 80 uint16; chunks 4,32,40, shards 8,64,80: edge shards
 # along dim 1, five shard epochs.
@@ -116,6 +116,32 @@ s3_admin objects bkt codecs/1.zarr/ > "$tmp/objects" 2>&1
 bad=$(awk '$1 !~ /^codecs\/1\.zarr\/(zarr\.json|c(\/[0-9]+)+)$/' "$tmp/objects")
 is "$bad" "" "the store holds zarr.json and shard keys only"
 is "$(grep -c . "$tmp/objects")" 11 "ten shards and zarr.json"
+
+# A write to S3 stopped by SIGTERM while it waits on a pipe (doc/design.md
+# §16.5): the rows read are written, the last shard's upload completed.
+# 100 rows of 1024 bytes: one full shard and one of 36 rows, in parts
+# of 16 KiB.
+if [ -r /proc/self/wchan ]; then
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo"
+	SHARDPIPE_S3_PART_SIZE=16k "$SP" write --shape 0,1024 --chunk 4,1024 \
+		--chunks-per-shard 16,1 --codec none --input "$tmp/fifo" \
+		--quiet s3://bkt/stopped.zarr 2> "$tmp/err" &
+	pid=$!
+	exec 3> "$tmp/fifo"
+	head -c $((100 * 1024)) "$tmp/mp.raw" >&3
+	blocked_reading "$pid" && kill -TERM "$pid"
+	wait "$pid"
+	is $? 143 "a write to s3:// stopped by SIGTERM: exit 143"
+	exec 3>&-
+	head -c $((100 * 1024)) "$tmp/mp.raw" > "$tmp/100.raw"
+	"$SP" cat s3://bkt/stopped.zarr 2>> "$tmp/err" |
+		cmp -s - "$tmp/100.raw"
+	ok $? "and the store holds the 100 rows read, the partial last shard too"
+	sed 's/^/#   /' "$tmp/err"
+else
+	skip 2 "no /proc/PID/wchan to see a blocked read"
+fi
 
 # Every upload the writes started was completed.
 s3_admin uploads bkt > "$tmp/uploads" 2>&1

@@ -1,6 +1,7 @@
 /* write.c - shardpipe write: stream raw bytes from a file or stdin. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,55 @@ static int check_input(const struct writer *w)
 	return CLI_EXIT_USAGE;
 }
 
+/*
+ * A stop asked for by a signal (doc/design.md §16.5).  SIGINT from a
+ * terminal reaches every process of a pipeline (`camera | shardpipe
+ * write`), SIGTERM comes from a service manager, SIGHUP from a closed
+ * session: each would kill the writer with every row of its unfinished
+ * shards unwritten.  The first one stops the reading instead, and the
+ * stream is closed as at the end of the input; the handler then gives the
+ * signal back its default, so a second one kills at once.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+	signal(sig, SIG_DFL);
+}
+
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_STOP_SIGS (sizeof(stop_sigs) / sizeof(stop_sigs[0]))
+
+/* Which of them the caller ignores (nohup, a background job of a shell
+ * without job control), read before the stream opens: a backend's
+ * libraries may install handlers of their own (PoCL's LLVM takes all
+ * three), and the caller's wish is what counts. */
+static void note_ignored(int ignored[N_STOP_SIGS])
+{
+	for (size_t i = 0; i < N_STOP_SIGS; i++) {
+		struct sigaction old;
+
+		ignored[i] = sigaction(stop_sigs[i], NULL, &old) == 0 &&
+			     old.sa_handler == SIG_IGN;
+	}
+}
+
+/* No SA_RESTART: a read blocked on a silent pipe returns EINTR.  An
+ * ignored signal is ignored again, whatever handler a library put there
+ * since. */
+static void catch_stops(const int ignored[N_STOP_SIGS])
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < N_STOP_SIGS; i++) {
+		sa.sa_handler = ignored[i] ? SIG_IGN : on_stop;
+		sigaction(stop_sigs[i], &sa, NULL);
+	}
+}
+
 /* Append n bytes of buf; CLI_EXIT_OK or, after saying why, the library
  * code's exit status. */
 static int append(struct writer *w, size_t n)
@@ -425,7 +475,7 @@ static int stream_input(struct writer *w, int progress)
 	double last = 0;
 	int status = CLI_EXIT_OK;
 
-	for (;;) {
+	while (!stop_signal) {
 		/* Whatever has arrived, not a full buffer: a pipe fed frame
 		 * by frame (a camera) is appended, and its shards become
 		 * visible, as the frames come. */
@@ -527,6 +577,24 @@ static int finish_input(struct writer *w)
 	return CLI_EXIT_OK;
 }
 
+/* Stopped by a signal: what was read in whole rows is written; the exit
+ * status is the shell's for a process the signal ended (128 + its number),
+ * so a script still sees that the input was cut short. */
+static int stopped(struct writer *w)
+{
+	int sig = stop_signal;
+
+	cli_error("write: stopped by %s after %llu whole rows (%llu bytes); "
+		  "they are written and the store is closed%s",
+		  sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM"
+							    : "SIGHUP",
+		  (unsigned long long)(w->row_bytes ? w->appended / w->row_bytes
+						    : 0),
+		  (unsigned long long)w->appended,
+		  w->held > 0 ? "; a partial row read after them is not" : "");
+	return 128 + sig;
+}
+
 /* Whether dir has a zarr.json: an absent group gets a hint. */
 static int has_meta(const char *dir)
 {
@@ -594,12 +662,14 @@ static int write_store(struct write_args *a, int argc, char **argv)
 {
 	struct writer w = { .a = a, .bufsize = 8u << 20, .t0 = cli_now() };
 	int rc = parse_args(a, argc, argv), status;
+	int ignored[N_STOP_SIGS];
 
 	if (rc >= 0)
 		return rc;
 	if ((rc = cli_desc_build(&a->o, &w.desc)) != CLI_EXIT_OK ||
 	    (rc = cli_levels_build(&a->l, &w.desc)) != CLI_EXIT_OK)
 		return rc;
+	note_ignored(ignored);
 	/* The library checks them at open, before anything is written. */
 	w.desc.attributes = a->attrs;
 	w.desc.nattributes = (size_t)a->nattrs;
@@ -625,8 +695,11 @@ static int write_store(struct write_args *a, int argc, char **argv)
 		cli_error("write: out of memory");
 		status = CLI_EXIT_FAIL;
 	} else {
+		catch_stops(ignored);
 		status = stream_input(&w, isatty(STDERR_FILENO) && !a->quiet);
-		if (status == CLI_EXIT_OK)
+		if (status == CLI_EXIT_OK && stop_signal)
+			status = stopped(&w);
+		else if (status == CLI_EXIT_OK)
 			status = finish_input(&w);
 	}
 	free(w.buf);
