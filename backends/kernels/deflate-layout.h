@@ -46,8 +46,9 @@
  * symbol counts stay far below the 2^23 the Huffman builder takes. */
 #define SP_DEFL_MERGE_MAX 32
 /* The largest chunk the encoder takes, in bytes (positions are 32-bit;
- * the scratch below is about 6.3 bytes per input byte in flight, so the
- * limit is set by memory, and it is the size t/gzip-encode tests). */
+ * the results and one group's scratch below are about 7.1 bytes per input
+ * byte, so the limit is set by memory, and it is the size t/gzip-encode
+ * tests). */
 #define SP_DEFL_MAX_CHUNK 268435456u
 
 /* No line continuations below: embed.awk keeps a backslash single. */
@@ -82,7 +83,7 @@
 #define SP_DEFL_U_R1(n) SP_DEFL_R8(2 * SP_DEFL_UPOS(n))
 #define SP_DEFL_U_R2(n) (SP_DEFL_U_R1(n) + SP_DEFL_R8(4 * SP_DEFL_UPOS(n)))
 #define SP_DEFL_U_CNT(n) (SP_DEFL_U_R2(n) + SP_DEFL_R8(4 * SP_DEFL_UPOS(n)))
-/* At most 1.6 MiB plus the counts, up to 512 KiB. */
+/* At most 1.5 MiB plus the counts, up to 321 KiB. */
 #define SP_DEFL_USCRATCH_BYTES(n) (SP_DEFL_U_CNT(n) + SP_DEFL_CNT_BYTES(SP_DEFL_UPOS(n)))
 
 /* One sp_codec_gzip group's scratch: the segments' staging words, then
@@ -100,7 +101,7 @@
 #define SP_DEFL_O_WORK(n) (SP_DEFL_O_HSTAGE(n) + 4 * SP_DEFL_HDR_WORDS * SP_DEFL_NBLK(n))
 #define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NSLOT(n))
 
-/* About 2.1 n. */
+/* About 2.9 n. */
 #define SP_DEFL_SCRATCH_BYTES(n) (SP_DEFL_O_PIECE(n) + 8 * (SP_DEFL_NBLK(n) + SP_DEFL_NSEG(n) + 1))
 
 /*
