@@ -1224,10 +1224,10 @@ DEVICE_FN void defl_member_head(GLOBAL u8 *out, u64 n, GLOBAL u64 *size)
 /*
  * Part k of a chunk of n bytes, as sp_gzip_units sees it: the bytes from
  * lo, the window of up to SP_DEFL_WINDOW bytes before the part (whole
- * segments, and 8-byte aligned like the chunk), then the part to e.  Its
- * steps take the chunk from lo as a chunk of its own, positions counted
- * from lo: its segments and their ends are the chunk's, and its matches
- * are compared up to the chunk's end.
+ * segments, and 8-byte aligned like the chunk), then the part to its end.
+ * Its steps take the chunk from lo as a chunk of its own, positions
+ * counted from lo: its segments and their ends are the chunk's, and its
+ * matches are compared up to the chunk's end.
  */
 DEVICE_FN u64 defl_part_lo(u64 k)
 {
@@ -1315,6 +1315,9 @@ DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n, u64 k,
 			       LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi)
 {
 	const u64 lo = defl_part_lo(k), end = defl_part_end(n, k);
+	GLOBAL const u16 *prev =
+		(GLOBAL const u16 *)(scratch + SP_DEFL_U_R1(n));
+	GLOBAL u32 *match = (GLOBAL u32 *)(res + SP_DEFL_O_MATCH(n)) + lo;
 	GLOBAL u16 *shist = (GLOBAL u16 *)(res + SP_DEFL_O_SHIST(n));
 	GLOBAL u64 *scrc = (GLOBAL u64 *)(res + SP_DEFL_O_SEGV(n));
 
@@ -1326,11 +1329,7 @@ DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n, u64 k,
 			e = n;
 		if (level != 0)
 			defl_parse(src + lo, skew, n - lo, a - lo, e - lo,
-				   (GLOBAL u32 *)(res + SP_DEFL_O_MATCH(n)) +
-					   lo,
-				   (GLOBAL const u16 *)(scratch +
-							SP_DEFL_U_R1(n)),
-				   defl_effort_of(level),
+				   match, prev, defl_effort_of(level),
 				   shist + s * SP_DEFL_NSYM, len_code, dist_lo,
 				   dist_hi);
 		scrc[s] = crc32_bytes(crc_tab, src + a, e - a);
