@@ -104,8 +104,8 @@ struct kdrv {
 	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
 	 * launches run in issue order; for zstd and blosc, the units' output
 	 * and sizes (zstd_units.h), for gzip the chunks' results
-	 * (deflate-layout.h); the units per chunk, gzip's groups per chunk
-	 * kernel and blosc's block size (0 for zstd). */
+	 * (deflate-layout.h); the units per chunk, the groups of gzip's
+	 * kernel per chunk and blosc's block size (0 for zstd). */
 	kdev_buf enc_scratch, enc_out, enc_usizes;
 	uint64_t enc_groups, enc_upc, enc_cgroups, bl_blocksize;
 	/* Pyramids: the reduction table, a carried row, and the next
@@ -508,10 +508,10 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 /*
  * Every encoder strides its groups over its units (gzip: parts, then
  * chunks; zstd and blosc: blocks, zstd_units.h), each group with its own
- * scratch.  The
- * scratch of all groups is bounded by the device's budget (kdev_limits,
- * else DEFAULT_SCRATCH_BUDGET), which bounds the groups launched; groups
- * of one work-item run one after the other, so one suffices there.
+ * scratch.  The scratch of all groups is bounded by the device's budget
+ * (kdev_limits, else DEFAULT_SCRATCH_BUDGET), which bounds the groups
+ * launched; groups of one work-item run one after the other, so one
+ * suffices there.
  */
 #define DEFAULT_SCRATCH_BUDGET ((uint64_t)256 << 20)
 
