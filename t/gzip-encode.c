@@ -85,8 +85,10 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 {
 	const uint64_t np = n >= 4 ? n - 3 : 0;
 	const uint32_t bits = defl_hash_bits(n);
-	uint8_t *scratch = test_xmalloc(SP_DEFL_SCRATCH_BYTES(n));
-	struct defl_ws ws = defl_ws_of(scratch, n);
+	uint16_t *hsh = test_xmalloc(2 * (np + 1));
+	uint32_t *tmp = test_xmalloc(4 * (np + 1));
+	uint32_t *srt = test_xmalloc(4 * (np + 1));
+	uint64_t *cnt = test_xmalloc(SP_DEFL_CNT_BYTES(np));
 	uint64_t red[1];
 	uint32_t *head = test_xmalloc(4u << bits);
 	uint32_t *latest = test_xmalloc(4 * (np + 1));
@@ -95,7 +97,7 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 
 	sp_ref_item.group = 0;
 	sp_ref_item.groups = 1;
-	defl_sort(src, n, ws.hsh, ws.tmp, ws.srt, ws.cnt, red);
+	defl_sort(src, np, bits, hsh, tmp, srt, cnt, red);
 	memset(head, 0xFF, 4u << bits);
 	memset(seen, 0, np + 1);
 	for (uint64_t p = 0; p < np; p++) {
@@ -105,7 +107,7 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 		head[h] = (uint32_t)p;
 	}
 	for (uint64_t i = 0; i < np; i++) {
-		uint32_t p = ws.srt[i], want;
+		uint32_t p = srt[i], want;
 
 		if (p >= np || seen[p]) {
 			bad++;
@@ -113,10 +115,10 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 			continue;
 		}
 		seen[p] = 1;
-		want = i > 0 && ws.hsh[ws.srt[i - 1]] == ws.hsh[p] ?
-			       ws.srt[i - 1] : 0xFFFFFFFFu;
-		if (ws.hsh[p] != defl_hash(src + p, bits) || want != latest[p] ||
-		    (i > 0 && ws.hsh[ws.srt[i - 1]] > ws.hsh[p])) {
+		want = i > 0 && hsh[srt[i - 1]] == hsh[p] ?
+			       srt[i - 1] : 0xFFFFFFFFu;
+		if (hsh[p] != defl_hash(src + p, bits) || want != latest[p] ||
+		    (i > 0 && hsh[srt[i - 1]] > hsh[p])) {
 			bad++;
 			first = bad == 1 ? i : first;
 		}
@@ -125,7 +127,10 @@ static void check_sort(const char *what, const uint8_t *src, uint64_t n)
 	   "its latest earlier one (%llu wrong, the first at %llu)", what,
 	   (unsigned long long)n, (unsigned long long)bad,
 	   (unsigned long long)first);
-	free(scratch);
+	free(hsh);
+	free(tmp);
+	free(srt);
+	free(cnt);
 	free(head);
 	free(latest);
 	free(seen);

@@ -27,16 +27,19 @@ static inline uint64_t gz_codec_bound(uint64_t n)
 }
 
 /*
- * Encode `count` chunks of n bytes from src with the kernel as the
- * reference executor runs it, over `groups` work-groups; member j goes to
- * out + j * cap, its size to sizes[j].
+ * Encode `count` chunks of n bytes from src with the kernels as the
+ * reference executor runs them, over `groups` work-groups each, one
+ * scratch serving both; member j goes to out + j * cap, its size to
+ * sizes[j].
  */
 static inline void gz_encode_chunks(const uint8_t *src, uint64_t n,
 				    uint64_t count, int level, uint64_t groups,
 				    uint8_t *out, uint64_t cap, uint64_t *sizes)
 {
-	uint64_t per = SP_DEFL_SCRATCH_BYTES(n);
-	uint8_t *scratch = test_xmalloc(per * groups);
+	uint64_t uper = SP_DEFL_USCRATCH_BYTES(n);
+	uint64_t cper = SP_DEFL_SCRATCH_BYTES(n);
+	uint8_t *scratch = test_xmalloc((uper > cper ? uper : cper) * groups);
+	uint8_t *res = test_xmalloc(SP_DEFL_RES_BYTES(n) * count);
 	uint8_t *copy = NULL;
 
 	/* The kernel reads its input a word at a time from a base that is
@@ -47,13 +50,18 @@ static inline void gz_encode_chunks(const uint8_t *src, uint64_t n,
 		memcpy(copy, src, n * count);
 		src = copy;
 	}
+	sp_ref_item.groups = groups;
 	for (uint64_t g = 0; g < groups; g++) {
 		sp_ref_item.group = g;
-		sp_ref_item.groups = groups;
-		sp_codec_gzip(src, out, sizes, scratch, count, n, cap,
+		sp_gzip_units(src, res, scratch, count, n, (u64)level);
+	}
+	for (uint64_t g = 0; g < groups; g++) {
+		sp_ref_item.group = g;
+		sp_codec_gzip(src, out, sizes, res, scratch, count, n, cap,
 			      (u64)level);
 	}
 	free(copy);
+	free(res);
 	free(scratch);
 }
 

@@ -1,18 +1,20 @@
 /*
  * deflate-layout.h - the partition of a chunk for the gzip encoder
- * (deflate.h) and the layout of the global scratch one work-group uses
- * while it encodes one chunk.  Read by the kernels in all three dialects
- * and by the host driver (which allocates the scratch), so it holds only
- * macros of the chunk size n in bytes.
+ * (deflate.h) and the layout of its global scratch: one region per
+ * work-group of each of its two kernels, and one per chunk in flight for
+ * what the first hands the second.  Read by the kernels in all three
+ * dialects and by the host driver (which allocates the scratch), so it
+ * holds only macros of the chunk size n in bytes.
  *
  * The partition is a fixed function of n (doc/design.md §7.2 "Determinism"):
  * segments of SP_DEFL_SEG bytes are parsed independently (one work-item
  * each); SP_DEFL_BLK_SEGS consecutive segments form one unit, which is
  * a deflate block with its own Huffman codes unless it is merged with
- * its neighbours into one block (deflate.h, phase 4).  Neither depends on
- * the level or on the work-group size.  "Block" below means unit.  (The
- * sort's tiles of phase 1 follow the local size, but a stable sort's
- * result does not.)
+ * its neighbours into one block (deflate.h, phase 4); SP_DEFL_PART bytes
+ * (whole units) form a part, the work unit of sp_gzip_units.  None
+ * depends on the level or on the work-group size.  "Block" below means
+ * unit.  (The sort's tiles of phase 1 follow the local size, but a stable
+ * sort's result does not.)
  */
 #ifndef SP_KERNEL_DEFLATE_LAYOUT_H
 #define SP_KERNEL_DEFLATE_LAYOUT_H
@@ -21,6 +23,8 @@
 
 #define SP_DEFL_SEG 4096          /* bytes per segment (parse unit) */
 #define SP_DEFL_BLK_SEGS 8        /* segments per deflate block: 32 KiB */
+#define SP_DEFL_PART 131072       /* bytes per part: four units */
+#define SP_DEFL_WINDOW 32768      /* the farthest a match reaches back */
 #define SP_DEFL_HASH_BITS 15      /* largest hash; smaller chunks use less */
 #define SP_DEFL_TILE 1024         /* fewest positions per tile of the sort */
 #define SP_DEFL_NSYM 320          /* histogram: 288 litlen, then 32 dist */
@@ -42,38 +46,51 @@
  * symbol counts stay far below the 2^23 the Huffman builder takes. */
 #define SP_DEFL_MERGE_MAX 32
 /* The largest chunk the encoder takes, in bytes (positions are 32-bit;
- * the scratch below is about 10.8 bytes per input byte, so the limit is
- * set by memory, and it is the size t/gzip-encode tests). */
+ * the results and one group's scratch below are about 7.1 bytes per input
+ * byte, so the limit is set by memory, and it is the size t/gzip-encode
+ * tests). */
 #define SP_DEFL_MAX_CHUNK 268435456u
 
 /* No line continuations below: embed.awk keeps a backslash single. */
 #define SP_DEFL_R8(x) (((x) + 7) / 8 * 8)
 #define SP_DEFL_NSEG(n) (((n) + SP_DEFL_SEG - 1) / SP_DEFL_SEG)
 #define SP_DEFL_NBLK(n) ((SP_DEFL_NSEG(n) + SP_DEFL_BLK_SEGS - 1) / SP_DEFL_BLK_SEGS)
+#define SP_DEFL_NPART(n) (((n) + SP_DEFL_PART - 1) / SP_DEFL_PART)
 /* Per-block slots: one per block, then one per block for the candidate
  * merged block it may lead (deflate.h, phase 4). */
 #define SP_DEFL_NSLOT(n) (2 * SP_DEFL_NBLK(n))
-/* Tiles of the sort at most: one per work-item, none under SP_DEFL_TILE
- * positions. */
+/* Tiles of a sort of n positions at most: one per work-item, none under
+ * SP_DEFL_TILE positions. */
 #define SP_DEFL_NTILE(n) (((n) + SP_DEFL_TILE - 1) / SP_DEFL_TILE < SP_WG_MAX ? ((n) + SP_DEFL_TILE - 1) / SP_DEFL_TILE : SP_WG_MAX)
-/* Region 1 holds a u32 per position (the sort's first pass), then the
- * chains (a u16 per position), then the segments' staging words. */
-#define SP_DEFL_STAGE_BYTES(n) (4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
-#define SP_DEFL_R1_BYTES(n) (SP_DEFL_STAGE_BYTES(n) > SP_DEFL_R8(4 * (n)) ? SP_DEFL_STAGE_BYTES(n) : SP_DEFL_R8(4 * (n)))
-
-/* The sort's counts, or the head table of a serial insertion. */
+/* The sort's counts over n positions, or the head table of a serial
+ * insertion. */
 #define SP_DEFL_CNT_BYTES(n) (8 * (256 * SP_DEFL_NTILE(n) + 1) > (4 << SP_DEFL_HASH_BITS) ? 8 * (256 * SP_DEFL_NTILE(n) + 1) : (4 << SP_DEFL_HASH_BITS))
 
-/* Byte offsets inside one group's scratch, each a multiple of 8: what
- * the previous part starts at plus its size.  Region 2 holds a u32 per
- * position: the sorted positions, then the matches and the parse. */
-#define SP_DEFL_O_HASH(n) 0 /* u16 per position */
-#define SP_DEFL_O_R1(n) SP_DEFL_R8(2 * (n))
-#define SP_DEFL_O_R2(n) (SP_DEFL_O_R1(n) + SP_DEFL_R1_BYTES(n))
-#define SP_DEFL_O_CNT(n) (SP_DEFL_O_R2(n) + SP_DEFL_R8(4 * (n)))
-#define SP_DEFL_O_SHIST(n) (SP_DEFL_O_CNT(n) + SP_DEFL_CNT_BYTES(n))
+/* What sp_gzip_units leaves for sp_codec_gzip, per chunk in flight, byte
+ * offsets each a multiple of 8: a u32 per position (its match, then the
+ * parse's decision there), each segment's histogram, then its CRC-32 and
+ * (written by sp_codec_gzip) its bits. */
+#define SP_DEFL_O_MATCH(n) 0
+#define SP_DEFL_O_SHIST(n) SP_DEFL_R8(4 * (n))
 #define SP_DEFL_O_SEGV(n) (SP_DEFL_O_SHIST(n) + SP_DEFL_R8(2 * SP_DEFL_NSYM * SP_DEFL_NSEG(n)))
-#define SP_DEFL_O_SCAN(n) (SP_DEFL_O_SEGV(n) + 8 * 2 * SP_DEFL_NSEG(n))
+#define SP_DEFL_RES_BYTES(n) (SP_DEFL_O_SEGV(n) + 8 * 2 * SP_DEFL_NSEG(n))
+
+/* Positions one part sorts at most: its own and the window before it. */
+#define SP_DEFL_UPOS(n) ((n) < SP_DEFL_PART + SP_DEFL_WINDOW ? (n) : SP_DEFL_PART + SP_DEFL_WINDOW)
+/* One sp_gzip_units group's scratch, for m = SP_DEFL_UPOS(n) positions:
+ * a u16 hash each, region 1 (a u32 each, the sort's first pass, then the
+ * chains as u16), region 2 (the sorted positions), the counts. */
+#define SP_DEFL_U_R1(n) SP_DEFL_R8(2 * SP_DEFL_UPOS(n))
+#define SP_DEFL_U_R2(n) (SP_DEFL_U_R1(n) + SP_DEFL_R8(4 * SP_DEFL_UPOS(n)))
+#define SP_DEFL_U_CNT(n) (SP_DEFL_U_R2(n) + SP_DEFL_R8(4 * SP_DEFL_UPOS(n)))
+/* At most 1.5 MiB plus the counts, up to 321 KiB. */
+#define SP_DEFL_USCRATCH_BYTES(n) (SP_DEFL_U_CNT(n) + SP_DEFL_CNT_BYTES(SP_DEFL_UPOS(n)))
+
+/* One sp_codec_gzip group's scratch: the segments' staging words, then
+ * the blocks' bookkeeping, byte offsets each what the previous one
+ * starts at plus its size, a multiple of 8. */
+#define SP_DEFL_STAGE_BYTES(n) (4 * SP_DEFL_SEG_WORDS * SP_DEFL_NSEG(n))
+#define SP_DEFL_O_SCAN(n) SP_DEFL_STAGE_BYTES(n)
 #define SP_DEFL_O_BHIST(n) (SP_DEFL_O_SCAN(n) + 8 * (SP_DEFL_NSEG(n) + 1))
 #define SP_DEFL_O_KEYS(n) (SP_DEFL_O_BHIST(n) + 4 * SP_DEFL_NSYM * SP_DEFL_NSLOT(n))
 #define SP_DEFL_O_BLEN(n) (SP_DEFL_O_KEYS(n) + 8 * 2 * SP_DEFL_KEY_STRIDE * SP_DEFL_NSLOT(n))
@@ -84,8 +101,7 @@
 #define SP_DEFL_O_WORK(n) (SP_DEFL_O_HSTAGE(n) + 4 * SP_DEFL_HDR_WORDS * SP_DEFL_NBLK(n))
 #define SP_DEFL_O_PIECE(n) (SP_DEFL_O_WORK(n) + 4 * SP_DEFL_WORK * SP_DEFL_NSLOT(n))
 
-/* Scratch bytes one work-group needs for chunks of n bytes: about 10.8 n
- * plus the counts, up to 512 KiB. */
+/* About 2.9 n. */
 #define SP_DEFL_SCRATCH_BYTES(n) (SP_DEFL_O_PIECE(n) + 8 * (SP_DEFL_NBLK(n) + SP_DEFL_NSEG(n) + 1))
 
 /*

@@ -1,10 +1,15 @@
 /*
  * deflate.h - stage 3 for codec "gzip": each chunk becomes one gzip member
  * (RFC 1952: 10-byte header without optional fields, a deflate stream per
- * RFC 1951, CRC-32 and ISIZE).  One work-group per chunk (groups stride
- * over the chunks); every phase below spreads its work over the group
- * with a stride of the local size and ends at a barrier, so a group of one
- * work-item (the reference executor) runs it as well.
+ * RFC 1951, CRC-32 and ISIZE), in two kernels.  sp_gzip_units runs
+ * phases 1 to 3 over every part of SP_DEFL_PART bytes of every chunk of
+ * the batch as a unit of its own (groups stride over the units), leaving
+ * each position's parse and each segment's histogram and CRC in the
+ * chunk's results (deflate-layout.h); sp_codec_gzip then runs phases 4 to
+ * 7, one work-group per chunk (groups stride over the chunks).  Every
+ * phase below spreads its work over the group with a stride of the local
+ * size and ends at a barrier, so a group of one work-item (the reference
+ * executor) runs it as well.
  *
  * The output is a pure function of the chunk and the level
  * (doc/design.md §7.2 "Determinism"):
@@ -13,7 +18,10 @@
  *     with hash(q) == hash(p) (4 bytes hashed), 0 when there is none
  *     within 32 KiB: from a stable radix sort of the positions by hash,
  *     tiles of positions spread over the items, or by one item's serial
- *     insertion; both give the one function.
+ *     insertion; both give the one function.  A part sorts its own
+ *     positions and the 32 KiB before them: a chain reaching further
+ *     back is cut where the match search stops anyway, so a part's
+ *     chains, matches and parse are the chunk's.
  *  2. matches: every position's match, found along its chain up to the
  *     level's depth, the positions spread over the items; each compared a
  *     word at a time, and only up to SP_DEFL_SHORT bytes here: a longer
@@ -67,8 +75,9 @@
  * Output never exceeds SP_DEFL_BOUND(n) bytes: a block of one unit costs
  * at most its stored form, and a merged block less than its units stored
  * with the most padding, which is what the bound counts.  Scratch: one
- * region of SP_DEFL_SCRATCH_BYTES(n) per work-group, at GROUP_ID() times
- * that size.
+ * region of SP_DEFL_USCRATCH_BYTES(n) per work-group of sp_gzip_units and
+ * of SP_DEFL_SCRATCH_BYTES(n) per work-group of sp_codec_gzip, at
+ * GROUP_ID() times that size, and SP_DEFL_RES_BYTES(n) per chunk.
  */
 #ifndef SP_KERNEL_DEFLATE_H
 #define SP_KERNEL_DEFLATE_H
@@ -304,15 +313,15 @@ DEVICE_FN void defl_sort_move(u64 np, u32 pass, GLOBAL const u16 *hsh,
 
 /*
  * The sort, all items: hsh[p] for every p < np, and srt[0..np) the
- * positions sorted by hash; tmp holds the first of two passes.  red: the
- * group's reduction scratch (LOCAL_SIZE() words).
+ * positions sorted by hash (of `bits`, the chunk's); tmp holds the first
+ * of two passes.  red: the group's reduction scratch (LOCAL_SIZE()
+ * words).
  */
-DEVICE_FN void defl_sort(GLOBAL const u8 *src, u64 n, GLOBAL u16 *hsh,
-			 GLOBAL u32 *tmp, GLOBAL u32 *srt, GLOBAL u64 *cnt,
-			 LOCAL u64 *red)
+DEVICE_FN void defl_sort(GLOBAL const u8 *src, u64 np, u32 bits,
+			 GLOBAL u16 *hsh, GLOBAL u32 *tmp, GLOBAL u32 *srt,
+			 GLOBAL u64 *cnt, LOCAL u64 *red)
 {
-	const u64 np = n >= 4 ? n - 3 : 0;
-	const u32 bits = defl_hash_bits(n), npass = bits > 8 ? 2 : 1;
+	const u32 npass = bits > 8 ? 2 : 1;
 
 	for (u32 pass = 0; np != 0 && pass < npass; pass++) {
 		defl_sort_count(src, np, bits, pass, hsh, tmp, cnt);
@@ -326,13 +335,12 @@ DEVICE_FN void defl_sort(GLOBAL const u8 *src, u64 n, GLOBAL u16 *hsh,
 	}
 }
 
-/* The chains from the sort: each position links to the one before it
- * in sorted order when that has its hash and lies within 32 KiB. */
-DEVICE_FN void defl_link_step(u64 n, GLOBAL const u16 *hsh,
+/* The chains from the sort: each of the np positions links to the one
+ * before it in sorted order when that has its hash and lies within
+ * 32 KiB; the positions from np to n have no hash. */
+DEVICE_FN void defl_link_step(u64 np, u64 n, GLOBAL const u16 *hsh,
 			      GLOBAL const u32 *srt, GLOBAL u16 *prev)
 {
-	const u64 np = n >= 4 ? n - 3 : 0;
-
 	for (u64 i = LOCAL_ID(); i < np; i += LOCAL_SIZE()) {
 		u32 p = srt[i], q = i > 0 ? srt[i - 1] : p;
 
@@ -347,10 +355,10 @@ DEVICE_FN void defl_link_step(u64 n, GLOBAL const u16 *hsh,
 }
 
 /* The same chains by one work-item: serial insertion, position order. */
-DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 n,
-				  GLOBAL u32 *head, GLOBAL u16 *prev)
+DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 np, u64 n,
+				  u32 bits, GLOBAL u32 *head, GLOBAL u16 *prev)
 {
-	const u32 bits = defl_hash_bits(n), none = (u32)1 << bits;
+	const u32 none = (u32)1 << bits;
 
 	WORK(none);
 	for (u32 i = 0; i < none; i++)
@@ -359,7 +367,7 @@ DEVICE_FN void defl_chains_serial(GLOBAL const u8 *src, u64 n,
 		u32 h, q;
 
 		WORK(1);
-		if (p + 4 > n) {
+		if (p >= np) {
 			prev[p] = 0;
 			continue;
 		}
@@ -868,18 +876,14 @@ DEVICE_FN void defl_flush(struct defl_bits *w)
 }
 
 /*
- * Pointers into one group's scratch for a chunk of n bytes.  Each step of
- * the chunk makes its own from (scratch, n): a GPU then keeps no map of
- * the whole scratch live from one phase to the next (t/cuda-resources.sh).
- * Regions 1 and 2 serve several phases in turn (deflate-layout.h).
+ * Pointers into one sp_codec_gzip group's scratch and the chunk's results
+ * for a chunk of n bytes.  Each step of the chunk makes its own from
+ * (scratch, res, n): a GPU then keeps no map of the whole scratch live
+ * from one phase to the next (t/cuda-resources.sh).
  */
 struct defl_ws {
-	GLOBAL u16 *hsh;
-	GLOBAL u32 *tmp, *stage;         /* region 1 */
-	GLOBAL u16 *prev;                /* region 1 */
-	GLOBAL u32 *srt, *match;         /* region 2 */
-	GLOBAL u64 *cnt;
-	GLOBAL u32 *head;                /* the counts' region */
+	GLOBAL u32 *stage;
+	GLOBAL u32 *match;               /* the results */
 	GLOBAL u16 *shist;
 	GLOBAL u64 *scrc, *sbits, *scan;
 	GLOBAL u32 *bhist;
@@ -894,22 +898,16 @@ struct defl_ws {
 	u64 nseg, nblk;
 };
 
-DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, u64 n)
+DEVICE_FN struct defl_ws defl_ws_of(GLOBAL u8 *base, GLOBAL u8 *res, u64 n)
 {
 	struct defl_ws ws;
 
 	ws.nseg = SP_DEFL_NSEG(n);
 	ws.nblk = SP_DEFL_NBLK(n);
-	ws.hsh = (GLOBAL u16 *)(base + SP_DEFL_O_HASH(n));
-	ws.tmp = (GLOBAL u32 *)(base + SP_DEFL_O_R1(n));
-	ws.stage = ws.tmp;
-	ws.prev = (GLOBAL u16 *)ws.tmp;
-	ws.srt = (GLOBAL u32 *)(base + SP_DEFL_O_R2(n));
-	ws.match = ws.srt;
-	ws.cnt = (GLOBAL u64 *)(base + SP_DEFL_O_CNT(n));
-	ws.head = (GLOBAL u32 *)ws.cnt;
-	ws.shist = (GLOBAL u16 *)(base + SP_DEFL_O_SHIST(n));
-	ws.scrc = (GLOBAL u64 *)(base + SP_DEFL_O_SEGV(n));
+	ws.stage = (GLOBAL u32 *)base;
+	ws.match = (GLOBAL u32 *)(res + SP_DEFL_O_MATCH(n));
+	ws.shist = (GLOBAL u16 *)(res + SP_DEFL_O_SHIST(n));
+	ws.scrc = (GLOBAL u64 *)(res + SP_DEFL_O_SEGV(n));
 	ws.sbits = ws.scrc + ws.nseg;
 	ws.scan = (GLOBAL u64 *)(base + SP_DEFL_O_SCAN(n));
 	ws.bhist = (GLOBAL u32 *)(base + SP_DEFL_O_BHIST(n));
@@ -1221,47 +1219,120 @@ DEVICE_FN void defl_member_head(GLOBAL u8 *out, u64 n, GLOBAL u64 *size)
 	}
 }
 
-/*
- * Phase 2: the match at every position.  A group of one work-item leaves
- * every position to be searched where the parse meets it, as a serial
- * encoder does: it would otherwise search the positions inside matches
- * too, with no other item to share the work.
- */
-DEVICE_FN void defl_match_step(GLOBAL const u8 *src, u64 skew, u64 n,
-			       GLOBAL u8 *scratch, u64 level)
-{
-	const struct defl_ws ws = defl_ws_of(scratch, n);
-	const struct defl_effort ef = defl_effort_of(level);
+/* ------------------------------------------------------------- parts */
 
-	for (u64 p = LOCAL_ID(); p < n; p += LOCAL_SIZE()) {
+/*
+ * Part k of a chunk of n bytes, as sp_gzip_units sees it: the bytes from
+ * lo, the window of up to SP_DEFL_WINDOW bytes before the part (whole
+ * segments, and 8-byte aligned like the chunk), then the part to its end.
+ * Its steps take the chunk from lo as a chunk of its own, positions
+ * counted from lo: its segments and their ends are the chunk's, and its
+ * matches are compared up to the chunk's end.
+ */
+DEVICE_FN u64 defl_part_lo(u64 k)
+{
+	return k == 0 ? 0 : k * SP_DEFL_PART - SP_DEFL_WINDOW;
+}
+
+DEVICE_FN u64 defl_part_end(u64 n, u64 k)
+{
+	u64 e = (k + 1) * SP_DEFL_PART;
+
+	return e < n ? e : n;
+}
+
+/* The positions from lo that have a hash (their four bytes in the chunk)
+ * and lie before the part's end. */
+DEVICE_FN u64 defl_part_np(u64 n, u64 k)
+{
+	u64 np = n >= 4 ? n - 3 : 0, e = defl_part_end(n, k);
+	u64 lo = defl_part_lo(k);
+
+	if (np > e)
+		np = e;
+	return np > lo ? np - lo : 0;
+}
+
+/*
+ * Phase 1 for part k of the chunk at src: the chains of its window and
+ * its positions, in the group's scratch, indexed from lo.  A chain at a
+ * window position may stop short where the chunk's goes on before lo,
+ * but only to positions more than 32 KiB before any of the part's, where
+ * the match search stops anyway.
+ */
+DEVICE_FN void defl_chains_step(GLOBAL const u8 *src, u64 n, u64 k,
+				GLOBAL u8 *scratch, LOCAL u64 *red)
+{
+	const u64 lo = defl_part_lo(k);
+	GLOBAL u16 *hsh = (GLOBAL u16 *)scratch;
+	GLOBAL u32 *tmp = (GLOBAL u32 *)(scratch + SP_DEFL_U_R1(n));
+	GLOBAL u32 *srt = (GLOBAL u32 *)(scratch + SP_DEFL_U_R2(n));
+	GLOBAL u64 *cnt = (GLOBAL u64 *)(scratch + SP_DEFL_U_CNT(n));
+
+	if (LOCAL_SIZE() == 1) {
+		defl_chains_serial(src + lo, defl_part_np(n, k),
+				   defl_part_end(n, k) - lo, defl_hash_bits(n),
+				   (GLOBAL u32 *)cnt, (GLOBAL u16 *)tmp);
+		return;
+	}
+	defl_sort(src + lo, defl_part_np(n, k), defl_hash_bits(n), hsh, tmp,
+		  srt, cnt, red);
+	defl_link_step(defl_part_np(n, k), defl_part_end(n, k) - lo, hsh, srt,
+		       (GLOBAL u16 *)tmp);
+}
+
+/*
+ * Phase 2: the match at every position of part k.  A group of one
+ * work-item leaves every position to be searched where the parse meets
+ * it, as a serial encoder does: it would otherwise search the positions
+ * inside matches too, with no other item to share the work.
+ */
+DEVICE_FN void defl_match_step(GLOBAL const u8 *src, u64 skew, u64 n, u64 k,
+			       GLOBAL u8 *res, GLOBAL const u8 *scratch,
+			       u64 level)
+{
+	const u64 lo = defl_part_lo(k), e = defl_part_end(n, k) - lo;
+	const struct defl_effort ef = defl_effort_of(level);
+	GLOBAL const u16 *prev =
+		(GLOBAL const u16 *)(scratch + SP_DEFL_U_R1(n));
+	GLOBAL u32 *match = (GLOBAL u32 *)(res + SP_DEFL_O_MATCH(n)) + lo;
+
+	for (u64 p = k * SP_DEFL_PART - lo + LOCAL_ID(); p < e;
+	     p += LOCAL_SIZE()) {
 		WORK(LOCAL_SIZE() == 1);
-		ws.match[p] = LOCAL_SIZE() == 1 ?
-				      DEFL_LONG :
-				      defl_match_short(src, skew, n, ws.prev, p,
-						       ef);
+		match[p] = LOCAL_SIZE() == 1 ?
+				   DEFL_LONG :
+				   defl_match_short(src + lo, skew, n - lo,
+						    prev, p, ef);
 	}
 }
 
-/* Phase 3: parse and CRC, one segment per work-item. */
-DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n,
-			       GLOBAL u8 *scratch, u64 level,
-			       LOCAL const u32 *crc_tab,
+/* Phase 3: parse and CRC, one segment of part k per work-item. */
+DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n, u64 k,
+			       GLOBAL u8 *res, GLOBAL const u8 *scratch,
+			       u64 level, LOCAL const u32 *crc_tab,
 			       LOCAL const u8 *len_code,
 			       LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const u64 lo = defl_part_lo(k), end = defl_part_end(n, k);
+	GLOBAL const u16 *prev =
+		(GLOBAL const u16 *)(scratch + SP_DEFL_U_R1(n));
+	GLOBAL u32 *match = (GLOBAL u32 *)(res + SP_DEFL_O_MATCH(n)) + lo;
+	GLOBAL u16 *shist = (GLOBAL u16 *)(res + SP_DEFL_O_SHIST(n));
+	GLOBAL u64 *scrc = (GLOBAL u64 *)(res + SP_DEFL_O_SEGV(n));
 
-	for (u64 s = LOCAL_ID(); s < ws.nseg; s += LOCAL_SIZE()) {
+	for (u64 s = k * SP_DEFL_PART / SP_DEFL_SEG + LOCAL_ID();
+	     s < SP_DEFL_NSEG(end); s += LOCAL_SIZE()) {
 		u64 a = s * SP_DEFL_SEG, e = a + SP_DEFL_SEG;
 
 		if (e > n)
 			e = n;
 		if (level != 0)
-			defl_parse(src, skew, n, a, e, ws.match, ws.prev,
-				   defl_effort_of(level),
-				   ws.shist + s * SP_DEFL_NSYM, len_code,
-				   dist_lo, dist_hi);
-		ws.scrc[s] = crc32_bytes(crc_tab, src + a, e - a);
+			defl_parse(src + lo, skew, n - lo, a - lo, e - lo,
+				   match, prev, defl_effort_of(level),
+				   shist + s * SP_DEFL_NSYM, len_code, dist_lo,
+				   dist_hi);
+		scrc[s] = crc32_bytes(crc_tab, src + a, e - a);
 	}
 }
 
@@ -1270,9 +1341,10 @@ DEVICE_FN void defl_parse_step(GLOBAL const u8 *src, u64 skew, u64 n,
  * sum of its segments' (level 0); a candidate's, the sum of its halves'.
  * The end-of-block code counts once.
  */
-DEVICE_FN void defl_level_hist_step(GLOBAL u8 *scratch, u64 n, u64 span)
+DEVICE_FN void defl_level_hist_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n,
+				     u64 span)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_NSYM;
 	     x += LOCAL_SIZE()) {
@@ -1304,9 +1376,10 @@ DEVICE_FN void defl_level_hist_step(GLOBAL u8 *scratch, u64 n, u64 span)
 
 /* Step 2: each live slot's keys (DEFL_KEY_DIST), unsorted, in the
  * first buffer. */
-DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, u64 n, u64 span)
+DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n,
+			       u64 span)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 x = LOCAL_ID(); x < defl_slots(&ws, span) * SP_DEFL_NKEY;
 	     x += LOCAL_SIZE()) {
@@ -1332,10 +1405,10 @@ DEVICE_FN void defl_keys_step(GLOBAL u8 *scratch, u64 n, u64 span)
  * 2w) of every live slot's keys, from buffer level & 1 to the other: each
  * merge one item's, all slots' merges spread over the group.
  */
-DEVICE_FN void defl_keys_merge(GLOBAL u8 *scratch, u64 n, u64 span,
-			       u32 level)
+DEVICE_FN void defl_keys_merge(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n,
+			       u64 span, u32 level)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 	const u32 w = 1u << level, per = (SP_DEFL_NKEY + 2 * w - 1) / (2 * w);
 
 	for (u64 t = LOCAL_ID(); t < defl_slots(&ws, span) * per;
@@ -1363,9 +1436,10 @@ DEVICE_FN void defl_keys_merge(GLOBAL u8 *scratch, u64 n, u64 span,
  * at level 0 each unit's cheapest form alone, at the others whether the
  * pair merges.
  */
-DEVICE_FN void defl_level_codes_step(GLOBAL u8 *scratch, u64 n, u64 span)
+DEVICE_FN void defl_level_codes_step(GLOBAL u8 *scratch, GLOBAL u8 *res,
+				      u64 n, u64 span)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 i = LOCAL_ID(); i < defl_slots(&ws, span); i += LOCAL_SIZE()) {
 		int live;
@@ -1390,9 +1464,10 @@ DEVICE_FN void defl_level_codes_step(GLOBAL u8 *scratch, u64 n, u64 span)
 }
 
 /* Level 0 of a chunk stored whole: every unit a block of its own. */
-DEVICE_FN void defl_stored_units_step(GLOBAL u8 *scratch, u64 n)
+DEVICE_FN void defl_stored_units_step(GLOBAL u8 *scratch, GLOBAL u8 *res,
+				       u64 n)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 b = LOCAL_ID(); b < ws.nblk; b += LOCAL_SIZE()) {
 		WORK(1);
@@ -1402,10 +1477,10 @@ DEVICE_FN void defl_stored_units_step(GLOBAL u8 *scratch, u64 n)
 
 /* Phase 5: one level of the CRC tree: the CRC of segments l.. joins that
  * of the `span` segments from r = l + span. */
-DEVICE_FN void defl_crc_step(GLOBAL u8 *scratch, u64 n, u64 span,
-			     LOCAL const u32 *crc_pow)
+DEVICE_FN void defl_crc_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n,
+			     u64 span, LOCAL const u32 *crc_pow)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 i = LOCAL_ID(); (2 * i + 1) * span < ws.nseg;
 	     i += LOCAL_SIZE()) {
@@ -1424,9 +1499,10 @@ DEVICE_FN void defl_crc_step(GLOBAL u8 *scratch, u64 n, u64 span,
  * cost depends on where it starts, so this walk is serial, over blocks
  * (one per 32 KiB): O(n / 32768) steps.
  */
-DEVICE_FN void defl_place(GLOBAL u8 *scratch, u64 n, u64 level)
+DEVICE_FN void defl_place(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n,
+			  u64 level)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 	const u64 blk_bytes = (u64)SP_DEFL_SEG * SP_DEFL_BLK_SEGS;
 	u64 bit = 0, lead = 0;
 
@@ -1480,18 +1556,18 @@ DEVICE_FN void defl_place(GLOBAL u8 *scratch, u64 n, u64 level)
 }
 
 /* Phase 6: each block's codes and packed header. */
-DEVICE_FN void defl_headers_step(GLOBAL u8 *scratch, u64 n)
+DEVICE_FN void defl_headers_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 b = LOCAL_ID(); b < ws.nblk; b += LOCAL_SIZE())
 		defl_block_header(&ws, b, n);
 }
 
 /* Phase 6: each segment's bits under its block's code. */
-DEVICE_FN void defl_seg_bits_step(GLOBAL u8 *scratch, u64 n)
+DEVICE_FN void defl_seg_bits_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 s = LOCAL_ID(); s < ws.nseg; s += LOCAL_SIZE()) {
 		u64 b = ws.binfo[s / SP_DEFL_BLK_SEGS * SP_DEFL_INFO +
@@ -1516,9 +1592,9 @@ DEVICE_FN void defl_seg_bits_step(GLOBAL u8 *scratch, u64 n)
 }
 
 /* Phase 6: where each piece (a block's header, a segment) starts. */
-DEVICE_FN void defl_pieces_step(GLOBAL u8 *scratch, u64 n)
+DEVICE_FN void defl_pieces_step(GLOBAL u8 *scratch, GLOBAL u8 *res, u64 n)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 	const u64 npieces = ws.nblk + ws.nseg;
 
 	for (u64 k = LOCAL_ID(); k < npieces; k += LOCAL_SIZE()) {
@@ -1545,10 +1621,11 @@ DEVICE_FN void defl_pieces_step(GLOBAL u8 *scratch, u64 n)
 
 /* Phase 7: every segment's bits into its staging words. */
 DEVICE_FN void defl_pack_step(GLOBAL const u8 *src, u64 n,
-			      GLOBAL u8 *scratch, LOCAL const u8 *len_code,
+			      GLOBAL u8 *scratch, GLOBAL u8 *res,
+			      LOCAL const u8 *len_code,
 			      LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 
 	for (u64 s = LOCAL_ID(); s < ws.nseg; s += LOCAL_SIZE())
 		defl_pack_segment(&ws, s, src, n, len_code, dist_lo, dist_hi);
@@ -1556,10 +1633,10 @@ DEVICE_FN void defl_pack_step(GLOBAL const u8 *src, u64 n,
 
 /* Phase 7: every 32-bit word of the deflate stream, OR-ed from the
  * pieces that overlap it, then the trailer. */
-DEVICE_FN void defl_gather_step(u64 n, GLOBAL u8 *scratch, GLOBAL u8 *out,
-				GLOBAL u64 *size)
+DEVICE_FN void defl_gather_step(u64 n, GLOBAL u8 *scratch, GLOBAL u8 *res,
+				GLOBAL u8 *out, GLOBAL u64 *size)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, n);
+	const struct defl_ws ws = defl_ws_of(scratch, res, n);
 	const u64 npieces = ws.nblk + ws.nseg;
 	const u64 total = ws.binfo[DEFL_I_TOTAL];
 	const u64 nbytes = (total + 7) / 8, nwords = (total + 31) / 32;
@@ -1606,34 +1683,29 @@ DEVICE_FN void defl_gather_step(u64 n, GLOBAL u8 *scratch, GLOBAL u8 *out,
 }
 
 /*
- * The stages of one chunk.  A stage is a run of steps, each step ending at
- * a barrier met by every item of the group; a stage is entered by all
- * items and leaves them all past its last barrier.  Each is called once,
- * from defl_chunk, so the compilers inline it (PoCL must: it mishandles a
- * barrier in a function it does not inline).  Each step is given the
- * chunk's size as read from local memory (cn[0]) after the barrier before
- * it: with the size a GPU compiler could prove constant, it would compute
- * the scratch map once and keep all of it live through every step,
- * spilling (doc/design.md §13.2, t/cuda-resources.sh).
+ * The stages of a part and of a chunk.  A stage is a run of steps, each
+ * step ending at a barrier met by every item of the group; a stage is
+ * entered by all items and leaves them all past its last barrier.  Each
+ * is called once, from defl_part or defl_chunk, so the compilers inline
+ * it (PoCL must: it mishandles a barrier in a function it does not
+ * inline).  Each step is given the chunk's size as read from local memory
+ * (cn[0]) after the barrier before it: with the size a GPU compiler could
+ * prove constant, it would compute the scratch map once and keep all of
+ * it live through every step, spilling (doc/design.md §13.2,
+ * t/cuda-resources.sh).
  */
 
-/* Phases 1 and 2: the hash chains, then every position's match. */
+/* Phases 1 and 2 of part k: the hash chains, then every position's
+ * match. */
 DEVICE_FN void defl_find_matches(GLOBAL const u8 *src, u64 skew,
-				 LOCAL const u64 *cn, GLOBAL u8 *scratch,
-				 u64 level, LOCAL u64 *red)
+				 LOCAL const u64 *cn, u64 k, GLOBAL u8 *res,
+				 GLOBAL u8 *scratch, u64 level, LOCAL u64 *red)
 {
-	const struct defl_ws ws = defl_ws_of(scratch, cn[0]);
-
 	PHASE("chains");
-	if (LOCAL_SIZE() == 1) {
-		defl_chains_serial(src, cn[0], ws.head, ws.prev);
-	} else {
-		defl_sort(src, cn[0], ws.hsh, ws.tmp, ws.srt, ws.cnt, red);
-		defl_link_step(cn[0], ws.hsh, ws.srt, ws.prev);
-	}
+	defl_chains_step(src, cn[0], k, scratch, red);
 	BARRIER();
 	PHASE("match");
-	defl_match_step(src, skew, cn[0], scratch, level);
+	defl_match_step(src, skew, cn[0], k, res, scratch, level);
 	BARRIER();
 }
 
@@ -1643,13 +1715,13 @@ DEVICE_FN void defl_find_matches(GLOBAL const u8 *src, u64 skew,
  * merge level) and its code and cost.  Level 0 stores every unit.
  */
 DEVICE_FN void defl_choose_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
-				  u64 level)
+				  GLOBAL u8 *res, u64 level)
 {
 	const u64 nblk = SP_DEFL_NBLK(cn[0]);
 
 	if (level == 0) {
 		PHASE("unit-codes");
-		defl_stored_units_step(scratch, cn[0]);
+		defl_stored_units_step(scratch, res, cn[0]);
 		BARRIER();
 		return;
 	}
@@ -1657,17 +1729,17 @@ DEVICE_FN void defl_choose_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
 					 span / 2 < nblk);
 	     span *= 2) {
 		PHASE(span == 1 ? "unit-hist" : "merge-hist");
-		defl_level_hist_step(scratch, cn[0], span);
+		defl_level_hist_step(scratch, res, cn[0], span);
 		BARRIER();
-		defl_keys_step(scratch, cn[0], span);
+		defl_keys_step(scratch, res, cn[0], span);
 		BARRIER();
 		PHASE(span == 1 ? "unit-sort" : "merge-sort");
 		for (u32 lv = 0; lv < DEFL_KEY_LEVELS; lv++) {
-			defl_keys_merge(scratch, cn[0], span, lv);
+			defl_keys_merge(scratch, res, cn[0], span, lv);
 			BARRIER();
 		}
 		PHASE(span == 1 ? "unit-codes" : "merge");
-		defl_level_codes_step(scratch, cn[0], span);
+		defl_level_codes_step(scratch, res, cn[0], span);
 		BARRIER();
 	}
 }
@@ -1675,18 +1747,19 @@ DEVICE_FN void defl_choose_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
 /* Phase 5: the chunk's CRC-32 from the segments' (a tree of joins), then
  * each block's type and first bit, by one item. */
 DEVICE_FN void defl_place_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
-				 u64 level, LOCAL const u32 *crc_pow)
+				 GLOBAL u8 *res, u64 level,
+				 LOCAL const u32 *crc_pow)
 {
 	const u64 nseg = SP_DEFL_NSEG(cn[0]);
 
 	PHASE("crc");
 	for (u64 span = 1; span < nseg; span *= 2) {
-		defl_crc_step(scratch, cn[0], span, crc_pow);
+		defl_crc_step(scratch, res, cn[0], span, crc_pow);
 		BARRIER();
 	}
 	PHASE("place");
 	if (LOCAL_ID() == 0)
-		defl_place(scratch, cn[0], level);
+		defl_place(scratch, res, cn[0], level);
 	BARRIER();
 }
 
@@ -1694,49 +1767,69 @@ DEVICE_FN void defl_place_blocks(LOCAL const u64 *cn, GLOBAL u8 *scratch,
  * header, a segment's symbols) starts, from a scan of the segments'
  * bits. */
 DEVICE_FN void defl_place_pieces(LOCAL const u64 *cn, GLOBAL u8 *scratch,
-				 LOCAL u64 *red)
+				 GLOBAL u8 *res, LOCAL u64 *red)
 {
 	PHASE("headers");
-	defl_headers_step(scratch, cn[0]);
+	defl_headers_step(scratch, res, cn[0]);
 	BARRIER();
 	PHASE("seg-bits");
-	defl_seg_bits_step(scratch, cn[0]);
+	defl_seg_bits_step(scratch, res, cn[0]);
 	BARRIER();
 	PHASE("seg-scan");
 	{
-		const struct defl_ws ws = defl_ws_of(scratch, cn[0]);
+		const struct defl_ws ws = defl_ws_of(scratch, res, cn[0]);
 
 		wg_scan_array_u64(ws.sbits, ws.scan, ws.nseg, red);
 	}
 	BARRIER();
 	PHASE("pieces");
-	defl_pieces_step(scratch, cn[0]);
+	defl_pieces_step(scratch, res, cn[0]);
 	BARRIER();
 }
 
 /* Phase 7: the pieces packed, then gathered into the member's words. */
 DEVICE_FN void defl_write_member(GLOBAL const u8 *src, LOCAL const u64 *cn,
-				 GLOBAL u8 *scratch, GLOBAL u8 *out,
-				 GLOBAL u64 *size, LOCAL const u8 *len_code,
+				 GLOBAL u8 *scratch, GLOBAL u8 *res,
+				 GLOBAL u8 *out, GLOBAL u64 *size,
+				 LOCAL const u8 *len_code,
 				 LOCAL const u8 *dist_lo,
 				 LOCAL const u8 *dist_hi)
 {
 	PHASE("pack");
-	defl_pack_step(src, cn[0], scratch, len_code, dist_lo, dist_hi);
+	defl_pack_step(src, cn[0], scratch, res, len_code, dist_lo, dist_hi);
 	BARRIER();
 	PHASE("gather");
-	defl_gather_step(cn[0], scratch, out, size);
+	defl_gather_step(cn[0], scratch, res, out, size);
 	BARRIER();
 }
 
 /*
- * One chunk of cn[0] bytes at src, at offset `skew` modulo 8 of an
- * aligned buffer; the member to out, its size to *size.  All items of the
- * group.
+ * Part k of the chunk of cn[0] bytes at src, at offset `skew` modulo 8 of
+ * an aligned buffer: phases 1 to 3 of its positions and segments, into
+ * the chunk's results res.  All items of the group.
  */
-DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
-			  GLOBAL u8 *out, GLOBAL u64 *size, GLOBAL u8 *scratch,
-			  u64 level, LOCAL const u32 *crc_tab,
+DEVICE_FN void defl_part(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
+			 u64 k, GLOBAL u8 *res, GLOBAL u8 *scratch, u64 level,
+			 LOCAL const u32 *crc_tab, LOCAL const u8 *len_code,
+			 LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi,
+			 LOCAL u64 *red)
+{
+	if (level != 0)
+		defl_find_matches(src, skew, cn, k, res, scratch, level, red);
+	PHASE("parse");
+	defl_parse_step(src, skew, cn[0], k, res, scratch, level, crc_tab,
+			len_code, dist_lo, dist_hi);
+	/* The next part's chains overwrite those the parse read. */
+	BARRIER();
+}
+
+/*
+ * One chunk of cn[0] bytes at src, its parts done (res); the member to
+ * out, its size to *size.  All items of the group.
+ */
+DEVICE_FN void defl_chunk(GLOBAL const u8 *src, LOCAL const u64 *cn,
+			  GLOBAL u8 *out, GLOBAL u64 *size, GLOBAL u8 *res,
+			  GLOBAL u8 *scratch, u64 level,
 			  LOCAL const u32 *crc_pow, LOCAL const u8 *len_code,
 			  LOCAL const u8 *dist_lo, LOCAL const u8 *dist_hi,
 			  LOCAL u64 *red)
@@ -1747,29 +1840,57 @@ DEVICE_FN void defl_chunk(GLOBAL const u8 *src, u64 skew, LOCAL const u64 *cn,
 		BARRIER();
 		return;
 	}
-	if (level != 0)
-		defl_find_matches(src, skew, cn, scratch, level, red);
-	PHASE("parse");
-	defl_parse_step(src, skew, cn[0], scratch, level, crc_tab, len_code,
-			dist_lo, dist_hi);
-	BARRIER();
-	defl_choose_blocks(cn, scratch, level);
-	defl_place_blocks(cn, scratch, level, crc_pow);
-	defl_place_pieces(cn, scratch, red);
-	defl_write_member(src, cn, scratch, out, size, len_code, dist_lo,
+	defl_choose_blocks(cn, scratch, res, level);
+	defl_place_blocks(cn, scratch, res, level, crc_pow);
+	defl_place_pieces(cn, scratch, res, red);
+	defl_write_member(src, cn, scratch, res, out, size, len_code, dist_lo,
 			  dist_hi);
 }
 
 /*
- * The gzip codec over n chunks of chunk_bytes in `pool` (8-byte aligned,
- * as device buffers are): chunk j's member goes to slots + j * capacity
- * (capacity >= SP_DEFL_BOUND(chunk_bytes)), its length to sizes[j].
- * scratch holds SP_DEFL_SCRATCH_BYTES(chunk_bytes) per work-group
- * launched.  chunk_bytes <= SP_DEFL_MAX_CHUNK.
+ * The gzip codec's first kernel over n chunks of chunk_bytes in `pool`
+ * (8-byte aligned, as device buffers are): part u % SP_DEFL_NPART of chunk
+ * u / SP_DEFL_NPART is unit u, the groups striding over the units; chunk
+ * j's results go to res + j * SP_DEFL_RES_BYTES(chunk_bytes).  scratch
+ * holds SP_DEFL_USCRATCH_BYTES(chunk_bytes) per work-group launched.
+ */
+SP_ENCODER_ENTRY(sp_gzip_units)
+{
+	LOCAL_ARRAY(u32, crc_tab, SP_CRC32_TABLE);
+	LOCAL_ARRAY(u8, len_code, 256);
+	LOCAL_ARRAY(u8, dist_lo, 256);
+	LOCAL_ARRAY(u8, dist_hi, 256);
+	LOCAL_ARRAY(u64, red, SP_WG_MAX);
+	LOCAL_ARRAY(u64, cn, 1);
+	GLOBAL u8 *mine = scratch + GROUP_ID() *
+				    (u64)SP_DEFL_USCRATCH_BYTES(chunk_bytes);
+	const u64 npart = SP_DEFL_NPART(chunk_bytes);
+
+	PHASE("setup");
+	if (LOCAL_ID() == 0)
+		cn[0] = chunk_bytes;
+	crc32_table_build(crc_tab);
+	defl_tables_build(len_code, dist_lo, dist_hi);
+	for (u64 u = GROUP_ID(); u < n * npart; u += NUM_GROUPS()) {
+		u64 j = u / npart;
+
+		UNIT();
+		defl_part(pool + j * chunk_bytes, (j * chunk_bytes) & 7, cn,
+			  u % npart,
+			  res + j * (u64)SP_DEFL_RES_BYTES(chunk_bytes), mine,
+			  level, crc_tab, len_code, dist_lo, dist_hi, red);
+	}
+}
+
+/*
+ * The gzip codec's second kernel, after sp_gzip_units over the same
+ * arguments: chunk j's member goes to slots + j * capacity (capacity >=
+ * SP_DEFL_BOUND(chunk_bytes)), its length to sizes[j].  scratch holds
+ * SP_DEFL_SCRATCH_BYTES(chunk_bytes) per work-group launched.
+ * chunk_bytes <= SP_DEFL_MAX_CHUNK.
  */
 SP_ENCODER_ENTRY(sp_codec_gzip)
 {
-	LOCAL_ARRAY(u32, crc_tab, SP_CRC32_TABLE);
 	LOCAL_ARRAY(u32, crc_pow, SP_CRC32_POWS);
 	LOCAL_ARRAY(u8, len_code, 256);
 	LOCAL_ARRAY(u8, dist_lo, 256);
@@ -1784,13 +1905,13 @@ SP_ENCODER_ENTRY(sp_codec_gzip)
 		cn[0] = chunk_bytes;
 		crc32_pow_build(crc_pow);
 	}
-	crc32_table_build(crc_tab);
 	defl_tables_build(len_code, dist_lo, dist_hi);
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
 		UNIT();
-		defl_chunk(pool + j * chunk_bytes, (j * chunk_bytes) & 7, cn,
-			   slots + j * capacity, sizes + j, mine, level,
-			   crc_tab, crc_pow, len_code, dist_lo, dist_hi, red);
+		defl_chunk(pool + j * chunk_bytes, cn, slots + j * capacity,
+			   sizes + j,
+			   res + j * (u64)SP_DEFL_RES_BYTES(chunk_bytes), mine,
+			   level, crc_pow, len_code, dist_lo, dist_hi, red);
 	}
 }
 

@@ -103,10 +103,11 @@ struct kdrv {
 	/* The codec's encoder: its groups and their scratch (deflate-layout.h,
 	 * zstd_layout.h, blosc_layout.h), one for both buffer sets since
 	 * launches run in issue order; for zstd and blosc, the units' output
-	 * and sizes (zstd_units.h), the units per chunk and blosc's block
-	 * size (0 for zstd). */
+	 * and sizes (zstd_units.h), for gzip the chunks' results
+	 * (deflate-layout.h); the units per chunk, the groups of gzip's
+	 * kernel per chunk and blosc's block size (0 for zstd). */
 	kdev_buf enc_scratch, enc_out, enc_usizes;
-	uint64_t enc_groups, enc_upc, bl_blocksize;
+	uint64_t enc_groups, enc_upc, enc_cgroups, bl_blocksize;
 	/* Pyramids: the reduction table, a carried row, and the next
 	 * level's rows of one batch (doc/design.md §28.2). */
 	kdev_buf rgeo, carry, red;
@@ -505,31 +506,55 @@ static int check_gzip(const struct plan *p, struct sp_err *err)
 }
 
 /*
- * Every encoder strides its groups over its units (gzip: chunks; zstd and
- * blosc: blocks, zstd_units.h), each group with its own scratch.  The
- * scratch of all groups is bounded by the device's budget (kdev_limits,
- * else DEFAULT_SCRATCH_BUDGET), which bounds the groups launched; groups
- * of one work-item run one after the other, so one suffices there.
+ * Every encoder strides its groups over its units (gzip: parts, then
+ * chunks; zstd and blosc: blocks, zstd_units.h), each group with its own
+ * scratch.  The scratch of all groups is bounded by the device's budget
+ * (kdev_limits, else DEFAULT_SCRATCH_BUDGET), which bounds the groups
+ * launched; groups of one work-item run one after the other, so one
+ * suffices there.
  */
 #define DEFAULT_SCRATCH_BUDGET ((uint64_t)256 << 20)
+
+static uint64_t scratch_groups(const struct kdrv *k, uint64_t units,
+			       uint64_t per)
+{
+	uint64_t budget = k->lim.scratch_budget ? k->lim.scratch_budget
+						: DEFAULT_SCRATCH_BUDGET;
+	uint64_t groups = min_u64(min_u64(units ? units : 1,
+					  k->lim.max_groups),
+				  budget / per);
+
+	return groups == 0 || k->lim.one_item_groups ? 1 : groups;
+}
 
 static int open_scratch(struct kdrv *k, uint64_t units, uint64_t per,
 			const char *what, struct sp_err *err)
 {
-	uint64_t budget = k->lim.scratch_budget ? k->lim.scratch_budget
-						: DEFAULT_SCRATCH_BUDGET;
-
-	k->enc_groups = min_u64(min_u64(units ? units : 1, k->lim.max_groups),
-				budget / per);
-	if (k->enc_groups == 0 || k->lim.one_item_groups)
-		k->enc_groups = 1;
+	k->enc_groups = scratch_groups(k, units, per);
 	return alloc_buf(k, k->enc_groups * per, &k->enc_scratch, what, err);
 }
 
+/*
+ * gzip's two kernels (deflate.h): every part of the batch's chunks as a
+ * unit, then a group per chunk.  Each has its groups and their scratch,
+ * one buffer serving both since the second runs after the first; the
+ * parts' results, per chunk in flight, are what passes between them.
+ */
 static int open_gzip(struct kdrv *k, struct sp_err *err)
 {
-	return open_scratch(k, k->n, SP_DEFL_SCRATCH_BYTES(k->plan->chunk_bytes),
-			    "the gzip encoder's scratch", err);
+	uint64_t cb = k->plan->chunk_bytes;
+	uint64_t uper = SP_DEFL_USCRATCH_BYTES(cb);
+	uint64_t cper = SP_DEFL_SCRATCH_BYTES(cb);
+
+	SP_FORWARD(alloc_buf(k, k->n * SP_DEFL_RES_BYTES(cb), &k->enc_out,
+			     "the gzip parts' results", err));
+	k->enc_upc = SP_DEFL_NPART(cb);
+	k->enc_groups = scratch_groups(k, k->n * k->enc_upc, uper);
+	k->enc_cgroups = scratch_groups(k, k->n, cper);
+	return alloc_buf(k,
+			 k->enc_groups * uper > k->enc_cgroups * cper ?
+				 k->enc_groups * uper : k->enc_cgroups * cper,
+			 &k->enc_scratch, "the gzip encoder's scratch", err);
 }
 
 /* The zstd units of a batch (zstd and blosc): their output, as large as
@@ -792,6 +817,30 @@ static int compress_units(struct kdrv *k, struct kset *s, uint64_t level,
 	return launch_groups(k, s, l, k->n, k->copy_local, err);
 }
 
+/*
+ * gzip: every 128 KiB part of the batch's chunks as its own unit (its
+ * chains, matches, parse and segment CRCs), then one group per chunk
+ * coding and packing its member (doc/design.md §13.2).  copy_local: a CPU
+ * device runs best with one work-item per group, the groups giving the
+ * parallelism, as for the copies; a GPU gets the full local size.
+ */
+static int compress_gzip(struct kdrv *k, struct kset *s, uint64_t level,
+			 struct sp_err *err)
+{
+	const struct plan *p = k->plan;
+	struct kdev_launch l;
+
+	l = pack_sp_gzip_units(s->pool, k->enc_out, k->enc_scratch, k->n,
+			       p->chunk_bytes, level);
+	SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local,
+			  k->copy_local, err));
+	l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes, k->enc_out,
+			       k->enc_scratch, k->n, p->chunk_bytes,
+			       p->slot_capacity, level);
+	return launch(k, s, l, k->enc_cgroups * k->copy_local, k->copy_local,
+		      err);
+}
+
 int kdrv_compress(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -811,14 +860,7 @@ int kdrv_compress(struct kdrv *k, struct sp_err *err)
 				       p->chunk_bytes, p->slot_capacity);
 		SP_FORWARD(launch_groups(k, s, l, k->n, k->copy_local, err));
 	} else if (p->codec == SHARDPIPE_CODEC_GZIP) {
-		l = pack_sp_codec_gzip(s->pool, s->slots, s->sizes,
-				       k->enc_scratch, k->n, p->chunk_bytes,
-				       p->slot_capacity, level);
-		/* copy_local: a CPU device runs best with one work-item
-		 * per group, the groups giving the parallelism, as for the
-		 * copies; a GPU gets the full local size. */
-		SP_FORWARD(launch(k, s, l, k->enc_groups * k->copy_local,
-				  k->copy_local, err));
+		SP_FORWARD(compress_gzip(k, s, level, err));
 	} else {
 		SP_FORWARD(compress_units(k, s, level, err));
 	}

@@ -26,9 +26,15 @@
 #define SP_ARGS_sp_agg_gather(B, U)                                           \
 	B(const u8, slots), B(const u64, sizes), B(const u32, perm),          \
 		B(const u64, offsets), B(u8, out), U(M), U(n), U(capacity)
+/* gzip in two kernels (doc/design.md §13.2): every 128 KiB part of a
+ * batch's chunks as its own unit, its matches, parse and segment CRCs
+ * into its chunk's results `res`, then each chunk's member from them. */
+#define SP_ARGS_sp_gzip_units(B, U)                                           \
+	B(const u8, pool), B(u8, res), B(u8, scratch), U(n), U(chunk_bytes),  \
+		U(level)
 #define SP_ARGS_sp_codec_gzip(B, U)                                           \
-	B(const u8, pool), B(u8, slots), B(u64, sizes), B(u8, scratch), U(n), \
-		U(chunk_bytes), U(capacity), U(level)
+	B(const u8, pool), B(u8, slots), B(u64, sizes), B(u8, res),           \
+		B(u8, scratch), U(n), U(chunk_bytes), U(capacity), U(level)
 /* zstd and blosc in two kernels (doc/design.md §13.1): every block of a
  * batch's zstd frames as its own unit (the zstd level; blosc's element
  * size, shuffle and block size, or 1, 0, 0 for zstd), then the frames or
@@ -60,6 +66,7 @@
 	X(sp_agg_permute, SP_ARGS_sp_agg_permute)                             \
 	X(sp_agg_scan, SP_ARGS_sp_agg_scan)                                   \
 	X(sp_agg_gather, SP_ARGS_sp_agg_gather)                               \
+	X(sp_gzip_units, SP_ARGS_sp_gzip_units)                               \
 	X(sp_codec_gzip, SP_ARGS_sp_codec_gzip)                               \
 	X(sp_zstd_units, SP_ARGS_sp_zstd_units)                               \
 	X(sp_codec_zstd, SP_ARGS_sp_codec_zstd)                               \
