@@ -117,8 +117,8 @@ bad=$(awk '$1 !~ /^codecs\/1\.zarr\/(zarr\.json|c(\/[0-9]+)+)$/' "$tmp/objects")
 is "$bad" "" "the store holds zarr.json and shard keys only"
 is "$(grep -c . "$tmp/objects")" 11 "ten shards and zarr.json"
 
-# A write to S3 stopped by SIGTERM while it waits on a pipe (doc/design.md
-# §16.5): the rows read are written, the last shard's upload completed.
+# A write to S3 stopped by SIGTERM while it waits on a pipe: the rows
+# read are written, the last shard's upload completed (doc/design.md §16.5).
 # 100 rows of 1024 bytes: one full shard and one of 36 rows, in parts
 # of 16 KiB.
 if [ -r /proc/self/wchan ]; then
