@@ -273,6 +273,27 @@ static int open_levels(struct shardpipe_stream *s, const char *path,
 	return SHARDPIPE_OK;
 }
 
+/*
+ * A pyramid on a backend that computes on the host's threads (cpu) runs
+ * every level's fused pass and reduction on one set of lanes
+ * (doc/design.md §28.3): the group's when the stream is in one, else a
+ * set of `threads` lanes started here, so that at most `threads` threads
+ * compute at once across the levels instead of a crew per level.  Each
+ * level holds a reference.  Every level's plan copies level 0's threads
+ * (plan_levels_init), the lanes' count, which the backend shapes its
+ * work and per-lane contexts by.
+ */
+static int share_lanes(struct shardpipe_stream *s, struct sp_err *err)
+{
+	if (s->next == NULL || s->be->run_batch == NULL)
+		return SHARDPIPE_OK;
+	if (s->plan.lanes == NULL)
+		SP_FORWARD(lanes_create(&s->plan.lanes, s->plan.threads, err));
+	for (struct shardpipe_stream *l = s->next; l != NULL; l = l->next)
+		l->plan.lanes = lanes_ref(s->plan.lanes);
+	return SHARDPIPE_OK;
+}
+
 /* One level's memory: the backend's context, the shard sets, staging,
  * fetch ranges, the fill block, its trace, and when there is a next level
  * that level's rows of one batch and a carried row. */
@@ -404,8 +425,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"a sink receives one array: a pyramid or an "
 				"OME-NGFF image (downsample, ngff) needs a "
 				"directory store");
-	/* After the levels' plans are made: they run on their own crews
-	 * (a level's stream holds no reference to the group's lanes). */
+	/* After the levels' plans are made, which copy level 0's: each
+	 * level takes its own reference in share_lanes. */
 	if (lanes != NULL)
 		s->plan.lanes = lanes_ref(lanes);
 	if (rc == SHARDPIPE_OK && path != NULL)
@@ -421,6 +442,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"reduce entry)", s->be->name);
 	if (rc == SHARDPIPE_OK && s->levels->group)
 		rc = open_levels(s, path, &s->err);
+	if (rc == SHARDPIPE_OK)
+		rc = share_lanes(s, &s->err);
 	if (rc == SHARDPIPE_OK)
 		cap_batch(s);
 	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;

@@ -7,6 +7,7 @@
  *   - the reader, which recomputes every level from the one below by its
  *     own code (src/reader_levels.c), finds each level equal to it;
  *   - level 0 is byte for byte the store written without a pyramid;
+ *   - on cpu the levels share level 0's worker threads;
  *   - a kernel backend writes the cpu backend's files byte for byte with
  *     codec none (L2, §18), and opencl the reference's with zstd, gzip and
  *     blosc at every local size.
@@ -20,6 +21,7 @@
  * median's ties.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +340,79 @@ static void codecs_match(const char *root, uint64_t seed)
 }
 #endif
 
+#ifndef SP_TEST_OPENCL
+/*
+ * The levels share level 0's threads (doc/design.md §28.3): a cpu pyramid
+ * of three levels on 3 threads, every level having compressed a batch,
+ * runs a pipeline and a writer per level and 2 workers in all, where a
+ * crew per level would run 2 workers each.  Counted in /proc/self/task
+ * before any other stream of the process has started a thread.
+ */
+static void *idle(void *arg)
+{
+	return arg;
+}
+
+static void shared_threads(const char *root)
+{
+	enum { LEVELS = 3, T = 3 };
+	char *dir;
+	static uint8_t rows[4 * 32 * 32 * 2];
+	shardpipe_stream *s;
+	shardpipe_desc d;
+	pthread_t first;
+	int rc, before, during;
+
+	/* A runtime that starts a helper with the first thread (TSan's)
+	 * has it by now. */
+	if (pthread_create(&first, NULL, idle, NULL) != 0 ||
+	    pthread_join(first, NULL) != 0)
+		bail("pthread_create failed");
+	before = test_entries("/proc/self/task");
+	if (before < 0) {
+		skip(1, "no /proc/self/task to count threads in");
+		return;
+	}
+	if (asprintf(&dir, "%s/threads", root) < 0)
+		bail("out of memory");
+	shardpipe_desc_init(&d);
+	d.rank = 3;
+	d.dtype = SHARDPIPE_DTYPE_UINT16;
+	d.backend = "cpu";
+	d.threads = T;
+	d.overwrite = 1;
+	d.dims[0].name = "t";
+	d.dims[0].chunk = 1;
+	d.dims[0].chunks_per_shard = 2;
+	d.dims[1].name = "y";
+	d.dims[1].size = 32;
+	d.dims[1].chunk = 8;
+	d.dims[1].chunks_per_shard = 2;
+	d.dims[2].name = "x";
+	d.dims[2].size = 32;
+	d.dims[2].chunk = 8;
+	d.dims[2].chunks_per_shard = 2;
+	d.downsample = 6;
+	d.max_levels = LEVELS;
+	for (size_t i = 0; i < sizeof(rows); i++)
+		rows[i] = (uint8_t)(i * 7);
+	rc = shardpipe_stream_open(&s, dir, &d);
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_append(s, rows, sizeof(rows));
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_flush(s);
+	if (rc != SHARDPIPE_OK)
+		bail("threads: %s", shardpipe_last_error_message());
+	during = test_entries("/proc/self/task");
+	is_int(during - before, 2 * LEVELS + (T - 1), "a cpu pyramid of %d "
+	       "levels on %d threads runs %d threads in all, not %d", LEVELS,
+	       T, 2 * LEVELS + (T - 1), 2 * LEVELS + LEVELS * (T - 1));
+	ok(shardpipe_stream_close(s) == SHARDPIPE_OK, "threads: closed");
+	verified(dir, "threads");
+	free(dir);
+}
+#endif
+
 int main(void)
 {
 	uint64_t seed = test_seed();
@@ -357,6 +432,9 @@ int main(void)
 	}
 #endif
 	plan_lazy();
+#ifndef SP_TEST_OPENCL
+	shared_threads(root);
+#endif
 	for (int t = 0; t < SHARDPIPE_DTYPE_COUNT_; t++)
 		for (int m = 0; m < SHARDPIPE_METHOD_COUNT_; m++, n++)
 			one_case(root, n, &geos[n % N_GEOS], (shardpipe_dtype)t,

@@ -6,7 +6,7 @@
 PYRAMID_TESTS = t/pyramid-stores
 check_PROGRAMS += $(PYRAMID_TESTS)
 TESTS += $(PYRAMID_TESTS)
-t_pyramid_stores_LDADD = $(TEST_LDADD)
+t_pyramid_stores_LDADD = $(TEST_LDADD) -lpthread
 t_pyramid_stores_LDFLAGS = $(TEST_LDFLAGS)
 
 if HAVE_OPENCL
