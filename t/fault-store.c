@@ -69,6 +69,11 @@ static struct {
 	char root[1024];   /* only paths below this count; "" = disarmed */
 	size_t root_len;
 	long count;        /* store operations seen */
+	long writes;       /* of them, writes: the k-th of INJ_SHORT and
+			    * INJ_EINTR counts writes only, or a store whose
+			    * writes all fall on operations other than
+			    * multiples of k (it depends on the workload the
+			    * seed draws) would see none injected */
 	long nth;          /* the one to fail (0: none) */
 	int mode;          /* INJ_* */
 	int err;           /* errno to fail with */
@@ -176,6 +181,7 @@ static void arm(const char *root, long nth, int mode, int err, int every)
 	snprintf(inj.root, sizeof(inj.root), "%s", root);
 	inj.root_len = strlen(inj.root);
 	inj.count = 0;
+	inj.writes = 0;
 	inj.nth = nth;
 	inj.mode = mode;
 	inj.err = err;
@@ -329,8 +335,9 @@ static int write_fault(int fd, size_t *n)
 		return -1;
 	}
 	pthread_mutex_lock(&inj.lock);
+	inj.writes++;
 	if (inj.mode != INJ_FAIL && inj.every > 0 &&
-	    inj.count % inj.every == 0) {
+	    inj.writes % inj.every == 0) {
 		inj.fired++;
 		if (inj.mode == INJ_EINTR) {
 			errno = EINTR;
