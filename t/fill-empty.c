@@ -618,6 +618,173 @@ static void durable(const char *tmp, uint64_t *rng)
 	free(a);
 }
 
+/*
+ * One cell decides: arrays of the fill value in which some chunks get one
+ * cell changed (one bit of one byte, anywhere inside the array) and the
+ * rest none.  Exactly the untouched chunks are omitted, on every backend,
+ * whatever the chunk's shape: a last dim of one element (an interleaved
+ * channel), chunks cut by the edge along any dim, whose padding (zeros,
+ * not the fill) is not the array's.  Codec none; every read equals the
+ * input.
+ */
+static void one_cell(const char *tmp, uint64_t *rng)
+{
+	static const struct {
+		int rank;
+		shardpipe_dtype dtype;
+		size_t es;
+		uint64_t shape[5], chunk[5], cps[5];
+	} g[] = {
+		{ 4, SHARDPIPE_DTYPE_UINT16, 2,
+		  { 6, 5, 7, 3 }, { 2, 2, 4, 1 }, { 1, 2, 2, 3 } },
+		{ 3, SHARDPIPE_DTYPE_UINT16, 2,
+		  { 4, 9, 70 }, { 2, 4, 32 }, { 2, 1, 2 } },
+		{ 5, SHARDPIPE_DTYPE_UINT8, 1,
+		  { 2, 3, 4, 5, 2 }, { 1, 2, 2, 2, 2 }, { 1, 1, 2, 2, 1 } },
+		{ 2, SHARDPIPE_DTYPE_FLOAT64, 8,
+		  { 5, 33 }, { 2, 8 }, { 1, 3 } },
+	};
+	static const char *const backends[] = { "cpu", "reference", "opencl" };
+
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		const int R = g[k].rank;
+		const size_t es = g[k].es;
+		uint64_t cc[5], sc[5], nchunks = 1, nshards = 1, n = 1;
+		uint64_t per = 1;
+		uint8_t *a, *touched;
+
+		for (int d = 0; d < R; d++) {
+			cc[d] = test_cdiv(g[k].shape[d], g[k].chunk[d]);
+			sc[d] = test_cdiv(cc[d], g[k].cps[d]);
+			nchunks *= cc[d];
+			nshards *= sc[d];
+			per *= g[k].cps[d];
+			n *= g[k].shape[d];
+		}
+		a = test_xmalloc((size_t)n * es);
+		touched = test_xmalloc((size_t)nchunks);
+		memset(a, 0x5a, (size_t)n * es);
+		for (uint64_t c = 0; c < nchunks; c++) {
+			uint64_t at = 0, rest = c;
+			uint64_t pos[5];
+
+			touched[c] = test_rand(rng) % 3 != 0;
+			if (!touched[c])
+				continue;
+			/* A random cell of chunk c inside the array. */
+			for (int d = R - 1; d >= 0; d--) {
+				uint64_t o = rest % cc[d] * g[k].chunk[d];
+				uint64_t e = g[k].shape[d] - o < g[k].chunk[d]
+						     ? g[k].shape[d] - o
+						     : g[k].chunk[d];
+
+				rest /= cc[d];
+				pos[d] = o + test_rand(rng) % e;
+			}
+			for (int d = 0; d < R; d++)
+				at = at * g[k].shape[d] + pos[d];
+			a[at * es + test_rand(rng) % es] ^=
+				(uint8_t)(1u << test_rand(rng) % 8);
+		}
+		for (size_t b = 0; b < sizeof(backends) / sizeof(*backends);
+		     b++) {
+			shardpipe_desc d;
+			shardpipe_stream *s = NULL;
+			char dir[600], why[256];
+			int good = 1, omitted = 0, rc;
+
+			if (!test_backend_usable(backends[b], why,
+						 sizeof(why))) {
+				skip(1, "%s", why);
+				continue;
+			}
+			shardpipe_desc_init(&d);
+			d.rank = R;
+			d.dtype = g[k].dtype;
+			d.codec = SHARDPIPE_CODEC_NONE;
+			d.backend = backends[b];
+			for (int j = 0; j < R; j++) {
+				d.dims[j].size = g[k].shape[j];
+				d.dims[j].chunk = g[k].chunk[j];
+				d.dims[j].chunks_per_shard = g[k].cps[j];
+			}
+			memset(d.fill_value, 0x5a, es);
+			snprintf(dir, sizeof(dir), "%s/cell%zu-%s.zarr", tmp, k,
+				 backends[b]);
+			rc = shardpipe_stream_open(&s, dir, &d);
+			if (rc == SHARDPIPE_OK)
+				rc = shardpipe_stream_append(s, a,
+							     (size_t)n * es);
+			if (s != NULL && shardpipe_stream_close(s) !=
+						 SHARDPIPE_OK)
+				rc = SHARDPIPE_ERR_IO;
+			if (rc != SHARDPIPE_OK) {
+				diag("%s: %s", dir,
+				     shardpipe_last_error_message());
+				good = 0;
+			}
+			for (uint64_t sh = 0; good && sh < nshards; sh++) {
+				char path[700];
+				uint64_t s0[5];
+				unsigned char *f;
+				size_t fn;
+
+				test_shard_path(path, sizeof(path), dir, R, sc,
+						sh, s0);
+				f = test_slurp(path, &fn);
+				if (f != NULL && (fn < 16 * per + 4 ||
+						  test_crc32c(f + fn - 16 * per - 4,
+							      16 * per) !=
+							  test_le32(f + fn - 4))) {
+					diag("%s: bad index", path);
+					good = 0;
+				}
+				for (uint64_t w = 0; good && w < per; w++) {
+					uint64_t rest = w, c = 0, x[5];
+					int in = 1, miss;
+
+					for (int j = R - 1; j >= 0; j--) {
+						x[j] = s0[j] * g[k].cps[j] +
+						       rest % g[k].cps[j];
+						rest /= g[k].cps[j];
+						in = in && x[j] < cc[j];
+					}
+					if (!in)
+						continue;
+					for (int j = 0; j < R; j++)
+						c = c * cc[j] + x[j];
+					miss = f == NULL ||
+					       (test_le64(f + fn - 16 * per - 4 +
+							  16 * w) == UINT64_MAX &&
+						test_le64(f + fn - 16 * per - 4 +
+							  16 * w + 8) ==
+							UINT64_MAX);
+					omitted += miss;
+					if (miss == touched[c]) {
+						diag("%s: chunk %llu %s, want %s",
+						     dir, (unsigned long long)c,
+						     miss ? "omitted" : "stored",
+						     touched[c] ? "stored"
+								: "omitted");
+						good = 0;
+					}
+				}
+				free(f);
+			}
+			if (good)
+				good = test_reads_back(dir, g[k].shape[0], a,
+						       (size_t)n * es);
+			ok(good, "rank %d, chunk last dim %llu: %s omits "
+			   "exactly the %d chunks with no cell changed",
+			   R, (unsigned long long)g[k].chunk[R - 1],
+			   backends[b], omitted);
+			test_rmtree(dir);
+		}
+		free(a);
+		free(touched);
+	}
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(), rng = seed;
@@ -627,6 +794,7 @@ int main(void)
 	fill_values(tmp);
 	empty_chunks(tmp, &rng);
 	bytes_not_values(tmp);
+	one_cell(tmp, &rng);
 	skips(tmp);
 	skip_same_as_fill(tmp, &rng);
 	refusals(tmp);

@@ -321,7 +321,11 @@ void gather_item(const struct plan *p, const struct view *v,
  * Whether the gathered chunk ci of an epoch (row-major over the view's
  * chunk shape, as gather_item lays it out) holds the fill value in every
  * cell inside the array (doc/design.md §22.2).  Padding past the edge is
- * not the array's and is not looked at.  A run is all fill when its first
+ * not the array's and is not looked at.  The inner dims along which the
+ * chunk lies wholly inside the array are contiguous in the gathered chunk,
+ * so they and the first dim that is cut by the edge make one run: a chunk
+ * away from the array's edges is one run, however short its last dim (one
+ * element for an interleaved channel).  A run is all fill when its first
  * element is and it equals itself shifted by one element; a chunk of data
  * differs within its first bytes, so the check costs little but on chunks
  * of fill, which then skip compression.
@@ -329,30 +333,34 @@ void gather_item(const struct plan *p, const struct view *v,
 static int chunk_is_fill(const struct plan *p, const struct view *v,
 			 const uint8_t *chunk, uint64_t ci)
 {
-	const int R = v->rank, last = R - 1;
+	const int R = v->rank;
 	const size_t es = p->esize;
 	uint64_t ext[SHARDPIPE_MAX_RANK], n[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t inner = 1;     /* elements of the chunk below dim `top` */
 	size_t run;
+	int top;                /* the outermost dim inside the run */
 
-	for (int d = last; d >= 0; d--) {
+	for (int d = R - 1; d >= 0; d--) {
 		uint64_t origin = ci % v->count[d] * v->chunk[d];
 
 		ci /= v->count[d];
 		ext[d] = v->size[d] - origin < v->chunk[d] ? v->size[d] - origin
 							   : v->chunk[d];
 	}
-	run = (size_t)ext[last] * es;
+	for (top = R - 1; top > 0 && ext[top] == v->chunk[top]; top--)
+		inner *= v->chunk[top];
+	run = (size_t)(ext[top] * inner) * es;
 	for (;;) {
 		uint64_t off = 0;
 		int d;
 
-		for (d = 0; d < last; d++)
+		for (d = 0; d < top; d++)
 			off = off * v->chunk[d] + n[d];
-		off *= v->chunk[last] * es;
+		off *= v->chunk[top] * inner * es;
 		if (memcmp(chunk + off, p->fill_le, es) != 0 ||
 		    memcmp(chunk + off, chunk + off + es, run - es) != 0)
 			return 0;
-		for (d = last - 1; d >= 0; d--) {
+		for (d = top - 1; d >= 0; d--) {
 			if (++n[d] < ext[d])
 				break;
 			n[d] = 0;
