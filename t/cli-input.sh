@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cliinput
 test_seed
-plan 78
+plan 82
 
 # has FILE TEXT: FILE contains TEXT (fixed string).
 has() { grep -q -F -e "$2" "$1"; }
@@ -193,7 +193,8 @@ for c in "blosc:zstd:1:shufle|shuffle \"shufle\"|\"shuffle\"" \
 	"ztsd:1|codec \"ztsd\"|\"zstd\"" \
 	"zstd=3|separated by ':'|\"zstd:3\"" \
 	"blosc:lz5|compressor \"lz5\"|\"lz4\"" \
-	"zstd:1:chksum|flag \"chksum\"|\"checksum\""; do
+	"zstd:1:chksum|flag \"chksum\"|\"checksum\"" \
+	"bolsc:zstd:1|codec \"bolsc\"|\"blosc\""; do
 	codec=${c%%|*}
 	rest=${c#*|}
 	$W --shape 0,24,20 --codec "$codec" "$tmp/t.zarr" < /dev/null \
@@ -211,6 +212,13 @@ ok $? "and names the closest option"
 $W --shape 0,24,20 --pad-partal "$tmp/t.zarr" < /dev/null 2> "$tmp/err"
 has "$tmp/err" "did you mean --pad-partial?"
 ok $? "--pad-partal: did you mean --pad-partial?"
+# Two letters swapped are one typo: "medain" is median's, not mean's,
+# though both are two single-letter edits away.
+$W --shape 0,24,20 --downsample 1,2 --method medain "$tmp/t.zarr" \
+	< /dev/null 2> "$tmp/err"
+is $? 2 "--method medain exits 2"
+has "$tmp/err" "did you mean median?" && test ! -e "$tmp/t.zarr"
+ok $? "and names median, creating nothing: $(cat "$tmp/err")"
 
 # demo follows write's overwrite rule.
 cksum "$tmp/sum.zarr/zarr.json" > "$tmp/before"
