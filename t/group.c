@@ -202,11 +202,6 @@ static void name_refusals(shardpipe_group *g, const char *root,
  * Counted in /proc/self/task before anything else in the process has
  * started a thread.
  */
-static void *idle(void *arg)
-{
-	return arg;
-}
-
 static void shared_threads(const char *tmp)
 {
 	enum { N = 3, T = 3 };
@@ -215,15 +210,9 @@ static void shared_threads(const char *tmp)
 	shardpipe_group *g;
 	shardpipe_desc d;
 	static uint8_t rows[64 * 256];
-	pthread_t first;
 	int rc, before, during;
 
-	/* A runtime that starts a helper with the first thread (TSan's)
-	 * has it by now. */
-	if (pthread_create(&first, NULL, idle, NULL) != 0 ||
-	    pthread_join(first, NULL) != 0)
-		bail("pthread_create failed");
-	before = test_entries("/proc/self/task");
+	before = test_threads_now();
 
 	if (before < 0) {
 		skip(1, "no /proc/self/task to count threads in");
@@ -252,7 +241,7 @@ static void shared_threads(const char *tmp)
 		if (rc != SHARDPIPE_OK)
 			bail("threads: %s", shardpipe_last_error_message());
 	}
-	during = test_entries("/proc/self/task");
+	during = test_threads_now();
 	is_int(during - before, 2 * N + (T - 1), "%d cpu streams of a group "
 	       "of %d threads run %d threads in all, not %d", N, T,
 	       2 * N + (T - 1), 2 * N + N * (T - 1));

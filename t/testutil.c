@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,25 @@ int test_entries(const char *dir)
 		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
 	return n;
+}
+
+static void *no_work(void *arg)
+{
+	return arg;
+}
+
+int test_threads_now(void)
+{
+	static int started;
+	pthread_t first;
+
+	if (!started) {
+		if (pthread_create(&first, NULL, no_work, NULL) != 0 ||
+		    pthread_join(first, NULL) != 0)
+			bail("pthread_create failed");
+		started = 1;
+	}
+	return test_entries("/proc/self/task");
 }
 
 /* test_same_tree's walk: nftw passes no user pointer. */

@@ -31,6 +31,13 @@ void *test_slurp(const char *path, size_t *n);
 /* How many entries dir holds besides . and ..; -1 if it cannot be read. */
 int test_entries(const char *dir);
 /*
+ * The threads this process runs now, counted in /proc/self/task; -1
+ * without it.  The first call starts and joins a thread first, so that a
+ * runtime which starts a helper with the process's first thread (TSan's)
+ * has it before the count a test takes as its baseline.
+ */
+int test_threads_now(void);
+/*
  * 1 when every file under a has a byte-equal file at the same place under
  * b and the other way round; the first differences go to diag.  *files,
  * when files is not NULL, gets how many files the two trees hold together.
