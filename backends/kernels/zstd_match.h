@@ -265,7 +265,8 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			 LOCAL u32 *next)
 {
 	u32 e = spz_seg_end(k, bl), p = spz_seg_start(k, bl), lit = p, n = 0;
-	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0, rep = 0, rep2 = 0;
+	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0;
+	u32 rep = 0, rep2 = 0, rep3 = 0;
 
 	while (p < e && p + prm.mm <= bl) {
 		u32 c = cand[p], len = 0, q = 0, max = bl - p, rl;
@@ -280,15 +281,18 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			q = c - 1;
 			len = spz_match_len(in, q, p, max);
 		}
-		/* The segment's last two offsets, which the table may have
-		 * lost (a label repeated within one round, and the row above
-		 * it): coded as repeats (zstd_seq.h) they cost almost no
-		 * offset bits, so they win unless the table's match is longer
-		 * by a word.  The second took segmentation labels from 0.872
-		 * to 0.918 of libzstd's ratio at level 1
-		 * (bench/zstd_corpus.py). */
-		for (u32 r = 0; r < 2; r++) {
-			u32 o = r == 0 ? rep : rep2;
+		/* The segment's repeats, as the decoder will hold them, which
+		 * the table may have lost (a label repeated within one round,
+		 * the row above it): coded as repeats (zstd_seq.h) they cost
+		 * almost no offset bits, so they win unless the table's match
+		 * is longer by a word.  The second took segmentation labels
+		 * from 0.872 to 0.918 of libzstd's ratio at level 1, the third
+		 * to 1.004 (bench/zstd_corpus.py): a labelled run's rows cycle
+		 * through three offsets (the background's, the run's period
+		 * and the row above's), and with two the row above's was gone
+		 * by the next row, an explicit offset a row. */
+		for (u32 r = 0; r < 3; r++) {
+			u32 o = r == 0 ? rep : r == 1 ? rep2 : rep3;
 
 			if (o == 0 || o > p || (o == rej_off && p < rej_end))
 				continue;
@@ -312,7 +316,7 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			}
 		}
 		if (len != 0) {
-			u32 b = p, bq = q, blen = len;
+			u32 b = p, bq = q, blen = len, o = p - q;
 
 			while (b > lit && bq > 0 && blen < SPZ_MATCH_MAX &&
 			       in[b - 1] == in[bq - 1]) {
@@ -322,10 +326,11 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 				blen++;
 			}
 			if (!spz_lits_exceed(in, b, blen, lcost,
-					     spz_seq_cost(blen, p - q == rep ||
-								p - q == rep2 ?
-								0 : p - q))) {
-				rej_off = p - q;
+					     spz_seq_cost(blen, o == rep ||
+								o == rep2 ||
+								o == rep3 ?
+								0 : o))) {
+				rej_off = o;
 				rej_end = b + blen;
 				len = 0;
 			} else {
@@ -339,7 +344,11 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			continue;
 		}
 		seq[2 * n] = (p - lit) | len << 16;
+		/* Shifted as RFC 8878 3.1.2.5 shifts them: a repeat moves to
+		 * the front, a new offset pushes the last one out. */
 		if (p - q != rep) {
+			if (p - q != rep2)
+				rep3 = rep2;
 			rep2 = rep;
 			rep = p - q;
 		}
