@@ -404,6 +404,7 @@ static void bytes_not_values(const char *tmp)
 			unsigned char *shard;
 			size_t n;
 			char path[700], why[256];
+			uint64_t one = 1, at;
 			int rc;
 
 			/* A backend built but broken fails here (the skip
@@ -427,7 +428,8 @@ static void bytes_not_values(const char *tmp)
 				rc = shardpipe_stream_append(s, data, 64);
 			if (shardpipe_stream_close(s) != SHARDPIPE_OK)
 				rc = SHARDPIPE_ERR_IO;
-			snprintf(path, sizeof(path), "%s/c/0", dir[b]);
+			test_shard_path(path, sizeof(path), dir[b], 1, &one, 0,
+					&at);
 			shard = rc == SHARDPIPE_OK ? test_slurp(path, &n) : NULL;
 			if (shard == NULL || n != 3 * 16 + 4 * 16 + 4) {
 				diag("%s: %s", backends[b],

@@ -446,7 +446,7 @@ int main(void)
 #endif
 	plan_lazy();
 	for (size_t l = 0; l < N_LOCAL; l++) {
-		char buf[16];
+		char buf[32];
 
 		if (local_sizes[l] != 0) {
 			snprintf(buf, sizeof(buf), "local=%u", local_sizes[l]);
