@@ -182,8 +182,7 @@ def test_skip_past_a_bounded_end(tmp_path):
     with shardpipe.Stream(p, (3, 4), (1, 4), (1, 4), "uint8",
                           backend="cpu", fill_value=2) as s:
         s.append(bytes([1, 1, 1, 1]))
-        with pytest.raises(shardpipe.InvalidDescriptionError,
-                           match="past its size"):
+        with pytest.raises(shardpipe.BeyondEndError, match="past its size"):
             s.skip(frames=5)
     got = zarr.open_array(str(p), mode="r")[...]
     assert got.tolist() == [[1] * 4, [2] * 4, [2] * 4]

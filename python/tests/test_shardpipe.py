@@ -274,8 +274,10 @@ def test_refusals(tmp_path):
 def test_bytes_beyond_a_bounded_array(tmp_path):
     p = tmp_path / "b.zarr"
     s = shardpipe.Stream(p, (4, 8), (2, 8), (2, 8), "uint8", backend="cpu")
-    with pytest.raises(shardpipe.InvalidDescriptionError, match="beyond|past"):
+    with pytest.raises(shardpipe.BeyondEndError, match="beyond|past") as e:
         s.append(np.arange(48, dtype=np.uint8))
+    assert e.value.code == 17 and isinstance(e.value, ValueError)
+    assert not s.closed
     s.close()
     np.testing.assert_array_equal(read_zarr(p).ravel(), np.arange(32))
 

@@ -30,8 +30,8 @@ from . import _shardpipe
 
 __all__ = [
     "Stream", "Stats", "Reader", "Group", "BackendInfo", "open", "backends",
-    "Error", "InvalidDescriptionError", "StorageError", "CorruptStoreError",
-    "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
+    "Error", "InvalidDescriptionError", "BeyondEndError", "StorageError",
+    "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
     "library_version", "__version__",
 ]
 
@@ -58,6 +58,12 @@ class Error(Exception):
 class InvalidDescriptionError(Error, ValueError):
     """The array description, codec string or backend choice is refused;
     nothing was written."""
+
+
+class BeyondEndError(Error, ValueError):
+    """An append or skip went past a bounded dim 0: what fitted was taken
+    and stays valid, the rest was not, and the stream is still open (its
+    close writes the last shards)."""
 
 
 class StorageError(Error, OSError):
@@ -99,7 +105,7 @@ _FAMILY = {
     7: InvalidDescriptionError, 8: InvalidDescriptionError,
     9: InvalidDescriptionError, 10: InvalidDescriptionError,
     11: StorageError, 12: StorageError, 13: Error, 14: StorageError,
-    15: StorageError, 16: StorageError, 17: InvalidDescriptionError,
+    15: StorageError, 16: StorageError, 17: BeyondEndError,
     18: ClosedError, 19: SinkError, 20: DeviceError, 21: Error,
     22: CorruptStoreError, 23: CorruptStoreError, 24: UnsupportedError,
     25: InvalidDescriptionError, 26: DeviceError,
@@ -500,8 +506,9 @@ class Stream:
         ``buf`` is any C-contiguous buffer: a NumPy array of the stream's
         dtype (native byte order), or bytes-like raw array bytes.  A typed
         buffer of another dtype raises TypeError, a non-contiguous one
-        ValueError, both naming it.  The GIL is released while the library
-        copies and works.  Ctrl-C during a long append closes the stream
+        ValueError, both naming it.  Past a bounded dim 0 it takes what
+        fits and raises BeyondEndError; the stream stays open.  The GIL is
+        released while the library copies and works.  Ctrl-C during a long append closes the stream
         (what was appended so far is a valid store) and raises
         KeyboardInterrupt."""
         self._s.append(buf)
@@ -514,7 +521,7 @@ class Stream:
         two.  Chunks left all fill value are not stored (unless
         ``write_empty_chunks``); readers return the fill value there.
         Past a bounded dim 0 it skips what fits and raises
-        InvalidDescriptionError, as append does."""
+        BeyondEndError, as append does."""
         if (frames is None) == (nbytes is None):
             raise TypeError("skip: give frames or nbytes, exactly one")
         n = frames if nbytes is None else nbytes
