@@ -21,7 +21,10 @@
  *   levels 1 and 3 the kernel's frames must be no more than 1/0.97 of
  *   libzstd's at the same level (issue 22's target): a parse that keeps
  *   two repeat offsets wrote 0.92-0.95 of libzstd's ratio here over 25
- *   seeds, the one that keeps three 1.02-1.06.
+ *   seeds, the one that keeps three 1.02-1.06.  At level 5, where the
+ *   target of 0.95 is not met yet, at least 0.91: segments seeded with
+ *   the previous one's repeats and chained candidates wrote 0.93-0.96
+ *   over 43 seeds, the parse without them 0.87-0.90.
  */
 #include "zstd-common.h"
 
@@ -290,16 +293,18 @@ static void parse_repeats(uint64_t *rng)
 	uint8_t *slot = test_xmalloc(zt_bound(n) + ZT_GUARD);
 	size_t zcap = ZSTD_compressBound(n);
 	uint8_t *z = test_xmalloc(zcap);
-	uint64_t ours[2] = { 0, 0 }, lib[2] = { 0, 0 };
+	static const int lv[3] = { 1, 3, 5 };
+	static const double least[3] = { 0.97, 0.97, 0.91 };
+	uint64_t ours[3] = { 0, 0, 0 }, lib[3] = { 0, 0, 0 };
 	int good = 1;
 
 	for (int c = 0; c < CHUNKS; c++) {
 		ellipsoids(v, NZ, NY, NX, 40, rng);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
 			int guard;
-			uint64_t size = zt_encode((uint8_t *)v, n, slot,
-						  1 + 2 * k, &guard);
-			size_t zs = ZSTD_compress(z, zcap, v, n, 1 + 2 * k);
+			uint64_t size = zt_encode((uint8_t *)v, n, slot, lv[k],
+						  &guard);
+			size_t zs = ZSTD_compress(z, zcap, v, n, lv[k]);
 
 			good &= guard && zt_check("labels", (uint8_t *)v, n,
 						  slot, size) &&
@@ -310,12 +315,12 @@ static void parse_repeats(uint64_t *rng)
 	}
 	ok(good, "labelled ellipsoids, %d chunks of %llu bytes: every frame "
 		 "decodes", CHUNKS, (unsigned long long)n);
-	for (int k = 0; k < 2; k++)
-		ok(lib[k] >= 0.97 * ours[k],
+	for (int k = 0; k < 3; k++)
+		ok(lib[k] >= least[k] * ours[k],
 		   "labelled ellipsoids at level %d: %llu bytes, libzstd's "
-		   "%llu, %.3f of its ratio (at least 0.97)", 1 + 2 * k,
+		   "%llu, %.3f of its ratio (at least %.2f)", lv[k],
 		   (unsigned long long)ours[k], (unsigned long long)lib[k],
-		   (double)lib[k] / ours[k]);
+		   (double)lib[k] / ours[k], least[k]);
 	free(v);
 	free(slot);
 	free(z);

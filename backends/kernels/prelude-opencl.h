@@ -34,7 +34,13 @@ typedef ulong w64;
 
 #define KERNEL __kernel void
 #define ENCODER_KERNEL __kernel void
-#define DEVICE_FN static inline
+/* Every device function inlined by the front end, as nvcc's
+ * __forceinline__ does: left to the optimiser's inliner, PoCL 3.1 (LLVM
+ * 15) segfaulted compiling the zstd encoder once its parse grew (the
+ * seeded segments and chained candidates of zstd_match.h; bench/README.md,
+ * issue 22), in LLVM's legacy inliner cloning a callee, wherever the code
+ * changed.  With nothing left to inline there, it compiles. */
+#define DEVICE_FN static inline __attribute__((always_inline))
 #define DEVICE_FN_OUTLINED static inline /* out of line for nvcc only */
 #define GLOBAL __global
 #define LOCAL __local

@@ -24,7 +24,9 @@
  *    segment covers are dropped, the one it cuts into loses its front.
  *    Measured on shuffled and bitshuffled planes, this keeps within 0.1%
  *    the ratio of parsing every segment from exactly where the previous
- *    one ends, which takes a chain of passes as long as the block.
+ *    one ends, which takes a chain of passes as long as the block.  From
+ *    level 5 a dry run over each segment's tail first leaves the repeat
+ *    offsets the next segment starts from (spz_params.seed).
  *
  * Compares load words (little-endian, LE64) and count the equal bytes with
  * CTZ64 rather than looping over bytes.  The block is read from its staged
@@ -42,6 +44,8 @@ struct spz_params {
 	u32 wlog;     /* log2 of the ways per bucket */
 	u32 mm;       /* minimum match, also the bytes hashed */
 	u32 lazy;     /* try the next position before taking a match */
+	u32 seed;     /* segments start from the previous one's repeats */
+	u32 chain;    /* candidates' candidates the parse follows */
 };
 
 DEVICE_FN struct spz_params spz_params_of(i64 level)
@@ -51,15 +55,21 @@ DEVICE_FN struct spz_params spz_params_of(i64 level)
 	p.wlog = 0;
 	p.mm = 5;
 	p.lazy = 0;
+	p.seed = 0;
+	p.chain = 0;
 	if (level >= 3)
 		p.wlog = 1;
 	if (level >= 5) {
 		p.wlog = 2;
 		p.mm = 4;
 		p.lazy = 1;
+		p.seed = 1;
+		p.chain = 8;
 	}
-	if (level >= 9)
+	if (level >= 9) {
 		p.wlog = 3;
+		p.chain = 32;
+	}
 	return p;
 }
 
@@ -151,6 +161,10 @@ DEVICE_FN u32 spz_bucket(GLOBAL const u8 *in, u32 p, struct spz_params prm)
 /* Positions just before p tried besides the table's: p - SPZ_NEAR and
  * every power of two below it. */
 #define SPZ_NEAR 4u
+
+/* The bytes at the end of a segment parsed (and thrown away) for the
+ * repeats the next segment starts from (spz_parse's dry run). */
+#define SPZ_SEED_TAIL 256u
 
 /*
  * Round r's lookups: for each of this item's positions p of the round
@@ -256,17 +270,29 @@ DEVICE_FN u32 spz_lits_exceed(GLOBAL const u8 *in, u32 p, u32 len,
  * bytes their matches cover and the end of the last one (0 when there is
  * none), next[k + 1] where the parse left off: that end when it passes the
  * segment's, else the segment's end.  lcost: literal costs of the block
- * (spz_lit_cost).
+ * (spz_lit_cost).  With prm.seed the segment starts from the repeats
+ * reps[3k..3k+2] (none for k = 0).  dry: parse only the segment's last
+ * SPZ_SEED_TAIL bytes, from no repeats, and leave the repeats it ends
+ * with in reps[3k+3..3k+5] for segment k + 1, writing nothing else.
  */
 DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			 struct spz_params prm, LOCAL const u16 *lcost,
 			 GLOBAL const u32 *cand, GLOBAL u32 *seq,
 			 LOCAL u32 *nseq, LOCAL u32 *matched, LOCAL u32 *last,
-			 LOCAL u32 *next)
+			 LOCAL u32 *next, LOCAL u32 *reps, u32 dry)
 {
 	u32 e = spz_seg_end(k, bl), p = spz_seg_start(k, bl), lit = p, n = 0;
 	u32 covered = 0, end = 0, rej_off = 0, rej_end = 0;
 	u32 rep = 0, rep2 = 0, rep3 = 0;
+
+	if (dry) {
+		p = e - p > SPZ_SEED_TAIL ? e - SPZ_SEED_TAIL : p;
+		lit = p;
+	} else if (prm.seed && k != 0) {
+		rep = reps[3 * k];
+		rep2 = reps[3 * k + 1];
+		rep3 = reps[3 * k + 2];
+	}
 
 	while (p < e && p + prm.mm <= bl) {
 		u32 c = cand[p], len = 0, q = 0, max = bl - p, rl;
@@ -280,6 +306,21 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 		if (c != 0 && (p + 1 - c != rej_off || p >= rej_end)) {
 			q = c - 1;
 			len = spz_match_len(in, q, p, max);
+		}
+		/* From level 5, deeper: the candidate's own candidate, and
+		 * so on (cand[] chains each position to the best earlier
+		 * match the table found for it). */
+		for (u32 h = 0, x = c; h < prm.chain && x != 0; h++) {
+			u32 l;
+
+			x = cand[x - 1];
+			if (x == 0 || (p + 1 - x == rej_off && p < rej_end))
+				continue;
+			l = spz_match_len(in, x - 1, p, max);
+			if (l > len) {
+				q = x - 1;
+				len = l;
+			}
 		}
 		/* The segment's repeats, as the decoder will hold them, which
 		 * the table may have lost (a label repeated within one round,
@@ -343,7 +384,8 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			p++;
 			continue;
 		}
-		seq[2 * n] = (p - lit) | len << 16;
+		if (!dry)
+			seq[2 * n] = (p - lit) | len << 16;
 		/* Shifted as RFC 8878 3.1.2.5 shifts them: a repeat moves to
 		 * the front, a new offset pushes the last one out. */
 		if (p - q != rep) {
@@ -352,16 +394,23 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			rep2 = rep;
 			rep = p - q;
 		}
-		seq[2 * n + 1] = rep;
+		if (!dry)
+			seq[2 * n + 1] = rep;
 		n++;
 		covered += len;
 		p += len;
 		lit = end = p;
 	}
-	nseq[k] = n;
-	matched[k] = covered;
-	last[k] = end;
-	next[k + 1] = lit > e ? lit : e;
+	if (dry) {
+		reps[3 * k + 3] = rep;
+		reps[3 * k + 4] = rep2;
+		reps[3 * k + 5] = rep3;
+	} else {
+		nseq[k] = n;
+		matched[k] = covered;
+		last[k] = end;
+		next[k + 1] = lit > e ? lit : e;
+	}
 }
 
 /*
