@@ -330,7 +330,7 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 	PHASE("parse");
 	/* The table's memory now holds the segments' state.  Every segment
 	 * parses from its first byte, then one item settles where each
-	 * starts for good (zstd_match.h).  From level 5 a dry run over the
+	 * starts for good (zstd_match.h).  From level 3 a dry run over the
 	 * end of each segment first leaves the repeats the next one starts
 	 * from: segments were each starting from none, their first rows of
 	 * a labelled run paying explicit offsets (labels 0.870 -> 0.932 of

@@ -25,7 +25,7 @@
  *    Measured on shuffled and bitshuffled planes, this keeps within 0.1%
  *    the ratio of parsing every segment from exactly where the previous
  *    one ends, which takes a chain of passes as long as the block.  From
- *    level 5 a dry run over each segment's tail first leaves the repeat
+ *    level 3 a dry run over each segment's tail first leaves the repeat
  *    offsets the next segment starts from (spz_params.seed).
  *
  * Compares load words (little-endian, LE64) and count the equal bytes with
@@ -57,13 +57,15 @@ DEVICE_FN struct spz_params spz_params_of(i64 level)
 	p.lazy = 0;
 	p.seed = 0;
 	p.chain = 0;
-	if (level >= 3)
+	if (level >= 3) {
 		p.wlog = 1;
+		p.mm = 4;
+		p.seed = 1;
+		p.chain = 4;
+	}
 	if (level >= 5) {
 		p.wlog = 2;
-		p.mm = 4;
 		p.lazy = 1;
-		p.seed = 1;
 		p.chain = 8;
 	}
 	if (level >= 9) {
@@ -307,7 +309,7 @@ DEVICE_FN void spz_parse(GLOBAL const u8 *in, u32 bl, u32 k,
 			q = c - 1;
 			len = spz_match_len(in, q, p, max);
 		}
-		/* From level 5, deeper: the candidate's own candidate, and
+		/* From level 3, deeper: the candidate's own candidate, and
 		 * so on (cand[] chains each position to the best earlier
 		 * match the table found for it). */
 		for (u32 h = 0, x = c; h < prm.chain && x != 0; h++) {
