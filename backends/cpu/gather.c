@@ -335,7 +335,7 @@ static int chunk_is_fill(const struct plan *p, const struct view *v,
 {
 	const int R = v->rank;
 	const size_t es = p->esize;
-	uint64_t ext[SHARDPIPE_MAX_RANK], n[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t ext[SHARDPIPE_MAX_RANK] = { 0 }, n[SHARDPIPE_MAX_RANK] = { 0 };
 	uint64_t inner = 1;     /* elements of the chunk below dim `top` */
 	size_t run;
 	int top;                /* the outermost dim inside the run */

@@ -23,6 +23,16 @@
 #include "reduce_layout.h"
 #include "zstd_layout.h"
 
+/* The zstd kernel's hash chains (zstd_match.h): a tile per item of the
+ * largest group, and the tiles' counts inside the table's local memory. */
+_Static_assert(SPZ_CH_TILES == SP_WG_MAX, "one tile per work-item");
+_Static_assert((SPZ_CH_TILES << SPZ_CH_DBITS) + (1u << SPZ_CH_DBITS) <=
+		       SPZ_TAB_WORDS,
+	       "chain counts fit the table");
+_Static_assert(SPZ_CH_PASSES % 2 == 0 &&
+		       SPZ_CH_PASSES * SPZ_CH_DBITS == SPZ_CH_HLOG,
+	       "the sort ends in the candidates' array");
+
 #define KDEV_KERNEL_ENTRY(name, args) { #name },
 const struct kdev_kernel kdev_kernels[KDEV_NKERNELS] = {
 	SP_KERNEL_LIST(KDEV_KERNEL_ENTRY)

@@ -314,14 +314,18 @@ DEVICE_FN void spz_block(GLOBAL u8 *ws, u32 bl, u32 first,
 		WORK(1);
 		lcost[s] = (u16)spz_lit_cost(freq[s], bl);
 	}
-	for (u32 i = (u32)LOCAL_ID(); comp && i < SPZ_TAB_WORDS;
+	for (u32 i = (u32)LOCAL_ID(); comp && !prm.depth && i < SPZ_TAB_WORDS;
 	     i += (u32)LOCAL_SIZE()) {
 		WORK(1);
 		tab[i] = 0;
 	}
 	BARRIER();
 	PHASE("candidates");
-	for (u32 r = 0; r < rounds; r++) {
+	/* The sort's second buffer is the parse's sequences, not yet
+	 * written. */
+	if (prm.depth)
+		spz_chains(in, comp ? bl : 0, prm, cand, subseq, tab);
+	for (u32 r = 0; !prm.depth && r < rounds; r++) {
 		spz_round_lookup(in, bl, r, prm, tab, cand);
 		BARRIER();
 		spz_round_insert(in, bl, r, prm, tab);

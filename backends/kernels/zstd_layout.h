@@ -26,11 +26,24 @@
 #define SPZ_ROUND 256u           /* positions looked up between insertions */
 #define SPZ_SUB 1024u            /* one work-item parses one segment */
 #define SPZ_NSUB (SPZ_BLOCK / SPZ_SUB)
-/* The match finder's hash table: 1 << SPZ_TAB_LOG u32 entries of local
- * memory, 32 KiB, the same at every level (levels differ in how they
- * split it into buckets, zstd_match.h). */
+/* Level 1's hash table: 1 << SPZ_TAB_LOG u32 entries of local memory,
+ * 32 KiB, which the other levels' hash chains and the later phases use
+ * for their own counts. */
 #define SPZ_TAB_LOG 13u
 #define SPZ_TAB_WORDS (1u << SPZ_TAB_LOG)
+/* From level 3, the hash chains (zstd_match.h): a hash of SPZ_CH_HLOG
+ * bits sorted in SPZ_CH_PASSES passes (an even number) of SPZ_CH_DBITS
+ * bits over SPZ_CH_TILES tiles, SP_WG_MAX, so that every item of the
+ * largest work-group deals one out (with half as many, PoCL 3.1 crashed
+ * in the sort above 128 items); matches compared up to SPZ_CH_CAP bytes
+ * when choosing a candidate.  The tiles' counts fit the table's local
+ * memory. */
+#define SPZ_CH_HLOG 16u
+#define SPZ_CH_DBITS 4u
+#define SPZ_CH_PASSES 4u
+#define SPZ_CH_TILE 512u
+#define SPZ_CH_TILES (SPZ_BLOCK / SPZ_CH_TILE)
+#define SPZ_CH_CAP 32u
 /* A match covers at least 4 bytes and starts inside its segment; it may
  * run on for up to SPZ_MATCH_MAX bytes, which bounds a segment's work. */
 #define SPZ_MATCH_MAX 8191u
