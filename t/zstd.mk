@@ -38,6 +38,9 @@ t_zstd_stores_LDFLAGS = $(TEST_LDFLAGS)
 if HAVE_OPENCL
 check_PROGRAMS += t/zstd-opencl
 TESTS += t/zstd-opencl
+# The backend's program text, so that PoCL's cache serves both.
+t_zstd_opencl_SOURCES = t/zstd-opencl.c
+nodist_t_zstd_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_zstd_opencl_CPPFLAGS = $(t_zstd_encode_CPPFLAGS) $(OPENCL_CFLAGS)
 t_zstd_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS) -lm
 t_zstd_opencl_LDFLAGS = $(TEST_LDFLAGS)
