@@ -289,45 +289,65 @@ static void ellipsoids(uint32_t *v, int nz, int ny, int nx, int ne,
 	}
 }
 
-static void parse_repeats(uint64_t *rng)
+/*
+ * `chunks` chunks of n bytes, each made by gen, encoded at three levels by
+ * the kernel and by libzstd: one check that every frame decodes to its
+ * chunk, then one a level that the kernel's ratio over the chunks is at
+ * least least[k] of libzstd's.
+ */
+static void ratio_against_libzstd(const char *what, const char *kind,
+				  void (*gen)(void *, uint64_t *), uint64_t n,
+				  int chunks, const int lv[3],
+				  const double least[3], uint64_t *rng)
 {
-	enum { NZ = 8, NY = 128, NX = 128, CHUNKS = 8 };
-	uint64_t n = (uint64_t)NZ * NY * NX * 4;
-	uint32_t *v = test_xmalloc(n);
+	uint8_t *v = test_xmalloc(n);
 	uint8_t *slot = test_xmalloc(zt_bound(n) + ZT_GUARD);
 	size_t zcap = ZSTD_compressBound(n);
 	uint8_t *z = test_xmalloc(zcap);
-	static const int lv[3] = { 1, 3, 5 };
-	static const double least[3] = { 0.97, 0.97, 0.95 };
 	uint64_t ours[3] = { 0, 0, 0 }, lib[3] = { 0, 0, 0 };
 	int good = 1;
 
-	for (int c = 0; c < CHUNKS; c++) {
-		ellipsoids(v, NZ, NY, NX, 40, rng);
+	for (int c = 0; c < chunks; c++) {
+		gen(v, rng);
 		for (int k = 0; k < 3; k++) {
 			int guard;
-			uint64_t size = zt_encode((uint8_t *)v, n, slot, lv[k],
-						  &guard);
+			uint64_t size = zt_encode(v, n, slot, lv[k], &guard);
 			size_t zs = ZSTD_compress(z, zcap, v, n, lv[k]);
 
-			good &= guard && zt_check("labels", (uint8_t *)v, n,
-						  slot, size) &&
+			good &= guard && zt_check(kind, v, n, slot, size) &&
 				!ZSTD_isError(zs);
 			ours[k] += size;
 			lib[k] += zs;
 		}
 	}
-	ok(good, "labelled ellipsoids, %d chunks of %llu bytes: every frame "
-		 "decodes", CHUNKS, (unsigned long long)n);
+	ok(good, "%s, %d chunks of %llu bytes: every frame decodes", what,
+	   chunks, (unsigned long long)n);
 	for (int k = 0; k < 3; k++)
 		ok(lib[k] >= least[k] * ours[k],
-		   "labelled ellipsoids at level %d: %llu bytes, libzstd's "
-		   "%llu, %.3f of its ratio (at least %.2f)", lv[k],
+		   "%s at level %d: %llu bytes, libzstd's %llu, %.3f of its "
+		   "ratio (at least %.2f)", what, lv[k],
 		   (unsigned long long)ours[k], (unsigned long long)lib[k],
 		   (double)lib[k] / ours[k], least[k]);
 	free(v);
 	free(slot);
 	free(z);
+}
+
+enum { VOL_Z = 8, VOL_Y = 128, VOL_X = 128 };
+
+static void labels_chunk(void *v, uint64_t *rng)
+{
+	ellipsoids(v, VOL_Z, VOL_Y, VOL_X, 40, rng);
+}
+
+static void parse_repeats(uint64_t *rng)
+{
+	static const int lv[3] = { 1, 3, 5 };
+	static const double least[3] = { 0.97, 0.97, 0.95 };
+
+	ratio_against_libzstd("labelled ellipsoids", "labels", labels_chunk,
+			      (uint64_t)VOL_Z * VOL_Y * VOL_X * 4, 8, lv,
+			      least, rng);
 }
 
 /* ------------------------------------------------ matches far back */
@@ -367,45 +387,19 @@ static void ct_volume(uint16_t *v, int nz, int ny, int nx, uint64_t *rng)
 			}
 }
 
+static void ct_chunk(void *v, uint64_t *rng)
+{
+	ct_volume(v, VOL_Z, VOL_Y, VOL_X, rng);
+}
+
 static void far_matches(uint64_t *rng)
 {
-	enum { NZ = 8, NY = 128, NX = 128, CHUNKS = 4 };
-	uint64_t n = (uint64_t)NZ * NY * NX * 2;
-	uint16_t *v = test_xmalloc(n);
-	uint8_t *slot = test_xmalloc(zt_bound(n) + ZT_GUARD);
-	size_t zcap = ZSTD_compressBound(n);
-	uint8_t *z = test_xmalloc(zcap);
 	static const int lv[3] = { 3, 5, 9 };
 	static const double least[3] = { 0.97, 0.95, 0.95 };
-	uint64_t ours[3] = { 0, 0, 0 }, lib[3] = { 0, 0, 0 };
-	int good = 1;
 
-	for (int c = 0; c < CHUNKS; c++) {
-		ct_volume(v, NZ, NY, NX, rng);
-		for (int k = 0; k < 3; k++) {
-			int guard;
-			uint64_t size = zt_encode((uint8_t *)v, n, slot, lv[k],
-						  &guard);
-			size_t zs = ZSTD_compress(z, zcap, v, n, lv[k]);
-
-			good &= guard && zt_check("ct", (uint8_t *)v, n, slot,
-						  size) &&
-				!ZSTD_isError(zs);
-			ours[k] += size;
-			lib[k] += zs;
-		}
-	}
-	ok(good, "CT-like volumes, %d chunks of %llu bytes: every frame "
-		 "decodes", CHUNKS, (unsigned long long)n);
-	for (int k = 0; k < 3; k++)
-		ok(lib[k] >= least[k] * ours[k],
-		   "CT-like volumes at level %d: %llu bytes, libzstd's %llu, "
-		   "%.3f of its ratio (at least %.2f)", lv[k],
-		   (unsigned long long)ours[k], (unsigned long long)lib[k],
-		   (double)lib[k] / ours[k], least[k]);
-	free(v);
-	free(slot);
-	free(z);
+	ratio_against_libzstd("CT-like volumes", "ct", ct_chunk,
+			      (uint64_t)VOL_Z * VOL_Y * VOL_X * 2, 4, lv, least,
+			      rng);
 }
 
 int main(void)
