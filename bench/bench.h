@@ -111,10 +111,12 @@ double bench_cpu_seconds(void);
 
 /*
  * memcpy bandwidth on `threads` threads at once, each copying its share of
- * n bytes from src to a scratch buffer, in GB/s of bytes copied; the
- * figure the scatter stage is held against.  0 when out of memory.
+ * n bytes (the src_bytes at src, repeated) to a scratch buffer, in GB/s of
+ * bytes copied; the figure the scatter stage is held against.  0 when out
+ * of memory.
  */
-double bench_memcpy_gbps(const uint8_t *src, uint64_t n, int threads);
+double bench_memcpy_gbps(const uint8_t *src, uint64_t src_bytes, uint64_t n,
+			 int threads);
 
 /*
  * Compress the chunks the stream compresses (the first epochs of the
