@@ -202,6 +202,23 @@ def compress_seconds(trace, names):
                if e.get("ph") == "X" and e.get("name") in names) / 1e6
 
 
+def make_kind(kind, seed, sp, tmp):
+    """The kind's array for this seed (its own generator, so a kind's data
+    does not depend on which others run) and the raw file it is written
+    to in tmp; (None, None), the reason printed, when it cannot be made."""
+    rng = np.random.default_rng([seed, list(KINDS).index(kind)])
+    if kind == "micro":
+        arr, why = kind_micro(rng, sp, tmp)
+    else:
+        arr, why = KINDS[kind](rng)
+    if arr is None:
+        print("# %s skipped: %s" % (kind, why))
+        return None, None
+    raw = os.path.join(tmp, kind + ".raw")
+    arr.tofile(raw)
+    return arr, raw
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shardpipe", default="build/shardpipe")
@@ -221,16 +238,9 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="zstd-corpus-") as tmp:
         for kind in a.kinds.split(","):
-            rng = np.random.default_rng([seed, list(KINDS).index(kind)])
-            if kind == "micro":
-                arr, why = kind_micro(rng, a.shardpipe, tmp)
-            else:
-                arr, why = KINDS[kind](rng)
+            arr, raw = make_kind(kind, seed, a.shardpipe, tmp)
             if arr is None:
-                print("# %s skipped: %s" % (kind, why))
                 continue
-            raw = os.path.join(tmp, kind + ".raw")
-            arr.tofile(raw)
             dtype = DTYPES[arr.dtype.str]
             out = os.path.join(tmp, "out.zarr")
             for lv in levels:

@@ -24,8 +24,6 @@ import struct
 import sys
 import tempfile
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zstd_corpus as zc  # noqa: E402
 
@@ -100,16 +98,9 @@ def main():
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="zstd-treeless-") as tmp:
         for kind in zc.KINDS:
-            rng = np.random.default_rng([a.seed, list(zc.KINDS).index(kind)])
-            if kind == "micro":
-                arr, why = zc.kind_micro(rng, a.shardpipe, tmp)
-            else:
-                arr, why = zc.KINDS[kind](rng)
+            arr, raw = zc.make_kind(kind, a.seed, a.shardpipe, tmp)
             if arr is None:
-                print("# %s skipped: %s" % (kind, why))
                 continue
-            raw = os.path.join(tmp, kind + ".raw")
-            arr.tofile(raw)
             out = os.path.join(tmp, "out.zarr")
             for lv in [int(x) for x in a.levels.split(",")]:
                 zc.write(a.shardpipe, raw, zc.DTYPES[arr.dtype.str],
