@@ -56,11 +56,10 @@ double bench_memcpy_gbps(const uint8_t *src, uint64_t src_bytes, uint64_t n,
 		return 0;
 	}
 	/* Fault the scratch in first: the stream's pools are warm too.  The
-	 * source is the pattern repeated to n bytes in memory of its own:
-	 * the zeros pattern is untouched pages (bench_pattern_make), whose
-	 * every line is the one zero page's, and a pattern of a row or two
-	 * fits in the last-level cache, where the staging the scatter reads
-	 * does not (copied from either, memcpy seemed to run at 70 GB/s). */
+	 * source is the pattern repeated to n bytes: a pattern of a row or
+	 * two fits in the last-level cache, where the staging the scatter
+	 * reads does not (copied from the zeros pattern's one row, memcpy
+	 * seemed to run at 70 GB/s). */
 	memset(dst, 0, (size_t)n);
 	for (uint64_t o = 0; o < n; o += src_bytes)
 		memcpy(in + o, src, (size_t)(n - o < src_bytes ? n - o :

@@ -32,6 +32,10 @@ uint64_t bench_fill_frames(enum bench_fill f)
 		return 4;
 	case FILL_NOISE12:
 	case FILL_XOR:
+	/* Zeros too: one row repeated stays in the last-level cache, where
+	 * a camera's frames do not (frames/zeros ran at 2.0 of its bound
+	 * from one row of 19 MB). */
+	case FILL_ZEROS:
 		return 16;
 	default:
 		return 1;
@@ -281,8 +285,7 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		pat->size[d] = desc->dims[d].size;
 		pat->row_bytes *= (size_t)pat->size[d];
 	}
-	pat->data = fill == FILL_ZEROS ? calloc(frames, pat->row_bytes)
-				       : malloc(frames * pat->row_bytes);
+	pat->data = malloc(frames * pat->row_bytes);
 	if (pat->data == NULL)
 		return -1;
 	switch (fill) {
@@ -299,6 +302,12 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		fill_xor(pat);
 		break;
 	case FILL_ZEROS:
+		/* Written, not calloc's untouched pages: a camera's frames of
+		 * zeros are in memory like any others, where every line of
+		 * an untouched page is the one zero page's, always in cache
+		 * (the gather of epochs taken straight from such rows ran at
+		 * 32 GB/s, 2.7 times memcpy). */
+		memset(pat->data, 0, frames * pat->row_bytes);
 		break;
 	}
 	return 0;
@@ -312,22 +321,12 @@ int bench_pattern_hold(struct bench_pattern *pat, uint64_t rows)
 		return 0;
 	if (rows > SIZE_MAX / pat->row_bytes)
 		return -1;
-	/* Zeros stay untouched pages, as bench_pattern_make leaves them. */
-	if (pat->fill == FILL_ZEROS) {
-		n = calloc((size_t)rows, pat->row_bytes);
-		if (n == NULL)
-			return -1;
-	} else {
-		n = realloc(pat->data, (size_t)rows * pat->row_bytes);
-		if (n == NULL)
-			return -1;
-		for (uint64_t r = pat->rows; r < rows; r++)
-			memcpy(n + r * pat->row_bytes,
-			       n + (r % pat->frames) * pat->row_bytes,
-			       pat->row_bytes);
-	}
-	if (pat->fill == FILL_ZEROS)
-		free(pat->data);
+	n = realloc(pat->data, (size_t)rows * pat->row_bytes);
+	if (n == NULL)
+		return -1;
+	for (uint64_t r = pat->rows; r < rows; r++)
+		memcpy(n + r * pat->row_bytes,
+		       n + (r % pat->frames) * pat->row_bytes, pat->row_bytes);
 	pat->data = n;
 	pat->rows = rows;
 	return 0;

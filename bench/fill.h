@@ -36,8 +36,7 @@ struct bench_pattern {
 int bench_fill_from_name(const char *name);
 const char *bench_fill_name(enum bench_fill f);
 
-/* The number of distinct frames a fill repeats (micro 4, noise12 and xor
- * 16, zeros 1). */
+/* The number of distinct frames a fill repeats (micro 4, the others 16). */
 uint64_t bench_fill_frames(enum bench_fill f);
 
 /* Generate the pattern for desc's geometry; 0 on success, -1 out of
