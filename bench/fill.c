@@ -32,9 +32,9 @@ uint64_t bench_fill_frames(enum bench_fill f)
 		return 4;
 	case FILL_NOISE12:
 	case FILL_XOR:
-	/* Zeros too: one row repeated stays in the last-level cache, where
-	 * a camera's frames do not (frames/zeros ran at 2.0 of its bound
-	 * from one row of 19 MB). */
+	/* Zeros too: a camera's frames of zeros are as many buffers as any
+	 * other frames, and one row repeated would stay in the last-level
+	 * cache (a `frames` row is 19 MB, the cache here 32 MB). */
 	case FILL_ZEROS:
 		return 16;
 	default:
