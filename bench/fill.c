@@ -285,6 +285,8 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		pat->size[d] = desc->dims[d].size;
 		pat->row_bytes *= (size_t)pat->size[d];
 	}
+	if (pat->row_bytes == 0 || frames > SIZE_MAX / pat->row_bytes)
+		return -1;
 	pat->data = malloc(frames * pat->row_bytes);
 	if (pat->data == NULL)
 		return -1;

@@ -113,6 +113,8 @@ cat > out/table <<'TABLE'
 2|--rows and --size|bench --rows 4 --size 100
 2|--size 0|bench --size 0
 2|"rows" is not a byte count, row or epoch|bench --span rows
+2|977343669135 rows (--frames) of the shape's dims after the first do not fit|bench frames --fill noise12 --frames 977343669135 --rows 2
+2|4 rows (--frames) of the shape's dims after the first do not fit|bench --shape 4,4294967296,4294967296 --chunk 1,1,1 --rows 1 --dtype uint8
 2|--rows|conform --rows -1
 2|--rows|conform --rows 1x
 2|--seed given twice|conform --seed 1 --seed 2
