@@ -283,18 +283,22 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 	pat->row_bytes = pat->esize;
 	for (int d = 1; d < desc->rank; d++) {
 		pat->size[d] = desc->dims[d].size;
+		if (pat->size[d] == 0 || pat->size[d] > SIZE_MAX ||
+		    pat->row_bytes > SIZE_MAX / pat->size[d])
+			return SHARDPIPE_ERR_INVALID_ARGUMENT;
 		pat->row_bytes *= (size_t)pat->size[d];
 	}
-	if (pat->row_bytes == 0 || frames > SIZE_MAX / pat->row_bytes)
-		return -1;
+	if (pat->row_bytes == 0 || frames == 0 ||
+	    frames > SIZE_MAX / pat->row_bytes)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	pat->data = malloc(frames * pat->row_bytes);
 	if (pat->data == NULL)
-		return -1;
+		return SHARDPIPE_ERR_NOMEM;
 	switch (fill) {
 	case FILL_MICRO:
 		if (fill_micro(pat) != 0) {
 			bench_pattern_free(pat);
-			return -1;
+			return SHARDPIPE_ERR_NOMEM;
 		}
 		break;
 	case FILL_NOISE12:
@@ -312,7 +316,7 @@ int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		memset(pat->data, 0, frames * pat->row_bytes);
 		break;
 	}
-	return 0;
+	return SHARDPIPE_OK;
 }
 
 int bench_pattern_hold(struct bench_pattern *pat, uint64_t rows)

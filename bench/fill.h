@@ -39,8 +39,9 @@ const char *bench_fill_name(enum bench_fill f);
 /* The number of distinct frames a fill repeats (micro 4, the others 16). */
 uint64_t bench_fill_frames(enum bench_fill f);
 
-/* Generate the pattern for desc's geometry; 0 on success, -1 out of
- * memory. */
+/* Generate the pattern for desc's geometry: SHARDPIPE_OK (0),
+ * SHARDPIPE_ERR_INVALID_ARGUMENT when `frames` rows of the dims after the
+ * first do not fit in size_t, or SHARDPIPE_ERR_NOMEM. */
 int bench_pattern_make(struct bench_pattern *pat, enum bench_fill fill,
 		       const shardpipe_desc *desc, uint64_t frames);
 void bench_pattern_free(struct bench_pattern *pat);

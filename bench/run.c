@@ -443,27 +443,15 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 	if (!su.quiet)
 		fprintf(stderr, "generating %llu distinct rows of fill %s...\n",
 			(unsigned long long)su.frames, fill_name);
-	{
-		/* The pattern is made before any stream checks the shape. */
-		uint64_t row = shardpipe_dtype_size(su.desc.dtype);
-		int over = 0;
-
-		for (int d = 1; d < su.desc.rank; d++) {
-			uint64_t n = su.desc.dims[d].size;
-
-			over |= n != 0 && row > UINT64_MAX / n;
-			row *= n;
-		}
-		if (over || row == 0 || su.frames > SIZE_MAX / row)
-			return fail(r, SHARDPIPE_ERR_INVALID_ARGUMENT,
-				    "%llu rows (--frames) of the shape's dims "
-				    "after the first do not fit in this "
-				    "machine's memory sizes",
-				    (unsigned long long)su.frames);
-	}
-	if (bench_pattern_make(&pat, su.fill, &su.desc, su.frames) != 0)
-		return fail(r, SHARDPIPE_ERR_NOMEM,
-			    "out of memory for the %s pattern", fill_name);
+	/* The pattern is made before any stream checks the shape. */
+	rc = bench_pattern_make(&pat, su.fill, &su.desc, su.frames);
+	if (rc == SHARDPIPE_ERR_INVALID_ARGUMENT)
+		return fail(r, rc, "%llu rows (--frames) of the shape's dims "
+			    "after the first do not fit in this machine's "
+			    "memory sizes", (unsigned long long)su.frames);
+	if (rc != SHARDPIPE_OK)
+		return fail(r, rc, "out of memory for the %s pattern",
+			    fill_name);
 	r->pattern_bytes = su.frames * pat.row_bytes;
 	r->bytes_in = su.rows * pat.row_bytes;
 	if (su.span == 0)
