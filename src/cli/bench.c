@@ -3,8 +3,13 @@
  * workloads.  The measurement and the report are bench/'s (bench.h), which
  * this file calls and which knows nothing of the program.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "bench.h"
@@ -43,10 +48,11 @@ static void bench_usage(FILE *f)
 		"  stack     z,y,x = 1024,2048,2048, chunk 64,64,64, "
 		"shard 1,16,16\n"
 		"  --all           every workload with every fill, each with "
-		"its bound, printed as\n"
-		"                  one table row each (bench/README.md's "
-		"table; with --json, one\n"
-		"                  object per line)\n"
+		"its bound and in a\n"
+		"                  process of its own, printed as one table "
+		"row each\n"
+		"                  (bench/README.md's table; with --json, one "
+		"object per line)\n"
 		"  --fill F        micro (default: blobs and shot noise), "
 		"noise12 (uniform 12-bit),\n"
 		"                  xor (XOR of the coordinates), zeros\n"
@@ -386,6 +392,44 @@ static int bench_one(struct bench_args *a)
 	return CLI_EXIT_OK;
 }
 
+/*
+ * One row of --all in a process of its own.  In this one, a row would take
+ * the pools that the previous row of its workload gave back (doc/design.md
+ * §27): its first run would start warm and its peak memory would read 0
+ * above a baseline that already holds them.  Alone, each row is what
+ * `bench WORKLOAD --fill F` prints, whatever ran before it.
+ */
+static int bench_row_alone(struct bench_args *one)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		cli_error("bench: %s, fill %s: cannot start its process: %s",
+			  one->w->name, one->fill_name, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		int rc = bench_one(one);
+
+		fflush(stdout);
+		_exit(rc);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			cli_error("bench: %s, fill %s: %s", one->w->name,
+				  one->fill_name, strerror(errno));
+			return CLI_EXIT_FAIL;
+		}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	cli_error("bench: %s, fill %s: its process was killed by signal %d",
+		  one->w->name, one->fill_name, WTERMSIG(status));
+	return CLI_EXIT_FAIL;
+}
+
 int cli_bench(int argc, char **argv)
 {
 	static const char *const fills[] = { "micro", "noise12", "xor",
@@ -409,7 +453,7 @@ int cli_bench(int argc, char **argv)
 
 			one.w = workload_find(order[w]);
 			one.fill_name = fills[f];
-			rc = bench_one(&one);
+			rc = bench_row_alone(&one);
 			if (rc != CLI_EXIT_OK)
 				return rc;
 		}
