@@ -7,7 +7,7 @@
 need_shardpipe
 
 scratch bench-all
-plan 6
+plan 8
 
 "$SP" bench --all --backend cpu --threads 2 --rows 1 --json \
 	> "$tmp/out" 2> "$tmp/err"
@@ -38,3 +38,12 @@ rc=$?
 n=$(grep -c 'unknown backend "nosuch"' "$tmp/err")
 [ "$rc" -eq 2 ] && [ "$n" -eq 1 ]
 ok $? "a row that fails stops --all with its exit status and one message (exit $rc, $n messages)"
+
+# A reader that goes away after the head: the row's process dies of
+# SIGPIPE writing its row, and --all ends by the same signal, as one
+# row alone would, without a message.
+{ "$SP" bench --all --backend cpu --threads 2 --rows 1 2> "$tmp/err"
+  echo $? > "$tmp/rc"; } | head -c 1 > /dev/null
+is "$(cat "$tmp/rc")" 141 "a closed pipe ends --all by SIGPIPE (128 + 13)"
+[ ! -s "$tmp/err" ] || ! grep -q "killed by signal" "$tmp/err"
+ok $? "and says nothing of a killed process"

@@ -4,6 +4,7 @@
  * this file calls and which knows nothing of the program.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,12 @@ static int bench_row_alone(struct bench_args *one)
 		}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
+	/* A reader that went away (`| head`) ends --all as it would end a
+	 * single row: by the same signal, without a word. */
+	if (WTERMSIG(status) == SIGPIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	cli_error("bench: %s, fill %s: its process was killed by signal %d",
 		  one->w->name, one->fill_name, WTERMSIG(status));
 	return CLI_EXIT_FAIL;
