@@ -295,7 +295,7 @@ static void ellipsoids(uint32_t *v, int nz, int ny, int nx, int ne,
  * chunk, then one a level that the kernel's ratio over the chunks is at
  * least least[k] of libzstd's.
  */
-static void ratio_against_libzstd(const char *what, const char *kind,
+static void ratio_against_libzstd(const char *what,
 				  void (*gen)(void *, uint64_t *), uint64_t n,
 				  int chunks, const int lv[3],
 				  const double least[3], uint64_t *rng)
@@ -314,7 +314,7 @@ static void ratio_against_libzstd(const char *what, const char *kind,
 			uint64_t size = zt_encode(v, n, slot, lv[k], &guard);
 			size_t zs = ZSTD_compress(z, zcap, v, n, lv[k]);
 
-			good &= guard && zt_check(kind, v, n, slot, size) &&
+			good &= guard && zt_check(what, v, n, slot, size) &&
 				!ZSTD_isError(zs);
 			ours[k] += size;
 			lib[k] += zs;
@@ -345,7 +345,7 @@ static void parse_repeats(uint64_t *rng)
 	static const int lv[3] = { 1, 3, 5 };
 	static const double least[3] = { 0.97, 0.97, 0.95 };
 
-	ratio_against_libzstd("labelled ellipsoids", "labels", labels_chunk,
+	ratio_against_libzstd("labelled ellipsoids", labels_chunk,
 			      (uint64_t)VOL_Z * VOL_Y * VOL_X * 4, 8, lv,
 			      least, rng);
 }
@@ -397,7 +397,7 @@ static void far_matches(uint64_t *rng)
 	static const int lv[3] = { 3, 5, 9 };
 	static const double least[3] = { 0.97, 0.95, 0.95 };
 
-	ratio_against_libzstd("CT-like volumes", "ct", ct_chunk,
+	ratio_against_libzstd("CT-like volumes", ct_chunk,
 			      (uint64_t)VOL_Z * VOL_Y * VOL_X * 2, 4, lv, least,
 			      rng);
 }
