@@ -110,6 +110,8 @@ cat > out/table <<'TABLE'
 2|--fill cannot go with it|bench --all --fill zeros
 2|--shape cannot go with it|bench --all --shape 4,4 --chunk 2,2
 2|--output cannot go with it|bench --all --output new
+2|--levels cannot go with it|bench --all --levels 2
+2|--downsample cannot go with it|bench --all --downsample y,x
 2|--rows and --size|bench --rows 4 --size 100
 2|--size 0|bench --size 0
 2|"rows" is not a byte count, row or epoch|bench --span rows

@@ -147,6 +147,9 @@ static int check_args(const struct bench_args *a, const char *named)
 		{ o->names, "--names" }, { a->output, "--output" },
 		{ a->fill_given ? "" : NULL, "--fill" },
 		{ a->profile ? "" : NULL, "--profile" },
+		/* A pyramid's dims are a workload's own: the cube's channel
+		 * axis refused one only after the rows before it had run. */
+		{ a->l.levels, "--levels" }, { a->l.downsample, "--downsample" },
 	};
 
 	if (a->rows != 0 && a->size != 0) {
