@@ -629,7 +629,7 @@ static void durable(const char *tmp, uint64_t *rng)
  * not the fill) is not the array's.  Codec none; every read equals the
  * input.
  */
-static void one_cell(const char *tmp, uint64_t *rng)
+static void one_cell(const char *tmp, uint64_t *rng, unsigned sparse)
 {
 	static const struct {
 		int rank;
@@ -645,6 +645,11 @@ static void one_cell(const char *tmp, uint64_t *rng)
 		  { 2, 3, 4, 5, 2 }, { 1, 2, 2, 2, 2 }, { 1, 1, 2, 2, 1 } },
 		{ 2, SHARDPIPE_DTYPE_FLOAT64, 8,
 		  { 5, 33 }, { 2, 8 }, { 1, 3 } },
+		/* The cpu backend's work items here are 16 chunks along
+		 * x (runs of 128 bytes grouped to 2 KiB), cut by the edge
+		 * along y and x. */
+		{ 3, SHARDPIPE_DTYPE_UINT16, 2,
+		  { 6, 15, 2008 }, { 1, 8, 64 }, { 2, 2, 8 } },
 	};
 	static const char *const backends[] = { "cpu", "reference", "opencl" };
 
@@ -670,7 +675,11 @@ static void one_cell(const char *tmp, uint64_t *rng)
 			uint64_t at = 0, rest = c;
 			uint64_t pos[5];
 
-			touched[c] = test_rand(rng) % 3 != 0;
+			/* Dense: two chunks in three; sparse: one in ten, so
+			 * that work items of several chunks with none
+			 * touched, left out before any gather, are common. */
+			touched[c] = sparse ? test_rand(rng) % 10 == 0
+					    : test_rand(rng) % 3 != 0;
 			if (!touched[c])
 				continue;
 			/* A random cell of chunk c inside the array. */
@@ -711,8 +720,8 @@ static void one_cell(const char *tmp, uint64_t *rng)
 				d.dims[j].chunks_per_shard = g[k].cps[j];
 			}
 			memset(d.fill_value, 0x5a, es);
-			snprintf(dir, sizeof(dir), "%s/cell%zu-%s.zarr", tmp, k,
-				 backends[b]);
+			snprintf(dir, sizeof(dir), "%s/cell%zu%s-%s.zarr", tmp,
+				 k, sparse ? "s" : "", backends[b]);
 			rc = shardpipe_stream_open(&s, dir, &d);
 			if (rc == SHARDPIPE_OK)
 				rc = shardpipe_stream_append(s, a,
@@ -776,14 +785,115 @@ static void one_cell(const char *tmp, uint64_t *rng)
 			if (good)
 				good = test_reads_back(dir, g[k].shape[0], a,
 						       (size_t)n * es);
-			ok(good, "rank %d, chunk last dim %llu: %s omits "
+			ok(good, "rank %d, chunk last dim %llu, %s: %s omits "
 			   "exactly the %d chunks with no cell changed",
 			   R, (unsigned long long)g[k].chunk[R - 1],
-			   backends[b], omitted);
+			   sparse ? "sparse" : "dense", backends[b], omitted);
 			test_rmtree(dir);
 		}
 		free(a);
 		free(touched);
+	}
+}
+
+/*
+ * One chunk decides: for every chunk of a 3-d uint16 array of fill cut by
+ * the edge along y and x, a store in which only that chunk has a cell
+ * changed, at its first cell inside the array and then at its last.  The
+ * cpu backend leaves out work items of several chunks that are all fill
+ * before gathering them; a changed cell at an item's first or last cell,
+ * at the array's edge or not, must keep its chunk.  Items here: 16 chunks
+ * along x (runs of 128 bytes grouped to 2 KiB), then 2 x 19 chunks that
+ * span x whole, whose rows the check reads as one run.  Each store reads
+ * back equal to its input.
+ */
+static void one_chunk(const char *tmp)
+{
+	static const struct {
+		uint64_t t, y, x, cy, cx, cpsx;
+	} g[] = {
+		{ 2, 15, 2008, 8, 64, 32 },
+		{ 2, 7, 300, 2, 16, 19 },
+	};
+
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		const uint64_t T = g[k].t, Y = g[k].y, X = g[k].x;
+		const uint64_t CY = g[k].cy, CX = g[k].cx;
+		const uint64_t cc[3] = { T, (Y + CY - 1) / CY,
+					 (X + CX - 1) / CX };
+		const size_t n = (size_t)(T * Y * X);
+		uint16_t *a = test_xmalloc(n * 2);
+		int good = 1, stores = 0;
+		char dir[600];
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = 7;
+		snprintf(dir, sizeof(dir), "%s/one-chunk%zu.zarr", tmp, k);
+		for (uint64_t c = 0; good && c < cc[0] * cc[1] * cc[2]; c++)
+			for (int corner = 0; good && corner < 2; corner++) {
+				uint64_t t = c / (cc[1] * cc[2]);
+				uint64_t y = c / cc[2] % cc[1] * CY;
+				uint64_t x = c % cc[2] * CX;
+				size_t at;
+				shardpipe_desc d;
+				shardpipe_stream *s = NULL;
+				int rc;
+
+				if (corner) {
+					y = (y + CY < Y ? y + CY : Y) - 1;
+					x = (x + CX < X ? x + CX : X) - 1;
+				}
+				at = (size_t)((t * Y + y) * X + x);
+				shardpipe_desc_init(&d);
+				d.rank = 3;
+				d.dtype = SHARDPIPE_DTYPE_UINT16;
+				d.codec = SHARDPIPE_CODEC_NONE;
+				d.backend = "cpu";
+				d.threads = 2;
+				d.overwrite = 1;
+				d.dims[0].size = T;
+				d.dims[1].size = Y;
+				d.dims[2].size = X;
+				d.dims[0].chunk = 1;
+				d.dims[1].chunk = CY;
+				d.dims[2].chunk = CX;
+				d.dims[0].chunks_per_shard = 2;
+				d.dims[1].chunks_per_shard = 2;
+				d.dims[2].chunks_per_shard = g[k].cpsx;
+				memcpy(d.fill_value, &a[0], 2);
+				a[at] = 8;
+				rc = shardpipe_stream_open(&s, dir, &d);
+				if (rc == SHARDPIPE_OK)
+					rc = shardpipe_stream_append(s, a,
+								     n * 2);
+				if (s != NULL && shardpipe_stream_close(s) !=
+							 SHARDPIPE_OK)
+					rc = SHARDPIPE_ERR_IO;
+				good = rc == SHARDPIPE_OK &&
+				       test_reads_back(dir, T,
+						       (const uint8_t *)a,
+						       n * 2);
+				if (!good)
+					diag("chunk %llu, cell (%llu, %llu, "
+					     "%llu): %s",
+					     (unsigned long long)c,
+					     (unsigned long long)t,
+					     (unsigned long long)y,
+					     (unsigned long long)x,
+					     rc == SHARDPIPE_OK
+						     ? "reads back wrong"
+						     : shardpipe_last_error_message());
+				a[at] = 7;
+				stores++;
+			}
+		ok(good, "%llu x %llu x %llu, chunk 1 x %llu x %llu: cpu keeps "
+		   "the one chunk with a cell changed, at its first or its "
+		   "last cell, in each of %d stores",
+		   (unsigned long long)T, (unsigned long long)Y,
+		   (unsigned long long)X, (unsigned long long)CY,
+		   (unsigned long long)CX, stores);
+		test_rmtree(dir);
+		free(a);
 	}
 }
 
@@ -796,7 +906,9 @@ int main(void)
 	fill_values(tmp);
 	empty_chunks(tmp, &rng);
 	bytes_not_values(tmp);
-	one_cell(tmp, &rng);
+	one_cell(tmp, &rng, 0);
+	one_cell(tmp, &rng, 1);
+	one_chunk(tmp);
 	skips(tmp);
 	skip_same_as_fill(tmp, &rng);
 	refusals(tmp);

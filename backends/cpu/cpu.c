@@ -412,6 +412,15 @@ static void fused_items(struct cpu_ctx *c, int t)
 		it = k % v->items;
 		src = c->crew.in + e * p->epoch_bytes;
 		a = thread_cpu();
+		/* An item all of fill is left out before it is gathered. */
+		if (v->rank > 1 && !p->write_empty_chunks &&
+		    item_is_fill(p, v, src, it)) {
+			for (uint64_t j = 0; j < per; j++)
+				c->crew.sizes[e * p->M +
+					      p->perm[it * per + j]] = 0;
+			ln->sg += thread_cpu() - a;
+			continue;
+		}
 		/* With every dim merged the epoch is the chunk, contiguous
 		 * already. */
 		if (v->rank > 1) {

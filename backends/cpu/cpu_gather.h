@@ -35,6 +35,10 @@ SP_INTERNAL void view_init(struct view *v, const struct plan *p, int fused);
 SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,
 			     const uint8_t *epoch, uint8_t *out, size_t cs,
 			     uint64_t item);
+/* Whether every cell of work item `item` of an epoch is the fill value,
+ * read in the epoch's rows (view rank 2 or more). */
+SP_INTERNAL int item_is_fill(const struct plan *p, const struct view *v,
+			     const uint8_t *epoch, uint64_t item);
 /* Whether the gathered chunk ci of an epoch is not to be stored. */
 SP_INTERNAL int left_out(const struct plan *p, const struct view *v,
 			 const uint8_t *chunk, uint64_t ci);

@@ -317,6 +317,81 @@ void gather_item(const struct plan *p, const struct view *v,
 	}
 }
 
+/* Whether n bytes (n >= es) are all the fill value: the first element is,
+ * and the run equals itself shifted by one element.  Data differs within
+ * its first bytes, so the check costs little but on fill. */
+static inline int run_is_fill(const struct plan *p, const uint8_t *run,
+			      size_t n)
+{
+	const size_t es = p->esize;
+
+	return memcmp(run, p->fill_le, es) == 0 &&
+	       memcmp(run, run + es, n - es) == 0;
+}
+
+/*
+ * Whether every cell of work item `item` of an epoch holds the fill value,
+ * read where the cells lie in the epoch's rows, before any gather: an item
+ * of fill is then left out without being gathered (a dark frame, a masked
+ * region: the gather's copy was all the work they cost, design §22.2).
+ * The cells are those gather_item copies, so the answer is the one
+ * left_out gives for each of the item's gathered chunks together.  Along
+ * the last dim the item's chunks are adjacent, so each input row gives
+ * one run; when they span the last dim whole, the rows of one a-block run
+ * on into each other and make one.
+ */
+int item_is_fill(const struct plan *p, const struct view *v,
+		 const uint8_t *epoch, uint64_t item)
+{
+	const int R = v->rank, last = R - 1, sec = R - 2;
+	const size_t es = p->esize;
+	const uint64_t row = v->in_stride[sec];
+	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
+	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
+	uint64_t rest = item * v->A * v->G, xn, yn, runs;
+	size_t run;
+
+	for (int d = last; d >= 0; d--) {
+		uint64_t t = rest % v->count[d];
+
+		rest /= v->count[d];
+		origin[d] = t * v->chunk[d];
+		ext[d] = v->size[d] - origin[d];
+		if (ext[d] > v->chunk[d])
+			ext[d] = v->chunk[d];
+	}
+	xn = v->G * v->chunk[last];
+	if (xn > v->size[last] - origin[last])
+		xn = v->size[last] - origin[last];
+	yn = v->A * v->chunk[sec];
+	if (yn > v->size[sec] - origin[sec])
+		yn = v->size[sec] - origin[sec];
+	if (xn == v->size[last]) {
+		run = (size_t)(yn * row) * es;
+		runs = 1;
+	} else {
+		run = (size_t)xn * es;
+		runs = yn;
+	}
+	for (;;) {
+		uint64_t off = origin[last] + origin[sec] * row;
+		int d;
+
+		for (d = 0; d < sec; d++)
+			off += (origin[d] + n[d]) * v->in_stride[d];
+		for (uint64_t j = 0; j < runs; j++)
+			if (!run_is_fill(p, epoch + (off + j * row) * es, run))
+				return 0;
+		for (d = sec - 1; d >= 0; d--) {
+			if (++n[d] < ext[d])
+				break;
+			n[d] = 0;
+		}
+		if (d < 0)
+			return 1;
+	}
+}
+
 /*
  * Whether the gathered chunk ci of an epoch (row-major over the view's
  * chunk shape, as gather_item lays it out) holds the fill value in every
@@ -325,10 +400,7 @@ void gather_item(const struct plan *p, const struct view *v,
  * chunk lies wholly inside the array are contiguous in the gathered chunk,
  * so they and the first dim that is cut by the edge make one run: a chunk
  * away from the array's edges is one run, however short its last dim (one
- * element for an interleaved channel).  A run is all fill when its first
- * element is and it equals itself shifted by one element; a chunk of data
- * differs within its first bytes, so the check costs little but on chunks
- * of fill, which then skip compression.
+ * element for an interleaved channel).  Chunks of fill skip compression.
  */
 static int chunk_is_fill(const struct plan *p, const struct view *v,
 			 const uint8_t *chunk, uint64_t ci)
@@ -357,8 +429,7 @@ static int chunk_is_fill(const struct plan *p, const struct view *v,
 		for (d = 0; d < top; d++)
 			off = off * v->chunk[d] + n[d];
 		off *= v->chunk[top] * inner * es;
-		if (memcmp(chunk + off, p->fill_le, es) != 0 ||
-		    memcmp(chunk + off, chunk + off + es, run - es) != 0)
+		if (!run_is_fill(p, chunk + off, run))
 			return 0;
 		for (d = top - 1; d >= 0; d--) {
 			if (++n[d] < ext[d])
