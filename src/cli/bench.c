@@ -398,9 +398,9 @@ static int bench_one(struct bench_args *a)
 
 /*
  * One row of --all in a process of its own.  In this one, a row would take
- * the pools that the previous row of its workload gave back (doc/design.md
- * §27): its first run would start warm and its peak memory would read 0
- * above a baseline that already holds them.  Alone, each row is what
+ * the pools that the previous row of its workload gave back
+ * (doc/design.md §27): its first run would start warm and its peak memory
+ * would read 0 above a baseline that already holds them.  Alone, each row is what
  * `bench WORKLOAD --fill F` prints, whatever ran before it.
  */
 static int bench_row_alone(struct bench_args *one)
