@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "copy.h"
 #include "stream_impl.h"
 
 /* Fill n bytes with the element pattern (n a multiple of esize). */
@@ -263,10 +264,10 @@ static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 		pthread_mutex_unlock(&s->mu);
 	}
 	if (!split) {
-		memcpy(dst, src, n);
+		copy_staging(dst, src, n, s->past_cache);
 		return;
 	}
-	memcpy(dst, src, half);
+	copy_staging(dst, src, half, s->past_cache);
 	pthread_mutex_lock(&s->mu);
 	while (s->cp_state != 2)
 		pthread_cond_wait(&s->cv, &s->mu);

@@ -131,6 +131,7 @@ struct shardpipe_stream {
 	uint8_t *cp_dst;
 	size_t cp_n;
 	int cp_state;
+	int past_cache;          /* copy_past_cache(plan.batch_bytes) */
 	int pipe_done;           /* the pipeline has handed over its last set */
 	int async_rc;
 	struct sp_err async_err;

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
+#include "copy.h"
 #include "stream_impl.h"
 
 void stream_stop_threads(struct shardpipe_stream *s)
@@ -303,6 +304,7 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 
 	SP_FORWARD(s->be->open(p, &s->bctx, err));
 	SP_FORWARD(open_sets(s));
+	s->past_cache = copy_past_cache(p->batch_bytes);
 	for (int k = 0; k < NSTAGE; k++) {
 		s->staging[k] = staging_alloc(s);
 		s->stage_free[k] = 1;

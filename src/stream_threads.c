@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "copy.h"
 #include "stream_impl.h"
 
 
@@ -500,7 +501,8 @@ void *stream_pipeline_main(void *arg)
 			double t0 = sp_now();
 
 			pthread_mutex_unlock(&s->mu);
-			memcpy(s->cp_dst, s->cp_src, s->cp_n);
+			copy_staging(s->cp_dst, s->cp_src, s->cp_n,
+				     s->past_cache);
 			pthread_mutex_lock(&s->mu);
 			trace_span(s->trace, TRACE_PIPELINE, "stage", "batch",
 				   s->queued, t0, sp_now());

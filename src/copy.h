@@ -1,0 +1,20 @@
+/*
+ * copy.h - the staging copy (doc/design.md §14.1): memcpy, or, for batches
+ * larger than the cache, stores that go past it.
+ */
+#ifndef SHARDPIPE_COPY_H
+#define SHARDPIPE_COPY_H
+
+#include "common.h"
+
+/* Whether a staging buffer of batch_bytes is to be written past the
+ * cache: it is more than twice the largest cache this machine reports. */
+SP_INTERNAL int copy_past_cache(uint64_t batch_bytes);
+
+/* Copy n bytes; past_cache as copy_past_cache said.  The stores are
+ * complete (fenced) when it returns, so a lock handing dst to another
+ * thread orders them as it orders memcpy's. */
+SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
+			      int past_cache);
+
+#endif

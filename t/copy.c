@@ -1,0 +1,131 @@
+/*
+ * copy.c - the staging copy: with stores past the cache and without, every
+ * length from 0 to a few KiB and then past the size where streaming
+ * stores start, from and to every alignment, equals memcpy's result, and
+ * writes nothing outside its destination; and a stream whose batches
+ * (128 MiB) are written past the cache, appended in spans of odd sizes
+ * that start anywhere, reads back equal to its input.  Random bytes from
+ * the seed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy.h"
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+#define GUARD 64
+
+static int one(const uint8_t *src, size_t n, size_t dst_off, int past,
+	       uint8_t *dst, uint8_t *want)
+{
+	memset(dst, 0xa5, n + dst_off + 2 * GUARD);
+	memset(want, 0xa5, n + dst_off + 2 * GUARD);
+	memcpy(want + GUARD + dst_off, src, n);
+	copy_staging(dst + GUARD + dst_off, src, n, past);
+	return memcmp(dst, want, n + dst_off + 2 * GUARD) == 0;
+}
+
+/* 8 rows of 2048 x 4096 uint16 in one epoch of 128 MiB, codec none, in
+ * spans of 3 MiB + 13 bytes: the caller's copy, and the pipeline thread's
+ * half of it while it waits, both write past the cache. */
+static void stream_past_cache(uint64_t *rng)
+{
+	enum { T = 8, Y = 2048, X = 4096 };
+	const size_t n = (size_t)T * Y * X * 2, span = (3u << 20) + 13;
+	uint64_t *in = test_xmalloc(n);
+	uint8_t *bytes = (uint8_t *)in;
+	char *tmp = test_tmpdir("copy"), dir[600];
+	shardpipe_desc d;
+	shardpipe_stream *s = NULL;
+	int rc;
+
+	for (size_t i = 0; i < n / 8; i++)
+		in[i] = test_rand(rng);
+	diag("an epoch of %zu bytes is %swritten past the cache here", n,
+	     copy_past_cache(n) ? "" : "not ");
+	snprintf(dir, sizeof(dir), "%s/past.zarr", tmp);
+	shardpipe_desc_init(&d);
+	d.rank = 3;
+	d.dtype = SHARDPIPE_DTYPE_UINT16;
+	d.codec = SHARDPIPE_CODEC_NONE;
+	d.backend = "cpu";
+	d.threads = 2;
+	d.dims[0].size = T;
+	d.dims[1].size = Y;
+	d.dims[2].size = X;
+	d.dims[0].chunk = T;
+	d.dims[1].chunk = 256;
+	d.dims[2].chunk = 256;
+	d.dims[0].chunks_per_shard = 1;
+	d.dims[1].chunks_per_shard = 8;
+	d.dims[2].chunks_per_shard = 16;
+	rc = shardpipe_stream_open(&s, dir, &d);
+	for (size_t at = 0; rc == SHARDPIPE_OK && at < n; at += span)
+		rc = shardpipe_stream_append(s, bytes + at,
+					     n - at < span ? n - at : span);
+	if (s != NULL && shardpipe_stream_close(s) != SHARDPIPE_OK &&
+	    rc == SHARDPIPE_OK)
+		rc = SHARDPIPE_ERR_IO;
+	if (rc != SHARDPIPE_OK)
+		diag("%s: %s", dir, shardpipe_last_error_message());
+	ok(rc == SHARDPIPE_OK && test_reads_back(dir, T, bytes, n),
+	   "a stream of 128 MiB epochs, appended in spans of %zu bytes, "
+	   "reads back equal", span);
+	test_rmtree(tmp);
+	free(tmp);
+	free(in);
+}
+
+int main(void)
+{
+	uint64_t seed = test_seed(), rng = seed;
+	const size_t big = (1u << 20) + 77;
+	uint8_t *src = test_xmalloc(big + 64);
+	uint8_t *dst = test_xmalloc(big + 64 + 2 * GUARD);
+	uint8_t *want = test_xmalloc(big + 64 + 2 * GUARD);
+	static const size_t lengths[] = { 0, 1, 15, 16, 17, 63, 64, 65, 4095,
+					  (256u << 10) - 1, 256u << 10,
+					  (256u << 10) + 1, (512u << 10) + 33,
+					  (1u << 20) + 77 };
+	int small = 1;
+
+	plan(3 + 2 * (int)(sizeof(lengths) / sizeof(lengths[0])));
+	for (size_t i = 0; i < big + 64; i++)
+		src[i] = (uint8_t)test_rand(&rng);
+	for (int past = 0; past < 2; past++)
+		for (size_t n = 0; n <= 4096; n += 1 + n / 8)
+			for (size_t so = 0; so < 16; so += 5)
+				for (size_t d = 0; d < 16; d += 3)
+					small &= one(src + so, n, d, past,
+						     dst, want);
+	ok(small, "lengths 0 to 4096 from and to odd alignments equal "
+	   "memcpy's, nothing written outside");
+	for (int past = 0; past < 2; past++)
+		for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]);
+		     k++) {
+			int good = 1;
+
+			for (size_t so = 0; so < 64; so += 21)
+				for (size_t d = 0; d < 64; d += 13)
+					good &= one(src + so, lengths[k], d,
+						    past, dst, want);
+			ok(good, "%zu bytes, %s: equal to memcpy's",
+			   lengths[k], past ? "stores past the cache"
+					    : "memcpy");
+		}
+#if defined(__SSE2__)
+	ok(copy_past_cache(1ull << 40) && !copy_past_cache(1u << 20),
+	   "a terabyte batch is written past the cache, a mebibyte one is "
+	   "not");
+#else
+	ok(!copy_past_cache(1ull << 40),
+	   "without SSE2 no batch is written past the cache");
+#endif
+	stream_past_cache(&rng);
+	free(src);
+	free(dst);
+	free(want);
+	return done_testing();
+}
