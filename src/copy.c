@@ -67,18 +67,16 @@ int copy_past_cache(uint64_t batch_bytes)
 #endif
 }
 
-void copy_staging(uint8_t *dst, const uint8_t *src, size_t n, int past_cache)
+/* The copy with streaming stores, fenced. */
+static void copy_past(uint8_t *dst, const uint8_t *src, size_t n)
 {
 #if defined(__SSE2__)
-	size_t head, i;
-
-	if (!past_cache || n < PAST_CACHE_MIN) {
-		memcpy(dst, src, n);
-		return;
-	}
 	/* Streaming stores want 16-byte aligned destinations; the source
 	 * is the caller's and may lie anywhere. */
-	head = (16 - ((uintptr_t)dst & 15)) & 15;
+	size_t head = (16 - ((uintptr_t)dst & 15)) & 15, i;
+
+	if (head > n)
+		head = n;
 	memcpy(dst, src, head);
 	dst += head;
 	src += head;
@@ -97,7 +95,59 @@ void copy_staging(uint8_t *dst, const uint8_t *src, size_t n, int past_cache)
 	_mm_sfence();
 	memcpy(dst + i, src + i, n - i);
 #else
-	(void)past_cache;
 	memcpy(dst, src, n);
 #endif
+}
+
+void copy_staging(uint8_t *dst, const uint8_t *src, size_t n, int past_cache)
+{
+	if (past_cache && n >= PAST_CACHE_MIN)
+		copy_past(dst, src, n);
+	else
+		memcpy(dst, src, n);
+}
+
+/* Whether n bytes at src are the element fill repeated, src[0] being
+ * byte `phase` of an element: the first element's bytes are, and the
+ * run equals itself shifted by one element. */
+static int is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
+		   unsigned es, unsigned phase)
+{
+	for (size_t i = 0; i < n && i < es; i++)
+		if (src[i] != fill[(phase + i) % es])
+			return 0;
+	return n <= es || memcmp(src, src + es, n - es) == 0;
+}
+
+/* Blocks that stay in the L2 cache between their copy and their check. */
+#define CHECK_BLOCK (64u << 10)
+
+int copy_staging_fill(uint8_t *dst, const uint8_t *src, size_t n,
+		      int past_cache, const uint8_t *fill, unsigned es,
+		      unsigned phase)
+{
+	const int past = past_cache && n >= PAST_CACHE_MIN;
+	size_t at = 0;
+
+	while (at < n) {
+		size_t b = n - at < CHECK_BLOCK ? n - at : CHECK_BLOCK;
+
+		/* The whole span decides how it is stored, not the
+		 * block. */
+		if (past)
+			copy_past(dst + at, src + at, b);
+		else
+			memcpy(dst + at, src + at, b);
+		if (!is_fill(src + at, b, fill, es,
+			     (unsigned)((phase + at) % es))) {
+			at += b;
+			if (past)
+				copy_past(dst + at, src + at, n - at);
+			else
+				memcpy(dst + at, src + at, n - at);
+			return 0;
+		}
+		at += b;
+	}
+	return 1;
 }

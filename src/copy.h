@@ -17,4 +17,15 @@ SP_INTERNAL int copy_past_cache(uint64_t batch_bytes);
 SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
 			      int past_cache);
 
+/*
+ * copy_staging, and whether the n bytes copied are all the element `fill`
+ * (es bytes) repeated, the first byte being byte `phase` of an element.
+ * The check reads each block just copied while it is still in cache and
+ * stops at the first block that is not fill, so data costs a compare of
+ * a few bytes.
+ */
+SP_INTERNAL int copy_staging_fill(uint8_t *dst, const uint8_t *src, size_t n,
+				  int past_cache, const uint8_t *fill,
+				  unsigned es, unsigned phase);
+
 #endif

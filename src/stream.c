@@ -131,6 +131,7 @@ static uint64_t submit(struct shardpipe_stream *s, const uint8_t *data,
 	j->rows_in = stream_rows_appended(s);
 	j->seq = s->queued;
 	j->last = last;
+	j->all_fill = buf >= 0 && s->cur_fill;
 	s->q_len++;
 	ticket = ++s->queued;
 	pthread_cond_broadcast(&s->cv);
@@ -244,11 +245,14 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src,
  */
 #define STAGE_SPLIT_MIN (1u << 20)
 
-static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
-		       const uint8_t *src, size_t n)
+static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
+		      const uint8_t *src, size_t n)
 {
+	const struct plan *p = &s->plan;
+	const uint8_t *fill = p->scale_level == 0 ? p->fill : p->fill_le;
+	unsigned phase = (unsigned)(s->staged % p->esize);
 	size_t half = n / 2;
-	int split = 0;
+	int split = 0, all = 0;
 
 	if (n >= STAGE_SPLIT_MIN && s->plan.threads > 1) {
 		pthread_mutex_lock(&s->mu);
@@ -257,6 +261,10 @@ static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 			s->cp_src = src + half;
 			s->cp_dst = dst + half;
 			s->cp_n = n - half;
+			s->cp_fill = s->cur_fill;
+			s->cp_elem = fill;
+			s->cp_phase = (unsigned)((s->staged + half) %
+						 p->esize);
 			s->cp_state = 1;
 			split = 1;
 			pthread_cond_broadcast(&s->cv);
@@ -264,15 +272,25 @@ static void stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 		pthread_mutex_unlock(&s->mu);
 	}
 	if (!split) {
-		copy_staging(dst, src, n, s->past_cache);
-		return;
+		if (!s->cur_fill) {
+			copy_staging(dst, src, n, s->past_cache);
+			return 0;
+		}
+		return copy_staging_fill(dst, src, n, s->past_cache, fill,
+					 p->esize, phase);
 	}
-	copy_staging(dst, src, half, s->past_cache);
+	if (s->cur_fill)
+		all = copy_staging_fill(dst, src, half, s->past_cache, fill,
+					p->esize, phase);
+	else
+		copy_staging(dst, src, half, s->past_cache);
 	pthread_mutex_lock(&s->mu);
 	while (s->cp_state != 2)
 		pthread_cond_wait(&s->cv, &s->mu);
 	s->cp_state = 0;
+	all = s->cur_fill && all && s->cp_fill;
 	pthread_mutex_unlock(&s->mu);
+	return all;
 }
 
 int stream_append_span(shardpipe_stream *s, const void *data, size_t nbytes)
@@ -315,12 +333,15 @@ int stream_append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 				return rc;
 			continue;
 		}
-		if (s->cur < 0)
+		if (s->cur < 0) {
 			s->cur = take_buffer(s, 1);
+			s->cur_fill = s->check_fill;
+		}
 		t0 = sp_now();
 		if (take > n)
 			take = n;
-		stage_copy(s, s->staging[s->cur] + s->staged, src, take);
+		s->cur_fill = stage_copy(s, s->staging[s->cur] + s->staged,
+					 src, take);
 		s->staged += take;
 		src += take;
 		n -= take;
@@ -387,6 +408,8 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 		s->cur = take_buffer(s, 1);
 		memcpy(s->staging[s->cur], keep, tail);
 		s->staged = tail;
+		/* Not checked: the buffer's batch goes through the backend. */
+		s->cur_fill = 0;
 		free(keep);
 	}
 	return SHARDPIPE_OK;

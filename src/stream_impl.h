@@ -62,6 +62,9 @@ struct batch_job {
 	uint64_t rows_in;        /* rows appended when it was queued */
 	uint64_t seq;            /* the batch's number, from 0 */
 	int last;                /* queued by close: no rows come after */
+	/* Every byte staged in it was checked to be the fill value as it
+	 * was copied (doc/design.md §22.2): its chunks are all left out. */
+	int all_fill;
 };
 
 struct set_job {
@@ -132,6 +135,13 @@ struct shardpipe_stream {
 	size_t cp_n;
 	int cp_state;
 	int past_cache;          /* copy_past_cache(plan.batch_bytes) */
+	/* Staging copies check for the fill value (a fused backend, empty
+	 * chunks left out); cur_fill: every byte staged in the current
+	 * buffer so far was fill, as the copies found; cp_fill: check the
+	 * pipeline thread's half, then whether it was fill. */
+	int check_fill, cur_fill, cp_fill;
+	const uint8_t *cp_elem;  /* the fill element the half is checked for */
+	unsigned cp_phase;       /* the half's first byte in its element */
 	int pipe_done;           /* the pipeline has handed over its last set */
 	int async_rc;
 	struct sp_err async_err;

@@ -305,6 +305,7 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 	SP_FORWARD(s->be->open(p, &s->bctx, err));
 	SP_FORWARD(open_sets(s));
 	s->past_cache = copy_past_cache(p->batch_bytes);
+	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks;
 	for (int k = 0; k < NSTAGE; k++) {
 		s->staging[k] = staging_alloc(s);
 		s->stage_free[k] = 1;

@@ -377,8 +377,16 @@ static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
 		}
 		shard_set_slots(&s->sets[set], w, s->dst + e * p->M);
 	}
-	rc = s->be->run_batch(s->bctx, job->data, job->epochs, s->dst,
-			      s->sizes, &f, &s->perr);
+	/* A batch the staging copies found all fill: every chunk is left
+	 * out, as the backend would find (§22.2), without reading it. */
+	if (job->all_fill) {
+		memset(s->sizes, 0, (size_t)(job->epochs * p->M) *
+					    sizeof(*s->sizes));
+		rc = SHARDPIPE_OK;
+	} else {
+		rc = s->be->run_batch(s->bctx, job->data, job->epochs, s->dst,
+				      s->sizes, &f, &s->perr);
+	}
 	if (rc == SHARDPIPE_OK)
 		rc = reduce_rows(s, job, &red_rows);
 	release_input(s, job);
@@ -501,8 +509,14 @@ void *stream_pipeline_main(void *arg)
 			double t0 = sp_now();
 
 			pthread_mutex_unlock(&s->mu);
-			copy_staging(s->cp_dst, s->cp_src, s->cp_n,
-				     s->past_cache);
+			if (s->cp_fill)
+				s->cp_fill = copy_staging_fill(
+					s->cp_dst, s->cp_src, s->cp_n,
+					s->past_cache, s->cp_elem,
+					s->plan.esize, s->cp_phase);
+			else
+				copy_staging(s->cp_dst, s->cp_src, s->cp_n,
+					     s->past_cache);
 			pthread_mutex_lock(&s->mu);
 			trace_span(s->trace, TRACE_PIPELINE, "stage", "batch",
 				   s->queued, t0, sp_now());

@@ -4,10 +4,12 @@
  * stores start, from and to every alignment, equals memcpy's result, and
  * writes nothing outside its destination; and a stream whose batches
  * (128 MiB) are written past the cache, appended in spans of odd sizes
- * that start anywhere, reads back equal to its input.  Random bytes from
- * the seed.
+ * that start anywhere, reads back equal to its input; arrays of fill
+ * with one byte changed, whose other batches the copies find all fill,
+ * read back equal.  Random bytes from the seed.
  */
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "copy.h"
@@ -78,6 +80,83 @@ static void stream_past_cache(uint64_t *rng)
 	free(in);
 }
 
+/*
+ * Batches that the staging copies find all fill are left out without the
+ * backend reading them.  A 6 x 512 x 1024 uint16 array of the fill 0x1234
+ * in epochs of 2 MiB, appended in spans of 1.5 MiB + 1 byte (so that
+ * spans end inside an element, and the pipeline thread copies and checks
+ * the second half of some), with one byte changed at a chosen place: the
+ * first byte, either side of a 64 KiB check block, in the second half of
+ * a span, the last byte of an epoch, the first of the next, the last of
+ * the array; and none changed.  Each store reads back equal to its input.
+ */
+static void stream_one_byte(void)
+{
+	enum { T = 6, Y = 512, X = 1024 };
+	const size_t n = (size_t)T * Y * X * 2, epoch = (size_t)2 * Y * X * 2;
+	const size_t span = (3u << 19) + 1;
+	const size_t at[] = { 0, 1, 65535, 65536, 65537, span / 2 + 1001,
+			      span + 3, epoch - 1, epoch, 2 * epoch + 77,
+			      n - 1, SIZE_MAX };
+	uint8_t *a = test_xmalloc(n);
+	char *tmp = test_tmpdir("copy-fill"), dir[600];
+	int good = 1;
+
+	for (size_t i = 0; i < n; i += 2) {
+		a[i] = 0x34;
+		a[i + 1] = 0x12;
+	}
+	snprintf(dir, sizeof(dir), "%s/one.zarr", tmp);
+	for (size_t k = 0; good && k < sizeof(at) / sizeof(at[0]); k++) {
+		shardpipe_desc d;
+		shardpipe_stream *s = NULL;
+		int rc;
+
+		if (at[k] != SIZE_MAX)
+			a[at[k]] ^= 0x01;
+		shardpipe_desc_init(&d);
+		d.rank = 3;
+		d.dtype = SHARDPIPE_DTYPE_UINT16;
+		d.codec = SHARDPIPE_CODEC_NONE;
+		d.backend = "cpu";
+		d.threads = 2;
+		d.overwrite = 1;
+		d.dims[0].size = T;
+		d.dims[1].size = Y;
+		d.dims[2].size = X;
+		d.dims[0].chunk = 2;
+		d.dims[1].chunk = 128;
+		d.dims[2].chunk = 256;
+		d.dims[0].chunks_per_shard = 1;
+		d.dims[1].chunks_per_shard = 4;
+		d.dims[2].chunks_per_shard = 4;
+		d.fill_value[0] = 0x34;
+		d.fill_value[1] = 0x12;
+		rc = shardpipe_stream_open(&s, dir, &d);
+		for (size_t o = 0; rc == SHARDPIPE_OK && o < n; o += span)
+			rc = shardpipe_stream_append(s, a + o,
+						     n - o < span ? n - o
+								  : span);
+		if (s != NULL && shardpipe_stream_close(s) != SHARDPIPE_OK &&
+		    rc == SHARDPIPE_OK)
+			rc = SHARDPIPE_ERR_IO;
+		good = rc == SHARDPIPE_OK && test_reads_back(dir, T, a, n);
+		if (!good)
+			diag("byte %zd changed: %s", at[k] == SIZE_MAX ? -1 :
+			     (ssize_t)at[k], rc == SHARDPIPE_OK ?
+			     "reads back wrong" :
+			     shardpipe_last_error_message());
+		if (at[k] != SIZE_MAX)
+			a[at[k]] ^= 0x01;
+	}
+	ok(good, "arrays of fill with one byte changed at %zu places, and "
+	   "none, appended in spans of %zu bytes, read back equal",
+	   sizeof(at) / sizeof(at[0]) - 1, span);
+	test_rmtree(tmp);
+	free(tmp);
+	free(a);
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(), rng = seed;
@@ -91,7 +170,7 @@ int main(void)
 					  (1u << 20) + 77 };
 	int small = 1;
 
-	plan(3 + 2 * (int)(sizeof(lengths) / sizeof(lengths[0])));
+	plan(4 + 2 * (int)(sizeof(lengths) / sizeof(lengths[0])));
 	for (size_t i = 0; i < big + 64; i++)
 		src[i] = (uint8_t)test_rand(&rng);
 	for (int past = 0; past < 2; past++)
@@ -124,6 +203,7 @@ int main(void)
 	   "without SSE2 no batch is written past the cache");
 #endif
 	stream_past_cache(&rng);
+	stream_one_byte();
 	free(src);
 	free(dst);
 	free(want);
