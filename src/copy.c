@@ -14,6 +14,7 @@
  */
 #include "copy.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #if defined(__SSE2__)
@@ -55,12 +56,22 @@ static uint64_t largest_cache(void)
 	return best;
 }
 
+static uint64_t cache_bytes;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+/* The caches do not change while the process runs: sysfs is read once. */
+static void cache_read(void)
+{
+	uint64_t c = largest_cache();
+
+	cache_bytes = c ? c : CACHE_UNKNOWN_BYTES;
+}
+
 int copy_past_cache(uint64_t batch_bytes)
 {
 #if defined(__SSE2__)
-	uint64_t c = largest_cache();
-
-	return batch_bytes / 2 > (c ? c : CACHE_UNKNOWN_BYTES);
+	pthread_once(&cache_once, cache_read);
+	return batch_bytes / 2 > cache_bytes;
 #else
 	(void)batch_bytes;
 	return 0;
@@ -107,11 +118,11 @@ void copy_staging(uint8_t *dst, const uint8_t *src, size_t n, int past_cache)
 		memcpy(dst, src, n);
 }
 
-/* Whether n bytes at src are the element fill repeated, src[0] being
- * byte `phase` of an element: the first element's bytes are, and the
- * run equals itself shifted by one element. */
-static int is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
-		   unsigned es, unsigned phase)
+/* The first element's bytes are the fill's, and the run equals itself
+ * shifted by one element.  Data differs within its first bytes, so the
+ * check costs little but on fill. */
+int copy_is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
+		 unsigned es, unsigned phase)
 {
 	for (size_t i = 0; i < n && i < es; i++)
 		if (src[i] != fill[(phase + i) % es])
@@ -138,7 +149,7 @@ int copy_staging_fill(uint8_t *dst, const uint8_t *src, size_t n,
 			copy_past(dst + at, src + at, b);
 		else
 			memcpy(dst + at, src + at, b);
-		if (!is_fill(src + at, b, fill, es,
+		if (!copy_is_fill(src + at, b, fill, es,
 			     (unsigned)((phase + at) % es))) {
 			at += b;
 			if (past)

@@ -18,6 +18,14 @@ SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
 			      int past_cache);
 
 /*
+ * Whether n bytes at src are the element `fill` (es bytes) repeated, src[0]
+ * being byte `phase` of an element.  The one fill check: the staging copy's
+ * and the cpu backend's (design §22.2).
+ */
+SP_INTERNAL int copy_is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
+			     unsigned es, unsigned phase);
+
+/*
  * copy_staging, and whether the n bytes copied are all the element `fill`
  * (es bytes) repeated, the first byte being byte `phase` of an element.
  * The check reads each block just copied while it is still in cache and

@@ -39,8 +39,9 @@ static void stream_past_cache(uint64_t *rng)
 	uint64_t *in = test_xmalloc(n);
 	uint8_t *bytes = (uint8_t *)in;
 	char *tmp = test_tmpdir("copy"), dir[600];
+	const uint64_t shape[3] = { T, Y, X }, chunk[3] = { T, 256, 256 };
+	const uint64_t cps[3] = { 1, 8, 16 };
 	shardpipe_desc d;
-	shardpipe_stream *s = NULL;
 	int rc;
 
 	for (size_t i = 0; i < n / 8; i++)
@@ -48,30 +49,8 @@ static void stream_past_cache(uint64_t *rng)
 	diag("an epoch of %zu bytes is %swritten past the cache here", n,
 	     copy_past_cache(n) ? "" : "not ");
 	snprintf(dir, sizeof(dir), "%s/past.zarr", tmp);
-	shardpipe_desc_init(&d);
-	d.rank = 3;
-	d.dtype = SHARDPIPE_DTYPE_UINT16;
-	d.codec = SHARDPIPE_CODEC_NONE;
-	d.backend = "cpu";
-	d.threads = 2;
-	d.dims[0].size = T;
-	d.dims[1].size = Y;
-	d.dims[2].size = X;
-	d.dims[0].chunk = T;
-	d.dims[1].chunk = 256;
-	d.dims[2].chunk = 256;
-	d.dims[0].chunks_per_shard = 1;
-	d.dims[1].chunks_per_shard = 8;
-	d.dims[2].chunks_per_shard = 16;
-	rc = shardpipe_stream_open(&s, dir, &d);
-	for (size_t at = 0; rc == SHARDPIPE_OK && at < n; at += span)
-		rc = shardpipe_stream_append(s, bytes + at,
-					     n - at < span ? n - at : span);
-	if (s != NULL && shardpipe_stream_close(s) != SHARDPIPE_OK &&
-	    rc == SHARDPIPE_OK)
-		rc = SHARDPIPE_ERR_IO;
-	if (rc != SHARDPIPE_OK)
-		diag("%s: %s", dir, shardpipe_last_error_message());
+	test_desc3(&d, shape, chunk, cps);
+	rc = test_write_in(dir, &d, bytes, n, span);
 	ok(rc == SHARDPIPE_OK && test_reads_back(dir, T, bytes, n),
 	   "a stream of 128 MiB epochs, appended in spans of %zu bytes, "
 	   "reads back equal", span);
@@ -108,44 +87,22 @@ static void stream_one_byte(void)
 	}
 	snprintf(dir, sizeof(dir), "%s/one.zarr", tmp);
 	for (size_t k = 0; good && k < sizeof(at) / sizeof(at[0]); k++) {
+		const uint64_t shape[3] = { T, Y, X }, chunk[3] = { 2, 128, 256 };
+		const uint64_t cps[3] = { 1, 4, 4 };
 		shardpipe_desc d;
-		shardpipe_stream *s = NULL;
 		int rc;
 
 		if (at[k] != SIZE_MAX)
 			a[at[k]] ^= 0x01;
-		shardpipe_desc_init(&d);
-		d.rank = 3;
-		d.dtype = SHARDPIPE_DTYPE_UINT16;
-		d.codec = SHARDPIPE_CODEC_NONE;
-		d.backend = "cpu";
-		d.threads = 2;
-		d.overwrite = 1;
-		d.dims[0].size = T;
-		d.dims[1].size = Y;
-		d.dims[2].size = X;
-		d.dims[0].chunk = 2;
-		d.dims[1].chunk = 128;
-		d.dims[2].chunk = 256;
-		d.dims[0].chunks_per_shard = 1;
-		d.dims[1].chunks_per_shard = 4;
-		d.dims[2].chunks_per_shard = 4;
+		test_desc3(&d, shape, chunk, cps);
 		d.fill_value[0] = 0x34;
 		d.fill_value[1] = 0x12;
-		rc = shardpipe_stream_open(&s, dir, &d);
-		for (size_t o = 0; rc == SHARDPIPE_OK && o < n; o += span)
-			rc = shardpipe_stream_append(s, a + o,
-						     n - o < span ? n - o
-								  : span);
-		if (s != NULL && shardpipe_stream_close(s) != SHARDPIPE_OK &&
-		    rc == SHARDPIPE_OK)
-			rc = SHARDPIPE_ERR_IO;
+		rc = test_write_in(dir, &d, a, n, span);
 		good = rc == SHARDPIPE_OK && test_reads_back(dir, T, a, n);
 		if (!good)
 			diag("byte %zd changed: %s", at[k] == SIZE_MAX ? -1 :
 			     (ssize_t)at[k], rc == SHARDPIPE_OK ?
-			     "reads back wrong" :
-			     shardpipe_last_error_message());
+			     "reads back wrong" : "not written");
 		if (at[k] != SIZE_MAX)
 			a[at[k]] ^= 0x01;
 	}

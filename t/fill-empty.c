@@ -400,7 +400,6 @@ static void bytes_not_values(const char *tmp)
 
 		for (int b = 0; b < 3; b++) {
 			shardpipe_desc d;
-			shardpipe_stream *s = NULL;
 			unsigned char *shard;
 			size_t n;
 			char path[700], why[256];
@@ -423,11 +422,8 @@ static void bytes_not_values(const char *tmp)
 			d.dims[0].chunk = 4;
 			d.dims[0].chunks_per_shard = 4;
 			memcpy(d.fill_value, data, 4);
-			rc = shardpipe_stream_open(&s, dir[b], &d);
-			if (rc == SHARDPIPE_OK)
-				rc = shardpipe_stream_append(s, data, 64);
-			if (shardpipe_stream_close(s) != SHARDPIPE_OK)
-				rc = SHARDPIPE_ERR_IO;
+			rc = test_write_in(dir[b], &d, (const uint8_t *)data, 64,
+					   0);
 			test_shard_path(path, sizeof(path), dir[b], 1, &one, 0,
 					&at);
 			shard = rc == SHARDPIPE_OK ? test_slurp(path, &n) : NULL;
@@ -516,7 +512,6 @@ static void skip_same_as_fill(const char *tmp, uint64_t *rng)
 	float *a = test_xmalloc(n * sizeof(float));
 	char dir[2][512];
 	shardpipe_desc d;
-	shardpipe_stream *s = NULL;
 	int rc, files = 0;
 
 	make_input(a, -1.5f, rng);
@@ -525,12 +520,8 @@ static void skip_same_as_fill(const char *tmp, uint64_t *rng)
 	describe(&d, "cpu", -1.5f, SHARDPIPE_CODEC_ZSTD);
 	rc = write_store(dir[0], &d, a);
 	if (rc == SHARDPIPE_OK)
-		rc = shardpipe_stream_open(&s, dir[1], &d);
-	if (rc == SHARDPIPE_OK) {
-		rc = shardpipe_stream_append(s, a, n * sizeof(float));
-		if (shardpipe_stream_close(s) != SHARDPIPE_OK)
-			rc = SHARDPIPE_ERR_IO;
-	}
+		rc = test_write_in(dir[1], &d, (const uint8_t *)a,
+				   n * sizeof(float), 0);
 	if (rc == SHARDPIPE_OK && !test_same_tree(dir[0], dir[1], &files))
 		rc = SHARDPIPE_ERR_IO;
 	ok(rc == SHARDPIPE_OK,
@@ -700,7 +691,6 @@ static void one_cell(const char *tmp, uint64_t *rng, unsigned sparse)
 		for (size_t b = 0; b < sizeof(backends) / sizeof(*backends);
 		     b++) {
 			shardpipe_desc d;
-			shardpipe_stream *s = NULL;
 			char dir[600], why[256];
 			int good = 1, omitted = 0, rc;
 
@@ -722,18 +712,9 @@ static void one_cell(const char *tmp, uint64_t *rng, unsigned sparse)
 			memset(d.fill_value, 0x5a, es);
 			snprintf(dir, sizeof(dir), "%s/cell%zu%s-%s.zarr", tmp,
 				 k, sparse ? "s" : "", backends[b]);
-			rc = shardpipe_stream_open(&s, dir, &d);
-			if (rc == SHARDPIPE_OK)
-				rc = shardpipe_stream_append(s, a,
-							     (size_t)n * es);
-			if (s != NULL && shardpipe_stream_close(s) !=
-						 SHARDPIPE_OK)
-				rc = SHARDPIPE_ERR_IO;
-			if (rc != SHARDPIPE_OK) {
-				diag("%s: %s", dir,
-				     shardpipe_last_error_message());
+			rc = test_write_in(dir, &d, a, (size_t)n * es, 0);
+			if (rc != SHARDPIPE_OK)
 				good = 0;
-			}
 			for (uint64_t sh = 0; good && sh < nshards; sh++) {
 				char path[700];
 				uint64_t s0[5];
@@ -834,9 +815,11 @@ static void one_chunk(const char *tmp)
 				uint64_t t = c / (cc[1] * cc[2]);
 				uint64_t y = c / cc[2] % cc[1] * CY;
 				uint64_t x = c % cc[2] * CX;
+				const uint64_t shape[3] = { T, Y, X };
+				const uint64_t ch[3] = { 1, CY, CX };
+				const uint64_t per[3] = { 2, 2, g[k].cpsx };
 				size_t at;
 				shardpipe_desc d;
-				shardpipe_stream *s = NULL;
 				int rc;
 
 				if (corner) {
@@ -844,31 +827,11 @@ static void one_chunk(const char *tmp)
 					x = (x + CX < X ? x + CX : X) - 1;
 				}
 				at = (size_t)((t * Y + y) * X + x);
-				shardpipe_desc_init(&d);
-				d.rank = 3;
-				d.dtype = SHARDPIPE_DTYPE_UINT16;
-				d.codec = SHARDPIPE_CODEC_NONE;
-				d.backend = "cpu";
-				d.threads = 2;
-				d.overwrite = 1;
-				d.dims[0].size = T;
-				d.dims[1].size = Y;
-				d.dims[2].size = X;
-				d.dims[0].chunk = 1;
-				d.dims[1].chunk = CY;
-				d.dims[2].chunk = CX;
-				d.dims[0].chunks_per_shard = 2;
-				d.dims[1].chunks_per_shard = 2;
-				d.dims[2].chunks_per_shard = g[k].cpsx;
+				test_desc3(&d, shape, ch, per);
 				memcpy(d.fill_value, &a[0], 2);
 				a[at] = 8;
-				rc = shardpipe_stream_open(&s, dir, &d);
-				if (rc == SHARDPIPE_OK)
-					rc = shardpipe_stream_append(s, a,
-								     n * 2);
-				if (s != NULL && shardpipe_stream_close(s) !=
-							 SHARDPIPE_OK)
-					rc = SHARDPIPE_ERR_IO;
+				rc = test_write_in(dir, &d, (const uint8_t *)a,
+						   n * 2, 0);
 				good = rc == SHARDPIPE_OK &&
 				       test_reads_back(dir, T,
 						       (const uint8_t *)a,
@@ -882,7 +845,7 @@ static void one_chunk(const char *tmp)
 					     (unsigned long long)x,
 					     rc == SHARDPIPE_OK
 						     ? "reads back wrong"
-						     : shardpipe_last_error_message());
+						     : "not written");
 				a[at] = 7;
 				stores++;
 			}

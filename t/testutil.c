@@ -390,6 +390,23 @@ void test_small_desc(shardpipe_desc *d, shardpipe_codec codec)
 	}
 }
 
+void test_desc3(shardpipe_desc *d, const uint64_t shape[3],
+		const uint64_t chunk[3], const uint64_t cps[3])
+{
+	shardpipe_desc_init(d);
+	d->rank = 3;
+	d->dtype = SHARDPIPE_DTYPE_UINT16;
+	d->codec = SHARDPIPE_CODEC_NONE;
+	d->backend = "cpu";
+	d->threads = 2;
+	d->overwrite = 1;
+	for (int k = 0; k < 3; k++) {
+		d->dims[k].size = shape[k];
+		d->dims[k].chunk = chunk[k];
+		d->dims[k].chunks_per_shard = cps[k];
+	}
+}
+
 void test_refused(const char *tmp, const shardpipe_desc *d, int code,
 		  const char *word, const char *what)
 {
@@ -485,11 +502,12 @@ size_t test_decode(int codec, const void *src, size_t n, void *dst, size_t cap)
 	return (size_t)-1;
 }
 
-int test_write_spans(const char *dir, const shardpipe_desc *desc,
-		     const uint8_t *data, size_t n, uint64_t seed)
+/* Spans of `span` bytes, or of random sizes from *rng when it is not
+ * NULL. */
+static int write_in(const char *dir, const shardpipe_desc *desc,
+		    const uint8_t *data, size_t n, size_t span, uint64_t *rng)
 {
 	shardpipe_stream *s;
-	uint64_t rng = seed;
 	size_t at = 0;
 	int rc = shardpipe_stream_open(&s, dir, desc);
 
@@ -499,19 +517,36 @@ int test_write_spans(const char *dir, const shardpipe_desc *desc,
 		return rc;
 	}
 	while (at < n && rc == SHARDPIPE_OK) {
-		size_t span = 1 + test_rand(&rng) % (n / 3 + 1);
+		size_t k = rng != NULL ? 1 + test_rand(rng) % (n / 3 + 1)
+				       : span;
 
-		if (span > n - at)
-			span = n - at;
-		rc = shardpipe_stream_append(s, data + at, span);
-		at += span;
+		if (k == 0 || k > n - at)
+			k = n - at;
+		rc = shardpipe_stream_append(s, data + at, k);
+		at += k;
 	}
 	if (rc != SHARDPIPE_OK)
 		diag("append %s: %s", desc->backend ? desc->backend : "auto",
 		     shardpipe_stream_message(s));
-	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK)
+	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK) {
+		diag("close: %s", shardpipe_last_error_message());
 		rc = SHARDPIPE_ERR_IO;
+	}
 	return rc;
+}
+
+int test_write_spans(const char *dir, const shardpipe_desc *desc,
+		     const uint8_t *data, size_t n, uint64_t seed)
+{
+	uint64_t rng = seed;
+
+	return write_in(dir, desc, data, n, 0, &rng);
+}
+
+int test_write_in(const char *dir, const shardpipe_desc *desc,
+		  const uint8_t *data, size_t n, size_t span)
+{
+	return write_in(dir, desc, data, n, span, NULL);
 }
 
 int test_reads_back(const char *dir, uint64_t rows, const uint8_t *data,

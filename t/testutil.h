@@ -50,6 +50,9 @@ int test_same_tree(const char *a, const char *b, int *files);
  */
 int test_write_spans(const char *dir, const shardpipe_desc *desc,
 		     const uint8_t *data, size_t n, uint64_t seed);
+/* The same with spans of `span` bytes (0: one append of all n). */
+int test_write_in(const char *dir, const shardpipe_desc *desc,
+		  const uint8_t *data, size_t n, size_t span);
 /*
  * 1 when the store at dir, read whole through the library's reader, has
  * `rows` rows along dim 0 and equals data[0..n) (the whole array, so n is
@@ -87,6 +90,10 @@ shardpipe_sink test_sink(void *user,
  * 2x2 chunks a shard, on the cpu backend, with `codec`; the rest (level 1)
  * as shardpipe_desc_init leaves it. */
 void test_small_desc(shardpipe_desc *d, shardpipe_codec codec);
+/* A rank-3 uint16 array of `shape`, chunked by `chunk`, `cps` chunks per
+ * shard per dim: codec none, the cpu backend on 2 threads, overwrite. */
+void test_desc3(shardpipe_desc *d, const uint64_t shape[3],
+		const uint64_t chunk[3], const uint64_t cps[3]);
 /*
  * Two tests: opening tmp/store.zarr with d fails with `code`, and leaves
  * the handle NULL, tmp empty and a message containing `word`.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "cpu_gather.h"
 
 /*
@@ -227,6 +228,26 @@ static deal_fn deal_pick(size_t es, uint64_t ng)
 }
 
 /*
+ * The first cell of work item `item` (its first chunk's origin) and, per
+ * dim, how many of that chunk's cells lie inside the array.
+ */
+static void item_box(const struct view *v, uint64_t item, uint64_t *origin,
+		     uint64_t *ext)
+{
+	uint64_t rest = item * v->A * v->G;
+
+	for (int d = v->rank - 1; d >= 0; d--) {
+		uint64_t t = rest % v->count[d];
+
+		rest /= v->count[d];
+		origin[d] = t * v->chunk[d];
+		ext[d] = v->size[d] - origin[d];
+		if (ext[d] > v->chunk[d])
+			ext[d] = v->chunk[d];
+	}
+}
+
+/*
  * Gather work item `item` of an epoch to `out`: its A x G chunks, chunk
  * a*G+g at out + (a*G+g)*cs (cs >= chunk_bytes: the pool's chunk spacing,
  * or a compressed slot's).  Lines run over view dims 0..R-3 inside the
@@ -240,22 +261,14 @@ void gather_item(const struct plan *p, const struct view *v,
 	const size_t es = p->esize;
 	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
 	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
-	uint64_t first = item * v->A * v->G, rest = first, lines = 1;
+	uint64_t lines = 1;
 	const uint64_t cl = v->chunk[last], C1 = v->chunk[sec];
 	const uint64_t row = v->in_stride[sec];
 	const size_t tile = (size_t)(C1 * cl) * es;
 	/* Rows that hold exactly the item's chunks, one element each. */
 	deal_fn deal = cl == 1 && v->G == row ? deal_pick(es, v->G) : NULL;
 
-	for (int d = last; d >= 0; d--) {
-		uint64_t t = rest % v->count[d];
-
-		rest /= v->count[d];
-		origin[d] = t * v->chunk[d];
-		ext[d] = v->size[d] - origin[d];
-		if (ext[d] > v->chunk[d])
-			ext[d] = v->chunk[d];
-	}
+	item_box(v, item, origin, ext);
 	for (int d = 0; d < sec; d++)
 		lines *= v->chunk[d];
 
@@ -317,16 +330,11 @@ void gather_item(const struct plan *p, const struct view *v,
 	}
 }
 
-/* Whether n bytes (n >= es) are all the fill value: the first element is,
- * and the run equals itself shifted by one element.  Data differs within
- * its first bytes, so the check costs little but on fill. */
+/* Whether n bytes (n >= es) are all the fill value. */
 static inline int run_is_fill(const struct plan *p, const uint8_t *run,
 			      size_t n)
 {
-	const size_t es = p->esize;
-
-	return memcmp(run, p->fill_le, es) == 0 &&
-	       memcmp(run, run + es, n - es) == 0;
+	return copy_is_fill(run, n, p->fill_le, (unsigned)p->esize, 0);
 }
 
 /*
@@ -348,18 +356,10 @@ int item_is_fill(const struct plan *p, const struct view *v,
 	const uint64_t row = v->in_stride[sec];
 	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
 	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
-	uint64_t rest = item * v->A * v->G, xn, yn, runs;
+	uint64_t xn, yn, runs;
 	size_t run;
 
-	for (int d = last; d >= 0; d--) {
-		uint64_t t = rest % v->count[d];
-
-		rest /= v->count[d];
-		origin[d] = t * v->chunk[d];
-		ext[d] = v->size[d] - origin[d];
-		if (ext[d] > v->chunk[d])
-			ext[d] = v->chunk[d];
-	}
+	item_box(v, item, origin, ext);
 	xn = v->G * v->chunk[last];
 	if (xn > v->size[last] - origin[last])
 		xn = v->size[last] - origin[last];
