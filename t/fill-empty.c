@@ -783,16 +783,18 @@ static void one_cell(const char *tmp, uint64_t *rng, unsigned sparse)
  * changed, at its first cell inside the array and then at its last.  The
  * cpu backend leaves out work items of several chunks that are all fill
  * before gathering them; a changed cell at an item's first or last cell,
- * at the array's edge or not, must keep its chunk.  Items here: 16 chunks
- * along x (runs of 128 bytes grouped to 2 KiB), then 2 x 19 chunks that
- * span x whole, whose rows the check reads as one run.  Each store reads
- * back equal to its input.
+ * at the array's edge or not, must keep its chunk.  Items here: 32 chunks
+ * along x, half a row (runs of 128 bytes grouped to 4 KiB, the second item
+ * of each row cut by the edge); 32 chunks that span x whole; and 2 x 19
+ * chunks that span x whole, whose rows the check reads as one run.  Each
+ * store reads back equal to its input.
  */
 static void one_chunk(const char *tmp)
 {
 	static const struct {
 		uint64_t t, y, x, cy, cx, cpsx;
 	} g[] = {
+		{ 2, 15, 4040, 8, 64, 32 },
 		{ 2, 15, 2008, 8, 64, 32 },
 		{ 2, 7, 300, 2, 16, 19 },
 	};

@@ -134,7 +134,7 @@ int main(void)
 
 	geometry(&g1, 40, 50);
 	/* No buffer of this one has the size of one of g1's. */
-	geometry(&g2, 64, 96);
+	geometry(&g2, 64, 112);
 	n = bytes_of(&g1);
 	x = test_xmalloc(n);
 	y = test_xmalloc(n);

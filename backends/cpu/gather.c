@@ -34,10 +34,14 @@
  * against memcpy: 512 -> 1024 took the cube workload's scatter from 0.19
  * to 0.25 of memcpy and the stack's from 0.33 to 0.38, 2048 (with runs
  * copied inline) the stack's from 0.48 to 0.51-0.58; the frames
- * workload's 1152-byte runs keep one chunk per item, so that a batch of
- * 32 chunks still gives each thread 16 items.
+ * workload's 1152-byte runs kept one chunk per item.  4096, a page, which
+ * for both is a whole row of the array, so that every page an item reads
+ * it reads whole and in order: `stack`'s scatter went from 0.87-0.90 of
+ * memcpy to 1.11-1.22, `frames`' (4 chunks an item, 8 items a batch) from
+ * 1.0-1.3 to 1.7-2.1, for a scratch item per thread twice or four times
+ * as large (bench/README.md, "Items that read whole rows").
  */
-#define FUSED_RUN_BYTES 2048
+#define FUSED_RUN_BYTES 4096
 
 static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
 				       uint64_t want)
