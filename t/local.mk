@@ -35,11 +35,13 @@ TEST_LDFLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
-	t/attributes t/trace t/pool-reuse t/direct-spans t/copy
+	t/attributes t/trace t/pool-reuse t/direct-spans t/copy t/cpu-deal
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
 t_copy_LDADD = $(TEST_LDADD)
+t_cpu_deal_LDADD = $(TEST_LDADD)
+t_cpu_deal_LDFLAGS = $(TEST_LDFLAGS)
 t_copy_LDFLAGS = $(TEST_LDFLAGS)
 t_crc32c_LDADD = $(TEST_LDADD)
 t_crc32c_LDFLAGS = $(TEST_LDFLAGS)

@@ -3,6 +3,8 @@
  * merges dims and groups chunks into work items, the copy of each item's
  * runs out of the epoch's rows, and the check for chunks of fill value.
  */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@
  * workload's 1152-byte runs kept one chunk per item.  4096, a page, which
  * for both is a whole row of the array, so that every page an item reads
  * it reads whole and in order: `stack`'s scatter went from 0.87-0.90 of
- * memcpy to 1.11-1.22, `frames`' (4 chunks an item, 8 items a batch) from
+ * memcpy to 1.11-1.34, `frames`' (4 chunks an item, 8 items a batch) from
  * 1.0-1.3 to 1.7-2.1, for a scratch item per thread twice or four times
  * as large (bench/README.md, "Items that read whole rows").
  */
@@ -161,10 +163,25 @@ static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
 /* GCC's -O2 cost model leaves the interleaved loads scalar; -O3's
  * vectorises them (clang does at -O2 already). */
 #if defined(__GNUC__) && !defined(__clang__)
-#define DEAL_ATTR __attribute__((optimize("O3")))
+#define DEAL_O3 __attribute__((optimize("O3")))
 #else
-#define DEAL_ATTR
+#define DEAL_O3
 #endif
+/* A distribution's build targets SSE2, whose shuffles take several
+ * instructions per element dealt; AVX2's and AVX-512's permutes take
+ * one per vector.  Built for all three, the one the CPU runs picked at
+ * load (configure's cpu dispatch): on `cube` the dealing went from 0.30
+ * to 0.23 s of each thread's time and its xor row from 0.86-0.88 of the
+ * bound to 0.88-0.89 (bench/README.md, "Channels dealt with the CPU's
+ * own vectors"). */
+#if defined(HAVE_TARGET_CLONES)
+#define DEAL_CLONES __attribute__((target_clones("arch=x86-64-v4", \
+						   "arch=x86-64-v3", \
+						   "default")))
+#else
+#define DEAL_CLONES
+#endif
+#define DEAL_ATTR DEAL_O3 DEAL_CLONES
 
 #define DEAL2(name, T)                                                        \
 	DEAL_ATTR static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
