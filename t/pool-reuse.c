@@ -26,21 +26,11 @@ static char *tmp;
 
 static void geometry(shardpipe_desc *d, uint64_t y, uint64_t x)
 {
-	shardpipe_desc_init(d);
-	d->rank = 3;
-	d->dtype = SHARDPIPE_DTYPE_UINT16;
+	const uint64_t shape[3] = { 0, y, x }, chunk[3] = { 4, 16, 16 },
+		       cps[3] = { 2, 2, 2 };
+
+	test_desc3(d, shape, chunk, cps);
 	d->codec = SHARDPIPE_CODEC_ZSTD;
-	d->backend = "cpu";
-	d->threads = 2;
-	d->dims[0].size = 0;
-	d->dims[0].chunk = 4;
-	d->dims[0].chunks_per_shard = 2;
-	d->dims[1].size = y;
-	d->dims[1].chunk = 16;
-	d->dims[1].chunks_per_shard = 2;
-	d->dims[2].size = x;
-	d->dims[2].chunk = 16;
-	d->dims[2].chunks_per_shard = 2;
 }
 
 static size_t bytes_of(const shardpipe_desc *d)
