@@ -161,6 +161,10 @@ static void fixture_init(struct fixture *f, uint64_t *rng, int loc)
 	d->index_location = (shardpipe_index_location)loc;
 	d->backend = "cpu";
 	d->threads = 2;
+	/* Every shard is delivered: rows of the sparse or constant patterns
+	 * can leave an edge shard all fill value, which would not be (seeds
+	 * 1195 and 1417 left c/2/2 so). */
+	d->write_empty_chunks = 1;
 	d->dims[0] = (shardpipe_dim){ "t", 0, 3, 2 };
 	d->dims[1] = (shardpipe_dim){ "x", 50, 8, 3 };
 	fc_geom_from_desc(&f->g, d);
