@@ -174,7 +174,16 @@ static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
  * to 0.23 s of each thread's time and its xor row from 0.86-0.88 of the
  * bound to 0.88-0.89 (bench/README.md, "Channels dealt with the CPU's
  * own vectors"). */
-#if defined(HAVE_TARGET_CLONES)
+/* Not under ThreadSanitizer: the loader runs the clones' resolver before
+ * the sanitizer's runtime is up, and its instrumented entry faults. */
+#if defined(__SANITIZE_THREAD__)
+#define DEAL_NO_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DEAL_NO_CLONES
+#endif
+#endif
+#if defined(HAVE_TARGET_CLONES) && !defined(DEAL_NO_CLONES)
 #define DEAL_CLONES __attribute__((target_clones("arch=x86-64-v4", \
 						   "arch=x86-64-v3", \
 						   "default")))
