@@ -63,7 +63,7 @@ t_direct_spans_LDADD = $(TEST_LDADD)
 t_direct_spans_LDFLAGS = $(TEST_LDFLAGS)
 
 SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh t/trace-cli.sh t/pkg-config.sh \
-	t/cli-signals.sh t/bench-all.sh
+	t/cli-signals.sh t/bench-all.sh t/cpu-deal-clones.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)
