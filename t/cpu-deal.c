@@ -9,17 +9,16 @@
  * and an edge chunk of 13 rows; and, beside them, the sizes dealt out
  * element by element (uint8 in pairs, uint64), which must agree too.
  * The data are random bytes from the printed seed, appended in spans of
- * random sizes.  The first line names the clone the CPU's features select
- * (the resolver's own test), so that t/cpu-deal-clones.sh can tell that an
- * emulated CPU ran the one it was meant to.
+ * random sizes.  A diagnostic names the dealers' clone the CPU selects, so
+ * that t/cpu-deal-clones.sh can tell that an emulated CPU ran the one it
+ * was meant to.
  */
 #define _GNU_SOURCE
-#include "config.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_gather.h"
 #include "shardpipe.h"
 #include "tap.h"
 #include "testutil.h"
@@ -47,29 +46,13 @@ static const struct {
 
 static const uint64_t chunk_rows[] = { 77, 203 };
 
-/* The clone the loader picked: GCC's resolver for target_clones tests the
- * same levels, best first. */
-static const char *dealer_clone(void)
-{
-#ifdef HAVE_TARGET_CLONES
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("x86-64-v4"))
-		return "x86-64-v4";
-	if (__builtin_cpu_supports("x86-64-v3"))
-		return "x86-64-v3";
-	return "default";
-#else
-	return "none (built once)";
-#endif
-}
-
 int main(void)
 {
 	uint64_t seed = test_seed();
 	char *tmp = test_tmpdir("cpu-deal");
 
 	plan(N_CASES * 2);
-	diag("dealer clone: %s", dealer_clone());
+	diag("dealer clone: %s", gather_dealer_clone());
 	for (size_t c = 0; c < N_CASES; c++) {
 		for (size_t k = 0; k < 2; k++) {
 			const uint64_t c1 = chunk_rows[k];

@@ -41,6 +41,7 @@ TESTS += $(C_TESTS)
 
 t_copy_LDADD = $(TEST_LDADD)
 t_copy_LDFLAGS = $(TEST_LDFLAGS)
+t_cpu_deal_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 t_cpu_deal_LDADD = $(TEST_LDADD)
 t_cpu_deal_LDFLAGS = $(TEST_LDFLAGS)
 t_crc32c_LDADD = $(TEST_LDADD)

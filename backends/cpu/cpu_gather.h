@@ -39,6 +39,10 @@ SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,
  * read in the epoch's rows (view rank 2 or more). */
 SP_INTERNAL int item_is_fill(const struct plan *p, const struct view *v,
 			     const uint8_t *epoch, uint64_t item);
+/* The build of the channel dealers the loader picked for this CPU
+ * ("x86-64-v4", "x86-64-v3" or "default"), or "none (built once)" where
+ * they are not cloned (configure's cpu dispatch); for the tests. */
+SP_INTERNAL const char *gather_dealer_clone(void);
 /* Whether the gathered chunk ci of an epoch is not to be stored. */
 SP_INTERNAL int left_out(const struct plan *p, const struct view *v,
 			 const uint8_t *chunk, uint64_t ci);

@@ -192,6 +192,21 @@ static inline void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t n,
 #endif
 #define DEAL_ATTR DEAL_O3 DEAL_CLONES
 
+const char *gather_dealer_clone(void)
+{
+#if defined(HAVE_TARGET_CLONES) && !defined(DEAL_NO_CLONES)
+	/* GCC's resolver tests these levels, best first. */
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("x86-64-v4"))
+		return "x86-64-v4";
+	if (__builtin_cpu_supports("x86-64-v3"))
+		return "x86-64-v3";
+	return "default";
+#else
+	return "none (built once)";
+#endif
+}
+
 #define DEAL2(name, T)                                                        \
 	DEAL_ATTR static void name(uint8_t *dst, size_t cb, const uint8_t *src,         \
 			 uint64_t n)                                          \
