@@ -181,7 +181,7 @@ def test_skip_past_a_bounded_end(tmp_path):
     p = tmp_path / "b.zarr"
     with shardpipe.Stream(p, (3, 4), (1, 4), (1, 4), "uint8",
                           backend="cpu", fill_value=2) as s:
-        s.append(bytes([1, 1, 1, 1]))
+        s.append_bytes(bytes([1, 1, 1, 1]))
         with pytest.raises(shardpipe.BeyondEndError, match="past its size"):
             s.skip(frames=5)
     got = zarr.open_array(str(p), mode="r")[...]

@@ -59,12 +59,12 @@ def test_refusals(tmp_path):
             g.stream(bad, **kw)
         assert e.value.code == 25, bad
     with g.stream("a", **kw) as s:
-        s.append(bytes(8))
+        s.append_bytes(bytes(8))
     with pytest.raises(shardpipe.StorageError) as e:
         g.stream("a", **kw)
     assert e.value.code == 12
     with g.stream("a", overwrite=True, **kw) as s:
-        s.append(bytes(range(16)))
+        s.append_bytes(bytes(range(16)))
     assert shardpipe.open(root / "a")[...].tobytes() == bytes(range(16))
     with pytest.raises(TypeError):
         g.stream("b", threads=2, **kw)
@@ -98,7 +98,7 @@ def test_names_and_reads_that_are_no_array(tmp_path):
         assert e.value.code == 11 and "not a directory" in str(e.value)
         assert (root / "notes").read_text() == "the user's"
         with g.stream("cam0", **kw) as s:
-            s.append(bytes(8))
+            s.append_bytes(bytes(8))
     # Opening the group as an array: no "malformed store", but what it
     # is and the arrays it holds.
     with pytest.raises(shardpipe.StorageError) as e:
@@ -120,7 +120,7 @@ def test_bytes_path(tmp_path):
     kw = dict(shape=(0, 4), chunks=(2, 4), shards=(2, 4), dtype="uint8")
     with shardpipe.Group(root, create=True) as g:
         with g.stream("cam0", **kw) as s:
-            s.append(bytes(range(8)))
+            s.append_bytes(bytes(range(8)))
     assert shardpipe.Group(root).arrays == ("cam0",)
     assert shardpipe.open(tmp_path / "b.zarr" / "cam0")[...].tobytes() == \
         bytes(range(8))

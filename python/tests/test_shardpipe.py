@@ -90,7 +90,7 @@ def test_roundtrip(tmp_path, rng, dtype, codec):
         raw = a.tobytes()
         cut = [0, 5, a.itemsize * 19 * 23 + 3, len(raw) // 2, len(raw)]
         for lo, hi in zip(cut, cut[1:]):
-            s.append(raw[lo:hi])
+            s.append_bytes(raw[lo:hi])
     assert s.stats.bytes_in == a.nbytes
     np.testing.assert_array_equal(read_zarr(p), a)
     np.testing.assert_array_equal(read_tensorstore(p), a)
@@ -227,18 +227,28 @@ def test_refusals(tmp_path):
         s.append(a.astype(np.float32))
     with pytest.raises(TypeError, match="dtype mismatch.*>u2"):
         s.append(a.astype(">u2"))
+    with pytest.raises(TypeError, match="dtype mismatch.*uint16.*int16"):
+        s.append_bytes(a.astype(np.int16))
     with pytest.raises(ValueError, match="not C-contiguous"):
-        s.append(np.zeros((2, 16, 32), np.uint16)[:, :, ::2])
+        s.append(memoryview(np.zeros((2, 16, 32), np.uint16)[:, :, ::2]))
     with pytest.raises(ValueError, match="not C-contiguous"):
+        s.append_bytes(np.zeros((2, 16, 32), np.uint16)[:, :, ::2])
+    with pytest.raises(ValueError, match=r"shape \(16, 16, 2\)"):
         s.append(a.T)
-    with pytest.raises(TypeError, match="not a buffer"):
+    with pytest.raises(TypeError, match="list is not an array"):
         s.append([1, 2, 3])
+    with pytest.raises(TypeError, match="append_bytes"):
+        s.append(bytearray(a.tobytes()))
+    with pytest.raises(TypeError, match="not a buffer"):
+        s.append_bytes([1, 2, 3])
     # A refused append consumes nothing: the stream goes on.
     s.append(a)
-    s.append(bytearray(a.tobytes()))
+    s.append_bytes(bytearray(a.tobytes()))
     s.append(memoryview(a))
+    # A strided array of the right shape is copied into C order.
+    s.append(np.zeros((2, 16, 32), np.uint16)[:, :, ::2])
     s.close()
-    assert shardpipe.open(p).shape == (6, 16, 16)
+    assert shardpipe.open(p).shape == (8, 16, 16)
 
     bad = [
         (dict(codec="zstd:x"), 'level "x" .field 2. is not a whole number'),
@@ -272,23 +282,41 @@ def test_refusals(tmp_path):
 
 
 def test_bytes_beyond_a_bounded_array(tmp_path):
+    # Raw bytes: what fits is taken.
     p = tmp_path / "b.zarr"
     s = shardpipe.Stream(p, (4, 8), (2, 8), (2, 8), "uint8", backend="cpu")
     with pytest.raises(shardpipe.BeyondEndError, match="beyond|past") as e:
-        s.append(np.arange(48, dtype=np.uint8))
+        s.append_bytes(np.arange(48, dtype=np.uint8))
     assert e.value.code == 17 and isinstance(e.value, ValueError)
     assert not s.closed
     s.close()
     np.testing.assert_array_equal(read_zarr(p).ravel(), np.arange(32))
+    # An array: refused whole, before anything is appended.
+    q = tmp_path / "a.zarr"
+    s = shardpipe.Stream(q, (4, 8), (2, 8), (2, 8), "uint8", backend="cpu")
+    s.append(np.arange(8, dtype=np.uint8))
+    with pytest.raises(shardpipe.BeyondEndError, match="3 left") as e:
+        s.append(np.arange(48, dtype=np.uint8).reshape(6, 8))
+    assert e.value.code == 17 and not s.closed
+    s.append(np.arange(24, dtype=np.uint8).reshape(3, 8))
+    s.close()
+    np.testing.assert_array_equal(
+        read_zarr(q), np.concatenate([np.arange(8), np.arange(24)]).reshape(
+            4, 8))
 
 
 def test_closed_stream(tmp_path):
-    s = shardpipe.Stream(tmp_path / "c.zarr", (4,), (2,), (2,), "uint8")
+    s = shardpipe.Stream(tmp_path / "c.zarr", (4,), (2,), (2,), "uint8",
+                         allow_short=True)
     s.close()
     s.close()
     assert s.closed
     with pytest.raises(shardpipe.ClosedError):
-        s.append(b"ab")
+        s.append_bytes(b"ab")
+    with pytest.raises(shardpipe.ClosedError):
+        s.append(np.zeros(2, np.uint8))
+    with pytest.raises(shardpipe.ClosedError):
+        s.skip(1)
     assert s.stats.bytes_in == 0
 
 
@@ -495,7 +523,7 @@ def test_numpy_integers_are_integers(tmp_path):
     with shardpipe.Stream(tmp_path / "a.zarr", (n(4), n(6)), (n(2), n(2)),
                           (n(2), n(4)), "uint8", threads=np.uint8(1),
                           overwrite=np.False_) as s:
-        s.append(np.arange(24, dtype=np.uint8))
+        s.append(np.arange(24, dtype=np.uint8).reshape(4, 6))
     assert shardpipe.open(tmp_path / "a.zarr").shape == (4, 6)
 
 
@@ -611,7 +639,7 @@ def test_codec_grammar_is_the_cli_s(tmp_path, cli, codec):
     try:
         with shardpipe.Stream(tmp_path / "py.zarr", (64,), (8,), (8,),
                               "uint8", codec=codec, backend="cpu") as s:
-            s.append(data)
+            s.append_bytes(data)
         py_ok = True
     except shardpipe.InvalidDescriptionError:
         py_ok = False

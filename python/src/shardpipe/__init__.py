@@ -9,7 +9,7 @@ A thin layer over libshardpipe (the C library in this repository)::
                           chunks=(32, 256, 256), shards=(128, 1024, 1024),
                           dtype="uint16", codec="zstd:1",
                           dimension_names=("t", "y", "x")) as s:
-        for frame in camera:          # any C-contiguous uint16 buffer
+        for frame in camera:          # uint16 arrays of shape (2048, 2048)
             s.append(frame)
     a = shardpipe.open("frames.zarr")
     a[10, :256, :256]                 # a NumPy array
@@ -19,24 +19,43 @@ The stores open in zarr-python, TensorStore and any Zarr v3 reader.
 
 from __future__ import annotations
 
-import json
-import numbers
-import operator
-import os
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Sequence
+# The future statement binds the name "annotations"; its effect on this
+# file's compilation stays, the name goes.
+del annotations
 
-from . import _shardpipe
+# Imported under private names: the package's namespace is __all__.
+import json as _json
+import numbers as _numbers
+import operator as _operator
+import os as _os
+import threading as _threading
+from dataclasses import dataclass as _dataclass
+from typing import Any as _Any, Callable as _Callable
+from typing import NamedTuple as _NamedTuple, Sequence as _Sequence
+
+# A package that carries its own library (built by setup.py, or a wheel)
+# has it and its backend plugins in _lib/.  The library looks for plugins
+# in SHARDPIPE_PLUGIN_PATH, else in its installed directory; unless the
+# user set that variable, it is set here, before the library loads, to
+# _lib/ and then (the empty entry) the installed directory.  Child
+# processes inherit it.
+_LIB_DIR = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_lib")
+if _os.path.isdir(_LIB_DIR) and "SHARDPIPE_PLUGIN_PATH" not in _os.environ:
+    _os.environ["SHARDPIPE_PLUGIN_PATH"] = _LIB_DIR + ":"
+
+from . import _shardpipe  # noqa: E402
 
 __all__ = [
     "Stream", "Stats", "Reader", "Group", "BackendInfo", "open", "backends",
-    "Error", "InvalidDescriptionError", "BeyondEndError", "StorageError",
+    "Error", "InvalidDescriptionError", "BeyondEndError", "IncompleteError",
+    "StorageError",
     "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
     "library_version", "__version__",
 ]
 
-__version__ = "0.1.0"
 library_version: str = _shardpipe.library_version
+# The package is the library's binding: its version is the library's.
+__version__: str = library_version
 
 
 # ---------------------------------------------------------------- errors
@@ -61,9 +80,24 @@ class InvalidDescriptionError(Error, ValueError):
 
 
 class BeyondEndError(Error, ValueError):
-    """An append or skip went past a bounded dim 0: what fitted was taken
-    and stays valid, the rest was not, and the stream is still open (its
-    close writes the last shards)."""
+    """An append or skip went past a bounded dim 0; the stream is still
+    open (its close writes the last shards).  ``Stream.append()`` of an
+    array checks first and appends nothing (the message says how many
+    rows are left); ``append_bytes()`` and ``skip()`` take what fits, which
+    stays valid, and drop the rest.  ``code`` is 17."""
+
+
+class IncompleteError(Error, ValueError):
+    """``Stream.close()`` found the input incomplete: it ended inside a
+    row of dim 0 (and the stream was not made with ``pad_partial=True``),
+    or before a bounded dim 0 was full (and not ``allow_short=True``) --
+    what ``shardpipe write`` refuses with exit status 2 without
+    ``--pad-partial`` and ``--allow-short``.  It is raised after the close,
+    as the command line's status comes after its store: the stream is
+    closed and the store valid, holding the whole rows given (a bounded
+    dim 0 keeps its shape, the rows not given holding the fill value);
+    the partial row is not written.  ``code`` is None (no library
+    error)."""
 
 
 class StorageError(Error, OSError):
@@ -116,7 +150,7 @@ _shardpipe._set_errors(tuple(_FAMILY.get(c, Error)
 
 # ---------------------------------------------------------------- writing
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Stats:
     """A stream's counters so far (``shardpipe_stats``)."""
 
@@ -143,11 +177,11 @@ class Stats:
 
 # SHARDPIPE_ERR_* codes the argument checks below report.
 _ERR_INVALID, _ERR_DIM, _ERR_CHUNK, _ERR_SHARD, _ERR_OVERFLOW = 1, 3, 4, 5, 6
-_ERR_PATH = 11
+_ERR_PATH, _ERR_BEYOND_END, _ERR_CLOSED = 11, 17, 18
 _U64_MAX = (1 << 64) - 1
 
 
-def _integer(name: str, v: Any, lo: int, hi: int, code: int | None) -> int:
+def _integer(name: str, v: _Any, lo: int, hi: int, code: int | None) -> int:
     """v as an int in lo..hi, or an error naming the argument ("shape[1] =
     -3: ...."): InvalidDescriptionError with `code`, or IndexError when
     code is None (a region to read).  Floats, strings and bools are
@@ -155,7 +189,7 @@ def _integer(name: str, v: Any, lo: int, hi: int, code: int | None) -> int:
     would silently accept a mistake."""
     if isinstance(v, bool) or not hasattr(type(v), "__index__"):
         raise TypeError("%s = %r: not an integer" % (name, v))
-    i = operator.index(v)
+    i = _operator.index(v)
     why = None
     if i < lo:
         why = "negative" if i < 0 else "below %d" % lo
@@ -170,7 +204,7 @@ def _integer(name: str, v: Any, lo: int, hi: int, code: int | None) -> int:
         msg, code)
 
 
-def _extents(name: str, values: Any, lo: int,
+def _extents(name: str, values: _Any, lo: int,
              code: int | None) -> tuple[int, ...]:
     """A sequence of extents, each checked by _integer as name[d]."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -180,7 +214,7 @@ def _extents(name: str, values: Any, lo: int,
                  for d, v in enumerate(values))
 
 
-def _text(name: str, v: Any) -> str:
+def _text(name: str, v: _Any) -> str:
     """v, a str without NUL (which C would cut the string at), or an
     error naming the argument."""
     if not isinstance(v, str):
@@ -191,7 +225,12 @@ def _text(name: str, v: Any) -> str:
     return v
 
 
-def _flag(name: str, v: Any) -> bool:
+def _shape_text(shape: _Sequence[int]) -> str:
+    """A shape as Python writes a tuple of ints: (64, 63), (5,), ()."""
+    return str(tuple(int(n) for n in shape))
+
+
+def _flag(name: str, v: _Any) -> bool:
     """v as a bool: anything equal to False or True (0, 1, NumPy's bools)
     but a string.  Anything else is refused: bool("no") is True, and
     overwrite="no" must not overwrite."""
@@ -208,7 +247,7 @@ _ZARR_DTYPES = frozenset((
     "uint64", "float16", "float32", "float64"))
 
 
-def _dtype_name(dtype: Any) -> str:
+def _dtype_name(dtype: _Any) -> str:
     """The Zarr name of a dtype given as a name, a NumPy dtype or a type;
     a non-native byte order is refused (the library takes native bytes)."""
     if isinstance(dtype, str) and dtype in _ZARR_DTYPES:
@@ -228,7 +267,7 @@ def _dtype_name(dtype: Any) -> str:
     return dt.name
 
 
-def _fill_bytes(name: str, value: Any) -> bytes:
+def _fill_bytes(name: str, value: _Any) -> bytes:
     """The fill value as one element of dtype `name` in native bytes.
 
     A NumPy scalar of exactly that dtype is taken bit for bit (a NaN keeps
@@ -243,17 +282,17 @@ def _fill_bytes(name: str, value: Any) -> bytes:
         return value.tobytes()
     if dt.kind == "b":
         if isinstance(value, (bool, np.bool_)) or (
-                isinstance(value, numbers.Integral) and value in (0, 1)):
+                isinstance(value, _numbers.Integral) and value in (0, 1)):
             return np.array(bool(value), dt).tobytes()
         raise ValueError("fill_value: %r is not a bool (True, False, 0 or 1)"
                          % (value,))
     if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, numbers.Real):
+            value, _numbers.Real):
         raise TypeError("fill_value: %r is not a number (dtype %s)"
                         % (value, name))
     if dt.kind in "iu":
         info = np.iinfo(dt)
-        if not isinstance(value, numbers.Integral) or not (
+        if not isinstance(value, _numbers.Integral) or not (
                 info.min <= int(value) <= info.max):
             raise ValueError("fill_value: %r is not a %s (an integer in "
                              "%d..%d)" % (value, name, info.min, info.max))
@@ -270,7 +309,7 @@ def _fill_bytes(name: str, value: Any) -> bytes:
     return v.tobytes()
 
 
-def _attr_key(where: str, key: Any) -> str:
+def _attr_key(where: str, key: _Any) -> str:
     """An attribute's key, a str the library can take: no NUL (C would
     cut the key there) and no lone surrogate (not UTF-8)."""
     if not isinstance(key, str):
@@ -285,10 +324,10 @@ def _attr_key(where: str, key: Any) -> str:
     return key
 
 
-def _json_text(key: str, value: Any) -> str:
+def _json_text(key: str, value: _Any) -> str:
     """An attribute's value as JSON text (what set_attribute stores)."""
     try:
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = _json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
@@ -305,7 +344,7 @@ _METHODS = ("mean", "min", "max", "median", "decimate")
 _AXIS_TYPES = ("auto", "space", "time", "channel")
 
 
-def _dim_of(arg: str, key: Any, names: Sequence[str | None] | None,
+def _dim_of(arg: str, key: _Any, names: _Sequence[str | None] | None,
             rank: int) -> int:
     """The dim a name or index stands for, or ValueError naming both."""
     if isinstance(key, bool) or not isinstance(key, (int, str)):
@@ -322,7 +361,7 @@ def _dim_of(arg: str, key: Any, names: Sequence[str | None] | None,
                      % (arg, key, names))
 
 
-def _word(arg: str, value: Any, words: Sequence[str]) -> int:
+def _word(arg: str, value: _Any, words: _Sequence[str]) -> int:
     if value not in words:
         raise ValueError("%s: %r is not one of %s" % (arg, value,
                                                        ", ".join(words)))
@@ -412,29 +451,41 @@ class Stream:
     of a level-0 element, and ``"space"``, ``"time"`` or ``"channel"``
     for dims not named t, c, z, y or x.  Attributes go into the group.
 
+    Input that ends early follows ``shardpipe write``'s rules (see
+    ``close()``): ``pad_partial=True`` (``--pad-partial``) lets the input
+    end inside a row of dim 0, the rest of that row the fill value;
+    ``allow_short=True`` (``--allow-short``) lets it end before a bounded
+    dim 0 is full.  Without them close writes the whole rows, closes, and
+    raises IncompleteError.
+
+    ``append(a)`` takes NumPy arrays of whole rows of dim 0, shape
+    ``(k, *shape[1:])`` or ``shape[1:]``, and checks shape and dtype;
+    ``append_bytes(buf)`` takes raw array bytes in spans of any size.
+
     A description the library refuses raises InvalidDescriptionError (or
     StorageError for the path) with the library's message, before anything
     is written.  Use it as a context manager: leaving the block closes the
     stream, whether or not an exception is passing.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None,
-                 shape: Sequence[int], chunks: Sequence[int],
-                 shards: Sequence[int], dtype: Any,
+    def __init__(self, path: str | _os.PathLike[str] | None,
+                 shape: _Sequence[int], chunks: _Sequence[int],
+                 shards: _Sequence[int], dtype: _Any,
                  codec: str = "zstd:1",
-                 dimension_names: Sequence[str | None] | None = None,
+                 dimension_names: _Sequence[str | None] | None = None,
                  index_location: str = "end", backend: str = "auto",
                  threads: int = 0, overwrite: bool = False,
-                 sink: Callable[[tuple[int, ...], bytes], object] | None = None,
-                 fill_value: Any = 0, write_empty_chunks: bool = False,
+                 sink: _Callable[[tuple[int, ...], bytes], object] | None = None,
+                 fill_value: _Any = 0, write_empty_chunks: bool = False,
                  durable: bool = False, max_memory: int = 0,
-                 attributes: dict[str, Any] | None = None,
-                 downsample: Sequence[str | int] | None = None,
+                 attributes: dict[str, _Any] | None = None,
+                 downsample: _Sequence[str | int] | None = None,
                  method: str = "mean", append_method: str | None = None,
                  levels: int | None = None, ngff: bool = False,
                  units: dict[str | int, str] | None = None,
                  scale: dict[str | int, float] | None = None,
-                 axis_types: dict[str | int, str] | None = None):
+                 axis_types: dict[str | int, str] | None = None,
+                 pad_partial: bool = False, allow_short: bool = False):
         shape = _extents("shape", shape, 0, _ERR_DIM)
         chunks = _extents("chunks", chunks, 1, _ERR_CHUNK)
         shards = _extents("shards", shards, 1, _ERR_SHARD)
@@ -472,10 +523,10 @@ class Stream:
             group, array = path.group._g, path.name
             # A group opened by a bytes path joins its names as bytes.
             root = path.group.path
-            path = os.path.join(root, os.fsencode(array)
+            path = _os.path.join(root, _os.fsencode(array)
                                 if isinstance(root, bytes) else array)
         elif path is not None:
-            path = os.fspath(path)
+            path = _os.fspath(path)
         name = _dtype_name(dtype)
         pairs = None
         if attributes is not None:
@@ -484,49 +535,301 @@ class Stream:
         pyr = _pyramid_args(dimension_names, rank, downsample, method,
                             append_method, levels, ngff, units, scale,
                             axis_types)
+        pad_partial = _flag("pad_partial", pad_partial)
+        allow_short = _flag("allow_short", allow_short)
+        fill = _fill_bytes(name, fill_value)
         self._path = path
         self._s = _shardpipe.Stream(
             path, shape, chunks, per_shard, name, _text("codec", codec),
             dimension_names, _text("index_location", index_location),
             _text("backend", backend), threads,
-            _flag("overwrite", overwrite), sink, _fill_bytes(name, fill_value),
+            _flag("overwrite", overwrite), sink, fill,
             _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
             *pyr)
         import numpy as np
 
-        self._row_bytes = np.dtype(name).itemsize
-        for n in shape[1:]:
+        self._np = np
+        self._shape = shape
+        self._inner = shape[1:]          # the shape of one row of dim 0
+        self._dtype = np.dtype(name)
+        self._fill = fill                # one element of fill, its bytes
+        self._row_bytes = self._dtype.itemsize
+        for n in self._inner:
             self._row_bytes *= n
+        # Bytes of a bounded dim 0, or None when it grows.
+        self._cap = shape[0] * self._row_bytes if shape[0] else None
+        self._pad_partial = pad_partial
+        self._allow_short = allow_short
+        # The library is given whole rows only; the bytes of a row not yet
+        # complete (append_bytes, skip(nbytes=)) wait here, so that close
+        # can leave a partial row out, as the command line does.
+        self._lib = 0                    # bytes the library was given
+        self._held = bytearray()
+        # Python-side state makes overlapping calls unsafe before they
+        # reach the extension's own lock: refuse them the same way.
+        self._busy = _threading.Lock()
 
-    def append(self, buf: Any) -> None:
-        """Append array bytes in C order, continuing where the last append
-        ended; spans of any size (whole frames or not).
+    # -------------------------------------------------------- appending
 
-        ``buf`` is any C-contiguous buffer: a NumPy array of the stream's
-        dtype (native byte order), or bytes-like raw array bytes.  A typed
-        buffer of another dtype raises TypeError, a non-contiguous one
-        ValueError, both naming it.  Past a bounded dim 0 it takes what
-        fits and raises BeyondEndError; the stream stays open.  The GIL is
-        released while the library copies and works.  Ctrl-C during a long append closes the stream
-        (what was appended so far is a valid store) and raises
-        KeyboardInterrupt."""
-        self._s.append(buf)
+    def _enter(self) -> None:
+        if not self._busy.acquire(False):
+            raise RuntimeError("the stream is in use by another thread "
+                               "(calls on one stream must not run "
+                               "concurrently)")
+
+    def _closed_check(self) -> None:
+        if self._s.closed:
+            raise ClosedError("the stream is closed", _ERR_CLOSED)
+
+    def _shape_words(self) -> str:
+        inner = self._inner
+        k = "(k, %s)" % ", ".join(str(n) for n in inner) if inner else "(k,)"
+        return "%s or %s" % (k, _shape_text(inner))
+
+    def _give(self, buf: _Any, n: int) -> None:
+        """buf, n bytes ending on a row boundary (or, at close with
+        pad_partial, the partial row), to the library; a BeyondEndError
+        there (not expected: the checks here come first) still leaves the
+        count right."""
+        try:
+            self._s.append(buf)
+        except BeyondEndError:
+            self._lib = self._cap or self._lib
+            raise
+        self._lib += n
+
+    def append(self, a: _Any) -> None:
+        """Append ``a``, a NumPy array of the stream's dtype holding whole
+        rows of dim 0: of shape ``(k, *inner)`` (k rows, k >= 0) or exactly
+        ``inner`` (one row), where ``inner = shape[1:]`` of the stream.
+        For a stream of shape (0, 64, 64), a (64, 64) frame or a
+        (k, 64, 64) stack.  For a rank-1 stream ``inner`` is ``()``: an
+        array of shape (k,) is k elements, a 0-d array (or NumPy scalar)
+        one; for higher ranks a 0-d array is refused.  An empty (0,
+        *inner) array appends nothing.
+
+        Anything else appends nothing and raises: a shape that is neither
+        raises ValueError naming both the array's shape and the expected
+        ones; another dtype (byte order included) TypeError naming both.
+        ``bytes`` and ``bytearray`` carry no shape and raise TypeError
+        (raw array bytes go to ``append_bytes()``), and so do lists and
+        tuples (``numpy.stack(frames)`` makes one array of them, or
+        append each frame) and anything that is no array.  A memoryview
+        (or other buffer-protocol object with a format, array.array) is
+        taken as the array it describes: its shape and format must match
+        as an array's do, and it must be C-contiguous (else ValueError;
+        it is not copied).  After ``append_bytes()`` left the stream
+        inside a row, any array would straddle two rows: ValueError.
+
+        A C-contiguous array goes to the library as it is, without a copy
+        (read-only arrays too); one of the right shape that is not
+        (Fortran order, a transposed or strided view) is copied once into
+        C order by ``numpy.ascontiguousarray`` first: its logical shape is
+        what counts, so a.T appends the transpose.  Past a bounded dim 0,
+        the whole array is refused with BeyondEndError before anything is
+        appended (the message says how many rows are left); the stream
+        stays open.  The GIL is released while the library copies and
+        works.  Ctrl-C during a long append closes the stream (what was
+        appended so far is a valid store) and raises KeyboardInterrupt."""
+        arr = self._as_array(a)
+        self._enter()
+        try:
+            if self._held:
+                raise ValueError(
+                    "append: the stream is %d bytes into row %d of dim 0 "
+                    "(of %d bytes), which append_bytes() left partial; an "
+                    "array of shape %s would straddle two rows: complete "
+                    "the row with append_bytes() first; nothing appended"
+                    % (len(self._held), self._lib // self._row_bytes,
+                       self._row_bytes, _shape_text(arr.shape)))
+            self._closed_check()
+            k = arr.shape[0] if arr.ndim == len(self._inner) + 1 else 1
+            if self._cap is not None:
+                left = (self._cap - self._lib) // self._row_bytes
+                if k > left:
+                    raise BeyondEndError(
+                        "append: %d rows do not fit in dim 0 of size %d: "
+                        "%d written, %d left; nothing appended%s"
+                        % (k, self._shape[0], self._shape[0] - left, left,
+                           " (a[:%d] fits)" % left if left and
+                           arr.ndim > len(self._inner) else ""),
+                        _ERR_BEYOND_END)
+            if not arr.flags.c_contiguous:
+                arr = self._np.ascontiguousarray(arr)
+            self._give(arr, arr.nbytes)
+        finally:
+            self._busy.release()
+
+    def _as_array(self, a: _Any):
+        """a as an ndarray of the stream's dtype and of whole rows (not
+        copied), or the error saying why not."""
+        np = self._np
+        what = type(a).__name__
+        if isinstance(a, np.ndarray):
+            arr = a
+        elif isinstance(a, np.generic):
+            arr = np.asarray(a)
+        elif isinstance(a, (bytes, bytearray)):
+            raise TypeError("append: a %s object has no shape or dtype to "
+                            "check; "
+                            "pass raw array bytes to append_bytes(), or a "
+                            "NumPy array of shape %s" % (what,
+                                                        self._shape_words()))
+        elif isinstance(a, (list, tuple)):
+            raise TypeError("append: a %s is not an array; pass one array "
+                            "of shape %s (numpy.stack(frames)), or append "
+                            "each frame" % (what, self._shape_words()))
+        else:
+            try:
+                mv = memoryview(a)
+            except TypeError:
+                raise TypeError("append: a %s is not an array (pass a NumPy "
+                                "array of shape %s, or raw bytes to "
+                                "append_bytes())"
+                                % (what, self._shape_words())) from None
+            with mv:
+                if not mv.c_contiguous:
+                    raise ValueError(
+                        "append: the %s is not C-contiguous (row-major); "
+                        "pass numpy.ascontiguousarray(a)" % what)
+                fmt = mv.format
+            try:
+                arr = np.asarray(a)
+            except (TypeError, ValueError):
+                raise TypeError("append: dtype mismatch: the stream holds %s "
+                                "(native byte order), the %s has format %r"
+                                % (self._dtype.name, what, fmt)) from None
+        if arr.dtype != self._dtype:
+            hint = ""
+            if not isinstance(a, (np.ndarray, np.generic)) and \
+                    arr.dtype == np.uint8:
+                hint = " (raw array bytes go to append_bytes())"
+            raise TypeError("append: dtype mismatch: the stream holds %s "
+                            "(native byte order), the %s holds %s%s"
+                            % (self._dtype.name, what, arr.dtype, hint))
+        inner = self._inner
+        if arr.shape != inner and (arr.ndim != len(inner) + 1 or
+                                   arr.shape[1:] != inner):
+            raise ValueError("append: the %s has shape %s; the stream of "
+                             "shape %s takes %s (rows of dim 0); nothing "
+                             "appended" % (what, _shape_text(arr.shape),
+                                           _shape_text(self._shape),
+                                           self._shape_words()))
+        return arr
+
+    def append_bytes(self, buf: _Any) -> None:
+        """Append raw array bytes in C order, continuing where the last
+        append ended, in spans of any size: whole frames, parts of them,
+        several at once.  ``buf`` is any C-contiguous buffer-protocol
+        object: bytes, bytearray, memoryview, mmap, a NumPy array (its
+        bytes, whatever its shape).  A typed buffer (a NumPy array, a
+        memoryview with a format other than "B") of another dtype raises
+        TypeError, a non-contiguous one ValueError, both naming it and
+        appending nothing.
+
+        The library is given whole rows of dim 0 only, without a copy;
+        the bytes of a row not yet complete are copied aside (at most one
+        row) until a later ``append_bytes()`` or ``skip()`` completes it.
+        They are not in ``stats.bytes_in`` and no ``flush()`` writes them;
+        at close they are padded with the fill value when the stream was
+        made with ``pad_partial=True``, else left out and ``close()`` raises
+        IncompleteError.  Past a bounded dim 0 it takes what fits and raises
+        BeyondEndError; the stream stays open.  The GIL is released while
+        the library copies and works; Ctrl-C as for ``append()``."""
+        np = self._np
+        what = type(buf).__name__
+        self._enter()
+        try:
+            self._closed_check()
+            try:
+                mv = memoryview(buf)
+            except TypeError:
+                raise TypeError("append_bytes: a %s is not a buffer (pass "
+                                "bytes, a bytearray, a memoryview or a NumPy "
+                                "array)" % what) from None
+            with mv:
+                if not mv.c_contiguous:
+                    raise ValueError(
+                        "append_bytes: the %s is not C-contiguous "
+                        "(row-major); pass numpy.ascontiguousarray(a)"
+                        % what)
+                dt = getattr(buf, "dtype", None)
+                if dt is not None or mv.format != "B":
+                    # Typed: it must be the stream's dtype, as for
+                    # append() (bytes-like "B" buffers are raw bytes).
+                    fmt = mv.format
+                    if fmt[:1] == "@":
+                        fmt = fmt[1:]
+                    elif fmt[:1] == "!":
+                        fmt = ">" + fmt[1:]
+                    try:
+                        got = np.dtype(dt if dt is not None else fmt)
+                    except TypeError:
+                        got = None
+                    if got != self._dtype:
+                        raise TypeError(
+                            "append_bytes: dtype mismatch: the stream holds "
+                            "%s (native byte order), the %s holds %s"
+                            % (self._dtype.name, what,
+                               got if got is not None else mv.format))
+                raw = mv if mv.ndim == 1 and mv.format == "B" \
+                    else mv.cast("B")
+                with raw:
+                    self._take(raw)
+        finally:
+            self._busy.release()
+
+    def _take(self, b: memoryview) -> None:
+        """The bytes b ('B' format): whole rows to the library, a partial
+        last row into _held; past a bounded end, what fits."""
+        row = self._row_bytes
+        n = len(b)
+        over = 0
+        if self._cap is not None:
+            room = self._cap - self._lib - len(self._held)
+            if n > room:
+                over, n = n - room, room
+        i = 0
+        if self._held:
+            need = row - len(self._held)
+            if n < need:
+                self._held += b[:n]
+                n = 0
+            else:
+                self._give(self._held, len(self._held))
+                self._held = bytearray()
+                self._give(b[:need], need)
+                i = need
+        whole = (n - i) // row * row
+        if whole:
+            self._give(b[i:i + whole], whole)
+        if n > i + whole:
+            self._held = bytearray(b[i + whole:n])
+        if over:
+            raise BeyondEndError(
+                "%s: dim 0: append reaches past its size %d; the last %d "
+                "bytes were not written"
+                % (_shardpipe.strerror(_ERR_BEYOND_END), self._shape[0],
+                   over), _ERR_BEYOND_END)
 
     def skip(self, frames: int | None = None, *,
              nbytes: int | None = None) -> None:
         """Advance the stream by fill value instead of data: a dropped
-        frame, a hole.  ``frames``: rows of dim 0 (one index along it);
-        or ``nbytes``, a byte count (whole elements).  Exactly one of the
-        two.  Chunks left all fill value are not stored (unless
+        frame, a hole.  ``frames``: rows of dim 0 (one index along it),
+        refused with ValueError while ``append_bytes()`` has left the
+        stream inside a row (the rows would be sheared); or ``nbytes``, a
+        byte count (whole elements, from a whole element on), which may
+        start or end inside a row, as ``append_bytes()`` may.  Exactly one
+        of the two.  Chunks left all fill value are not stored (unless
         ``write_empty_chunks``); readers return the fill value there.
         Past a bounded dim 0 it skips what fits and raises
-        BeyondEndError, as append does."""
+        BeyondEndError, as ``append_bytes()`` does."""
         if (frames is None) == (nbytes is None):
             raise TypeError("skip: give frames or nbytes, exactly one")
         n = frames if nbytes is None else nbytes
         what = "frames" if nbytes is None else "nbytes"
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        if isinstance(n, bool) or not isinstance(n, _numbers.Integral):
             raise TypeError("skip: %s must be an integer, not %r"
                             % (what, n))
         if n < 0:
@@ -536,9 +839,60 @@ class Stream:
         if total > _U64_MAX:
             raise OverflowError("skip: %s = %d: %d bytes, more than "
                                 "2^64 - 1" % (what, n, total))
-        self._s.skip(total)
+        self._enter()
+        try:
+            self._closed_check()
+            self._skip(total, what == "frames")
+        finally:
+            self._busy.release()
 
-    def set_attribute(self, key: str, value: Any) -> None:
+    def _skip(self, n: int, frames: bool) -> None:
+        row, esize = self._row_bytes, self._dtype.itemsize
+        held = len(self._held)
+        at = self._lib + held
+        if frames and held:
+            raise ValueError(
+                "skip: the stream is %d bytes into row %d of dim 0 (of %d "
+                "bytes), which append_bytes() left partial; skipping whole "
+                "frames from there would shear the rows: complete the row "
+                "first (skip(nbytes=%d) fills it); nothing skipped"
+                % (held, self._lib // row, row, row - held))
+        if n % esize or at % esize:
+            raise InvalidDescriptionError(
+                "%s: skip of %d bytes at byte %d: both must be multiples of "
+                "the element size %d" % (_shardpipe.strerror(_ERR_INVALID),
+                                         n, at, esize), _ERR_INVALID)
+        over = 0
+        if self._cap is not None and n > self._cap - at:
+            over, n = n - (self._cap - at), self._cap - at
+        if held:
+            need = row - held
+            if n < need:
+                self._held += self._fill * (n // esize)
+                n = 0
+            else:
+                self._held += self._fill * (need // esize)
+                self._give(self._held, row)
+                self._held = bytearray()
+                n -= need
+        whole = n // row * row
+        if whole:
+            try:
+                self._s.skip(whole)
+            except BeyondEndError:
+                self._lib = self._cap or self._lib
+                raise
+            self._lib += whole
+        if n > whole:
+            self._held = bytearray(self._fill * ((n - whole) // esize))
+        if over:
+            raise BeyondEndError(
+                "%s: dim 0: skip reaches past its size %d; the last %d "
+                "bytes were not skipped"
+                % (_shardpipe.strerror(_ERR_BEYOND_END), self._shape[0],
+                   over), _ERR_BEYOND_END)
+
+    def set_attribute(self, key: str, value: _Any) -> None:
         """Set the user attribute ``key`` in zarr.json to ``value``, any
         JSON-serialisable object (a str is a JSON string; to pass JSON
         text, ``json.loads`` it first); a later call replaces it.  It is
@@ -563,8 +917,59 @@ class Stream:
 
     def close(self) -> None:
         """Write the last, partial shards (padded with the fill value) and
-        the final zarr.json.  Closing again does nothing."""
-        self._s.close()
+        the final zarr.json.  Closing again does nothing.
+
+        The rules of ``shardpipe write`` for input that ends early: when
+        ``append_bytes()`` (or ``skip(nbytes=)``) left the stream inside a
+        row of dim 0, that row is padded with the fill value if the stream
+        was made with ``pad_partial=True`` (``--pad-partial``), else it is
+        left out; when a bounded dim 0 (``shape[0] > 0``) is not full, the
+        rows not given read as the fill value.  Either way the stream is
+        closed and the store valid, holding every whole row; then, unless
+        ``pad_partial=True`` (the partial row) and ``allow_short=True`` (a
+        bounded dim 0 left short, ``--allow-short``) allow it, close raises
+        IncompleteError saying what was written -- as the command line
+        writes the store and exits with status 2.  A failure of the
+        library's own (I/O, the sink) is raised instead.  Under ``with``
+        the block's end calls close, so IncompleteError comes out of the
+        ``with`` statement; when the block is left by an exception, that
+        exception passes and the close's is not raised.  A stream closed
+        by Ctrl-C or dropped unclosed raises nothing (and pads nothing)."""
+        self._enter()
+        try:
+            if self._s.closed:
+                self._s.close()    # a sink's exception not yet raised
+                return
+            row, why = self._row_bytes, []
+            held = len(self._held)
+            if held and self._pad_partial:
+                # The library fills the rest of the row at close.
+                try:
+                    self._give(self._held, held)
+                except Error:
+                    pass           # the stream failed: close says how
+                held = 0
+            elif held:
+                why.append(
+                    "the input ends %d bytes into a row of %d bytes (%s); "
+                    "%d whole rows were written and the partial row was "
+                    "not (pad_partial=True fills it with the fill value)"
+                    % (held, row, self._dtype.name, self._lib // row))
+            self._held = bytearray()
+            done = -(-self._lib // row) * row
+            if self._cap is not None and done < self._cap and \
+                    not self._allow_short:
+                why.append(
+                    "the input ended after %d of the %d bytes of shape %s; "
+                    "the store keeps that shape, rows %d and after holding "
+                    "the fill value (allow_short=True accepts this)"
+                    % (self._lib, self._cap, _shape_text(self._shape),
+                       done // row))
+            self._s.close()
+        finally:
+            self._busy.release()
+        if why:
+            raise IncompleteError("close: " + "; and ".join(why))
 
     @property
     def closed(self) -> bool:
@@ -607,7 +1012,7 @@ class Stream:
 
 # ---------------------------------------------------------------- reading
 
-def _group_arrays(path: Any) -> tuple[str, ...] | None:
+def _group_arrays(path: _Any) -> tuple[str, ...] | None:
     """The arrays of the group at path, or None when it is no group."""
     try:
         g = _shardpipe.Group(path, False, 1)
@@ -626,11 +1031,11 @@ class Reader:
     array through the library's region read; every index, CRC32C and
     decoded size on the way is checked."""
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | _os.PathLike[str]):
         import numpy as np
 
         self._np = np
-        self._path = os.fspath(path)
+        self._path = _os.fspath(path)
         try:
             self._r = _shardpipe.Reader(self._path)
         except CorruptStoreError:
@@ -667,7 +1072,7 @@ class Reader:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def read(self, start: Sequence[int], count: Sequence[int]):
+    def read(self, start: _Sequence[int], count: _Sequence[int]):
         """The region [start, start + count) as a NumPy array of shape
         ``count``.  An entry that is not a non-negative integer, or a
         region beyond the shape, raises TypeError or IndexError naming it
@@ -688,7 +1093,7 @@ class Reader:
             self._r.read_into(start, count, out)
         return out
 
-    def __getitem__(self, key: Any):
+    def __getitem__(self, key: _Any):
         if not isinstance(key, tuple):
             key = (key,)
         if any(k is Ellipsis for k in key):
@@ -750,7 +1155,7 @@ class Reader:
             self._path, self.shape, self.dtype)
 
 
-class _InGroup(NamedTuple):
+class _InGroup(_NamedTuple):
     group: "Group"
     name: str
 
@@ -773,11 +1178,11 @@ class Group:
     group leaves its streams usable.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = False,
+    def __init__(self, path: str | _os.PathLike[str], *, create: bool = False,
                  threads: int = 0):
         threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
                            _ERR_INVALID)
-        self.path = os.fspath(path)
+        self.path = _os.fspath(path)
         self._g = _shardpipe.Group(self.path, _flag("create", create),
                                    threads)
 
@@ -785,8 +1190,8 @@ class Group:
     def arrays(self) -> tuple[str, ...]:
         return self._g.arrays
 
-    def stream(self, name: str, shape: Sequence[int], chunks: Sequence[int],
-               shards: Sequence[int], dtype: Any, **kwargs: Any) -> Stream:
+    def stream(self, name: str, shape: _Sequence[int], chunks: _Sequence[int],
+               shards: _Sequence[int], dtype: _Any, **kwargs: _Any) -> Stream:
         """A Stream writing the array ``name`` (1 to 255 of a-z A-Z 0-9 -
         _ ., not starting with . or __) at path/name, as Stream(...) takes
         its arguments but ``path``, ``sink`` and ``threads`` (the group's
@@ -811,7 +1216,7 @@ class Group:
                                                     len(self.arrays))
 
 
-def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
+def open(path: str | _os.PathLike[str]) -> Reader:  # noqa: A001
     """Open the Zarr v3 array at ``path`` (a directory or an
     ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
     shardpipe knows, written by shardpipe or not).  At an OME-NGFF image's
@@ -822,7 +1227,7 @@ def open(path: str | os.PathLike[str]) -> Reader:  # noqa: A001
 
 # ---------------------------------------------------------------- backends
 
-class BackendInfo(NamedTuple):
+class BackendInfo(_NamedTuple):
     """One backend as ``shardpipe backends`` lists it."""
 
     name: str
