@@ -171,7 +171,8 @@ int main(int argc, char **argv)
 	uint64_t seed, rng;
 	const char *sp = getenv("SHARDPIPE");
 	const char *k = getenv("SHARDPIPE_CRASH_KILLS");
-	int kills = k != NULL ? atoi(k) : 30;
+	int kills = k != NULL && *k != '\0' ? atoi(k)
+					     : (int)test_sized("kills", 30, 10);
 	char *tmp = test_tmpdir("crash");
 	char root[1024], errp[1100];
 	struct writer w;

@@ -240,6 +240,7 @@ int main(int argc, char **argv)
 {
 	const char *q = getenv("SHARDPIPE_FAULT_QUICK");
 	int quick = q != NULL && *q != '\0' && *q != '0';
+	int stride = quick ? 5 : (int)test_sized("delivery stride", 1, 3);
 	uint64_t rng;
 	int injected = 0, survived = 0;
 
@@ -267,7 +268,7 @@ int main(int argc, char **argv)
 					      : clean.meta_calls;
 			int runs = 0, good = 0;
 
-			for (int n = 1; n <= total; n += quick ? 5 : 1) {
+			for (int n = 1; n <= total; n += stride) {
 				struct sink_state st = { 0 };
 				const char *bad = NULL;
 

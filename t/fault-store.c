@@ -1435,6 +1435,9 @@ int main(int argc, char **argv)
 	char seed_text[32];
 	const char *q = getenv("SHARDPIPE_FAULT_QUICK");
 	int quick = q != NULL && *q != '\0' && *q != '0';
+	/* Every nth store operation faulted (valgrind's run: every 9th, and
+	 * half the errors). */
+	int stride = quick ? 9 : (int)test_sized("operations stride", 1, 4);
 	char *tmp;
 	char ref[1024];
 	struct workload w;
@@ -1482,7 +1485,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		if (quick && i % 2)
 			continue;
-		sweep(&w, tmp, errs[i].e, errs[i].name, quick ? 9 : 1);
+		sweep(&w, tmp, errs[i].e, errs[i].name, stride);
 	}
 	absorb(&w, tmp, INJ_SHORT, "short writes");
 	absorb(&w, tmp, INJ_EINTR, "EINTR");

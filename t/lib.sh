@@ -52,6 +52,18 @@ skip() {
 }
 done_testing() { [ "$tap_fail" -eq 0 ]; }
 
+# test_sized WHAT FULL SMALL: the count for the suite's size in force
+# (SHARDPIPE_TEST_SIZE, full or small; t/testutil.h says why), printed as
+# a comment, in sized.
+test_sized() {
+	case ${SHARDPIPE_TEST_SIZE:-full} in
+	full) sized=$2 ;;
+	small) sized=$3 ;;
+	*) bail_out "SHARDPIPE_TEST_SIZE=$SHARDPIPE_TEST_SIZE: neither full nor small" ;;
+	esac
+	diag "$1: $sized (SHARDPIPE_TEST_SIZE ${SHARDPIPE_TEST_SIZE:-full})"
+}
+
 # test_seed: SHARDPIPE_TEST_SEED or the clock; printed for replay.
 test_seed() {
 	seed=${SHARDPIPE_TEST_SEED:-$(date +%s)}

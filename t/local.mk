@@ -13,7 +13,18 @@ AM_TESTS_ENVIRONMENT = \
 	OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; \
 	SHARDPIPE_TEST_BACKENDS='$(TEST_BUILT_PLUGINS)'; \
 	export SHARDPIPE_TEST_BACKENDS; \
+	$(READERS_ENVIRONMENT) \
 	unset SHARDPIPE_BACKEND;
+# The independent readers' Python: SHARDPIPE_PYTHON when set (empty: none),
+# else the environment scripts/quickstart made at the top of the source
+# tree, so that the README's test command runs the reader, Python package
+# and S3 tests for a newcomer too.  A tarball has no such environment.
+READERS_ENVIRONMENT = \
+	if test -z "$${SHARDPIPE_PYTHON+set}" && \
+	   test -x '$(abs_top_srcdir)/.venv-readers/bin/python'; then \
+		SHARDPIPE_PYTHON='$(abs_top_srcdir)/.venv-readers/bin/python'; \
+		export SHARDPIPE_PYTHON; \
+	fi;
 # The plugins configure built: a test may skip one of them only for the
 # documented absence of its device (the skip policy, doc/design.md §18.1;
 # backend_usable in t/lib.sh, test_may_skip in t/testutil.c).

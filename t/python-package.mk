@@ -10,4 +10,6 @@ EXTRA_DIST += t/python-package.sh t/python/pytest_tap.py \
 	python/src/shardpipe/py.typed python/tests/conftest.py \
 	python/tests/test_shardpipe.py python/tests/test_group.py \
 	python/tests/test_acquisition.py python/tests/test_pyramid.py \
-	bench/python_vs_acquire_zarr.py
+	python/tests/test_append_shapes.py \
+	bench/python_vs_acquire_zarr.py python/MANIFEST.in
+EXTRA_DIST += python/tests/test_namespace.py

@@ -30,6 +30,20 @@ uint64_t test_seed(void)
 	return seed;
 }
 
+long test_sized(const char *what, long full, long small)
+{
+	const char *env = getenv("SHARDPIPE_TEST_SIZE");
+	long n = full;
+
+	if (env != NULL && strcmp(env, "small") == 0)
+		n = small;
+	else if (env != NULL && *env != '\0' && strcmp(env, "full") != 0)
+		bail("SHARDPIPE_TEST_SIZE=%s: neither full nor small", env);
+	diag("%s: %ld (SHARDPIPE_TEST_SIZE %s)", what, n,
+	     n == full ? "full" : "small");
+	return n;
+}
+
 uint64_t test_rand(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

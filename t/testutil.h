@@ -14,6 +14,15 @@
 /* The test's seed: SHARDPIPE_TEST_SEED if set, else from the clock.  It is
  * printed as a TAP comment so a failure can be replayed. */
 uint64_t test_seed(void);
+/*
+ * The suite's size, SHARDPIPE_TEST_SIZE: "full" (the default) or "small",
+ * which the sanitizer build and distcheck ask for, the whole suite having
+ * run at full size on the same sources (.ci/run).  A long matrix runs the
+ * same checks over fewer random cases or rounds: test_sized(full, small)
+ * is the count for the size in force, printed as a TAP comment.  Anything
+ * else in the variable bails out rather than run a size nobody asked for.
+ */
+long test_sized(const char *what, long full, long small);
 /* splitmix64 */
 uint64_t test_rand(uint64_t *state);
 /* Fill buf with one of the patterns: 0 random, 1 constant, 2 sparse,

@@ -351,7 +351,8 @@ int main(void)
 {
 	uint64_t seed = test_seed(), rng = seed;
 	const char *env = getenv("SHARDPIPE_ZSTD_ROUNDS");
-	int rounds = env != NULL ? atoi(env) : 60;
+	int rounds = env != NULL && *env != '\0' ? atoi(env)
+					     : (int)test_sized("rounds", 60, 15);
 
 	plan_lazy();
 	edge_cases(&rng);
