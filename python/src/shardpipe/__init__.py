@@ -587,13 +587,17 @@ class Stream:
         k = "(k, %s)" % ", ".join(str(n) for n in inner) if inner else "(k,)"
         return "%s or %s" % (k, _shape_text(inner))
 
-    def _give(self, buf: _Any, n: int) -> None:
+    def _give(self, buf: _Any, n: int, skip: bool = False) -> None:
         """buf, n bytes ending on a row boundary (or, at close with
-        pad_partial, the partial row), to the library; a BeyondEndError
-        there (not expected: the checks here come first) still leaves the
-        count right."""
+        pad_partial, the partial row), to the library; with skip, n bytes
+        of fill instead (buf unused).  A BeyondEndError there (not
+        expected: the checks here come first) still leaves the count
+        right."""
         try:
-            self._s.append(buf)
+            if skip:
+                self._s.skip(n)
+            else:
+                self._s.append(buf)
         except BeyondEndError:
             self._lib = self._cap or self._lib
             raise
@@ -877,12 +881,7 @@ class Stream:
                 n -= need
         whole = n // row * row
         if whole:
-            try:
-                self._s.skip(whole)
-            except BeyondEndError:
-                self._lib = self._cap or self._lib
-                raise
-            self._lib += whole
+            self._give(None, whole, skip=True)
         if n > whole:
             self._held = bytearray(self._fill * ((n - whole) // esize))
         if over:
