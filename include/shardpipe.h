@@ -97,6 +97,7 @@ typedef enum shardpipe_error {
 	SHARDPIPE_ERR_UNSUPPORTED = 24,     /* a store feature we cannot read */
 	SHARDPIPE_ERR_NAME = 25,            /* a bad dimension or array name */
 	SHARDPIPE_ERR_ABI = 26,             /* a plugin built for another ABI */
+	SHARDPIPE_ERR_BUSY = 27,            /* another writer holds the store */
 	SHARDPIPE_ERR_COUNT_                /* not an error: the number of codes */
 } shardpipe_error;
 
@@ -429,7 +430,10 @@ typedef struct shardpipe_stream shardpipe_stream;
  * description, an unusable backend or an unwritable path is refused
  * before anything is written: no directory, file or object is created.  A
  * path that already holds a store (a zarr.json) is refused with
- * SHARDPIPE_ERR_EXISTS unless desc->overwrite is set.
+ * SHARDPIPE_ERR_EXISTS unless desc->overwrite is set (to continue it
+ * instead, see shardpipe_stream_reopen()).  The stream holds an advisory
+ * lock on the store's directory until close (SHARDPIPE_ERR_BUSY for a
+ * second stream on it).
  *
  * When the environment variable SHARDPIPE_TRACE names a file, the stream
  * records every stage of every batch, on its threads and its device, into
@@ -447,6 +451,65 @@ typedef struct shardpipe_stream shardpipe_stream;
 SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
 					const char *path,
 					const shardpipe_desc *desc);
+
+/*
+ * Continue the array at directory `path` (see "Pausing and resuming an
+ * acquisition" in shardpipe(3)): a store shardpipe wrote, closed or cut
+ * short by a crash, or one another writer made in a layout shardpipe
+ * writes (a Zarr v3 array, one sharding_indexed codec with bytes and at
+ * most one of zstd, gzip or blosc inside, index codecs bytes and crc32c,
+ * default chunk keys with "/").  Appends start at the row after the last
+ * one the store's zarr.json advertises.
+ *
+ * desc NULL, or desc->rank 0: the array's fields (rank, dims, dtype,
+ * codec and its settings, index_location, fill_value, dimension names)
+ * are the store's.  Otherwise each must equal the store's: a difference
+ * is refused with SHARDPIPE_ERR_INVALID_ARGUMENT, the message naming the
+ * field, the store's value and desc's.  dims[0].size is the bound of this
+ * run: 0 continues unbounded, N stops at row N (refused with
+ * SHARDPIPE_ERR_BEYOND_END when the store advertises N rows already: a
+ * closed bounded array advertises all of its rows).  The rest of desc
+ * (backend, threads, durable, max_memory, write_empty_chunks) applies to
+ * this run; the store's user attributes are kept and desc's set over
+ * them.  overwrite, downsample and ngff must be 0.
+ *
+ * The advertised rows stay byte for byte.  Those in the last, partial
+ * shard row are read back (decoded), and that row's shards are written
+ * anew with them and the rows appended after them, each under a
+ * temporary name renamed into place, so that a crash leaves the old
+ * shard or the new one.  Shard files past the advertised rows (left by a
+ * writer that was killed) are the array's orphans and are removed; no
+ * other file is touched.  Writing rows 0..N-1 in one run, or 0..k-1,
+ * closing or being killed, then reopening and writing k..N-1, gives the
+ * same files.
+ *
+ * Nothing is changed when it refuses: SHARDPIPE_ERR_PATH when path holds
+ * no array, SHARDPIPE_ERR_UNSUPPORTED for a layout shardpipe does not
+ * write (the message says which part), an OME-NGFF image (a pyramid) or
+ * an "s3://" store (not yet), SHARDPIPE_ERR_CORRUPT or
+ * SHARDPIPE_ERR_FORMAT when a shard of the last advertised shard row
+ * does not decode (the message names it), SHARDPIPE_ERR_ACCESS for a
+ * store that cannot be written.  Every stream on a directory store,
+ * opened or reopened, holds an advisory lock (flock) on the store's
+ * directory until it is closed: a second stream on it, in this process
+ * or another, is refused with SHARDPIPE_ERR_BUSY.
+ */
+SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
+					  const char *path,
+					  const shardpipe_desc *desc);
+
+/*
+ * Set the array fields of *desc (as shardpipe_stream_reopen() takes
+ * them: rank, dims with dims[0].size 0, dtype, codec and its settings,
+ * index_location, fill_value and dimension names) from the array at
+ * path, and *rows, when rows is not NULL, to the rows its zarr.json
+ * advertises.  The dimension names point into storage of the library's
+ * that lives until the next call of this function on the same thread.
+ * Other fields are left as they are; nothing is written.  Refused as
+ * shardpipe_stream_reopen() refuses a store, *desc untouched then.
+ */
+SHARDPIPE_API int shardpipe_desc_from_store(shardpipe_desc *desc,
+					    const char *path, uint64_t *rows);
 
 /* As shardpipe_stream_open(), delivering shards to *sink, which
  * shardpipe_sink_init() initialised and which names a shard or shard_parts

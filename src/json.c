@@ -610,10 +610,12 @@ static int literal(struct parser *ps, const char *word)
 static int parse_value(struct parser *ps, struct json_value **out)
 {
 	struct json_value *v;
+	const char *at;
 
 	skip_ws(ps);
 	if (ps->p >= ps->end)
 		return fail(ps, ps->p, "unexpected end of text");
+	at = ps->p;
 	switch (*ps->p) {
 	case '{':
 		v = new_value(ps, JSON_OBJECT);
@@ -655,6 +657,8 @@ static int parse_value(struct parser *ps, struct json_value **out)
 			return -1;
 		break;
 	}
+	v->raw = at;
+	v->raw_len = (size_t)(ps->p - at);
 	*out = v;
 	return 0;
 }

@@ -45,6 +45,10 @@ struct json_value {
 	struct json_value *next;  /* next sibling, NULL at the end */
 	struct json_value *child; /* first child of an array or object */
 	const char *str;          /* NUL-terminated after len bytes */
+	/* The value's text in the parsed buffer, as written (a reopened
+	 * array keeps its attributes' digits, doc/design.md §29). */
+	const char *raw;
+	size_t raw_len;
 	/* A number as a double: correctly rounded, +-HUGE_VAL when its
 	 * magnitude is beyond double's range. */
 	double num;

@@ -93,6 +93,8 @@ void shardpipe_reader_close(shardpipe_reader *r)
 	free(r->dec);
 	free(r->path);
 	reader_levels_free(r->levels);
+	if (r->meta != NULL)
+		json_free(r->meta);
 	free(r);
 }
 

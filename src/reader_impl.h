@@ -10,6 +10,7 @@
 #define SHARDPIPE_READER_IMPL_H
 
 #include "common.h"
+#include "json.h"
 #include "store.h"
 
 
@@ -56,6 +57,10 @@ struct shardpipe_reader {
 	 * reads level 0 (doc/design.md §28.6); else NULL. */
 	struct reader_levels *levels;
 	int recomputed;       /* check recomputed the levels */
+	/* Keep the parsed zarr.json (a stream reopening the array reads
+	 * its codec settings and attributes, doc/design.md §29). */
+	int keep_meta;
+	struct json_doc *meta;
 
 	int rank;
 	uint64_t shape[SHARDPIPE_MAX_RANK];

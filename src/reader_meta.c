@@ -890,6 +890,9 @@ int reader_open_store(struct shardpipe_reader *r)
 				 "line %d column %d: %s", r->path, je.line,
 				 je.col, je.msg);
 	rc = parse_metadata(r, json_root(doc));
-	json_free(doc);
+	if (rc == SHARDPIPE_OK && r->keep_meta)
+		r->meta = doc;
+	else
+		json_free(doc);
 	return rc;
 }

@@ -48,20 +48,49 @@ int source_open(struct source **out, const char *path, struct sp_err *err)
 	return source_fs_open(out, path, err);
 }
 
-int store_write_shard(struct store *s, const uint64_t *coords, int rank,
-		      const struct iovec *parts, size_t n_parts,
-		      struct sp_err *err)
+/* "c" + rank * "/<20 digits>", the default chunk key encoding. */
+#define KEY_MAX (2 + SHARDPIPE_MAX_RANK * 21)
+
+static void shard_key(char *key, const uint64_t *coords, int rank)
 {
-	/* "c" + rank * "/<20 digits>" */
-	char key[2 + SHARDPIPE_MAX_RANK * 21];
 	size_t n = 1;
 
 	key[0] = 'c';
 	key[1] = '\0';
 	for (int d = 0; d < rank; d++)
-		n += (size_t)snprintf(key + n, sizeof(key) - n, "/%llu",
+		n += (size_t)snprintf(key + n, KEY_MAX - n, "/%llu",
 				      (unsigned long long)coords[d]);
+}
+
+int store_write_shard(struct store *s, const uint64_t *coords, int rank,
+		      const struct iovec *parts, size_t n_parts,
+		      struct sp_err *err)
+{
+	char key[KEY_MAX];
+
+	shard_key(key, coords, rank);
 	return s->ops->write(s, key, parts, n_parts, err);
+}
+
+int store_remove_shard(struct store *s, const uint64_t *coords, int rank,
+		       struct sp_err *err)
+{
+	char key[KEY_MAX];
+
+	if (s->ops->remove == NULL)
+		return SHARDPIPE_OK;
+	shard_key(key, coords, rank);
+	return s->ops->remove(s, key, err);
+}
+
+int store_reopen(struct store **out, const char *path, int durable,
+		 struct sp_err *err)
+{
+	*out = NULL;
+	SP_RETURN_IF(store_is_s3(path), err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: continuing an S3 store is not supported yet; "
+		     "nothing was touched", path);
+	return store_fs_reopen(out, path, durable, err);
 }
 
 int store_child(const struct store *s, const char *path, const char *name,

@@ -45,6 +45,13 @@ struct store_ops {
 	 * when the store holds one array only. */
 	int (*child)(const struct store *s, const char *name,
 		     struct store **out, struct sp_err *err);
+	/* A continued store (doc/design.md §29): remove the object at key
+	 * when it is there; remove every shard whose first coordinate is
+	 * `shards` or more, and a killed writer's temporaries from shard
+	 * row `temps` on.  NULL when the store cannot be continued. */
+	int (*remove)(struct store *s, const char *key, struct sp_err *err);
+	int (*drop_rows)(struct store *s, uint64_t temps, uint64_t shards,
+			 struct sp_err *err);
 	void (*free)(struct store *s);
 };
 
@@ -60,6 +67,13 @@ struct store {
  */
 SP_INTERNAL int store_check(struct store **out, const char *path,
 			    int overwrite, int durable, struct sp_err *err);
+/* Continue the array at path (a directory; SHARDPIPE_ERR_UNSUPPORTED
+ * for S3 for now), locked against other writers. */
+SP_INTERNAL int store_reopen(struct store **out, const char *path,
+			     int durable, struct sp_err *err);
+/* Remove the shard at coords, when it is there (s->ops->remove). */
+SP_INTERNAL int store_remove_shard(struct store *s, const uint64_t *coords,
+				   int rank, struct sp_err *err);
 /* Write a shard under its chunk key ("c/1/0/3", the default encoding). */
 SP_INTERNAL int store_write_shard(struct store *s, const uint64_t *coords,
 				  int rank, const struct iovec *parts,

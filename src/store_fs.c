@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@ struct store_fs {
 	int overwrite;
 	int durable;
 	int existed;    /* the root was there when checked */
+	int reopened;   /* an existing array continued: nothing to create */
+	int lock_fd;    /* the root, flock'ed while the store is written */
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -102,8 +105,13 @@ static int dir_is_empty(const char *path)
 }
 
 static const struct store_ops fs_ops;
+/* What remove_key_tree does: remove the tree, only look for links in it
+ * (dry), remove it and a killed writer's temporaries in it, or remove
+ * only those. */
+enum tree_mode { TREE_REMOVE, TREE_DRY, TREE_ORPHANS, TREE_TEMPS };
+
 static int remove_key_tree(const char *dir, int depth, int durable,
-			   int dry, struct sp_err *err);
+			   enum tree_mode mode, struct sp_err *err);
 
 /*
  * Overwrite empties the chunk tree at path/c and writes the new one there;
@@ -126,7 +134,7 @@ static int check_chunk_root(const char *path, struct sp_err *err)
 						    : "not a directory");
 	/* A link deeper in the tree: found now, before the old zarr.json
 	 * goes, so that the refusal leaves the store whole. */
-	else if (remove_key_tree(c, 0, 0, 1, err) != SHARDPIPE_OK)
+	else if (remove_key_tree(c, 0, 0, TREE_DRY, err) != SHARDPIPE_OK)
 		rc = err->code;
 	free(c);
 	return rc;
@@ -282,9 +290,32 @@ static int sync_dir(const char *dir, struct sp_err *err)
  * durable, each directory is synced once its entries are gone,
  * before the new zarr.json can be written: an old shard that came back
  * after a power loss would be read where the new store stored nothing. */
-static int remove_key_tree(const char *dir, int depth, int durable,
-			   int dry, struct sp_err *err)
+/* A temporary put_object names ".LEAF.PID.SEQ.tmp", LEAF a chunk key's
+ * part (or zarr.json, in the root). */
+static int is_our_temp(const char *name)
 {
+	const char *p = name + 1;
+
+	if (name[0] != '.')
+		return 0;
+	if (strncmp(p, "zarr.json.", 10) == 0)
+		p += 9;
+	else
+		while (*p >= '0' && *p <= '9')
+			p++;
+	for (int k = 0; k < 2; k++) {
+		if (*p++ != '.' || *p < '0' || *p > '9')
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return strcmp(p, ".tmp") == 0 && p - name > 5;
+}
+
+static int remove_key_tree(const char *dir, int depth, int durable,
+			   enum tree_mode mode, struct sp_err *err)
+{
+	const int dry = mode == TREE_DRY;
 	DIR *d;
 	struct dirent *e;
 	int rc = SHARDPIPE_OK, removed = 0, fd;
@@ -307,16 +338,23 @@ static int remove_key_tree(const char *dir, int depth, int durable,
 		struct stat st;
 		char *p;
 
-		if (!store_is_key_part(e->d_name, strlen(e->d_name)))
+		if (!store_is_key_part(e->d_name, strlen(e->d_name))) {
+			/* A writer killed while writing it left it; the lock
+			 * says no other writer is at work (§29). */
+			if ((mode == TREE_ORPHANS || mode == TREE_TEMPS) &&
+			    is_our_temp(e->d_name) &&
+			    unlinkat(fd, e->d_name, 0) == 0)
+				removed = 1;
 			continue;
+		}
 		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					"out of memory");
 			break;
 		}
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, depth + 1, durable, dry, err);
-			if (dry)
+			rc = remove_key_tree(p, depth + 1, durable, mode, err);
+			if (dry || mode == TREE_TEMPS)
 				;
 			else if (rc == SHARDPIPE_OK && rmdir(p) == 0)
 				removed = 1;
@@ -324,6 +362,10 @@ static int remove_key_tree(const char *dir, int depth, int durable,
 				 errno != EEXIST && errno != ENOENT)
 				rc = sp_err_set(err, store_fs_errno_code(errno),
 						"%s: %s", p, strerror(errno));
+		} else if (mode == TREE_TEMPS) {
+			/* Shards stay, and links are for the writes to
+			 * replace (rename replaces the link, not what it
+			 * names). */
 		} else if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
 			/* Named like a key but not the store's: the new
 			 * shard would be written through it, into what it
@@ -370,7 +412,7 @@ static int remove_array(const char *dir, int durable, struct sp_err *err)
 	SP_FORWARD(rc);
 	if (asprintf(&p, "%s/c", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = remove_key_tree(p, 0, durable, 0, err);
+	rc = remove_key_tree(p, 0, durable, TREE_REMOVE, err);
 	/* Emptied, it goes too; kept if anything else is in it.  Durable:
 	 * its name leaves dir before a new zarr.json can be written. */
 	if (rc == SHARDPIPE_OK && rmdir(p) == 0 && durable)
@@ -424,6 +466,33 @@ static int remove_levels(const char *root, int durable, struct sp_err *err)
 	return rc;
 }
 
+/*
+ * One writer a store (doc/design.md §29): an exclusive flock on the root
+ * directory, held until the store is freed.  No file is made for it, so a
+ * store's files are the same whether it was written in one run or more,
+ * and a writer that dies releases it with its descriptors.
+ */
+static int lock_root(struct store_fs *s, struct sp_err *err)
+{
+	int fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
+		     s->root, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+
+		close(fd);
+		SP_RETURN_IF(e == EWOULDBLOCK, err, SHARDPIPE_ERR_BUSY,
+			     "%s: another stream is writing this store (it "
+			     "holds its lock); nothing was touched", s->root);
+		return sp_err_set(err, store_fs_errno_code(e),
+				  "%s: cannot lock it: %s", s->root,
+				  strerror(e));
+	}
+	s->lock_fd = fd;
+	return SHARDPIPE_OK;
+}
+
 static int fs_create(struct store *base, struct sp_err *err)
 {
 	struct store_fs *s = (struct store_fs *)base;
@@ -440,6 +509,8 @@ static int fs_create(struct store *base, struct sp_err *err)
 			     "%s: made by another writer after it was "
 			     "checked; nothing of it was touched", s->root);
 	}
+	/* Before an old store is removed: not from under its writer. */
+	SP_FORWARD(lock_root(s, err));
 	if (s->durable) {
 		/* The root's own name, in its parent. */
 		char *parent = parent_of(s->root);
@@ -640,9 +711,121 @@ static void fs_free(struct store *base)
 {
 	struct store_fs *s = (struct store_fs *)base;
 
+	if (s->lock_fd > 0)
+		close(s->lock_fd);
 	free(s->root);
 	free(s->made);
 	free(s);
+}
+
+/* An object the continued store no longer has (a shard of the rewritten
+ * shard row left empty, doc/design.md §29): gone if it was there. */
+static int fs_remove(struct store *base, const char *key, struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+	struct stat st;
+	char *p;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(asprintf(&p, "%s/%s", s->root, key) < 0, err,
+		     SHARDPIPE_ERR_NOMEM, "out of memory");
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && unlink(p) != 0 &&
+	    errno != ENOENT)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: cannot remove the old shard: %s", p,
+				strerror(errno));
+	if (rc == SHARDPIPE_OK && s->durable) {
+		*strrchr(p, '/') = '\0';
+		if (access(p, F_OK) == 0)
+			rc = sync_dir(p, err);
+	}
+	free(p);
+	return rc;
+}
+
+/*
+ * What a writer that was killed left past what zarr.json advertises
+ * (doc/design.md §29): every shard whose first coordinate is `shards` or
+ * more, and its temporaries there, in the shard row `temps` it may have
+ * been rewriting and in the root (zarr.json's).  Only names a chunk key
+ * or put_object can give are touched, and a link named like a key stops
+ * it, as an overwrite's removal does.
+ */
+static int fs_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
+			struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+	char *c = NULL, *p;
+	DIR *d;
+	struct dirent *e;
+	int rc = SHARDPIPE_OK, removed = 0;
+
+	/* The root's own temporaries (zarr.json's) and c's. */
+	for (int k = 0; k < 2 && rc == SHARDPIPE_OK; k++) {
+		const char *dir = k == 0 ? s->root : c;
+
+		if (k == 1 && asprintf(&c, "%s/c", s->root) < 0)
+			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory");
+		dir = k == 0 ? s->root : c;
+		d = opendir(dir);
+		while (d != NULL && (e = readdir(d)) != NULL)
+			if (is_our_temp(e->d_name) &&
+			    unlinkat(dirfd(d), e->d_name, 0) == 0)
+				removed = 1;
+		if (d != NULL)
+			closedir(d);
+		if (removed && s->durable)
+			rc = sync_dir(dir, err);
+		removed = 0;
+	}
+	d = opendir(c);
+	while (d != NULL && rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		struct stat st;
+		uint64_t i = 0;
+		int big = 0;
+
+		if (!store_is_key_part(e->d_name, n))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			big |= i > (UINT64_MAX - 9) / 10;
+			i = i * 10 + (uint64_t)(e->d_name[k] - '0');
+		}
+		if (!big && i < temps)
+			continue;
+		if (asprintf(&p, "%s/%s", c, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (lstat(p, &st) != 0) {
+			/* Gone meanwhile. */
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = remove_key_tree(p, 1, s->durable,
+					     !big && i < shards ? TREE_TEMPS
+								: TREE_ORPHANS,
+					     err);
+			if (rc == SHARDPIPE_OK && (big || i >= shards) &&
+			    rmdir(p) == 0)
+				removed = 1;
+		} else if (big || i >= shards) {
+			if (S_ISLNK(st.st_mode))
+				rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+						"%s: is a symbolic link in the "
+						"chunk tree, not the store's; "
+						"left as it is", p);
+			else if (S_ISREG(st.st_mode) && unlink(p) == 0)
+				removed = 1;
+		}
+		free(p);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (rc == SHARDPIPE_OK && removed && s->durable)
+		rc = sync_dir(c, err);
+	free(c);
+	return rc;
 }
 
 static const struct store_ops fs_ops = {
@@ -650,8 +833,40 @@ static const struct store_ops fs_ops = {
 	.write = fs_write,
 	.write_meta = fs_write_meta,
 	.child = fs_child,
+	.remove = fs_remove,
+	.drop_rows = fs_drop_rows,
 	.free = fs_free,
 };
+
+int store_fs_reopen(struct store **out, const char *path, int durable,
+		    struct sp_err *err)
+{
+	struct store_fs *s;
+	int rc;
+
+	*out = NULL;
+	SP_RETURN_IF(access(path, W_OK | X_OK) != 0, err,
+		     store_fs_errno_code(errno),
+		     "%s: cannot be continued: %s; nothing was touched", path,
+		     strerror(errno));
+	SP_FORWARD(check_chunk_root(path, err));
+	s = calloc(1, sizeof(*s));
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	s->root = strdup(path);
+	s->base.ops = &fs_ops;
+	s->durable = durable;
+	s->existed = 1;
+	s->reopened = 1;
+	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory")
+			     : lock_root(s, err);
+	if (rc != SHARDPIPE_OK) {
+		fs_free(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SHARDPIPE_OK;
+}
 
 /* ------------------------------------------------------------- reading */
 

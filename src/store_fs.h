@@ -19,6 +19,12 @@
 SP_INTERNAL int store_fs_check(struct store **out, const char *path,
 			       int overwrite, int durable, struct sp_err *err);
 
+/* The array at path, which the caller has read, to be continued
+ * (doc/design.md §29): locked against other writers (SHARDPIPE_ERR_BUSY),
+ * never created or emptied. */
+SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
+				int durable, struct sp_err *err);
+
 /* Open the directory at path for reading. */
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,
 			       struct sp_err *err);

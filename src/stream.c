@@ -647,7 +647,14 @@ int shardpipe_stream_stats_sized(const shardpipe_stream *s,
 
 		pthread_mutex_lock(&m->mu);
 		if (l == s) {
+			/* A continued array's: its rows, this run's bytes
+			 * (doc/design.md §29). */
 			st = l->stats;
+			st.rows_written += l->base_rows;
+			if (st.rows_written < l->adv_rows)
+				st.rows_written = l->adv_rows;
+			st.bytes_in -= l->refed;
+			st.bytes_staged -= l->refed_staged;
 		} else {
 			st.bytes_out += l->stats.bytes_out;
 			st.shards_written += l->stats.shards_written;

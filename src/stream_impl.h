@@ -165,6 +165,19 @@ struct shardpipe_stream {
 	int carried;
 	uint64_t rows_reduced;   /* rows of this level through the reduction */
 	int attrs_changed;       /* since the group's zarr.json (under mu) */
+
+	/*
+	 * A continued array (doc/design.md §29): the stream's rows and
+	 * shard epochs count from base_rows, the first row of the store's
+	 * last partial shard row (base_shards of them before it); zarr.json
+	 * never advertises fewer than the adv_rows it did; refed, staged
+	 * of it: the bytes read back and appended at open, which the stats
+	 * leave out; resume_row: shard epoch 0 rewrites a row whose old
+	 * shards are there, so one left empty now is removed.
+	 */
+	uint64_t base_rows, base_shards, adv_rows;
+	uint64_t refed, refed_staged;
+	int resume_row;
 };
 
 /* Bytes of fill value that skip appends at a time: a multiple of every

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include "copy.h"
+#include "reader_impl.h"
+#include "reopen.h"
 #include "stream_impl.h"
 
 void stream_stop_threads(struct shardpipe_stream *s)
@@ -371,9 +373,61 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/*
+ * A continued array (doc/design.md §29), once its threads run: the rows
+ * of the store's last partial shard row read back (decoded) and appended,
+ * or with none, the last whole shard row decoded as a check, so that a
+ * damaged last shard refuses the open before anything is written (no
+ * shard epoch completes inside one shard row); then the orphans past the
+ * advertised rows removed.
+ */
+static int resume(struct shardpipe_stream *s, const struct reopen *ro)
+{
+	const struct plan *p = &s->plan;
+	const uint64_t sr = p->chunk[0] * p->cps[0], r = ro->rows;
+	const uint64_t r0 = r / sr * sr;
+	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
+	uint64_t from = r > r0 ? r0 : r >= sr ? r - sr : r;
+	uint8_t *buf;
+	int rc = SHARDPIPE_OK;
+
+	s->base_rows = r0;
+	s->base_shards = r0 / sr;
+	s->adv_rows = r;
+	for (int d = 1; d < p->rank; d++)
+		count[d] = p->size[d];
+	buf = malloc((size_t)(p->chunk[0] * p->row_bytes));
+	SP_RETURN_IF(buf == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %llu rows of the store",
+		     (unsigned long long)p->chunk[0]);
+	for (uint64_t row = from; row < r && rc == SHARDPIPE_OK;
+	     row += count[0]) {
+		size_t n;
+
+		start[0] = row;
+		count[0] = r - row < p->chunk[0] ? r - row : p->chunk[0];
+		n = (size_t)(count[0] * p->row_bytes);
+		rc = shardpipe_reader_read(ro->r, start, count, buf, n);
+		if (rc != SHARDPIPE_OK)
+			rc = sp_err_set(&s->err, rc, "cannot continue it: %s; "
+					"nothing was touched", ro->r->err.msg);
+		else if (row >= r0)
+			rc = shardpipe_stream_append(s, buf, n);
+	}
+	free(buf);
+	SP_FORWARD(rc);
+	pthread_mutex_lock(&s->mu);
+	s->refed = s->stats.bytes_in;
+	s->refed_staged = s->stats.bytes_staged;
+	pthread_mutex_unlock(&s->mu);
+	s->resume_row = r > r0;
+	return s->store->ops->drop_rows(s->store, r0 / sr, sp_ceil_div(r, sr),
+					&s->err);
+}
+
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc,
-		       struct lanes *lanes)
+		       struct lanes *lanes, const struct reopen *ro)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -432,9 +486,14 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	 * level takes its own reference in share_lanes. */
 	if (lanes != NULL)
 		s->plan.lanes = lanes_ref(lanes);
-	if (rc == SHARDPIPE_OK && path != NULL)
+	if (rc == SHARDPIPE_OK && ro != NULL)
+		rc = store_reopen(&s->store, path, s->plan.durable, &s->err);
+	else if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
+	/* A continued array keeps its attributes; desc's go over them. */
+	if (rc == SHARDPIPE_OK && ro != NULL)
+		rc = reopen_attrs(ro, &s->attrs, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = open_attrs(s, desc);
 	if (rc == SHARDPIPE_OK)
@@ -470,7 +529,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				s->next != NULL ? ", every level's" : "");
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = own;
-	if (rc == SHARDPIPE_OK)
+	if (rc == SHARDPIPE_OK && ro == NULL)
 		rc = create_store(s, &s->err);
 	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
 	     l = l->next) {
@@ -478,6 +537,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		if (rc != SHARDPIPE_OK)
 			s->err = l->err;
 	}
+	if (rc == SHARDPIPE_OK && ro != NULL)
+		rc = resume(s, ro);
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(s->err.msg);
 		stream_free(s);
@@ -498,7 +559,7 @@ int shardpipe_stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("store path is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, path, NULL, desc, NULL);
+	return stream_open(out, path, NULL, desc, NULL, NULL);
 }
 
 int shardpipe_stream_open_sink(shardpipe_stream **out,
@@ -511,12 +572,52 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 		sp_last_error_set("sink is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, NULL, sink, desc, NULL);
+	return stream_open(out, NULL, sink, desc, NULL, NULL);
 }
 
 int stream_open_lanes(shardpipe_stream **out, const char *path,
 		      const shardpipe_desc *desc, struct lanes *lanes)
 {
-	return stream_open(out, path, NULL, desc, lanes);
+	return stream_open(out, path, NULL, desc, lanes, NULL);
 }
 
+
+int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
+			    const shardpipe_desc *desc)
+{
+	struct reopen ro;
+	struct sp_err err;
+	shardpipe_desc eff;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || path == NULL) {
+		sp_last_error_set("shardpipe_stream_reopen: NULL argument");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	sp_err_clear(&err);
+	memset(&ro, 0, sizeof(ro));
+	rc = store_is_s3(path)
+		     ? sp_err_set(&err, SHARDPIPE_ERR_UNSUPPORTED,
+				  "%s: continuing an S3 store is not supported "
+				  "yet; nothing was touched", path)
+		     : reopen_load(&ro, path, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = reopen_merge(&ro, path, desc, &eff, &err);
+	if (rc != SHARDPIPE_OK) {
+		reopen_free(&ro);
+		sp_last_error_set(err.msg);
+		return rc;
+	}
+	/* The stream counts from the first row of the store's last partial
+	 * shard row (§29). */
+	if (eff.dims[0].size != 0) {
+		uint64_t sr = eff.dims[0].chunk * eff.dims[0].chunks_per_shard;
+
+		eff.dims[0].size -= ro.rows / sr * sr;
+	}
+	rc = stream_open(out, path, NULL, &eff, NULL, &ro);
+	reopen_free(&ro);
+	return rc;
+}

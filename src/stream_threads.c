@@ -27,6 +27,10 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
+	/* A continued array's rows after the ones kept (§29). */
+	rows += s->base_rows;
+	if (rows < s->adv_rows)
+		rows = s->adv_rows;
 	/* A pyramid's user attributes are its group's (§28.4). */
 	pthread_mutex_lock(&s->mu);
 	rc = zarr_meta_render(&s->plan, rows,
@@ -87,13 +91,20 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		const uint8_t *idx;
 		int rc = SHARDPIPE_OK;
 
+		plan_shard_coords(p, se, k, coords);
+		coords[0] += s->base_shards;
 		/* A shard of empty chunks only is left out: readers
-		 * return the fill value for a missing shard. */
+		 * return the fill value for a missing shard.  In the
+		 * shard row a continued array rewrites, the old one goes
+		 * (§29). */
+		if (b->stored == 0 && s->resume_row && se == 0 &&
+		    s->store != NULL)
+			SP_FORWARD(store_remove_shard(s->store, coords, p->rank,
+						      err));
 		if (b->stored == 0)
 			continue;
 		chunks += b->stored;
 		idx = shard_set_index(set, k);
-		plan_shard_coords(p, se, k, coords);
 		if (s->store != NULL) {
 			/* The index first or last, the chunks as they lie:
 			 * one vectored write. */

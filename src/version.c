@@ -55,6 +55,7 @@ static const char *const messages[SHARDPIPE_ERR_COUNT_] = {
 	[SHARDPIPE_ERR_UNSUPPORTED] = "unsupported store feature",
 	[SHARDPIPE_ERR_NAME] = "invalid dimension or array name",
 	[SHARDPIPE_ERR_ABI] = "plugin built for another ABI",
+	[SHARDPIPE_ERR_BUSY] = "another writer holds the store",
 };
 
 const char *shardpipe_strerror(int code)

@@ -260,8 +260,11 @@ static int do_open(const char *path, int flags, mode_t mode, int dirfd,
 	}
 	fd = at ? real_openat(dirfd, path, flags, mode)
 		: real_open(path, flags, mode);
+	/* A directory's descriptor (the store's lock, doc/design.md §29;
+	 * a directory to fsync) has no data that its close could lose: its
+	 * close is no store operation. */
 	if (fd >= 0) {
-		track(fd, below_root(path));
+		track(fd, below_root(path) && !(flags & O_DIRECTORY));
 		dlog_set_fd(fd, path);
 	}
 	return fd;

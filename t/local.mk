@@ -103,3 +103,12 @@ check_PROGRAMS += t/cpu-fused
 TESTS += t/cpu-fused
 t_cpu_fused_LDADD = $(TEST_LDADD)
 t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)
+
+# Reopening a store (doc/design.md §29): a resumed write gives the files
+# of one uninterrupted write, on every backend and codec, after a close or
+# a SIGKILL; what reopen refuses; the CLI's --append.
+check_PROGRAMS += t/reopen
+TESTS += t/reopen t/cli-append.sh
+EXTRA_DIST += t/cli-append.sh
+t_reopen_LDADD = $(TEST_LDADD)
+t_reopen_LDFLAGS = $(TEST_LDFLAGS)
