@@ -30,6 +30,10 @@ struct bench_setup {
 	 * (output, or a temporary directory bench removes), and the report
 	 * gives both and their ratio. */
 	int bound;             /* also measure the compress-only bound */
+	/* Rows of a store written before each run (untimed) and closed: the
+	 * run reopens it (doc/design.md §29) and appends the rest; 0: a
+	 * fresh store.  Needs output. */
+	uint64_t resume_at;
 	int quiet;             /* no progress notes on stderr */
 	const char *workload;  /* the report's names for what ran */
 	const char *codec_text;
@@ -74,6 +78,11 @@ struct bench_result {
 	int levels;
 	double plain_seconds, plain_cpu_seconds;
 	uint64_t plain_pool_bytes;
+	/* A run that reopened a store (resume_at): that row, and the
+	 * fastest reopen (the rows of its partial shard row read back and
+	 * appended again). */
+	uint64_t resume_at;
+	double reopen_seconds;
 	char message[1024];       /* why bench_run failed */
 };
 

@@ -107,6 +107,11 @@ void bench_report_text(const struct bench_result *r)
 			       r->memcpy_gbps, r->threads);
 		printf("\n");
 	}
+	if (r->resume_at > 0)
+		printf("  reopen     %.3f s: a store of %llu rows continued "
+		       "(its partial shard row read back), then the rows "
+		       "after it\n", r->reopen_seconds,
+		       (unsigned long long)r->resume_at);
 	printf("  cpu        %.3f s of CPU time, %.3f s per GB\n",
 	       r->cpu_seconds,
 	       r->bytes_in ? r->cpu_seconds / ((double)r->bytes_in / 1e9) : 0);
@@ -238,6 +243,9 @@ void bench_report_json(const struct bench_result *r)
 		       bg > 0 ? gb(r->bytes_in, r->seconds) / bg : 0,
 		       r->bound.cpu_seconds, cpu_fraction(r));
 	}
+	if (r->resume_at > 0)
+		printf(", \"resume_at\": %llu, \"reopen_seconds\": %.6f",
+		       (unsigned long long)r->resume_at, r->reopen_seconds);
 	if (r->levels > 0)
 		printf(", \"pyramid\": {\"levels\": %d, \"plain_seconds\": "
 		       "%.4f, \"plain_gbps\": %.4f, \"plain_cpu_seconds\": "

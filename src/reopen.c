@@ -39,6 +39,13 @@ static int load_codec(const struct reopen *ro, const char *path,
 			d->codec = SHARDPIPE_CODEC_ZSTD;
 			v = json_get(conf, "level");
 			d->level = v != NULL ? (int)v->i : 0;
+			/* numcodecs' default, zarr-python's too. */
+			SP_RETURN_IF(d->level < 1 || d->level > 22, err,
+				     SHARDPIPE_ERR_UNSUPPORTED,
+				     "%s: its zstd level %d is not one "
+				     "shardpipe writes (1..22; 0 is libzstd's "
+				     "default, which shardpipe does not name); "
+				     "nothing was touched", path, d->level);
 			v = json_get(conf, "checksum");
 			d->zstd_checksum = v != NULL && v->type == JSON_TRUE;
 		} else if (json_is_str(name, "gzip")) {
@@ -115,13 +122,43 @@ static int check_layout(const struct shardpipe_reader *r, const char *path,
 	return SHARDPIPE_OK;
 }
 
-int reopen_load(struct reopen *ro, const char *path, struct sp_err *err)
+/* The directory path is in: a level of an image is not continued alone
+ * (its levels above would no longer be its reductions). */
+static int check_parent(const char *path, struct sp_err *err)
+{
+	char *up = strdup(path), *slash;
+	enum zarr_node node = ZARR_NODE_NONE;
+	struct sp_err ignored;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(up == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	for (size_t n = strlen(up); n > 1 && up[n - 1] == '/'; n--)
+		up[n - 1] = '\0';
+	slash = strrchr(up, '/');
+	if (slash == NULL)
+		strcpy(up, ".");
+	else if (slash == up)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (zarr_node_of(up, &node, &ignored) == SHARDPIPE_OK &&
+	    node == ZARR_NODE_IMAGE)
+		rc = sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+				"%s: is a level of the OME-NGFF image %s, "
+				"whose levels are written together; "
+				"continuing an image is not supported yet; "
+				"nothing was touched", path, up);
+	free(up);
+	return rc;
+}
+
+int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
+		struct sp_err *err)
 {
 	enum zarr_node node;
 	struct shardpipe_reader *r;
 	shardpipe_desc *d = &ro->desc;
 
-	memset(ro, 0, sizeof(*ro));
 	SP_FORWARD(zarr_node_of(path, &node, err));
 	SP_RETURN_IF(node == ZARR_NODE_NONE, err, SHARDPIPE_ERR_PATH,
 		     "%s: holds no store (no zarr.json) to continue", path);
@@ -131,6 +168,10 @@ int reopen_load(struct reopen *ro, const char *path, struct sp_err *err)
 	SP_RETURN_IF(node == ZARR_NODE_GROUP, err, SHARDPIPE_ERR_PATH,
 		     "%s: is a Zarr group; continue one of its arrays at "
 		     "%s/NAME", path, path);
+	SP_FORWARD(check_parent(path, err));
+	/* The lock before the read: no other writer moves the rows read. */
+	if (lock)
+		SP_FORWARD(store_reopen(&ro->store, path, durable, err));
 	r = calloc(1, sizeof(*r));
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;
@@ -165,6 +206,8 @@ void reopen_free(struct reopen *ro)
 {
 	shardpipe_reader_close(ro->r);
 	ro->r = NULL;
+	store_free(ro->store);
+	ro->store = NULL;
 }
 
 /* ------------------------------------------------------------- the check */
@@ -393,14 +436,14 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
 	sp_err_clear(&err);
+	memset(&ro, 0, sizeof(ro));
 	rc = store_is_s3(path)
 		     ? sp_err_set(&err, SHARDPIPE_ERR_UNSUPPORTED,
 				  "%s: continuing an S3 store is not supported "
 				  "yet", path)
-		     : reopen_load(&ro, path, &err);
+		     : reopen_load(&ro, path, 0, 0, &err);
 	if (rc != SHARDPIPE_OK) {
-		if (!store_is_s3(path))
-			reopen_free(&ro);
+		reopen_free(&ro);
 		sp_last_error_set(err.msg);
 		return rc;
 	}

@@ -8,8 +8,10 @@
 
 #include "attrs.h"
 #include "common.h"
+#include "store.h"
 
 struct reopen {
+	struct store *store;     /* locked; the stream takes it over */
 	struct shardpipe_reader *r;
 	/* The store's array fields, as shardpipe_desc_from_store() sets
 	 * them; dims[d].name points into names. */
@@ -19,9 +21,12 @@ struct reopen {
 };
 
 /* Read the array at path (a directory) and refuse what shardpipe does not
- * write, naming the part at fault.  Nothing is written. */
-SP_INTERNAL int reopen_load(struct reopen *ro, const char *path,
-			    struct sp_err *err);
+ * write, naming the part at fault; with lock, take the store's lock
+ * first (store_reopen, durable as the stream will write).  *ro zeroed by
+ * the caller; reopen_free() releases it, whatever this returned.
+ * Nothing is written. */
+SP_INTERNAL int reopen_load(struct reopen *ro, const char *path, int lock,
+			    int durable, struct sp_err *err);
 
 /*
  * The description a continuing stream runs with: given's fields of this

@@ -427,7 +427,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc,
-		       struct lanes *lanes, const struct reopen *ro)
+		       struct lanes *lanes, struct reopen *ro)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -486,9 +486,10 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	 * level takes its own reference in share_lanes. */
 	if (lanes != NULL)
 		s->plan.lanes = lanes_ref(lanes);
-	if (rc == SHARDPIPE_OK && ro != NULL)
-		rc = store_reopen(&s->store, path, s->plan.durable, &s->err);
-	else if (rc == SHARDPIPE_OK && path != NULL)
+	if (rc == SHARDPIPE_OK && ro != NULL) {
+		s->store = ro->store;
+		ro->store = NULL;
+	} else if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
 	/* A continued array keeps its attributes; desc's go over them. */
@@ -602,7 +603,10 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 		     ? sp_err_set(&err, SHARDPIPE_ERR_UNSUPPORTED,
 				  "%s: continuing an S3 store is not supported "
 				  "yet; nothing was touched", path)
-		     : reopen_load(&ro, path, &err);
+		     : reopen_load(&ro, path, 1,
+				   desc != NULL && DESC_HAS(desc, durable) &&
+					   desc->durable,
+				   &err);
 	if (rc == SHARDPIPE_OK)
 		rc = reopen_merge(&ro, path, desc, &eff, &err);
 	if (rc != SHARDPIPE_OK) {

@@ -36,8 +36,8 @@ static void bench_usage(FILE *f)
 		"         [--rows N | --size BYTES] [--unbounded] "
 		"[--span BYTES|row|epoch] [--frames N]\n"
 		"         [--threads N] [--backend B]\n"
-		"         [--output DIR [--overwrite]] [--bound] [--repeat N] "
-		"[--json]\n"
+		"         [--output DIR [--overwrite] [--resume-at K]] [--bound] "
+		"[--repeat N] [--json]\n"
 		"         [--profile] [--local N] [--levels N|all] "
 		"[--downsample D,..] [--method M]\n\n"
 		"Streams a workload through the library and reports "
@@ -84,6 +84,11 @@ static void bench_usage(FILE *f)
 		"s3://BUCKET/PREFIX (default:\n"
 		"                  a sink that counts and discards)\n"
 		"  --overwrite     replace a store already at DIR\n"
+		"  --resume-at K   before each run, write the first K rows "
+		"to --output and close;\n"
+		"                  the run reopens that store and appends "
+		"rows K.. (the report\n"
+		"                  gives the reopen's time)\n"
 		"  --bound         also compress the same chunks with the "
 		"same codec, level and\n"
 		"                  threads and nothing else, and report the "
@@ -120,7 +125,7 @@ struct bench_args {
 	struct cli_levels_opts l;
 	const struct workload *w;
 	const char *fill_name, *output, *span_text;
-	uint64_t rows, size, frames, local;
+	uint64_t rows, size, frames, local, resume_at;
 	int unbounded, json, bound, repeat, all, profile;
 	int fill_given, size_given;
 };
@@ -224,6 +229,9 @@ static int parse_args(struct bench_args *a, int argc, char **argv)
 			a->repeat = (int)v;
 		} else if (strcmp(arg, "--output") == 0) {
 			k = cli_take(&a->o.seen, argc, argv, &i, &a->output);
+		} else if (strcmp(arg, "--resume-at") == 0) {
+			k = cli_take_u64(&a->o.seen, argc, argv, &i, UINT64_MAX,
+					 &a->resume_at);
 		} else if (strcmp(arg, "--local") == 0) {
 			k = cli_take_u64(&a->o.seen, argc, argv, &i, 256,
 					 &a->local);
@@ -350,6 +358,15 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 	su->fill = (enum bench_fill)fill;
 	su->frames = a->frames;
 	su->output = a->output;
+	if (a->resume_at > 0 && (a->output == NULL || a->resume_at >= su->rows ||
+				 su->desc.downsample || su->desc.ngff)) {
+		cli_error("bench: --resume-at %llu needs --output, fewer rows "
+			  "than --rows (%llu) and no pyramid",
+			  (unsigned long long)a->resume_at,
+			  (unsigned long long)su->rows);
+		return CLI_EXIT_USAGE;
+	}
+	su->resume_at = a->resume_at;
 	su->repeat = a->repeat;
 	su->bound = a->bound;
 	su->quiet = a->json;

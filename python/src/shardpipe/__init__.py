@@ -48,7 +48,7 @@ from . import _shardpipe  # noqa: E402
 __all__ = [
     "Stream", "Stats", "Reader", "Group", "BackendInfo", "open", "backends",
     "Error", "InvalidDescriptionError", "BeyondEndError", "IncompleteError",
-    "StorageError",
+    "StorageError", "BusyError",
     "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
     "library_version", "__version__",
 ]
@@ -110,6 +110,15 @@ class StorageError(Error, OSError):
         self.code = code
 
 
+class BusyError(StorageError):
+    """Another stream holds the store: every stream on a directory store,
+    made with ``mode="w"`` or continuing it with ``mode="a"``, holds an
+    advisory lock (flock) on the store's directory until it is closed, and
+    a second stream on it, in this process or another, is refused with
+    this (``code`` 27, ``SHARDPIPE_ERR_BUSY``); nothing is changed.  Close
+    the first stream, then open again."""
+
+
 class CorruptStoreError(Error):
     """A store being read is malformed or fails a checksum or decode."""
 
@@ -142,7 +151,7 @@ _FAMILY = {
     15: StorageError, 16: StorageError, 17: BeyondEndError,
     18: ClosedError, 19: SinkError, 20: DeviceError, 21: Error,
     22: CorruptStoreError, 23: CorruptStoreError, 24: UnsupportedError,
-    25: InvalidDescriptionError, 26: DeviceError,
+    25: InvalidDescriptionError, 26: DeviceError, 27: BusyError,
 }
 _shardpipe._set_errors(tuple(_FAMILY.get(c, Error)
                              for c in range(_shardpipe.ERR_COUNT)))
@@ -397,11 +406,60 @@ def _pyramid_args(names, rank, downsample, method, append_method, levels,
             0 if levels is None else levels, _flag("ngff", ngff), *per_dim)
 
 
+class _Default:
+    """The default of an array field that mode "a" takes from the store
+    when it is not given, and mode "w" reads as ``value``; its repr is the
+    value's, so that help() shows what mode "w" takes."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: _Any):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+_CODEC: _Any = _Default("zstd:1")
+_INDEX_END: _Any = _Default("end")
+_FILL: _Any = _Default(0)
+_MODES = ("w", "w-", "a")
+
+
+def _reopen_refusals(path: _Any, sink: _Any, overwrite: bool,
+                     downsample: _Any, method: _Any, append_method: _Any,
+                     levels: _Any, ngff: bool, units: _Any, scale: _Any,
+                     axis_types: _Any) -> None:
+    """The arguments mode "a" cannot take, refused with ValueError before
+    anything is read."""
+    if sink is not None:
+        raise ValueError("mode 'a' continues the array stored at path; a "
+                         "sink receives the shards of a new array only "
+                         "(sink with mode 'a')")
+    if path is None:
+        raise ValueError("mode 'a' needs the path of the array to "
+                         "continue (path is None)")
+    if overwrite:
+        raise ValueError("mode 'a' continues the array at path and "
+                         "overwrite=True would replace it: mode 'w' with "
+                         "overwrite=True replaces a store")
+    pyramid = [n for n, given in (
+        ("downsample", downsample is not None),
+        ("method", method != "mean"),
+        ("append_method", append_method is not None),
+        ("levels", levels is not None), ("ngff", ngff),
+        ("units", units is not None), ("scale", scale is not None),
+        ("axis_types", axis_types is not None)) if given]
+    if pyramid:
+        raise ValueError("reopening a pyramid is not supported yet (mode "
+                         "'a' with %s)" % ", ".join(pyramid))
+
+
 class Stream:
     """A stream writing one sharded Zarr v3 array.
 
     ``path``: the store's directory (created; an existing store is refused
-    unless ``overwrite``), or an ``"s3://bucket/prefix"`` URL, the
+    unless ``overwrite``, or continued with ``mode="a"``), or an ``"s3://bucket/prefix"`` URL, the
     endpoint, region and credentials then coming from the environment
     (``AWS_ENDPOINT_URL`` or ``SHARDPIPE_S3_ENDPOINT``, ``AWS_REGION``,
     ``AWS_ACCESS_KEY_ID`` ... or ``AWS_PROFILE``; shardpipe(1), "S3
@@ -462,21 +520,50 @@ class Stream:
     ``(k, *shape[1:])`` or ``shape[1:]``, and checks shape and dtype;
     ``append_bytes(buf)`` takes raw array bytes in spans of any size.
 
+    ``mode``: ``"w"`` (the default) creates a new array, refusing a path
+    that holds a store unless ``overwrite=True``; ``"w-"`` is the same,
+    zarr-python's spelling of "create, fail if it exists" (note that
+    zarr-python's ``"w"`` overwrites; here only ``overwrite=True`` does).
+    ``"a"`` continues the array already at ``path`` (a directory; see
+    shardpipe(3), "Pausing and resuming an acquisition"): the appends
+    start at the row after the last one its zarr.json advertises
+    (``start_row``), and the store's rows stay byte for byte -- writing
+    N rows in one run, or k rows, close, then N - k with mode "a", gives
+    the same files.  In mode "a" ``shape``, ``chunks``, ``shards``,
+    ``dtype``, ``codec``, ``dimension_names``, ``index_location`` and
+    ``fill_value`` are optional: those not given are the store's, and
+    each one given must equal the store's (InvalidDescriptionError
+    naming the field, the store's value and the one given), except
+    ``shape[0]``, the bound of this run: 0 (or no shape) grows without
+    bound, N stops at row N of the array (BeyondEndError at open when
+    the store holds N rows already).  The rest (backend, threads,
+    durable, max_memory, write_empty_chunks, pad_partial, allow_short)
+    applies to this run; ``attributes`` are set over the store's.  Mode
+    "a" refuses, with ValueError, ``overwrite=True``, a ``sink``, the
+    pyramid arguments (reopening a pyramid is not supported yet) and a
+    Group's stream.  Without a store at path the library's
+    StorageError (code 11) is raised; a store another stream holds open
+    raises BusyError.  Any other mode raises ValueError naming it.
+
     A description the library refuses raises InvalidDescriptionError (or
     StorageError for the path) with the library's message, before anything
     is written.  Use it as a context manager: leaving the block closes the
-    stream, whether or not an exception is passing.
+    stream, whether or not an exception is passing.  Every stream on a
+    directory store holds a lock on it until closed: a second stream on
+    the same store raises BusyError.
     """
 
     def __init__(self, path: str | _os.PathLike[str] | None,
-                 shape: _Sequence[int], chunks: _Sequence[int],
-                 shards: _Sequence[int], dtype: _Any,
-                 codec: str = "zstd:1",
+                 shape: _Sequence[int] | None = None,
+                 chunks: _Sequence[int] | None = None,
+                 shards: _Sequence[int] | None = None,
+                 dtype: _Any = None,
+                 codec: str = _CODEC,
                  dimension_names: _Sequence[str | None] | None = None,
-                 index_location: str = "end", backend: str = "auto",
+                 index_location: str = _INDEX_END, backend: str = "auto",
                  threads: int = 0, overwrite: bool = False,
                  sink: _Callable[[tuple[int, ...], bytes], object] | None = None,
-                 fill_value: _Any = 0, write_empty_chunks: bool = False,
+                 fill_value: _Any = _FILL, write_empty_chunks: bool = False,
                  durable: bool = False, max_memory: int = 0,
                  attributes: dict[str, _Any] | None = None,
                  downsample: _Sequence[str | int] | None = None,
@@ -485,19 +572,63 @@ class Stream:
                  units: dict[str | int, str] | None = None,
                  scale: dict[str | int, float] | None = None,
                  axis_types: dict[str | int, str] | None = None,
-                 pad_partial: bool = False, allow_short: bool = False):
-        shape = _extents("shape", shape, 0, _ERR_DIM)
-        chunks = _extents("chunks", chunks, 1, _ERR_CHUNK)
-        shards = _extents("shards", shards, 1, _ERR_SHARD)
+                 pad_partial: bool = False, allow_short: bool = False,
+                 mode: str = "w"):
+        if not isinstance(mode, str):
+            raise TypeError("mode = %r: not a str" % (mode,))
+        if mode not in _MODES:
+            raise ValueError(
+                "mode = %r: not one of 'w' (create a new array), 'w-' (the "
+                "same) or 'a' (continue the array at path)%s"
+                % (mode, "; to read a store, use shardpipe.open()"
+                   if mode.startswith("r") else ""))
+        reopen = mode == "a"
+        overwrite = _flag("overwrite", overwrite)
+        if reopen:
+            _reopen_refusals(path, sink, overwrite, downsample, method,
+                             append_method, levels, _flag("ngff", ngff),
+                             units, scale, axis_types)
+        else:
+            missing = ["'%s'" % n for n, v in (("shape", shape),
+                                               ("chunks", chunks),
+                                               ("shards", shards))
+                       if v is None]
+            if missing:
+                if dtype is None:
+                    missing.append("'dtype'")
+                # As Python words it: 'a', 'a' and 'b', 'a', 'b', and 'c'.
+                words = " and ".join(missing) if len(missing) < 3 else \
+                    ", ".join(missing[:-1]) + ", and " + missing[-1]
+                raise TypeError(
+                    "Stream() missing %d required argument%s: %s (mode %r "
+                    "creates an array: shape, chunks, shards and dtype are "
+                    "needed; mode 'a' takes them from an existing store)"
+                    % (len(missing), "s" if len(missing) > 1 else "",
+                       words, mode))
+        if shape is not None:
+            shape = _extents("shape", shape, 0, _ERR_DIM)
+        if chunks is not None:
+            chunks = _extents("chunks", chunks, 1, _ERR_CHUNK)
+        if shards is not None:
+            shards = _extents("shards", shards, 1, _ERR_SHARD)
         threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
                            _ERR_INVALID)
         max_memory = _integer("max_memory", max_memory, 0, _U64_MAX,
                               _ERR_INVALID)
-        rank = len(shape)
-        for what, v in (("chunks", chunks), ("shards", shards)):
-            if len(v) != rank:
-                raise InvalidDescriptionError(
-                    "%s has %d entries, shape %d" % (what, len(v), rank), 2)
+        # The given extents agree on the rank (mode "w" gives all three;
+        # in mode "a" the extension checks them against the store's).
+        given = [(what, len(v)) for what, v in (("shape", shape),
+                                                ("chunks", chunks),
+                                                ("shards", shards))
+                 if v is not None]
+        rank: int | None = None
+        if given:
+            first, rank = given[0]
+            for what, n in given[1:]:
+                if n != rank:
+                    raise InvalidDescriptionError(
+                        "%s has %d entries, %s %d" % (what, n, first, rank),
+                        2)
         if dimension_names is not None:
             if isinstance(dimension_names, (str, bytes)):
                 raise TypeError("dimension_names = %r: not a sequence of "
@@ -505,20 +636,22 @@ class Stream:
             dimension_names = tuple(
                 None if v is None else _text("dimension_names[%d]" % d, v)
                 for d, v in enumerate(dimension_names))
-            if len(dimension_names) != rank:
+            if rank is not None and len(dimension_names) != rank:
                 raise InvalidDescriptionError(
-                    "dimension_names has %d entries, shape %d"
-                    % (len(dimension_names), rank), 25)
-        per_shard = []
-        for d in range(rank):
-            if shards[d] % chunks[d]:
-                raise InvalidDescriptionError(
-                    "shards[%d] = %d: not a multiple of chunks[%d] = %d "
-                    "(a shard holds whole chunks)"
-                    % (d, shards[d], d, chunks[d]), _ERR_SHARD)
-            per_shard.append(shards[d] // chunks[d])
+                    "dimension_names has %d entries, %s %d"
+                    % (len(dimension_names), given[0][0], rank), 25)
+        if chunks is not None and shards is not None:
+            for d in range(len(chunks)):
+                if shards[d] % chunks[d]:
+                    raise InvalidDescriptionError(
+                        "shards[%d] = %d: not a multiple of chunks[%d] = %d "
+                        "(a shard holds whole chunks)"
+                        % (d, shards[d], d, chunks[d]), _ERR_SHARD)
         group = array = None
         if isinstance(path, _InGroup):
+            if reopen:
+                raise ValueError("Group.stream(): mode 'a' (continuing an "
+                                 "array) is not supported in a group")
             # Group.stream(): the array `array` of an open group.
             group, array = path.group._g, path.name
             # A group opened by a bytes path joins its names as bytes.
@@ -527,29 +660,56 @@ class Stream:
                                 if isinstance(root, bytes) else array)
         elif path is not None:
             path = _os.fspath(path)
-        name = _dtype_name(dtype)
+        # mode "w": dtype None is refused here, naming it.
+        name = None if reopen and dtype is None else _dtype_name(dtype)
         pairs = None
         if attributes is not None:
             pairs = [(_attr_key("attributes", k), _json_text(k, v))
                      for k, v in dict(attributes).items()]
-        pyr = _pyramid_args(dimension_names, rank, downsample, method,
-                            append_method, levels, ngff, units, scale,
-                            axis_types)
+        # mode "a": no pyramid (refused above); the extension's defaults.
+        pyr = {} if reopen else dict(zip(
+            ("downsample", "method", "append_method", "max_levels", "ngff",
+             "units", "scales", "axis_types"),
+            _pyramid_args(dimension_names, rank, downsample, method,
+                          append_method, levels, ngff, units, scale,
+                          axis_types)))
         pad_partial = _flag("pad_partial", pad_partial)
         allow_short = _flag("allow_short", allow_short)
-        fill = _fill_bytes(name, fill_value)
+        # An argument left at its _Default is the store's in mode "a"
+        # (None to the extension), its value in mode "w".
+        if isinstance(codec, _Default):
+            codec = None if reopen else codec.value
+        else:
+            codec = _text("codec", codec)
+        if isinstance(index_location, _Default):
+            index_location = None if reopen else index_location.value
+        else:
+            index_location = _text("index_location", index_location)
+        if isinstance(fill_value, _Default) and reopen:
+            fill = None
+        else:
+            if isinstance(fill_value, _Default):
+                fill_value = fill_value.value
+            if name is None:
+                # A fill value for the store's dtype, which is then given
+                # too: a store changed before the reopen is refused.
+                assert path is not None          # refused in mode "a"
+                name = _shardpipe.desc_from_store(path)[3]
+            fill = _fill_bytes(name, fill_value)
         self._path = path
         self._s = _shardpipe.Stream(
-            path, shape, chunks, per_shard, name, _text("codec", codec),
-            dimension_names, _text("index_location", index_location),
-            _text("backend", backend), threads,
-            _flag("overwrite", overwrite), sink, fill,
-            _flag("write_empty_chunks", write_empty_chunks),
+            path, shape, chunks, shards, name, codec, dimension_names,
+            index_location, _text("backend", backend), threads, overwrite,
+            sink, fill, _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
-            *pyr)
+            **pyr, reopen=reopen)
         import numpy as np
 
         self._np = np
+        # What the library opened: in mode "a" the store's array (the
+        # given fields equal it, or the open was refused), dim 0 the
+        # bound of this run.
+        shape, name, fill, start_row = self._s.info()
         self._shape = shape
         self._inner = shape[1:]          # the shape of one row of dim 0
         self._dtype = np.dtype(name)
@@ -561,10 +721,12 @@ class Stream:
         self._cap = shape[0] * self._row_bytes if shape[0] else None
         self._pad_partial = pad_partial
         self._allow_short = allow_short
+        self._start_row = start_row
         # The library is given whole rows only; the bytes of a row not yet
         # complete (append_bytes, skip(nbytes=)) wait here, so that close
-        # can leave a partial row out, as the command line does.
-        self._lib = 0                    # bytes the library was given
+        # can leave a partial row out, as the command line does.  Counted
+        # from row 0 of the array: a reopened one starts at start_row.
+        self._lib = start_row * self._row_bytes
         self._held = bytearray()
         # Python-side state makes overlapping calls unsafe before they
         # reach the extension's own lock: refuse them the same way.
@@ -990,6 +1152,14 @@ class Stream:
     def path(self) -> str | None:
         return self._path
 
+    @property
+    def start_row(self) -> int:
+        """The row of dim 0 that this stream's first append lands on: 0
+        for a new array (mode "w"); in mode "a", the rows the store's
+        zarr.json advertised when it was reopened, where the appends
+        continue."""
+        return self._start_row
+
     def __enter__(self) -> "Stream":
         return self
 
@@ -1194,7 +1364,10 @@ class Group:
         """A Stream writing the array ``name`` (1 to 255 of a-z A-Z 0-9 -
         _ ., not starting with . or __) at path/name, as Stream(...) takes
         its arguments but ``path``, ``sink`` and ``threads`` (the group's
-        threads replace it).  ``overwrite=True`` replaces that array only."""
+        threads replace it).  ``overwrite=True`` replaces that array only;
+        ``mode="a"`` is refused (ValueError): continue a group's array
+        with ``Stream(path + "/" + name, mode="a")`` after its group
+        stream is closed."""
         for k in ("path", "sink", "threads"):
             if k in kwargs:
                 raise TypeError("Group.stream() takes no %s" % k)

@@ -100,7 +100,16 @@ typedef struct {
 	int rc;                    /* the library's sticky error, once seen */
 	shardpipe_stats last;      /* the counters as close began */
 	int have_last;
+	/* What the stream was opened with: dims' sizes (dim 0 the bound, 0
+	 * unbounded), one element of fill, and the row of dim 0 its first
+	 * append lands on (a reopen's: the rows the store advertised). */
+	int rank;
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	unsigned char fill[8];
+	uint64_t start_row;
 } StreamObject;
+
+static PyObject *u64_tuple(const uint64_t *v, int n);
 
 static int sink_shard(void *user, const uint64_t *coords, int rank,
 		      const void *data, size_t data_bytes, const void *index,
@@ -308,42 +317,89 @@ static PyTypeObject GroupType = {
 	.tp_getset = group_getset,
 };
 
+/* Entry d of the sequence seq as a uint64_t: 0, or -1 with an exception
+ * set (the Python layer has checked kinds and ranges). */
+static int seq_u64(PyObject *seq, int d, uint64_t *out)
+{
+	PyObject *v = PySequence_GetItem(seq, d);
+
+	if (v == NULL)
+		return -1;
+	*out = PyLong_AsUnsignedLongLong(v);
+	Py_DECREF(v);
+	return PyErr_Occurred() ? -1 : 0;
+}
+
+/* In a reopen, a given sequence `what` must have one entry per dimension
+ * of the store's array: 0, or -1 with InvalidDescriptionError set. */
+static int reopen_rank(PyObject *seq, const char *what, int rank,
+		       const char *path)
+{
+	Py_ssize_t n = PySequence_Size(seq);
+	char msg[640];
+
+	if (n < 0)
+		return -1;
+	if (n == rank)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s has %zd entries; the array at %.500s "
+		 "has %d dimensions", what, n, path, rank);
+	raise_code(SHARDPIPE_ERR_RANK, msg);
+	return -1;
+}
+
+/*
+ * Stream(path, shape, chunks, shards, dtype, codec, dimension_names,
+ * index_location, backend, threads, overwrite, sink, fill_value,
+ * write_empty_chunks, durable, max_memory, attributes, [group, array,
+ * pyramid fields], reopen).  shards is in elements; chunks per shard are
+ * computed here, once the chunks are known.
+ *
+ * A new array (reopen false) needs every array field.  reopen true
+ * continues the array at path (shardpipe_stream_reopen): the description
+ * starts as the store's (shardpipe_desc_from_store), each array field
+ * given (not None) is set over it, and the library refuses a difference
+ * from the store, naming the field; shape[0] is this run's bound.
+ */
 static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {
-		"path", "shape", "chunks", "chunks_per_shard", "dtype", "codec",
+		"path", "shape", "chunks", "shards", "dtype", "codec",
 		"dimension_names", "index_location", "backend", "threads",
 		"overwrite", "sink", "fill_value", "write_empty_chunks",
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
-		"units", "scales", "axis_types", NULL,
+		"units", "scales", "axis_types", "reopen", NULL,
 	};
-	PyObject *path_obj, *shape, *chunks, *cps, *names, *sink, *attrs;
+	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
 	PyObject *group = Py_None;
-	const char *array = NULL;
+	const char *array = NULL, *path = NULL;
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
 	unsigned int downsample = 0;
 	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
+	int reopen = 0;
 	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
 	const char *dtype, *codec, *index_location, *backend, *fill;
 	Py_ssize_t fill_len, nattrs = 0;
 	int threads, overwrite, write_empty, durable, rc, ret = -1;
 	unsigned long long max_memory;
+	uint64_t rows = 0;
 	shardpipe_desc desc;
 	shardpipe_attribute *pairs = NULL;
 	shardpipe_stream *s = NULL;
 	shardpipe_sink sk;
-	Py_ssize_t rank;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOssOssipOy#ppKO|OzIiiipOOO",
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOp",
 					 kwlist, &path_obj, &shape, &chunks,
-					 &cps, &dtype, &codec, &names,
+					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
 					 &overwrite, &sink, &fill, &fill_len,
 					 &write_empty, &durable, &max_memory,
 					 &attrs, &group, &array, &downsample,
 					 &method, &append_method, &max_levels,
-					 &ngff, &units, &scales, &axis_types))
+					 &ngff, &units, &scales, &axis_types,
+					 &reopen))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -354,37 +410,87 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_RuntimeError, "stream already open");
 		return -1;
 	}
-	shardpipe_desc_init(&desc);
-	rank = PySequence_Size(shape);
-	if (rank < 0)
-		return -1;
-	if (rank < 1 || rank > SHARDPIPE_MAX_RANK) {
-		raise_code(SHARDPIPE_ERR_RANK, "shape must have 1 to 16 "
-			   "dimensions");
-		return -1;
-	}
-	desc.rank = (int)rank;
-	for (int d = 0; d < desc.rank; d++) {
-		PyObject *t[3] = { shape, chunks, cps };
-		uint64_t *f[3] = { &desc.dims[d].size, &desc.dims[d].chunk,
-				   &desc.dims[d].chunks_per_shard };
-
-		for (int k = 0; k < 3; k++) {
-			PyObject *v = PySequence_GetItem(t[k], d);
-
-			if (v == NULL)
-				return -1;
-			*f[k] = PyLong_AsUnsignedLongLong(v);
-			Py_DECREF(v);
-			if (PyErr_Occurred())
-				return -1;
-		}
-	}
 	if (path_obj != Py_None && !PyUnicode_FSConverter(path_obj, &path_bytes))
 		return -1;
-	if (path_bytes == NULL && sink == Py_None && group == Py_None) {
-		PyErr_SetString(PyExc_TypeError, "a path or a sink is needed");
-		return -1;
+	if (path_bytes != NULL)
+		path = PyBytes_AS_STRING(path_bytes);
+	shardpipe_desc_init(&desc);
+	if (reopen) {
+		if (path == NULL || sink != Py_None || group != Py_None) {
+			PyErr_SetString(PyExc_ValueError, "reopen: a directory "
+					"path is needed (no sink, no group)");
+			goto out;
+		}
+		Py_BEGIN_ALLOW_THREADS
+		rc = shardpipe_desc_from_store(&desc, path, &rows);
+		Py_END_ALLOW_THREADS
+		if (rc != SHARDPIPE_OK) {
+			raise_lib(rc, shardpipe_last_error_message());
+			goto out;
+		}
+		/* The array fields given are set over the store's, each with
+		 * one entry per dimension of the store's array. */
+		if ((shape != Py_None &&
+		     reopen_rank(shape, "shape", desc.rank, path) != 0) ||
+		    (chunks != Py_None &&
+		     reopen_rank(chunks, "chunks", desc.rank, path) != 0) ||
+		    (shards != Py_None &&
+		     reopen_rank(shards, "shards", desc.rank, path) != 0) ||
+		    (names != Py_None &&
+		     reopen_rank(names, "dimension_names", desc.rank,
+				 path) != 0))
+			goto out;
+	} else {
+		Py_ssize_t rank;
+
+		if (shape == Py_None || chunks == Py_None ||
+		    shards == Py_None || dtype == NULL || codec == NULL ||
+		    index_location == NULL || fill == NULL) {
+			PyErr_SetString(PyExc_TypeError, "a new array needs "
+					"shape, chunks, shards, dtype, codec, "
+					"index_location and fill_value");
+			goto out;
+		}
+		rank = PySequence_Size(shape);
+		if (rank < 0)
+			goto out;
+		if (rank < 1 || rank > SHARDPIPE_MAX_RANK) {
+			raise_code(SHARDPIPE_ERR_RANK, "shape must have 1 to 16 "
+				   "dimensions");
+			goto out;
+		}
+		desc.rank = (int)rank;
+		if (path == NULL && sink == Py_None && group == Py_None) {
+			PyErr_SetString(PyExc_TypeError,
+					"a path or a sink is needed");
+			goto out;
+		}
+	}
+	for (int d = 0; d < desc.rank; d++) {
+		shardpipe_dim *dim = &desc.dims[d];
+		uint64_t shard;
+
+		if (shape != Py_None && seq_u64(shape, d, &dim->size) != 0)
+			goto out;
+		if (chunks != Py_None && seq_u64(chunks, d, &dim->chunk) != 0)
+			goto out;
+		if (shards == Py_None)
+			continue;
+		if (seq_u64(shards, d, &shard) != 0)
+			goto out;
+		if (dim->chunk == 0 || shard % dim->chunk != 0) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg), "shards[%d] = %llu: not a "
+				 "multiple of chunks[%d] = %llu%s (a shard "
+				 "holds whole chunks)", d,
+				 (unsigned long long)shard, d,
+				 (unsigned long long)dim->chunk,
+				 chunks == Py_None ? ", the store's" : "");
+			raise_code(SHARDPIPE_ERR_SHARD_SIZE, msg);
+			goto out;
+		}
+		dim->chunks_per_shard = shard / dim->chunk;
 	}
 	if (names != Py_None) {
 		for (int d = 0; d < desc.rank; d++) {
@@ -392,6 +498,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 
 			if (v == NULL)
 				goto out;
+			desc.dims[d].name = NULL;
 			if (v != Py_None) {
 				name_bytes[d] = PyUnicode_AsUTF8String(v);
 				if (name_bytes[d] == NULL) {
@@ -404,22 +511,28 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 			Py_DECREF(v);
 		}
 	}
-	rc = shardpipe_dtype_from_name(dtype, &desc.dtype);
-	if (rc != SHARDPIPE_OK) {
-		char msg[160];
+	if (dtype != NULL) {
+		rc = shardpipe_dtype_from_name(dtype, &desc.dtype);
+		if (rc != SHARDPIPE_OK) {
+			char msg[160];
 
-		snprintf(msg, sizeof(msg), "unknown dtype \"%.64s\" (bool, "
-			 "int8..int64, uint8..uint64, float16..float64)",
-			 dtype);
-		raise_code(rc, msg);
-		goto out;
+			snprintf(msg, sizeof(msg), "unknown dtype \"%.64s\" "
+				 "(bool, int8..int64, uint8..uint64, "
+				 "float16..float64)", dtype);
+			raise_code(rc, msg);
+			goto out;
+		}
 	}
-	rc = shardpipe_desc_set_codec(&desc, codec);
-	if (rc != SHARDPIPE_OK) {
-		raise_lib(rc, shardpipe_last_error_message());
-		goto out;
+	if (codec != NULL) {
+		rc = shardpipe_desc_set_codec(&desc, codec);
+		if (rc != SHARDPIPE_OK) {
+			raise_lib(rc, shardpipe_last_error_message());
+			goto out;
+		}
 	}
-	if (strcmp(index_location, "end") == 0) {
+	if (index_location == NULL) {
+		/* the store's */
+	} else if (strcmp(index_location, "end") == 0) {
 		desc.index_location = SHARDPIPE_INDEX_END;
 	} else if (strcmp(index_location, "start") == 0) {
 		desc.index_location = SHARDPIPE_INDEX_START;
@@ -434,11 +547,15 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.overwrite = overwrite;
 	/* The Python layer has converted the fill value to the dtype's
 	 * bytes; (key, JSON text) pairs are its serialised attributes. */
-	if ((size_t)fill_len > sizeof(desc.fill_value)) {
-		PyErr_SetString(PyExc_ValueError, "fill_value: too many bytes");
-		goto out;
+	if (fill != NULL) {
+		if ((size_t)fill_len > sizeof(desc.fill_value)) {
+			PyErr_SetString(PyExc_ValueError,
+					"fill_value: too many bytes");
+			goto out;
+		}
+		memset(desc.fill_value, 0, sizeof(desc.fill_value));
+		memcpy(desc.fill_value, fill, (size_t)fill_len);
 	}
-	memcpy(desc.fill_value, fill, (size_t)fill_len);
 	desc.write_empty_chunks = write_empty;
 	desc.durable = durable;
 	desc.max_memory = max_memory;
@@ -511,15 +628,19 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		sk.user = self;
 		sk.shard = sink_shard;
 	}
+	/* The store's dimension names (a reopen that did not give them)
+	 * live until the next shardpipe_desc_from_store() on this thread:
+	 * none comes before the reopen. */
 	Py_BEGIN_ALLOW_THREADS
-	if (group != Py_None)
+	if (reopen)
+		rc = shardpipe_stream_reopen(&s, path, &desc);
+	else if (group != Py_None)
 		rc = shardpipe_group_stream(&s, ((GroupObject *)group)->g,
 					    array, &desc);
 	else if (self->sink != NULL)
 		rc = shardpipe_stream_open_sink(&s, &sk, &desc);
 	else
-		rc = shardpipe_stream_open(&s, PyBytes_AS_STRING(path_bytes),
-					   &desc);
+		rc = shardpipe_stream_open(&s, path, &desc);
 	Py_END_ALLOW_THREADS
 	if (rc != SHARDPIPE_OK) {
 		raise_lib(rc, shardpipe_last_error_message());
@@ -528,6 +649,21 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	self->s = s;
 	self->dtype = desc.dtype;
 	self->itemsize = shardpipe_dtype_size(desc.dtype);
+	/* What the stream was opened with (in a reopen, the store's array,
+	 * dim 0 this run's bound), for the Python layer's checks. */
+	self->rank = desc.rank;
+	for (int d = 0; d < desc.rank; d++)
+		self->shape[d] = desc.dims[d].size;
+	memcpy(self->fill, desc.fill_value, sizeof(self->fill));
+	self->start_row = rows;
+	/* The rows the reopened stream continues after, as it read them
+	 * under its lock: its rows written before anything is appended. */
+	if (reopen) {
+		shardpipe_stats st;
+
+		if (shardpipe_stream_stats(s, &st) == SHARDPIPE_OK)
+			self->start_row = st.rows_written;
+	}
 	snprintf(self->backend, sizeof(self->backend), "%s",
 		 shardpipe_stream_backend(s));
 	ret = 0;
@@ -818,6 +954,18 @@ static PyObject *stream_stats(StreamObject *self, PyObject *unused)
 			     st.seconds_blocked);
 }
 
+/* info() -> (shape, dtype name, fill bytes, start_row): what the stream
+ * was opened with, open or closed. */
+static PyObject *stream_info(StreamObject *self, PyObject *unused)
+{
+	(void)unused;
+	return Py_BuildValue("(Nsy#K)", u64_tuple(self->shape, self->rank),
+			     shardpipe_dtype_name(self->dtype),
+			     (const char *)self->fill,
+			     (Py_ssize_t)self->itemsize,
+			     (unsigned long long)self->start_row);
+}
+
 static PyObject *stream_get_backend(StreamObject *self, void *closure)
 {
 	(void)closure;
@@ -844,6 +992,9 @@ static PyMethodDef stream_methods[] = {
 	  "close() -> None: write the last shards and zarr.json." },
 	{ "stats", (PyCFunction)stream_stats, METH_NOARGS,
 	  "stats() -> tuple: the library's counters." },
+	{ "info", (PyCFunction)stream_info, METH_NOARGS,
+	  "info() -> (shape, dtype, fill bytes, start_row): what the stream "
+	  "was opened with (a reopen's: the store's array, dim 0 the bound)." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -1111,6 +1262,60 @@ static PyObject *mod_backends(PyObject *m, PyObject *unused)
 	return list;
 }
 
+/* desc_from_store(path) -> (shape, chunks, shards, dtype, dimension
+ * names, index_location, fill bytes, rows): the array at path as
+ * shardpipe_desc_from_store() reads it, shape[0] the rows its zarr.json
+ * advertises, shards in elements. */
+static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
+{
+	uint64_t size[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
+	uint64_t shard[SHARDPIPE_MAX_RANK], rows = 0;
+	PyObject *path_bytes, *names;
+	shardpipe_desc desc;
+	int rc;
+
+	(void)m;
+	if (!PyUnicode_FSConverter(arg, &path_bytes))
+		return NULL;
+	shardpipe_desc_init(&desc);
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_desc_from_store(&desc, PyBytes_AS_STRING(path_bytes),
+				       &rows);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path_bytes);
+	if (rc != SHARDPIPE_OK)
+		return raise_lib(rc, shardpipe_last_error_message());
+	/* The names live until the next call on this thread: copy them
+	 * now. */
+	names = PyTuple_New(desc.rank);
+	if (names == NULL)
+		return NULL;
+	for (int d = 0; d < desc.rank; d++) {
+		/* An unnamed dim is "" (as in Reader.info()): None. */
+		const char *n = desc.dims[d].name;
+		PyObject *x = n != NULL && *n != '\0' ? PyUnicode_FromString(n)
+						       : Py_NewRef(Py_None);
+
+		if (x == NULL) {
+			Py_DECREF(names);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(names, d, x);
+		size[d] = d == 0 ? rows : desc.dims[d].size;
+		chunk[d] = desc.dims[d].chunk;
+		shard[d] = desc.dims[d].chunk * desc.dims[d].chunks_per_shard;
+	}
+	return Py_BuildValue("(NNNsNsy#K)", u64_tuple(size, desc.rank),
+			     u64_tuple(chunk, desc.rank),
+			     u64_tuple(shard, desc.rank),
+			     shardpipe_dtype_name(desc.dtype), names,
+			     desc.index_location == SHARDPIPE_INDEX_START
+				     ? "start" : "end",
+			     (const char *)desc.fill_value,
+			     (Py_ssize_t)shardpipe_dtype_size(desc.dtype),
+			     (unsigned long long)rows);
+}
+
 static PyObject *mod_set_errors(PyObject *m, PyObject *tup)
 {
 	(void)m;
@@ -1135,6 +1340,9 @@ static PyMethodDef mod_methods[] = {
 	{ "backends", mod_backends, METH_NOARGS,
 	  "backends() -> [(name, usable, gpu, detail)]" },
 	{ "_set_errors", mod_set_errors, METH_O, NULL },
+	{ "desc_from_store", mod_desc_from_store, METH_O,
+	  "desc_from_store(path) -> (shape, chunks, shards, dtype, names, "
+	  "index_location, fill bytes, rows): the array at path." },
 	{ "strerror", mod_strerror, METH_O,
 	  "strerror(code) -> str: the library's sentence for a code." },
 	{ NULL, NULL, 0, NULL },
