@@ -239,6 +239,7 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 		    struct run *run)
 {
 	shardpipe_sink sink;
+	shardpipe_desc cont;
 	shardpipe_stream *s;
 	uint64_t scratch[2];
 	uint64_t early = 2 * r->desc.dims[0].chunk *
@@ -251,11 +252,15 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 	sink.shard_parts = count_parts;
 	if (k > 0)
 		r->desc.overwrite = 1;
-	if (su->resume_at > 0)
+	if (su->resume_at > 0) {
 		SP_BENCH_FORWARD(write_before(r, su, desc, pat, lat));
+		/* The store write_before made is continued, not replaced. */
+		cont = *desc;
+		cont.overwrite = 0;
+	}
 	t0 = bench_now();
 	c0 = bench_cpu_seconds();
-	rc = su->resume_at > 0 ? shardpipe_stream_reopen(&s, su->output, desc)
+	rc = su->resume_at > 0 ? shardpipe_stream_reopen(&s, su->output, &cont)
 	     : su->output != NULL ? shardpipe_stream_open(&s, su->output, desc)
 				  : shardpipe_stream_open_sink(&s, &sink, desc);
 	if (rc != SHARDPIPE_OK)
@@ -476,7 +481,7 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 	r->codec_text = su.codec_text;
 	r->output = su.output;
 	r->desc = su.desc;
-	r->rows = su.rows;
+	r->rows = su.rows - su.resume_at;
 	r->repeat = su.repeat;
 	r->threads = su.desc.threads > 0 ? su.desc.threads
 					 : (int)sysconf(_SC_NPROCESSORS_ONLN);

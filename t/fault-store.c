@@ -226,8 +226,8 @@ static int tracked(int fd)
 	int t;
 
 	pthread_mutex_lock(&inj.lock);
-	t = inj.root_len > 0 && fd >= 0 && fd < (int)sizeof(inj.fds) &&
-	    inj.fds[fd];
+	t = inj.root_len > 0 && fd >= 0 && fd < (int)sizeof(inj.fds)
+		    ? inj.fds[fd] : 0;
 	pthread_mutex_unlock(&inj.lock);
 	return t;
 }
@@ -260,11 +260,14 @@ static int do_open(const char *path, int flags, mode_t mode, int dirfd,
 	}
 	fd = at ? real_openat(dirfd, path, flags, mode)
 		: real_open(path, flags, mode);
-	/* A directory's descriptor (the store's lock, doc/design.md §29;
-	 * a directory to fsync) has no data that its close could lose: its
-	 * close is no store operation. */
+	/* A descriptor that only reads (zarr.json read back by a reopen,
+	 * doc/design.md §29; a directory to fsync or lock) has no data its
+	 * close could lose: that close is no store operation (2), its other
+	 * calls are. */
 	if (fd >= 0) {
-		track(fd, below_root(path) && !(flags & O_DIRECTORY));
+		track(fd, !below_root(path) ? 0
+			  : (flags & O_DIRECTORY) ||
+				    (flags & O_ACCMODE) == O_RDONLY ? 2 : 1);
 		dlog_set_fd(fd, path);
 	}
 	return fd;
@@ -398,7 +401,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 int close(int fd)
 {
 	REAL(close);
-	int t = tracked(fd), r;
+	int t = tracked(fd) == 1, r;
 
 	track(fd, 0);
 	dlog_set_fd(fd, NULL);
@@ -1432,6 +1435,162 @@ static int child_main(char **argv)
 	return write(3, &o, sizeof(o)) == sizeof(o) ? 0 : 3;
 }
 
+/* ------------------------------------------------- 6. a resume faulted */
+
+/* Rows [from, ROWS) of the workload's input appended to a reopened store
+ * in spans of a row and a half; the first failure's code, close's when
+ * none came before. */
+static int resume_rest(const struct workload *w, const char *root,
+		       uint64_t from, char *msg, size_t n)
+{
+	shardpipe_stream *s;
+	size_t at = (size_t)from * w->row_bytes, span = w->row_bytes * 3 / 2;
+	int rc = shardpipe_stream_reopen(&s, root, &w->desc), crc;
+
+	if (rc != SHARDPIPE_OK) {
+		snprintf(msg, n, "%s", shardpipe_last_error_message());
+		return rc;
+	}
+	while (rc == SHARDPIPE_OK && at < w->bytes) {
+		size_t k = span < w->bytes - at ? span : w->bytes - at;
+
+		rc = shardpipe_stream_append(s, w->input + at, k);
+		at += k;
+	}
+	if (rc != SHARDPIPE_OK)
+		snprintf(msg, n, "%s", shardpipe_stream_message(s));
+	crc = shardpipe_stream_close(s);
+	if (rc == SHARDPIPE_OK && crc != SHARDPIPE_OK)
+		snprintf(msg, n, "%s", shardpipe_last_error_message());
+	return rc != SHARDPIPE_OK ? rc : crc;
+}
+
+static void copy_store(const char *from, const char *to)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -a '%s' '%s'", to, from,
+		 to);
+	if (system(cmd) != 0)
+		bail("cannot copy %s to %s", from, to);
+}
+
+/* shardpipe_reader_check() of the store at root. */
+static int store_checks(const char *root, char *why, size_t n)
+{
+	shardpipe_reader *r;
+	int rc = shardpipe_reader_open(&r, root);
+
+	if (rc == SHARDPIPE_OK) {
+		rc = shardpipe_reader_check(r);
+		snprintf(why, n, "%s", shardpipe_reader_message(r));
+		shardpipe_reader_close(r);
+	} else {
+		snprintf(why, n, "%s", shardpipe_last_error_message());
+	}
+	return rc == SHARDPIPE_OK;
+}
+
+/*
+ * Continuing a store (doc/design.md §29) under the same faults: 7 rows
+ * written and closed (shard row 1 partial), then a reopen that appends the
+ * rest with the n-th store operation failing, for every n.  Each faulted
+ * resume fails with the fault's code and leaves a consistent store: every
+ * shard there valid and holding the input's rows, zarr.json advertising
+ * only rows its shards hold (the old store or the new one, never a mix);
+ * and a second, clean resume from whatever zarr.json advertises then gives
+ * the files of the clean resume, which are the files of one run.
+ */
+static void resume_sweep(const struct workload *w, const char *tmp,
+			 int step)
+{
+	char base[800], root[800], clean[800], one[800], msg[512];
+	struct workload first = *w;
+	struct outcome o;
+	struct fc_report rep;
+	long ops;
+	int runs = 0, good = 0, same = 1, files = 0, rc;
+
+	snprintf(base, sizeof(base), "%s/resume-base.zarr", tmp);
+	snprintf(root, sizeof(root), "%s/resume.zarr", tmp);
+	snprintf(clean, sizeof(clean), "%s/resume-clean.zarr", tmp);
+	snprintf(one, sizeof(one), "%s/resume-one.zarr", tmp);
+	/* The one run, and the first 7 rows of it closed (unbounded: a
+	 * closed bounded array is full). */
+	first.desc.dims[0].size = 0;
+	first.bytes = 7 * w->row_bytes;
+	first.steps = 1;
+	first.span[0] = first.bytes;
+	first.flush_after[0] = 0;
+	fresh_dir(base);
+	run_workload(&first, base, &o);
+	if (o.first_rc != SHARDPIPE_OK)
+		bail("the first 7 rows: %s", o.msg);
+	first = *w;
+	first.steps = 1;
+	first.span[0] = w->bytes;
+	first.flush_after[0] = 0;
+	fresh_dir(one);
+	run_workload(&first, one, &o);
+	if (o.first_rc != SHARDPIPE_OK)
+		bail("the one run: %s", o.msg);
+
+	copy_store(base, clean);
+	arm(clean, 0, INJ_FAIL, 0, 0);
+	rc = resume_rest(w, clean, 7, msg, sizeof(msg));
+	ops = inj.count;
+	disarm();
+	same = test_same_tree(one, clean, &files);
+	ok(rc == SHARDPIPE_OK && same,
+	   "a clean resume after 7 rows: %ld store operations, the one run's "
+	   "files (%d)", ops, files);
+	for (long n = 1; n <= ops; n += step) {
+		uint64_t rows;
+		shardpipe_desc d;
+		int fine;
+
+		copy_store(base, root);
+		arm(root, n, INJ_FAIL, EIO, 0);
+		rc = resume_rest(w, root, 7, msg, sizeof(msg));
+		disarm();
+		/* What a reader sees: every shard valid, the rows advertised
+		 * the input's (the old partial shard's padding past them is
+		 * no row of the array). */
+		shardpipe_desc_init(&d);
+		rows = 0;
+		fine = rc == SHARDPIPE_ERR_IO && strstr(msg, root) != NULL &&
+		       shardpipe_desc_from_store(&d, root, &rows) ==
+			       SHARDPIPE_OK &&
+		       rows >= 4 && store_checks(root, rep.why,
+						 sizeof(rep.why)) &&
+		       test_reads_back(root, rows, w->input,
+				       (size_t)rows * w->row_bytes);
+		/* A bounded array whose last shard epoch was written
+		 * advertises all of its rows: nothing is left to resume. */
+		if (fine &&
+		    ((rows < ROWS &&
+		      resume_rest(w, root, rows, msg, sizeof(msg)) !=
+			      SHARDPIPE_OK) ||
+		     !test_same_tree(clean, root, NULL))) {
+			diag("EIO on resume operation %ld: resumed again from "
+			     "row %llu: %s", n, (unsigned long long)rows, msg);
+			fine = 0;
+		} else if (!fine) {
+			diag("EIO on resume operation %ld: code %d (%s), "
+			     "\"%s\", store: %s", n, rc, shardpipe_strerror(rc),
+			     msg, rep.why);
+		}
+		runs++;
+		good += fine;
+	}
+	faults_injected += runs;
+	faults_survived += good;
+	ok(runs > 0 && good == runs,
+	   "EIO on each of %d operations of a resume: the fault's code, a "
+	   "consistent store, and a second resume gives the one run's files",
+	   runs);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed, rng;
@@ -1496,6 +1655,7 @@ int main(int argc, char **argv)
 	tmpfs_cases(&w, tmp);
 	access_cases(&w, tmp);
 	durability_order(&w, tmp);
+	resume_sweep(&w, tmp, stride);
 
 	diag("faults injected %d, survived %d", faults_injected,
 	     faults_survived);
