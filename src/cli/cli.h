@@ -22,7 +22,8 @@ enum {
 /*
  * The exit status for a library error: 4 for a store feature we cannot
  * read, 1 when the operation failed (I/O, memory, a device, a compressor, a
- * malformed or corrupt store), 2 for everything the caller asked wrongly
+ * malformed or corrupt store, a store another writer holds), 2 for
+ * everything the caller asked wrongly
  * (the description, the backend, the path, an existing store).
  */
 int cli_exit_status(int rc);
@@ -104,6 +105,16 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i);
  * CLI_EXIT_USAGE on a bad value.
  */
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc);
+
+/*
+ * As cli_desc_build, over a desc that already holds an array (rank > 0,
+ * from shardpipe_desc_from_store: write --append): the options given
+ * replace its fields, the others stay, and --shape and --chunk may be
+ * left out.  A --shape of another rank than the array's is refused here
+ * (the other lists are read against it); every other difference is the
+ * library's to refuse, naming the field.
+ */
+int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc);
 
 /*
  * Warn on stderr when one shard would hold over 2 GiB or its index would be

@@ -48,6 +48,7 @@ int cli_exit_status(int rc)
 	case SHARDPIPE_ERR_FORMAT:
 	case SHARDPIPE_ERR_CORRUPT:
 	case SHARDPIPE_ERR_ABI:
+	case SHARDPIPE_ERR_BUSY:
 		return CLI_EXIT_FAIL;
 	default:
 		return CLI_EXIT_USAGE;
@@ -429,26 +430,54 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 {
-	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
-	uint64_t shard[SHARDPIPE_MAX_RANK];
-	static char names[SHARDPIPE_MAX_RANK][64];
-	int rank, n;
-
 	shardpipe_desc_init(desc);
 	if (o->shape == NULL || o->chunk == NULL) {
 		cli_error("--shape and --chunk are required");
 		return CLI_EXIT_USAGE;
 	}
-	rank = cli_parse_list("--shape", o->shape, shape);
-	if (rank < 0)
-		return CLI_EXIT_USAGE;
-	n = cli_parse_list("--chunk", o->chunk, chunk);
-	if (n < 0)
-		return CLI_EXIT_USAGE;
-	if (n != rank) {
-		cli_error("--chunk: \"%s\" must list %d sizes, like --shape",
-			  o->chunk, rank);
-		return CLI_EXIT_USAGE;
+	return cli_desc_apply(o, desc);
+}
+
+int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc)
+{
+	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
+	uint64_t shard[SHARDPIPE_MAX_RANK];
+	static char names[SHARDPIPE_MAX_RANK][64];
+	/* A store's array (write --append): what is not given stays. */
+	const int have = desc->rank;
+	int rank = have, n;
+
+	for (int d = 0; d < have; d++) {
+		shape[d] = desc->dims[d].size;
+		chunk[d] = desc->dims[d].chunk;
+		shard[d] = desc->dims[d].chunks_per_shard;
+	}
+	if (o->shape != NULL) {
+		rank = cli_parse_list("--shape", o->shape, shape);
+		if (rank < 0)
+			return CLI_EXIT_USAGE;
+		/* The other lists are read against this rank; the store's
+		 * would be misread against another. */
+		if (have != 0 && rank != have) {
+			cli_error("--shape: \"%s\" lists %d sizes; the array "
+				  "has %d dims", o->shape, rank, have);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (o->chunk != NULL) {
+		n = cli_parse_list("--chunk", o->chunk, chunk);
+		if (n < 0)
+			return CLI_EXIT_USAGE;
+		if (n != rank && o->shape != NULL) {
+			cli_error("--chunk: \"%s\" must list %d sizes, like "
+				  "--shape", o->chunk, rank);
+			return CLI_EXIT_USAGE;
+		}
+		if (n != rank) {
+			cli_error("--chunk: \"%s\" must list %d sizes, one per "
+				  "dim of the array", o->chunk, rank);
+			return CLI_EXIT_USAGE;
+		}
 	}
 	if ((o->shard != NULL) + (o->shard_shape != NULL) +
 	    (o->chunks_per_shard != NULL) > 1) {
@@ -462,7 +491,9 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 			return CLI_EXIT_USAGE;
 		if (n != rank) {
 			cli_error("--shard-shape: \"%s\" must list %d sizes in "
-				  "elements, like --shape", o->shard_shape, rank);
+				  "elements, %s", o->shard_shape, rank,
+				  o->shape != NULL ? "like --shape"
+						   : "one per dim of the array");
 			return CLI_EXIT_USAGE;
 		}
 		for (int d = 0; d < rank; d++) {
@@ -489,7 +520,7 @@ int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 				  v, rank);
 			return CLI_EXIT_USAGE;
 		}
-	} else {
+	} else if (have == 0) {
 		for (int d = 0; d < rank; d++)
 			shard[d] = 1;
 	}

@@ -26,7 +26,8 @@ static void write_usage(FILE *f)
 		"         [--attr KEY=JSON]... [--array NAME] [--downsample D,..] "
 		"[--method M]\n"
 		"         [--append-method M] [--levels N] [--ngff] [--units D=U,..]\n"
-		"         [--scale D=S,..] [--axis-types D=T,..] OUT.zarr\n\n"
+		"         [--scale D=S,..] [--axis-types D=T,..] OUT.zarr\n"
+		"       shardpipe write --append [options] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
@@ -74,6 +75,14 @@ static void write_usage(FILE *f)
 		"(SHARDPIPE_BACKEND overrides)\n"
 		"  --threads N       worker threads, 0 = every core (default)\n"
 		"  --overwrite       replace a store already at OUT.zarr\n"
+		"  --append          continue the store at OUT.zarr after the "
+		"rows it holds: its\n"
+		"                    shape, dtype, chunks, codec, names, index "
+		"location and fill\n"
+		"                    value are taken from it (any given must "
+		"equal its own); dim 0\n"
+		"                    of --shape is the row this run stops at "
+		"(0 = unbounded)\n"
 		"  --fill-value V    the fill value (default 0): an integer, "
 		"true/false,\n"
 		"                    or a float, nan, inf, -inf, or 0x and the bits in hex\n"
@@ -215,7 +224,7 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--attr", "--array", "--downsample", "--method",
+	"--durable", "--attr", "--array", "--append", "--downsample", "--method",
 	"--append-method", "--levels", "--ngff", "--units", "--scale",
 	"--axis-types", "--help",
 };
@@ -225,7 +234,7 @@ struct write_args {
 	struct cli_levels_opts l;
 	const char *input, *out;
 	const char *array;        /* --array NAME, or NULL */
-	int pad_partial, allow_short, quiet;
+	int pad_partial, allow_short, quiet, append;
 	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
 	shardpipe_attribute *attrs;
 	int nattrs;
@@ -254,10 +263,10 @@ static int split_attr(const char *arg, shardpipe_attribute *at)
 static int parse_args(struct write_args *a, int argc, char **argv)
 {
 	const char *const flags[] = {
-		"--pad-partial", "--allow-short", "--quiet",
+		"--pad-partial", "--allow-short", "--quiet", "--append",
 	};
 	int *const flag_slots[] = {
-		&a->pad_partial, &a->allow_short, &a->quiet,
+		&a->pad_partial, &a->allow_short, &a->quiet, &a->append,
 	};
 
 	a->input = "-";
@@ -324,31 +333,63 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 struct writer {
 	const struct write_args *a;
 	shardpipe_desc desc;
+	/* The array's directory: OUT, or OUT/NAME with --array. */
+	char *path;
 	FILE *in;
 	shardpipe_stream *s;
-	/* One row is one index of dim 0; capacity is a bounded array's
-	 * bytes (0 when dim 0 is unbounded). */
+	/* With --append, the rows the store holds already; else 0. */
+	uint64_t start;
+	/* One row is one index of dim 0; capacity is the bytes a bounded
+	 * array takes from the input, the rows from start to its end (0
+	 * when dim 0 is unbounded, or with --append when no row is left:
+	 * full, the library refuses it). */
 	uint64_t row_bytes, capacity, appended;
+	int full;
+	/* For messages: the shape the rows follow ("--shape S", or with
+	 * --append and no --shape the store's), and what a bounded
+	 * capacity spans ("--shape S", with --append "rows R..N-1 of
+	 * --shape S"). */
+	char shape[200], bound[260];
 	unsigned char *buf;
 	size_t bufsize, held;     /* held: a partial row kept back */
 	double t0;
 };
 
 /* The row and array sizes in bytes; 0 when they overflow, leaving the
- * refusal to the library, with its message. */
+ * refusal to the library, with its message.  And the shape and bound
+ * the messages name. */
 static void sizes_of(struct writer *w)
 {
 	const shardpipe_desc *desc = &w->desc;
+	const uint64_t end = desc->dims[0].size;
+	uint64_t v[SHARDPIPE_MAX_RANK];
+	char list[160];
 
 	w->row_bytes = shardpipe_dtype_size(desc->dtype);
 	for (int d = 1; d < desc->rank; d++)
 		if (__builtin_mul_overflow(w->row_bytes, desc->dims[d].size,
 					   &w->row_bytes))
 			w->row_bytes = 0;
-	if (desc->dims[0].size != 0 &&
-	    __builtin_mul_overflow(w->row_bytes, desc->dims[0].size,
+	w->full = end != 0 && end <= w->start;
+	if (end != 0 && !w->full &&
+	    __builtin_mul_overflow(w->row_bytes, end - w->start,
 				   &w->capacity))
 		w->row_bytes = 0;
+	if (w->a->o.shape != NULL) {
+		snprintf(w->shape, sizeof(w->shape), "--shape %s",
+			 w->a->o.shape);
+	} else {
+		for (int d = 0; d < desc->rank; d++)
+			v[d] = d == 0 ? w->start : desc->dims[d].size;
+		snprintf(w->shape, sizeof(w->shape), "the shape %s of %s",
+			 list_str(list, sizeof(list), v, desc->rank), w->path);
+	}
+	if (w->start != 0 && end != 0 && !w->full)
+		snprintf(w->bound, sizeof(w->bound), "rows %llu..%llu of %s",
+			 (unsigned long long)w->start,
+			 (unsigned long long)(end - 1), w->shape);
+	else
+		snprintf(w->bound, sizeof(w->bound), "%s", w->shape);
 }
 
 /* Refuse, before anything is written, an input that cannot be the array:
@@ -375,27 +416,27 @@ static int check_input(const struct writer *w)
 	if (w->desc.dims[0].size == 0 && size % rb != 0 && !a->pad_partial)
 		cli_error("write: %s holds %llu bytes, not a whole number of "
 			  "rows of %llu bytes (%s, every dim after the first "
-			  "of --shape %s): %llu rows and %llu bytes over; "
+			  "of %s): %llu rows and %llu bytes over; "
 			  "check --dtype and --shape (--pad-partial fills a "
 			  "last partial row)", a->input,
 			  (unsigned long long)size, (unsigned long long)rb, dt,
-			  a->o.shape, (unsigned long long)(size / rb),
+			  w->shape, (unsigned long long)(size / rb),
 			  (unsigned long long)(size % rb));
 	else if (w->desc.dims[0].size != 0 && size > cap)
 		cli_error("write: %s holds %llu bytes, %llu more than the %llu "
-			  "bytes of --shape %s (%s); %s", a->input,
+			  "bytes of %s (%s); %s", a->input,
 			  (unsigned long long)size,
 			  (unsigned long long)(size - cap),
-			  (unsigned long long)cap, a->o.shape, dt,
+			  (unsigned long long)cap, w->bound, dt,
 			  stream_hint(hint, sizeof(hint), &w->desc,
-				      a->o.shape, size, cap));
+				      a->o.shape, a->append ? 0 : size, cap));
 	else if (w->desc.dims[0].size != 0 && size < cap && !a->allow_short)
 		cli_error("write: %s holds %llu bytes, %llu fewer than the %llu "
-			  "bytes of --shape %s (%s); --allow-short writes it "
+			  "bytes of %s (%s); --allow-short writes it "
 			  "anyway, the rest holding the fill value", a->input,
 			  (unsigned long long)size,
 			  (unsigned long long)(cap - size),
-			  (unsigned long long)cap, a->o.shape, dt);
+			  (unsigned long long)cap, w->bound, dt);
 	else
 		return CLI_EXIT_OK;
 	return CLI_EXIT_USAGE;
@@ -540,11 +581,12 @@ static int finish_input(struct writer *w)
 				(exact ? (uint64_t)(sb.st_size - at) : 0);
 
 		cli_error("write: the input holds %s%llu bytes more than the "
-			  "%llu bytes of --shape %s; they were not written; %s",
+			  "%llu bytes of %s; they were not written; %s",
 			  exact ? "" : "at least ", (unsigned long long)left,
-			  (unsigned long long)w->capacity, a->o.shape,
+			  (unsigned long long)w->capacity, w->bound,
 			  stream_hint(hint, sizeof(hint), &w->desc,
-				      a->o.shape, exact ? left : 0,
+				      a->o.shape,
+				      exact && !a->append ? left : 0,
 				      w->capacity));
 		return CLI_EXIT_USAGE;
 	}
@@ -566,12 +608,13 @@ static int finish_input(struct writer *w)
 	}
 	if (w->capacity && w->appended < w->capacity && !a->allow_short) {
 		cli_error("write: the input ended after %llu of the %llu bytes "
-			  "of --shape %s; the store keeps that shape, rows "
+			  "of %s; the store keeps that shape, rows "
 			  "%llu and after holding the fill value "
 			  "(--allow-short accepts this)",
 			  (unsigned long long)w->appended,
-			  (unsigned long long)w->capacity, a->o.shape,
-			  (unsigned long long)(w->appended / w->row_bytes));
+			  (unsigned long long)w->capacity, w->bound,
+			  (unsigned long long)(w->start +
+					       w->appended / w->row_bytes));
 		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;
@@ -618,44 +661,205 @@ static int is_file(const char *path)
 	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+/* A library refusal of the array at w->path, as every one is printed. */
+static int refused(const struct writer *w, int rc)
+{
+	const struct write_args *a = w->a;
+	char msg[600];
+
+	/* A pyramid field's refusal names the option that sets it. */
+	cli_error("write: %s%s%s%s: %s", a->array ? "--array " : "",
+		  a->array ? a->array : "", a->array ? ": " : "",
+		  shardpipe_strerror(rc),
+		  cli_levels_message(shardpipe_last_error_message(), msg,
+				     sizeof(msg)));
+	return cli_exit_status(rc);
+}
+
+/* The group at OUT, for --array; NULL after saying why (*status). */
+static shardpipe_group *open_group(const struct writer *w, int *status)
+{
+	const struct write_args *a = w->a;
+	shardpipe_group *g;
+	int rc = shardpipe_group_open(&g, a->out, w->desc.threads);
+
+	if (rc == SHARDPIPE_ERR_PATH && !has_meta(a->out) &&
+	    !is_file(a->out)) {
+		cli_error("write: --array %s: %s (make the group with "
+			  "'shardpipe group create %s')", a->array,
+			  shardpipe_last_error_message(), a->out);
+		*status = cli_exit_status(rc);
+		return NULL;
+	}
+	if (rc != SHARDPIPE_OK) {
+		*status = refused(w, rc);
+		return NULL;
+	}
+	return g;
+}
+
 /* The stream: a store of its own at OUT, or with --array the array NAME of
- * the group at OUT. */
+ * the group at OUT; with --append, the array there continued. */
 static int open_stream(struct writer *w)
 {
 	const struct write_args *a = w->a;
 	shardpipe_group *g;
-	int rc;
+	int rc, status;
 
-	if (a->array == NULL) {
+	if (a->append) {
+		rc = shardpipe_stream_reopen(&w->s, w->path, &w->desc);
+	} else if (a->array == NULL) {
 		rc = shardpipe_stream_open(&w->s, a->out, &w->desc);
 	} else {
-		rc = shardpipe_group_open(&g, a->out, w->desc.threads);
-		if (rc == SHARDPIPE_ERR_PATH && !has_meta(a->out) &&
-		    !is_file(a->out)) {
-			cli_error("write: --array %s: %s (make the group with "
-				  "'shardpipe group create %s')", a->array,
-				  shardpipe_last_error_message(), a->out);
-			return cli_exit_status(rc);
-		}
-		if (rc == SHARDPIPE_OK) {
-			rc = shardpipe_group_stream(&w->s, g, a->array,
-						    &w->desc);
-			shardpipe_group_close(g);
-		}
+		if ((g = open_group(w, &status)) == NULL)
+			return status;
+		rc = shardpipe_group_stream(&w->s, g, a->array, &w->desc);
+		shardpipe_group_close(g);
 	}
-	if (rc != SHARDPIPE_OK) {
-		char msg[600];
+	if (rc != SHARDPIPE_OK)
+		return refused(w, rc);
+	/* The store's geometry was warned about when it was made. */
+	if (!a->append)
+		cli_shard_warnings(&w->desc);
+	else if (!a->quiet)
+		fprintf(stderr, "shardpipe: write: %s: continuing after %llu "
+			"row%s\n", w->path, (unsigned long long)w->start,
+			w->start == 1 ? "" : "s");
+	return CLI_EXIT_OK;
+}
 
-		/* A pyramid field's refusal names the option that sets it. */
-		cli_error("write: %s%s%s%s: %s", a->array ? "--array " : "",
-			  a->array ? a->array : "", a->array ? ": " : "",
-			  shardpipe_strerror(rc),
-			  cli_levels_message(shardpipe_last_error_message(),
-					     msg, sizeof(msg)));
+/*
+ * --append --array NAME: NAME must be an array the group at OUT lists,
+ * which also holds it to the names --array takes (no path of another
+ * store through it).
+ */
+static int group_has(const struct writer *w)
+{
+	const struct write_args *a = w->a;
+	int status, found = 0;
+	shardpipe_group *g = open_group(w, &status);
+
+	if (g == NULL)
+		return status;
+	for (size_t i = 0; i < shardpipe_group_array_count(g); i++)
+		found |= strcmp(shardpipe_group_array_name(g, i), a->array) == 0;
+	shardpipe_group_close(g);
+	if (found)
+		return CLI_EXIT_OK;
+	cli_error("write: --append --array %s: the group %s holds no array %s "
+		  "to continue (without --append, write starts it)", a->array,
+		  a->out, a->array);
+	return CLI_EXIT_USAGE;
+}
+
+/*
+ * --append: the description is the store's, with the options given laid
+ * over it; whether they agree with the store is the library's to say at
+ * reopen, naming the field.  w->start: the rows the store holds.
+ */
+static int append_desc(struct writer *w)
+{
+	const struct write_args *a = w->a;
+	const struct cli_levels_opts *l = &a->l;
+	int rc;
+
+	if (a->o.overwrite) {
+		cli_error("write: --append continues the store at %s and "
+			  "--overwrite replaces it; give one of them", a->out);
+		return CLI_EXIT_USAGE;
+	}
+	if (l->downsample || l->method || l->append_method || l->levels ||
+	    l->units || l->scale || l->axis_types || l->ngff) {
+		cli_error("write: --append: reopening a pyramid is not "
+			  "supported yet (--downsample, --method, "
+			  "--append-method, --levels, --ngff, --units, --scale "
+			  "and --axis-types describe one)");
+		return CLI_EXIT_USAGE;
+	}
+	shardpipe_desc_init(&w->desc);
+	if (a->array != NULL && (rc = group_has(w)) != CLI_EXIT_OK)
+		return rc;
+	rc = shardpipe_desc_from_store(&w->desc, w->path, &w->start);
+	if (rc == SHARDPIPE_ERR_PATH && !has_meta(w->path) &&
+	    !is_file(w->path)) {
+		cli_error("write: --append: %s: %s (without --append, write "
+			  "starts a new store there)", shardpipe_strerror(rc),
+			  shardpipe_last_error_message());
 		return cli_exit_status(rc);
 	}
-	cli_shard_warnings(&w->desc);
-	return CLI_EXIT_OK;
+	if (rc != SHARDPIPE_OK)
+		return refused(w, rc);
+	return cli_desc_apply(&a->o, &w->desc);
+}
+
+/* The write, once the command line is read: the description, the input
+ * checked against it, the stream, the input streamed, the summary. */
+static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
+{
+	const struct write_args *a = w->a;
+	int rc, status;
+
+	if (a->append)
+		rc = append_desc(w);
+	else if ((rc = cli_desc_build(&a->o, &w->desc)) == CLI_EXIT_OK)
+		rc = cli_levels_build(&a->l, &w->desc);
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	note_ignored(ignored);
+	/* The library checks them at open, before anything is written. */
+	w->desc.attributes = a->attrs;
+	w->desc.nattributes = (size_t)a->nattrs;
+	sizes_of(w);
+	w->in = strcmp(a->input, "-") == 0 ? stdin : fopen(a->input, "rb");
+	if (w->in == NULL) {
+		cli_error("write: %s: %s", a->input, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	/* A bound the store has reached already is the library's to refuse
+	 * at reopen, saying so, whatever the input. */
+	status = w->full ? CLI_EXIT_OK : check_input(w);
+	if (status == CLI_EXIT_OK)
+		status = open_stream(w);
+	if (status != CLI_EXIT_OK) {
+		if (w->in != stdin)
+			fclose(w->in);
+		return status;
+	}
+	/* Room for at least one row, so that a partial one can be held. */
+	if (w->row_bytes > w->bufsize && w->row_bytes <= SIZE_MAX)
+		w->bufsize = (size_t)w->row_bytes;
+	w->buf = malloc(w->bufsize);
+	if (w->buf == NULL) {
+		cli_error("write: out of memory");
+		status = CLI_EXIT_FAIL;
+	} else {
+		catch_stops(ignored);
+		status = stream_input(w, isatty(STDERR_FILENO) && !a->quiet);
+		if (status == CLI_EXIT_OK && stop_signal)
+			status = stopped(w);
+		else if (status == CLI_EXIT_OK)
+			status = finish_input(w);
+	}
+	free(w->buf);
+	if (w->in != stdin)
+		fclose(w->in);
+	rc = shardpipe_stream_close(w->s);
+	if (rc != SHARDPIPE_OK) {
+		if (status == CLI_EXIT_OK) {
+			cli_error("write: %s: %s", shardpipe_strerror(rc),
+				  shardpipe_last_error_message());
+			status = cli_exit_status(rc);
+		}
+		return status;
+	}
+	if (!a->quiet) {
+		uint64_t rows = w->row_bytes ? (w->appended + w->row_bytes - 1) /
+					       w->row_bytes : 0;
+
+		summary(w->path, &w->desc, w->start + rows, w->appended,
+			cli_now() - w->t0);
+	}
+	return status;
 }
 
 static int write_store(struct write_args *a, int argc, char **argv)
@@ -666,68 +870,17 @@ static int write_store(struct write_args *a, int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((rc = cli_desc_build(&a->o, &w.desc)) != CLI_EXIT_OK ||
-	    (rc = cli_levels_build(&a->l, &w.desc)) != CLI_EXIT_OK)
-		return rc;
-	note_ignored(ignored);
-	/* The library checks them at open, before anything is written. */
-	w.desc.attributes = a->attrs;
-	w.desc.nattributes = (size_t)a->nattrs;
-	sizes_of(&w);
-	w.in = strcmp(a->input, "-") == 0 ? stdin : fopen(a->input, "rb");
-	if (w.in == NULL) {
-		cli_error("write: %s: %s", a->input, strerror(errno));
+	w.path = malloc(strlen(a->out) + (a->array ? strlen(a->array) : 0) + 2);
+	if (w.path == NULL) {
+		cli_error("write: out of memory");
 		return CLI_EXIT_FAIL;
 	}
-	status = check_input(&w);
-	if (status == CLI_EXIT_OK)
-		status = open_stream(&w);
-	if (status != CLI_EXIT_OK) {
-		if (w.in != stdin)
-			fclose(w.in);
-		return status;
-	}
-	/* Room for at least one row, so that a partial one can be held. */
-	if (w.row_bytes > w.bufsize && w.row_bytes <= SIZE_MAX)
-		w.bufsize = (size_t)w.row_bytes;
-	w.buf = malloc(w.bufsize);
-	if (w.buf == NULL) {
-		cli_error("write: out of memory");
-		status = CLI_EXIT_FAIL;
-	} else {
-		catch_stops(ignored);
-		status = stream_input(&w, isatty(STDERR_FILENO) && !a->quiet);
-		if (status == CLI_EXIT_OK && stop_signal)
-			status = stopped(&w);
-		else if (status == CLI_EXIT_OK)
-			status = finish_input(&w);
-	}
-	free(w.buf);
-	if (w.in != stdin)
-		fclose(w.in);
-	rc = shardpipe_stream_close(w.s);
-	if (rc != SHARDPIPE_OK) {
-		if (status == CLI_EXIT_OK) {
-			cli_error("write: %s: %s", shardpipe_strerror(rc),
-				  shardpipe_last_error_message());
-			status = cli_exit_status(rc);
-		}
-		return status;
-	}
-	if (!a->quiet) {
-		uint64_t rows = w.row_bytes ? (w.appended + w.row_bytes - 1) /
-					      w.row_bytes : 0;
-
-		char *out = a->array != NULL ? malloc(strlen(a->out) +
-						      strlen(a->array) + 2)
-					     : NULL;
-
-		if (out != NULL)
-			sprintf(out, "%s/%s", a->out, a->array);
-		summary(out != NULL ? out : a->out, &w.desc, rows, w.appended,
-			cli_now() - w.t0);
-		free(out);
-	}
+	if (a->array != NULL)
+		sprintf(w.path, "%s/%s", a->out, a->array);
+	else
+		strcpy(w.path, a->out);
+	status = run_write(&w, ignored);
+	free(w.path);
 	return status;
 }
 
