@@ -188,9 +188,12 @@ static void codec_str(char *buf, size_t size, const shardpipe_desc *desc)
 }
 
 /* The one line that says what was written; the bytes stored are the
- * files' sizes, read after close has written the last shards. */
+ * files' sizes, read after close has written the last shards, and the
+ * ratio is the array's over them (a continued store's rows before this
+ * run's included: they are in those files too). */
 static void summary(const char *out, const shardpipe_desc *desc,
-		    uint64_t rows, uint64_t bytes_in, double secs)
+		    uint64_t rows, uint64_t bytes_in, uint64_t array_bytes,
+		    double secs)
 {
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
@@ -215,7 +218,7 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	if (stored > 0)
 		fprintf(stderr, "%llu stored (ratio %.2f), ",
 			(unsigned long long)stored,
-			(double)bytes_in / (double)stored);
+			(double)array_bytes / (double)stored);
 	fprintf(stderr, "%.2f s\n", secs);
 }
 
@@ -857,6 +860,8 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 					       w->row_bytes : 0;
 
 		summary(w->path, &w->desc, w->start + rows, w->appended,
+			w->start > 0 ? (w->start + rows) * w->row_bytes
+				     : w->appended,
 			cli_now() - w->t0);
 	}
 	return status;
