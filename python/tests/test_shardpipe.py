@@ -118,7 +118,7 @@ def test_reader_slices(tmp_path, rng):
                               rng.choice([-3, -1, 1, 2, 5], 3))))
     for k in keys:
         np.testing.assert_array_equal(r[k], a[k], err_msg=repr(k))
-    with pytest.raises(IndexError, match="out of bounds for dim 1"):
+    with pytest.raises(IndexError, match="out of bounds for axis 1"):
         r[0, 13]
     with pytest.raises(IndexError):
         r[0, 0, 0, 0]

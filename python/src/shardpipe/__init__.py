@@ -24,14 +24,23 @@ from __future__ import annotations
 del annotations
 
 # Imported under private names: the package's namespace is __all__.
+import importlib as _importlib
 import json as _json
 import numbers as _numbers
 import operator as _operator
 import os as _os
 import threading as _threading
 from dataclasses import dataclass as _dataclass
-from typing import Any as _Any, Callable as _Callable
-from typing import NamedTuple as _NamedTuple, Sequence as _Sequence
+from typing import Any as _Any, Callable as _Callable, cast as _cast
+from typing import Iterator as _Iterator, NamedTuple as _NamedTuple
+from typing import Sequence as _Sequence, TYPE_CHECKING as _TYPE_CHECKING
+
+if _TYPE_CHECKING:
+    # NumPy is imported when first used; the hints name it all the same.
+    import numpy as _np
+    import numpy.typing as _npt
+
+    _NDArray = _npt.NDArray[_Any]
 
 # A package that carries its own library (built by setup.py, or a wheel)
 # has it and its backend plugins in _lib/.  The library looks for plugins
@@ -52,6 +61,10 @@ __all__ = [
     "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
     "library_version", "__version__",
 ]
+
+# A path as the package takes one: a str, bytes or os.PathLike of either
+# (what os.fspath() takes), or for a store an "s3://bucket/prefix" URL.
+_Path = str | bytes | _os.PathLike[str] | _os.PathLike[bytes]
 
 library_version: str = _shardpipe.library_version
 # The package is the library's binding: its version is the library's.
@@ -168,14 +181,24 @@ class Stats:
     bytes_out: int
     """Shard bytes written, indexes included."""
     shards_written: int
+    """Shards written (to files, the store or the sink)."""
     chunks_written: int
+    """Chunks stored in them (chunks all fill value left out are not)."""
     rows_written: int
     """Rows of dim 0 covered by written shards."""
     seconds_stage: float
+    """Seconds copying appended spans into batches.  The seconds of each
+    stage are summed over batches; stages that overlap are each counted
+    in full."""
     seconds_scatter: float
+    """Seconds scattering batches into chunks."""
     seconds_compress: float
+    """Seconds compressing chunks."""
     seconds_aggregate: float
+    """Seconds aggregating compressed chunks into shards and fetching
+    them (from a device)."""
     seconds_write: float
+    """Seconds on shard indexes, serialisation and the store."""
     pool_bytes: int
     """Memory planned for staging and pools."""
     appends_blocked: int
@@ -273,7 +296,7 @@ def _dtype_name(dtype: _Any) -> str:
     if not dt.isnative:
         raise ValueError("dtype: %s is not in native byte order; convert "
                          "with a.astype(a.dtype.newbyteorder('='))" % dt)
-    return dt.name
+    return str(dt.name)
 
 
 def _fill_bytes(name: str, value: _Any) -> bytes:
@@ -377,8 +400,13 @@ def _word(arg: str, value: _Any, words: _Sequence[str]) -> int:
     return list(words).index(value)
 
 
-def _pyramid_args(names, rank, downsample, method, append_method, levels,
-                  ngff, units, scale, axis_types) -> tuple:
+def _pyramid_args(names: _Sequence[str | None] | None, rank: int,
+                  downsample: _Sequence[str | int] | None, method: str,
+                  append_method: str | None, levels: int | None,
+                  ngff: bool, units: dict[str | int, str] | None,
+                  scale: dict[str | int, float] | None,
+                  axis_types: dict[str | int, str] | None
+                  ) -> tuple[_Any, ...]:
     """The pyramid's keywords as the extension takes them: dims resolved,
     words made numbers, the per-dim dicts made lists."""
     mask = 0
@@ -391,12 +419,14 @@ def _pyramid_args(names, rank, downsample, method, append_method, levels,
                                not isinstance(levels, int) or levels < 1):
         raise ValueError("levels: %r is not a count of levels (1 or more)"
                          % (levels,))
-    per_dim = []
+    per_dim: list[list[_Any]] = []
+    conv: _Callable[[_Any], _Any]
+    given: dict[str | int, _Any] | None
     for arg, given, conv in (("units", units, str),
                              ("scale", scale, float),
                              ("axis_types", axis_types,
                               lambda v: _word("axis_types", v, _AXIS_TYPES))):
-        vals = [None if arg == "units" else 0] * rank
+        vals: list[_Any] = [None if arg == "units" else 0] * rank
         for key, v in (given or {}).items():
             vals[_dim_of(arg, key, names, rank)] = conv(v)
         per_dim.append(vals)
@@ -453,6 +483,94 @@ def _reopen_refusals(path: _Any, sink: _Any, overwrite: bool,
     if pyramid:
         raise ValueError("reopening a pyramid is not supported yet (mode "
                          "'a' with %s)" % ", ".join(pyramid))
+
+
+class _Progress:
+    """A stream's progress on stderr while it appends (``progress=True``):
+    a tqdm bar of the rows of dim 0 appended, of the bounded total or a
+    count when dim 0 grows, when tqdm can be imported (``tqdm.auto``:
+    a widget in a notebook); else one status line redrawn in place with a
+    carriage return, at most ``INTERVAL`` seconds apart.  Only the display:
+    nothing written to the store depends on it.  ``finish()`` at close
+    shows the last count and ends the line."""
+
+    INTERVAL = 0.25
+
+    def __init__(self, label: str, total: int, rows: int, row_bytes: int):
+        import time
+
+        self._clock = time.monotonic
+        self._label = label
+        self._total = total or None      # None: dim 0 grows
+        self._rows = self._first = rows
+        self._row_bytes = row_bytes
+        self._t0 = self._last = self._clock()
+        self._width = 0
+        self._bar: _Any = None
+        tqdm: _Any = None
+        try:
+            # Imported by name: tqdm is optional, and has no type hints.
+            tqdm = _importlib.import_module("tqdm.auto").tqdm
+        except Exception:                # ImportError, or a broken tqdm
+            pass
+        if tqdm is not None:
+            self._bar = tqdm(total=self._total, initial=rows, desc=label,
+                             unit="row", dynamic_ncols=True)
+        else:
+            self._draw(False)
+
+    def update(self, rows: int) -> None:
+        """The rows of dim 0 now appended (from row 0 of the array)."""
+        if rows <= self._rows:
+            return
+        if self._bar is not None:
+            self._bar.update(rows - self._rows)
+            self._rows = rows
+            return
+        self._rows = rows
+        now = self._clock()
+        if now - self._last >= self.INTERVAL:
+            self._last = now
+            self._draw(False)
+
+    def finish(self, rows: int) -> None:
+        """The last count, then the bar closed or the line ended."""
+        if self._bar is not None:
+            if rows > self._rows:
+                self._bar.update(rows - self._rows)
+            self._rows = rows
+            self._bar.close()
+            self._bar = None
+            return
+        self._rows = max(rows, self._rows)
+        self._draw(True)
+
+    def _draw(self, last: bool) -> None:
+        import sys
+
+        err = sys.stderr
+        if err is None:                  # pythonw: no stderr
+            return
+        rows, total = self._rows, self._total
+        if total:
+            text = "%s: %d/%d rows (%.0f%%)" % (self._label, rows, total,
+                                                100.0 * rows / total)
+        else:
+            text = "%s: %d rows" % (self._label, rows)
+        seconds = self._clock() - self._t0
+        if seconds > 0 and rows > self._first:
+            text += ", %.1f MB/s" % ((rows - self._first) * self._row_bytes
+                                     / seconds / 1e6)
+        if last:
+            text += ", %.1f s" % seconds
+        # Spaces over what a longer line before left.
+        pad = max(0, self._width - len(text))
+        self._width = len(text)
+        try:
+            err.write("\r" + text + " " * pad + ("\n" if last else ""))
+            err.flush()
+        except (OSError, ValueError):    # a closed or broken stderr
+            pass
 
 
 class Stream:
@@ -545,6 +663,13 @@ class Stream:
     StorageError (code 11) is raised; a store another stream holds open
     raises BusyError.  Any other mode raises ValueError naming it.
 
+    ``progress``: show the appends' progress on stderr: a tqdm bar of the
+    rows of dim 0 appended (of the bounded ``shape[0]``, or a count when
+    dim 0 grows; from ``start_row`` in mode "a") when tqdm can be
+    imported, else one status line (rows, percent, MB/s) redrawn in place
+    with a carriage return at most four times a second; ended at close.
+    tqdm is not required, and the store written is the same either way.
+
     A description the library refuses raises InvalidDescriptionError (or
     StorageError for the path) with the library's message, before anything
     is written.  Use it as a context manager: leaving the block closes the
@@ -553,7 +678,7 @@ class Stream:
     the same store raises BusyError.
     """
 
-    def __init__(self, path: str | _os.PathLike[str] | None,
+    def __init__(self, path: _Path | None,
                  shape: _Sequence[int] | None = None,
                  chunks: _Sequence[int] | None = None,
                  shards: _Sequence[int] | None = None,
@@ -573,7 +698,7 @@ class Stream:
                  scale: dict[str | int, float] | None = None,
                  axis_types: dict[str | int, str] | None = None,
                  pad_partial: bool = False, allow_short: bool = False,
-                 mode: str = "w"):
+                 mode: str = "w", progress: bool = False):
         if not isinstance(mode, str):
             raise TypeError("mode = %r: not a str" % (mode,))
         if mode not in _MODES:
@@ -584,6 +709,7 @@ class Stream:
                    if mode.startswith("r") else ""))
         reopen = mode == "a"
         overwrite = _flag("overwrite", overwrite)
+        progress = _flag("progress", progress)
         if reopen:
             _reopen_refusals(path, sink, overwrite, downsample, method,
                              append_method, levels, _flag("ngff", ngff),
@@ -667,12 +793,15 @@ class Stream:
             pairs = [(_attr_key("attributes", k), _json_text(k, v))
                      for k, v in dict(attributes).items()]
         # mode "a": no pyramid (refused above); the extension's defaults.
-        pyr = {} if reopen else dict(zip(
-            ("downsample", "method", "append_method", "max_levels", "ngff",
-             "units", "scales", "axis_types"),
-            _pyramid_args(dimension_names, rank, downsample, method,
-                          append_method, levels, ngff, units, scale,
-                          axis_types)))
+        pyr: dict[str, _Any] = {}
+        if not reopen:
+            assert rank is not None      # mode "w" has all three extents
+            pyr = dict(zip(
+                ("downsample", "method", "append_method", "max_levels",
+                 "ngff", "units", "scales", "axis_types"),
+                _pyramid_args(dimension_names, rank, downsample, method,
+                              append_method, levels, ngff, units, scale,
+                              axis_types)))
         pad_partial = _flag("pad_partial", pad_partial)
         allow_short = _flag("allow_short", allow_short)
         # An argument left at its _Default is the store's in mode "a"
@@ -731,6 +860,11 @@ class Stream:
         # Python-side state makes overlapping calls unsafe before they
         # reach the extension's own lock: refuse them the same way.
         self._busy = _threading.Lock()
+        self._progress: _Progress | None = None
+        if progress:
+            label = "shardpipe" if path is None else _os.fsdecode(path)
+            self._progress = _Progress(label, shape[0], start_row,
+                                       self._row_bytes)
 
     # -------------------------------------------------------- appending
 
@@ -764,6 +898,8 @@ class Stream:
             self._lib = self._cap or self._lib
             raise
         self._lib += n
+        if self._progress is not None and self._row_bytes:
+            self._progress.update(self._lib // self._row_bytes)
 
     def append(self, a: _Any) -> None:
         """Append ``a``, a NumPy array of the stream's dtype holding whole
@@ -827,9 +963,10 @@ class Stream:
         finally:
             self._busy.release()
 
-    def _as_array(self, a: _Any):
+    def _as_array(self, a: _Any) -> _NDArray:
         """a as an ndarray of the stream's dtype and of whole rows (not
         copied), or the error saying why not."""
+        arr: _NDArray
         np = self._np
         what = type(a).__name__
         if isinstance(a, np.ndarray):
@@ -1128,12 +1265,19 @@ class Stream:
                        done // row))
             self._s.close()
         finally:
+            if self._progress is not None:
+                # The rows the store holds: a padded partial row counts.
+                bar, self._progress = self._progress, None
+                bar.finish(-(-self._lib // self._row_bytes)
+                           if self._row_bytes else 0)
             self._busy.release()
         if why:
             raise IncompleteError("close: " + "; and ".join(why))
 
     @property
     def closed(self) -> bool:
+        """Whether the stream is closed: by ``close()``, by Ctrl-C during
+        an append, or after a failure of the library (the sink's, I/O)."""
         return self._s.closed
 
     @property
@@ -1149,7 +1293,10 @@ class Stream:
         return self._s.backend
 
     @property
-    def path(self) -> str | None:
+    def path(self) -> str | bytes | None:
+        """The store's path (``os.fspath`` of the one given; a group's
+        stream: the group's path joined with the array's name), or None
+        for a stream writing to a sink."""
         return self._path
 
     @property
@@ -1193,18 +1340,237 @@ def _group_arrays(path: _Any) -> tuple[str, ...] | None:
         g.close()
 
 
+# What NumPy says of an index it cannot take (its words, so that code
+# catching them reads the same).
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), "
+              "numpy.newaxis (`None`) and integer or boolean arrays are "
+              "valid indices")
+
+
+def _is_url(path: str | bytes) -> bool:
+    return (path.startswith("s3://") if isinstance(path, str)
+            else path.startswith(b"s3://"))
+
+
+class _Entry(_NamedTuple):
+    """One entry of an index, classified: kind is "int", "slice",
+    "array" (integers), "mask" (booleans of rank >= 1), "new" (None),
+    "bool" (a scalar boolean, which adds a dim as NumPy's does) or
+    "ellipsis"; value the entry as NumPy would read it."""
+
+    kind: str
+    value: _Any
+
+
+def _entry(k: _Any, np: _Any) -> _Entry:
+    """One entry of an index as NumPy classifies it (numpy's "Indexing on
+    ndarrays": Python and NumPy integers and 0-d integer arrays are
+    integers; lists, tuples and arrays of integers or booleans are
+    advanced indices; a Python or NumPy bool is a 0-d boolean index, not
+    the integer 0 or 1)."""
+    if k is None:
+        return _Entry("new", None)
+    if k is Ellipsis:
+        return _Entry("ellipsis", None)
+    if isinstance(k, slice):
+        return _Entry("slice", k)
+    if isinstance(k, (bool, np.bool_)):
+        return _Entry("bool", bool(k))
+    if isinstance(k, (list, tuple)) or (
+            not isinstance(k, np.ndarray) and hasattr(k, "__array__")):
+        arr = np.asarray(k)              # a ragged list: NumPy's ValueError
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.intp)    # [] is an empty integer index
+        if arr.dtype.kind not in "iub":
+            raise IndexError(_BAD_INDEX)
+        k = arr
+    if isinstance(k, np.ndarray):
+        if k.dtype.kind == "b":
+            return _Entry("bool", bool(k)) if k.ndim == 0 else \
+                _Entry("mask", k)
+        if k.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer "
+                             "(or boolean) type")
+        if k.ndim == 0:
+            return _Entry("int", int(k))
+        return _Entry("array", k)
+    try:
+        return _Entry("int", _operator.index(k))
+    except TypeError:
+        raise IndexError(_BAD_INDEX) from None
+
+
+def _region(key: _Any, shape: tuple[int, ...], np: _Any
+            ) -> tuple[list[int], list[int], tuple[_Any, ...] | None]:
+    """The region read for ``key`` on an array of ``shape``: (start,
+    count, local), where array[key] is region[local], region being the
+    array's elements [start, start + count), the smallest box holding
+    every element the key selects.  local keeps the key's entries in
+    their places (Ellipsis, None and the implicit trailing slices too),
+    each moved into the box: so NumPy, applying it, gives exactly what
+    it gives on the whole array, the order of the dims of advanced
+    indices included.  Out-of-range integers and refused entries raise
+    IndexError, as NumPy does.  local is None when the advanced entries
+    broadcast to nothing: the result is empty and nothing is read."""
+    entries = [_entry(k, np) for k in (key if isinstance(key, tuple)
+                                       else (key,))]
+    ndim = len(shape)
+    used = 0
+    for e in entries:
+        if e.kind == "mask":
+            used += e.value.ndim
+        elif e.kind in ("int", "slice", "array"):
+            used += 1
+    if sum(e.kind == "ellipsis" for e in entries) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > ndim:
+        raise IndexError("too many indices for array: array is "
+                         "%d-dimensional, but %d were indexed" % (ndim, used))
+    # The advanced entries (integers among them) broadcast together; when
+    # they select nothing NumPy checks no integer array's bounds.
+    adv: list[tuple[int, ...]] = []
+    for e in entries:
+        if e.kind == "int":
+            adv.append(())
+        elif e.kind == "array":
+            adv.append(e.value.shape)
+        elif e.kind == "mask":
+            adv.append((int(np.count_nonzero(e.value)),))
+    empty = False
+    if any(s != () for s in adv):
+        try:
+            empty = 0 in np.broadcast_shapes(*adv)
+        except ValueError:
+            raise IndexError(
+                "shape mismatch: indexing arrays could not be broadcast "
+                "together with shapes " + " ".join(
+                    str(s) for s in adv if s != ())) from None
+    start: list[int] = []
+    count: list[int] = []
+    local: list[_Any] = []
+    d = 0
+    for e in entries:
+        if e.kind in ("new", "bool"):
+            local.append(e.value)
+        elif e.kind == "ellipsis":
+            n = ndim - used
+            start += [0] * n
+            count += shape[d:d + n]
+            d += n
+            local.append(Ellipsis)
+        elif e.kind == "int":
+            n, i = shape[d], e.value
+            if not -n <= i < n:
+                raise IndexError("index %d is out of bounds for axis %d "
+                                 "with size %d" % (i, d, n))
+            start.append(i % n)
+            count.append(1)
+            local.append(0)
+            d += 1
+        elif e.kind == "slice":
+            lo, hi, step = e.value.indices(shape[d])
+            m = len(range(lo, hi, step))
+            if m == 0:
+                start.append(0)
+                count.append(0)
+                local.append(slice(0, 0))
+            elif step > 0:
+                start.append(lo)
+                count.append((m - 1) * step + 1)
+                local.append(slice(None, None, step))
+            else:
+                first = lo + (m - 1) * step
+                start.append(first)
+                count.append(lo - first + 1)
+                local.append(slice(None, None, step))
+            d += 1
+        elif e.kind == "array":
+            n, a = shape[d], e.value
+            if not empty:                # else unchecked, as by NumPy
+                lo, hi = int(a.min()), int(a.max())
+                if lo < -n or hi >= n:
+                    bad = lo if lo < -n else hi
+                    raise IndexError("index %d is out of bounds for axis %d "
+                                     "with size %d" % (bad, d, n))
+                a = np.where(a < 0, a + n, a).astype(np.intp)
+                first = int(a.min())
+                start.append(first)
+                count.append(int(a.max()) - first + 1)
+                local.append(a - first)
+            d += 1
+        else:                            # a boolean mask over its dims
+            m = e.value
+            for j, (got, n) in enumerate(zip(m.shape, shape[d:])):
+                if got != n:
+                    raise IndexError(
+                        "boolean index did not match indexed array along "
+                        "axis %d; size of axis is %d but size of "
+                        "corresponding boolean axis is %d" % (d + j, n, got))
+            if not empty:                # else it selects nothing
+                nz = m.nonzero()
+                box = []
+                for j in range(m.ndim):
+                    lo, hi = int(nz[j].min()), int(nz[j].max()) + 1
+                    start.append(lo)
+                    count.append(hi - lo)
+                    box.append(slice(lo, hi))
+                local.append(m[tuple(box)])
+            d += m.ndim
+    if empty:
+        return [0] * ndim, [0] * ndim, None
+    # The dims no entry names: whole, as NumPy's implicit trailing slices.
+    start += [0] * (ndim - d)
+    count += shape[d:]
+    return start, count, tuple(local)
+
+
 class Reader:
     """A Zarr v3 array opened for reading by the library (``open()``).
 
-    ``a[...]`` with integers and slices (any step; Ellipsis) returns a NumPy
-    array through the library's region read; every index, CRC32C and
-    decoded size on the way is checked."""
+    It reads as a NumPy array would: ``a[key]`` takes every index NumPy
+    takes -- integers (negative too), slices with any step (``a[::-1]``,
+    ``a[5:1:-2]``), ``...``, ``None`` (``numpy.newaxis``), and integer or
+    boolean arrays and lists -- and gives exactly what
+    ``numpy.asarray(a)[key]`` gives, through one region read of the
+    library: the smallest box holding every element selected is read and
+    decoded (every index, CRC32C and decoded size on the way is checked),
+    then the key is applied to it by NumPy.  A step or an integer array
+    therefore reads the span it covers (``a[::100]`` reads the whole dim).
+    An integer out of range raises IndexError, as NumPy's does.
 
-    def __init__(self, path: str | _os.PathLike[str]):
+    ``shape``, ``dtype`` (a numpy.dtype), ``ndim``, ``size``, ``nbytes``,
+    ``len()``, iteration over dim 0 and ``numpy.asarray(a)`` are NumPy's;
+    ``chunks`` is the read chunk (Zarr's inner chunk shape) and ``shards``
+    the shard shape, both tuples of elements.  That is what
+    ``dask.array.from_array(a, chunks=a.chunks)`` needs.  A Reader
+    pickles as its path: unpickling reopens the store (so Dask's process
+    and distributed schedulers can ship it) and reads the same data, the
+    shape it had when pickled (a store that grew along dim 0 since reads
+    the rows it had then; one whose array changed otherwise is refused).
+    Reads from several threads at once are safe (the library's reads of
+    one Reader take turns)."""
+
+    shape: tuple[int, ...]
+    """The array's shape (dim 0 as the store's zarr.json advertised it
+    when opened)."""
+    chunks: tuple[int, ...]
+    """The chunk (Zarr's inner chunk) shape: the unit a reader decodes."""
+    shards: tuple[int, ...]
+    """The shard shape in elements (the chunk shape for an unsharded
+    array)."""
+    dtype: _np.dtype[_Any]
+    """The element type, a numpy.dtype in native byte order."""
+    dimension_names: tuple[str | None, ...]
+    """The dims' names from zarr.json, None for an unnamed one."""
+    levels: int
+    """The OME-NGFF image's levels when opened at its group (this Reader
+    reads level 0), else 0."""
+
+    def __init__(self, path: _Path):
         import numpy as np
 
         self._np = np
-        self._path = _os.fspath(path)
+        self._path: str | bytes = _os.fspath(path)
         try:
             self._r = _shardpipe.Reader(self._path)
         except CorruptStoreError:
@@ -1213,35 +1579,57 @@ class Reader:
             arrays = _group_arrays(self._path)
             if arrays is None:
                 raise
+            where = _os.fsdecode(self._path)
             raise StorageError(
                 "%s: is a Zarr group of %d array(s) (%s), not an array; "
                 "open one as %s/NAME or use shardpipe.Group"
-                % (self._path, len(arrays), ", ".join(arrays),
-                   self._path), _ERR_PATH) from None
+                % (where, len(arrays), ", ".join(arrays), where),
+                _ERR_PATH) from None
         shape, chunks, shards, dtype, names, levels = self._r.info()
-        self.shape: tuple[int, ...] = shape
-        self.chunks: tuple[int, ...] = chunks
-        self.shards: tuple[int, ...] = shards
+        self.shape = shape
+        self.chunks = chunks
+        self.shards = shards
         self.dtype = np.dtype(dtype)
-        self.dimension_names: tuple[str | None, ...] = names
+        self.dimension_names = names
         # An OME-NGFF image opened at its group reads level 0; this many.
-        self.levels: int = levels
+        self.levels = levels
+
+    @property
+    def path(self) -> str | bytes:
+        """The path (or ``s3://`` URL) the array was opened at."""
+        return self._path
 
     @property
     def ndim(self) -> int:
+        """The number of dims, ``len(shape)``."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements, the product of ``shape``."""
         n = 1
         for x in self.shape:
             n *= x
         return n
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the whole array decoded, ``size * itemsize``."""
+        return self.size * self.dtype.itemsize
+
     def __len__(self) -> int:
+        """The length of dim 0, as for a NumPy array."""
+        if not self.shape:
+            raise TypeError("len() of unsized object")
         return self.shape[0]
 
-    def read(self, start: _Sequence[int], count: _Sequence[int]):
+    def __iter__(self) -> _Iterator[_Any]:
+        """The rows of dim 0 in turn, each read when reached."""
+        for i in range(len(self)):
+            yield self[i]
+
+    def read(self, start: _Sequence[int],
+             count: _Sequence[int]) -> _NDArray:
         """The region [start, start + count) as a NumPy array of shape
         ``count``.  An entry that is not a non-negative integer, or a
         region beyond the shape, raises TypeError or IndexError naming it
@@ -1257,60 +1645,75 @@ class Reader:
                 raise IndexError("start[%d] + count[%d] = %d: beyond "
                                  "shape[%d] = %d" % (d, d, start[d] +
                                                      count[d], d, n))
-        out = np.empty(count, dtype=self.dtype)
+        out: _NDArray = np.empty(count, dtype=self.dtype)
         if out.size:
             self._r.read_into(start, count, out)
         return out
 
-    def __getitem__(self, key: _Any):
-        if not isinstance(key, tuple):
-            key = (key,)
-        if any(k is Ellipsis for k in key):
-            i = next(i for i, k in enumerate(key) if k is Ellipsis)
-            if any(k is Ellipsis for k in key[i + 1:]):
-                raise IndexError("an index can only have a single ellipsis")
-            fill = (slice(None),) * (self.ndim - len(key) + 1)
-            key = key[:i] + fill + key[i + 1:]
-        if len(key) > self.ndim:
-            raise IndexError("too many indices: %d for %d dimensions"
-                             % (len(key), self.ndim))
-        key = key + (slice(None),) * (self.ndim - len(key))
-        start, count, post = [], [], []
-        for d, (k, n) in enumerate(zip(key, self.shape)):
-            if isinstance(k, slice):
-                lo, hi, step = k.indices(n)
-                if step > 0:
-                    first, last = lo, hi
-                else:
-                    # Read the span ascending, then step through it.
-                    last = lo + 1
-                    first = hi + 1 if hi >= 0 else 0
-                span = max(0, last - first)
-                start.append(first)
-                count.append(span)
-                if step > 0:
-                    post.append(slice(0, span, step))
-                else:
-                    post.append(slice(span - 1 if span else 0, None, step)
-                                if span else slice(0, 0))
-                continue
-            try:
-                i = int(k.__index__())
-            except AttributeError:
-                raise IndexError("only integers, slices and Ellipsis are "
-                                 "supported, not %r" % (k,)) from None
-            if i < -n or i >= n:
-                raise IndexError("index %d is out of bounds for dim %d of "
-                                 "size %d" % (i, d, n))
-            start.append(i % n)
-            count.append(1)
-            post.append(0)
-        out = self.read(start, count)
-        return out[tuple(post)]
+    def __getitem__(self, key: _Any) -> _Any:
+        """``numpy.asarray(self)[key]`` (a NumPy array, or a NumPy scalar
+        when every dim is given an integer), read as one region: see the
+        class.  Raises IndexError where NumPy does."""
+        np = self._np
+        start, count, local = _region(key, self.shape, np)
+        if local is None:
+            # An advanced selection of nothing: NumPy's own empty result,
+            # of a stand-in of the shape that holds no memory.
+            ghost = np.broadcast_to(np.zeros((), self.dtype), self.shape)
+            return ghost[key]
+        box = self.read(start, count)
+        out = box[local]
+        # A step leaves a view of a larger box: keep the elements only.
+        if isinstance(out, np.ndarray) and out.base is box and \
+                out.size < box.size:
+            out = out.copy()
+        return out
 
-    def __array__(self, dtype=None, copy=None):
-        a = self[...]
-        return a if dtype is None else a.astype(dtype)
+    def __array__(self, dtype: _Any = None,
+                  copy: bool | None = None) -> _NDArray:
+        """The whole array, read (``numpy.asarray(a)``, ``numpy.array(a,
+        dtype)``); ``dtype`` converts it.  Reading always makes a new
+        array, so ``copy=False`` (NumPy 2: never copy) raises ValueError,
+        as zarr-python's and h5py's arrays do."""
+        if copy is False:
+            raise ValueError("a shardpipe.Reader cannot give an array "
+                             "without a copy (copy=False): reading the "
+                             "store makes a new array; use "
+                             "numpy.asarray(a)")
+        a: _NDArray = self[...]
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __getstate__(self) -> dict[str, _Any]:
+        # A relative path is made absolute: a process with another
+        # working directory unpickles it to the same store.
+        p = self._path
+        return {"path": p if _is_url(p) else _os.path.abspath(p),
+                "shape": self.shape, "chunks": self.chunks,
+                "shards": self.shards, "dtype": self.dtype.str}
+
+    def __setstate__(self, state: dict[str, _Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+        shape = tuple(state["shape"])
+        was = (shape[1:], tuple(state["chunks"]), tuple(state["shards"]),
+               self._np.dtype(state["dtype"]))
+        now = (self.shape[1:], self.chunks, self.shards, self.dtype)
+        if was != now or len(self.shape) != len(shape) or \
+                (shape and self.shape[0] < shape[0]):
+            raise StorageError(
+                "%s: the array changed since this Reader was pickled: "
+                "shape %s, chunks %s, shards %s, dtype %s then; shape %s, "
+                "chunks %s, shards %s, dtype %s now"
+                % (_os.fsdecode(self._path), _shape_text(shape),
+                   _shape_text(was[1]), _shape_text(was[2]), was[3],
+                   _shape_text(self.shape), _shape_text(self.chunks),
+                   _shape_text(self.shards), self.dtype), _ERR_PATH)
+        # Rows appended since read as the pickled Reader did: not at all.
+        self.shape = shape
+
+    def __dask_tokenize__(self) -> tuple[_Any, ...]:
+        """Dask's name of the data: the store and the array's layout."""
+        return ("shardpipe.Reader", self.__getstate__()["path"],
+                self.shape, self.chunks, self.shards, self.dtype.str)
 
     def check(self) -> None:
         """Check every stored object (index CRCs, bounds, every chunk
@@ -1347,7 +1750,7 @@ class Group:
     group leaves its streams usable.
     """
 
-    def __init__(self, path: str | _os.PathLike[str], *, create: bool = False,
+    def __init__(self, path: _Path, *, create: bool = False,
                  threads: int = 0):
         threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
                            _ERR_INVALID)
@@ -1357,6 +1760,8 @@ class Group:
 
     @property
     def arrays(self) -> tuple[str, ...]:
+        """The names of the arrays the group held when opened, sorted
+        (empty once the group is closed)."""
         return self._g.arrays
 
     def stream(self, name: str, shape: _Sequence[int], chunks: _Sequence[int],
@@ -1371,10 +1776,13 @@ class Group:
         for k in ("path", "sink", "threads"):
             if k in kwargs:
                 raise TypeError("Group.stream() takes no %s" % k)
-        return Stream(_InGroup(self, _text("name", name)), shape, chunks,
-                      shards, dtype, **kwargs)
+        # The group and name travel as the path (Stream's private form).
+        where = _cast(_Any, _InGroup(self, _text("name", name)))
+        return Stream(where, shape, chunks, shards, dtype, **kwargs)
 
     def close(self) -> None:
+        """Release the group; the streams made by ``stream()`` stay
+        usable.  Closing again does nothing."""
         self._g.close()
 
     def __enter__(self) -> "Group":
@@ -1384,11 +1792,11 @@ class Group:
         self.close()
 
     def __repr__(self) -> str:
-        return "<shardpipe.Group %s: %d arrays>" % (self.path,
-                                                    len(self.arrays))
+        return "<shardpipe.Group %s: %d arrays>" % (
+            _os.fsdecode(self.path), len(self.arrays))
 
 
-def open(path: str | _os.PathLike[str]) -> Reader:  # noqa: A001
+def open(path: _Path) -> Reader:  # noqa: A001
     """Open the Zarr v3 array at ``path`` (a directory or an
     ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
     shardpipe knows, written by shardpipe or not).  At an OME-NGFF image's
@@ -1403,8 +1811,12 @@ class BackendInfo(_NamedTuple):
     """One backend as ``shardpipe backends`` lists it."""
 
     name: str
+    """``"cpu"``, ``"reference"``, ``"opencl"`` or ``"cuda"``: what
+    ``Stream(backend=...)`` takes."""
     usable: bool
+    """Whether it can run here (its plugin loads, a device is there)."""
     gpu: bool
+    """Whether it runs on a GPU."""
     detail: str
     """The device when usable, else why not."""
 

@@ -1205,7 +1205,8 @@ static PyObject *reader_check(ReaderObject *self, PyObject *unused)
 
 static PyMethodDef reader_methods[] = {
 	{ "info", (PyCFunction)reader_get_info, METH_NOARGS,
-	  "info() -> (shape, chunks, shards, dtype name, dimension names)" },
+	  "info() -> (shape, chunks, shards, dtype name, dimension names, "
+	  "levels)" },
 	{ "read_into", (PyCFunction)reader_read_into, METH_VARARGS,
 	  "read_into(start, count, out) -> None" },
 	{ "check", (PyCFunction)reader_check, METH_NOARGS,

@@ -1,17 +1,33 @@
-# Types of the C extension under the shardpipe package; use the package.
+"""Types of the C extension under the shardpipe package (_shardpipe.c).
+
+Use the package (``shardpipe.Stream``, ``shardpipe.open``, ...): it checks
+the arguments and words the errors; these are the calls it makes.  A path
+is anything ``PyUnicode_FSConverter`` takes (str, bytes, os.PathLike)."""
+import os
 from typing import Any, Callable, Sequence
 
+_Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+
 library_version: str
+"""The library's version (``shardpipe_version()``, AC_INIT's)."""
 ERR_COUNT: int
+"""How many SHARDPIPE_ERR_* codes there are (``_set_errors`` takes a class
+for each)."""
 MAX_THREADS: int
+"""The most worker threads a stream or group takes (SHARDPIPE_MAX_THREADS)."""
 
 class Stream:
+    """The library's stream (shardpipe_stream); see shardpipe.Stream.
+
+    Calls on one stream from two threads at once: the second raises
+    RuntimeError.  The GIL is released while the library works."""
+
     # shards in elements (chunks per shard are computed from them).  A new
     # array (reopen False) needs every array field; with reopen True the
     # array at path is continued (shardpipe_stream_reopen), the fields
     # given as None being the store's (shardpipe_desc_from_store), and
     # path must be a directory, with no sink and no group.
-    def __init__(self, path: str | None, shape: Sequence[int] | None,
+    def __init__(self, path: _Path | None, shape: Sequence[int] | None,
                  chunks: Sequence[int] | None,
                  shards: Sequence[int] | None,
                  dtype: str | None, codec: str | None,
@@ -30,47 +46,74 @@ class Stream:
                  scales: Sequence[float] | None = None,
                  axis_types: Sequence[int] | None = None,
                  reopen: bool = False) -> None: ...
-    # What the stream was opened with: (shape, dim 0 the bound or 0;
-    # dtype name; one element of fill, its bytes; the row of dim 0 the
-    # first append lands on).  Open or closed.
-    def info(self) -> tuple[tuple[int, ...], str, bytes, int]: ...
-    # Any C-contiguous buffer's bytes, in spans of any size; a typed
-    # buffer must hold the stream's dtype.  The package checks shapes
-    # (Stream.append) and keeps a partial row back (Stream.append_bytes)
-    # before calling it.
-    def append(self, buf: Any, /) -> None: ...
-    def skip(self, nbytes: int, /) -> None: ...
-    def set_attribute(self, key: str, json: str | None, /) -> None: ...
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
+    def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
+        """What the stream was opened with, open or closed: (shape, dim 0
+        the bound or 0; dtype name; one element of fill, its bytes; the
+        row of dim 0 the first append lands on)."""
+    def append(self, buf: Any, /) -> None:
+        """Any C-contiguous buffer's bytes, in spans of any size; a typed
+        buffer must hold the stream's dtype.  The package checks shapes
+        (Stream.append) and keeps a partial row back (Stream.append_bytes)
+        before calling it."""
+    def skip(self, nbytes: int, /) -> None:
+        """Advance by nbytes of the fill value."""
+    def set_attribute(self, key: str, json: str | None, /) -> None:
+        """A user attribute as JSON text; None removes it."""
+    def flush(self) -> None:
+        """Write every complete shard and zarr.json."""
+    def close(self) -> None:
+        """Write the last shards and zarr.json; again, nothing (or the
+        sink's exception not yet raised)."""
     def stats(self) -> tuple[int, int, int, int, int, float, float, float,
-                             float, float, int, int, float]: ...
+                             float, float, int, int, float]:
+        """The library's counters, in shardpipe.Stats's order."""
     @property
-    def backend(self) -> str: ...
+    def backend(self) -> str:
+        """The backend the stream runs on."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the stream is closed (or failed and was closed)."""
 
 class Group:
-    def __init__(self, path: str, create: bool, threads: int) -> None: ...
-    def close(self) -> None: ...
+    """The library's group (shardpipe_group); see shardpipe.Group."""
+
+    def __init__(self, path: _Path, create: bool, threads: int) -> None: ...
+    def close(self) -> None:
+        """Release the group; its streams stay usable."""
     @property
-    def arrays(self) -> tuple[str, ...]: ...
+    def arrays(self) -> tuple[str, ...]:
+        """The arrays the group held when opened, sorted."""
 
 class Reader:
-    def __init__(self, path: str, /) -> None: ...
+    """The library's reader (shardpipe_reader); see shardpipe.open().
+
+    Reads of one reader from several threads take turns (a lock); the GIL
+    is released while the library reads."""
+
+    def __init__(self, path: _Path, /) -> None: ...
     def info(self) -> tuple[tuple[int, ...], tuple[int, ...],
                             tuple[int, ...], str,
-                            tuple[str | None, ...], int]: ...
+                            tuple[str | None, ...], int]:
+        """(shape, chunks, shards, dtype name, dimension names, levels):
+        chunks and shards in elements, an unnamed dim None, levels the
+        OME-NGFF image's when opened at its group, else 0."""
     def read_into(self, start: Sequence[int], count: Sequence[int],
-                  out: Any, /) -> None: ...
-    def check(self) -> None: ...
+                  out: Any, /) -> None:
+        """Decode the region [start, start + count) into out, a writable
+        C-contiguous buffer of exactly prod(count) elements of the
+        array's dtype."""
+    def check(self) -> None:
+        """Verify every stored object (and every level of an image)."""
 
-def backends() -> list[tuple[str, bool, bool, str]]: ...
-# The array at path (shardpipe_desc_from_store): shape (shape[0] the rows
-# its zarr.json advertises), chunks, shards (elements), dtype name,
-# dimension names, index location, fill bytes, rows.
-def desc_from_store(path: str | bytes, /) -> tuple[
+def backends() -> list[tuple[str, bool, bool, str]]:
+    """Every backend the library knows: (name, usable, gpu, detail)."""
+def desc_from_store(path: _Path, /) -> tuple[
     tuple[int, ...], tuple[int, ...], tuple[int, ...], str,
-    tuple[str | None, ...], str, bytes, int]: ...
-def strerror(code: int, /) -> str: ...
-def _set_errors(classes: tuple[type[BaseException], ...], /) -> None: ...
+    tuple[str | None, ...], str, bytes, int]:
+    """The array at path (shardpipe_desc_from_store): shape (shape[0] the
+    rows its zarr.json advertises), chunks, shards (elements), dtype name,
+    dimension names, index location, fill bytes, rows."""
+def strerror(code: int, /) -> str:
+    """The library's sentence for an error code."""
+def _set_errors(classes: tuple[type[BaseException], ...], /) -> None:
+    """The exception class raised for each error code (ERR_COUNT)."""
