@@ -453,46 +453,52 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
 					const shardpipe_desc *desc);
 
 /*
- * Continue the array at directory `path` (see "Pausing and resuming an
- * acquisition" in shardpipe(3)): a store shardpipe wrote, closed or cut
- * short by a crash, or one another writer made in a layout shardpipe
- * writes (a Zarr v3 array, one sharding_indexed codec with bytes and at
- * most one of zstd, gzip or blosc inside, index codecs bytes and crc32c,
- * default chunk keys with "/").  Appends start at the row after the last
- * one the store's zarr.json advertises.
+ * Continue the array at `path`, a directory or "s3://BUCKET/PREFIX" (see
+ * "Pausing and resuming an acquisition" in shardpipe(3)): a store
+ * shardpipe wrote, closed or cut short by a crash, or one another writer
+ * made in a layout shardpipe writes (a Zarr v3 array, one
+ * sharding_indexed codec with bytes and at most one of zstd, gzip or
+ * blosc inside, index codecs bytes and crc32c, default chunk keys with
+ * "/"); or an OME-NGFF image shardpipe wrote whose dim 0 does not halve,
+ * every level continued.  Appends start at the row after the last one
+ * the store's zarr.json advertises.
  *
  * desc NULL, or desc->rank 0: the array's fields (rank, dims, dtype,
- * codec and its settings, index_location, fill_value, dimension names)
- * are the store's.  Otherwise each must equal the store's: a difference
- * is refused with SHARDPIPE_ERR_INVALID_ARGUMENT, the message naming the
- * field, the store's value and desc's.  dims[0].size is the bound of this
- * run: 0 continues unbounded, N stops at row N (refused with
- * SHARDPIPE_ERR_BEYOND_END when the store advertises N rows already: a
- * closed bounded array advertises all of its rows).  The rest of desc
- * (backend, threads, durable, max_memory, write_empty_chunks) applies to
- * this run; the store's user attributes are kept and desc's set over
- * them.  overwrite, downsample and ngff must be 0.
+ * codec and its settings, index_location, fill_value, dimension names;
+ * an image's pyramid fields too) are the store's.  Otherwise each must
+ * equal the store's: a difference is refused with
+ * SHARDPIPE_ERR_INVALID_ARGUMENT, the message naming the field, the
+ * store's value and desc's (an image's pyramid fields are compared when
+ * desc->downsample is set, else taken from the store).  dims[0].size is
+ * the bound of this run: 0 continues unbounded, N stops at row N
+ * (refused with SHARDPIPE_ERR_BEYOND_END when the store advertises N rows
+ * already: a closed bounded array advertises all of its rows).  The rest
+ * of desc (backend, threads, durable, max_memory, write_empty_chunks)
+ * applies to this run; the store's user attributes are kept and desc's
+ * set over them.  overwrite must be 0.
  *
  * The advertised rows stay byte for byte.  Those in the last, partial
  * shard row are read back (decoded), and that row's shards are written
  * anew with them and the rows appended after them, each under a
- * temporary name renamed into place, so that a crash leaves the old
- * shard or the new one.  Shard files past the advertised rows (left by a
- * writer that was killed) are the array's orphans and are removed; no
- * other file is touched.  Writing rows 0..N-1 in one run, or 0..k-1,
- * closing or being killed, then reopening and writing k..N-1, gives the
- * same files.
+ * temporary name renamed into place (on S3, one upload replacing the
+ * object), so that a crash leaves the old shard or the new one.  Shard
+ * files past the advertised rows (left by a writer that was killed) are
+ * the array's orphans and are removed, and so are a killed writer's
+ * temporaries and, on S3, its unfinished multipart uploads; no other
+ * file is touched.  Writing rows 0..N-1 in one run, or 0..k-1, closing or
+ * being killed, then reopening and writing k..N-1, gives the same files.
  *
  * Nothing is changed when it refuses: SHARDPIPE_ERR_PATH when path holds
  * no array, SHARDPIPE_ERR_UNSUPPORTED for a layout shardpipe does not
- * write (the message says which part), an OME-NGFF image (a pyramid) or
- * an "s3://" store (not yet), SHARDPIPE_ERR_CORRUPT or
+ * write (the message says which part; an image whose dim 0 halves, or a
+ * level of an image alone, among them), SHARDPIPE_ERR_CORRUPT or
  * SHARDPIPE_ERR_FORMAT when a shard of the last advertised shard row
  * does not decode (the message names it), SHARDPIPE_ERR_ACCESS for a
  * store that cannot be written.  Every stream on a directory store,
  * opened or reopened, holds an advisory lock (flock) on the store's
  * directory until it is closed: a second stream on it, in this process
- * or another, is refused with SHARDPIPE_ERR_BUSY.
+ * or another, is refused with SHARDPIPE_ERR_BUSY.  S3 has no lock: the
+ * caller keeps writers of one prefix apart (shardpipe(3)).
  */
 SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
 					  const char *path,
@@ -501,12 +507,15 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
 /*
  * Set the array fields of *desc (as shardpipe_stream_reopen() takes
  * them: rank, dims with dims[0].size 0, dtype, codec and its settings,
- * index_location, fill_value and dimension names) from the array at
- * path, and *rows, when rows is not NULL, to the rows its zarr.json
- * advertises.  The dimension names point into storage of the library's
- * that lives until the next call of this function on the same thread.
- * Other fields are left as they are; nothing is written.  Refused as
- * shardpipe_stream_reopen() refuses a store, *desc untouched then.
+ * index_location, fill_value and dimension names; for an image also its
+ * pyramid: downsample, method, append_method, max_levels, ngff,
+ * axis_type, unit and scale) from the array or image at path, and *rows,
+ * when rows is not NULL, to the rows its zarr.json advertises (an
+ * image's level 0's).  The dimension names and units point into storage
+ * of the library's that lives until the next call of this function on
+ * the same thread.  Other fields are left as they are; nothing is
+ * written.  Refused as shardpipe_stream_reopen() refuses a store, *desc
+ * untouched then.
  */
 SHARDPIPE_API int shardpipe_desc_from_store(shardpipe_desc *desc,
 					    const char *path, uint64_t *rows);

@@ -152,26 +152,47 @@ static int check_parent(const char *path, struct sp_err *err)
 	return rc;
 }
 
+/* Whether the store the reader failed to open has no zarr.json at all:
+ * on S3, where no directory says so first (zarr_node_of). */
+static int meta_missing(struct shardpipe_reader *r)
+{
+	struct source_obj *o = NULL;
+	struct sp_err ignored;
+	uint64_t size;
+
+	if (r->src == NULL ||
+	    r->src->ops->open(r->src, "zarr.json", &o, &size, &ignored) !=
+		    SHARDPIPE_OK)
+		return 0;
+	r->src->ops->close(r->src, o);
+	return o == NULL;
+}
+
 int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
 		struct sp_err *err)
 {
-	enum zarr_node node;
+	enum zarr_node node = ZARR_NODE_ARRAY;
 	struct shardpipe_reader *r;
-	shardpipe_desc *d = &ro->desc;
 
-	SP_FORWARD(zarr_node_of(path, &node, err));
-	SP_RETURN_IF(node == ZARR_NODE_NONE, err, SHARDPIPE_ERR_PATH,
-		     "%s: holds no store (no zarr.json) to continue", path);
-	SP_RETURN_IF(node == ZARR_NODE_IMAGE, err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: is an OME-NGFF image (a pyramid); continuing one is "
-		     "not supported yet; nothing was touched", path);
-	SP_RETURN_IF(node == ZARR_NODE_GROUP, err, SHARDPIPE_ERR_PATH,
-		     "%s: is a Zarr group; continue one of its arrays at "
-		     "%s/NAME", path, path);
-	SP_FORWARD(check_parent(path, err));
-	/* The lock before the read: no other writer moves the rows read. */
+	/* S3 stores hold one array and no image (§24): the reader says what
+	 * there is to say of what the prefix holds. */
+	if (!store_is_s3(path)) {
+		SP_FORWARD(zarr_node_of(path, &node, err));
+		SP_RETURN_IF(node == ZARR_NODE_NONE, err, SHARDPIPE_ERR_PATH,
+			     "%s: holds no store (no zarr.json) to continue",
+			     path);
+		SP_RETURN_IF(node == ZARR_NODE_GROUP, err, SHARDPIPE_ERR_PATH,
+			     "%s: is a Zarr group; continue one of its arrays "
+			     "at %s/NAME", path, path);
+		SP_FORWARD(check_parent(path, err));
+	}
+	/* The lock before the read: no other writer moves the rows read.
+	 * (S3 has none, §29.)  An image's is its group's directory. */
 	if (lock)
 		SP_FORWARD(store_reopen(&ro->store, path, durable, err));
+	ro->levels = 1;
+	if (!store_is_s3(path) && node == ZARR_NODE_IMAGE)
+		return reopen_load_image(ro, path, err);
 	r = calloc(1, sizeof(*r));
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;
@@ -180,11 +201,26 @@ int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
 	SP_RETURN_IF(r->path == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory");
 	if (reader_open_store(r) != SHARDPIPE_OK) {
+		if (store_is_s3(path) && meta_missing(r))
+			return sp_err_set(err, SHARDPIPE_ERR_PATH,
+					  "%s: holds no store (no zarr.json) "
+					  "to continue", path);
 		*err = r->err;
 		return err->code;
 	}
-	SP_FORWARD(check_layout(r, path, err));
+	SP_FORWARD(reopen_array_fields(ro, path, err));
+	ro->level_rows[0] = ro->rows;
+	ro->level_sr[0] = r->chunk[0] * r->cps[0];
+	return SHARDPIPE_OK;
+}
 
+int reopen_array_fields(struct reopen *ro, const char *path,
+			struct sp_err *err)
+{
+	const struct shardpipe_reader *r = ro->r;
+	shardpipe_desc *d = &ro->desc;
+
+	SP_FORWARD(check_layout(r, path, err));
 	shardpipe_desc_init(d);
 	d->rank = r->rank;
 	for (int k = 0; k < r->rank; k++) {
@@ -202,10 +238,33 @@ int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
 	return load_codec(ro, path, d, err);
 }
 
+uint64_t reopen_base(const struct reopen *ro)
+{
+	uint64_t lcm = 1, low = UINT64_MAX;
+
+	for (int L = 0; L < ro->levels; L++) {
+		uint64_t a = lcm, b = ro->level_sr[L], t;
+
+		while (b != 0) {
+			t = a % b;
+			a = b;
+			b = t;
+		}
+		if (!sp_mul_ok(lcm / a, ro->level_sr[L], &lcm))
+			return 0;
+		if (ro->level_rows[L] < low)
+			low = ro->level_rows[L];
+	}
+	return low / lcm * lcm;
+}
+
 void reopen_free(struct reopen *ro)
 {
 	shardpipe_reader_close(ro->r);
 	ro->r = NULL;
+	if (ro->group != NULL)
+		json_free(ro->group);
+	ro->group = NULL;
 	store_free(ro->store);
 	ro->store = NULL;
 }
@@ -347,10 +406,31 @@ int reopen_merge(const struct reopen *ro, const char *path,
 	SP_RETURN_IF(g.overwrite, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "%s: overwrite replaces a store, reopen continues it: "
 		     "ask for one of them", path);
-	SP_RETURN_IF(g.downsample != 0 || g.ngff, err,
+	SP_RETURN_IF(ro->group == NULL && (g.downsample != 0 || g.ngff), err,
 		     SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: continuing a pyramid (downsample, ngff) is not "
-		     "supported yet", path);
+		     "%s: holds one array, which cannot be continued as a "
+		     "pyramid (downsample, ngff); nothing was touched", path);
+	/* An image's pyramid as given, when given, must be the store's. */
+	if (ro->group != NULL && g.downsample != 0) {
+		struct field pf = { 0 };
+
+		if (differs_u64(&pf, "downsample", st->downsample,
+				g.downsample) ||
+		    differs_u64(&pf, "method", (uint64_t)st->method,
+				(uint64_t)g.method) ||
+		    differs_u64(&pf, "append_method",
+				(uint64_t)(int64_t)st->append_method,
+				(uint64_t)(int64_t)(g.append_method == (int)g.method
+							    ? -1
+							    : g.append_method)) ||
+		    (g.max_levels != 0 &&
+		     differs_u64(&pf, "levels", (uint64_t)st->max_levels,
+				 (uint64_t)g.max_levels)))
+			return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+					  "%s: %s: the store has %s, the "
+					  "description %s; nothing was touched",
+					  path, pf.name, pf.store, pf.given);
+	}
 	if (g.rank != 0 && first_difference(st, &g, &f))
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 				  "%s: %s: the store has %s, the description "
@@ -382,6 +462,16 @@ int reopen_merge(const struct reopen *ro, const char *path,
 	out->blosc_blocksize = st->blosc_blocksize;
 	out->index_location = st->index_location;
 	memcpy(out->fill_value, st->fill_value, sizeof(out->fill_value));
+	if (ro->group != NULL) {
+		out->downsample = st->downsample;
+		out->method = st->method;
+		out->append_method = st->append_method;
+		out->max_levels = st->max_levels;
+		out->ngff = st->ngff;
+		memcpy(out->axis_type, st->axis_type, sizeof(out->axis_type));
+		memcpy(out->unit, st->unit, sizeof(out->unit));
+		memcpy(out->scale, st->scale, sizeof(out->scale));
+	}
 	return SHARDPIPE_OK;
 }
 
@@ -391,9 +481,16 @@ int reopen_attrs(const struct reopen *ro, struct attrs *a, struct sp_err *err)
 {
 	const struct json_value *v;
 
-	v = json_get(json_root(ro->r->meta), "attributes");
+	/* An image's are its group's, beside the "ome" §28.4 renders. */
+	v = json_get(json_root(ro->group != NULL ? ro->group : ro->r->meta),
+		     "attributes");
 	for (v = v != NULL ? v->child : NULL; v != NULL; v = v->next) {
-		char *key = strndup(v->key, v->key_len);
+		char *key;
+
+		if (ro->group != NULL && v->key_len == 3 &&
+		    memcmp(v->key, "ome", 3) == 0)
+			continue;
+		key = strndup(v->key, v->key_len);
 		char *text = strndup(v->raw, v->raw_len);
 		int rc;
 
@@ -421,6 +518,7 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 			      uint64_t *rows)
 {
 	static __thread char names[SHARDPIPE_MAX_RANK][64];
+	static __thread char units[SHARDPIPE_MAX_RANK][32];
 	struct reopen ro;
 	struct sp_err err;
 	int rc;
@@ -437,19 +535,19 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));
-	rc = store_is_s3(path)
-		     ? sp_err_set(&err, SHARDPIPE_ERR_UNSUPPORTED,
-				  "%s: continuing an S3 store is not supported "
-				  "yet", path)
-		     : reopen_load(&ro, path, 0, 0, &err);
+	rc = reopen_load(&ro, path, 0, 0, &err);
 	if (rc != SHARDPIPE_OK) {
 		reopen_free(&ro);
 		sp_last_error_set(err.msg);
 		return rc;
 	}
 	memcpy(names, ro.names, sizeof(names));
-	for (int d = 0; d < ro.desc.rank; d++)
+	memcpy(units, ro.units, sizeof(units));
+	for (int d = 0; d < ro.desc.rank; d++) {
 		ro.desc.dims[d].name = names[d];
+		if (ro.desc.unit[d] != NULL)
+			ro.desc.unit[d] = units[d];
+	}
 	/* Only the fields inside the caller's struct: it may be older. */
 #define SET(field)                                                        \
 	do {                                                              \
@@ -468,6 +566,15 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	SET(blosc_blocksize);
 	SET(zstd_checksum);
 	SET(fill_value);
+	/* An image's pyramid. */
+	SET(downsample);
+	SET(method);
+	SET(append_method);
+	SET(max_levels);
+	SET(ngff);
+	SET(axis_type);
+	SET(unit);
+	SET(scale);
 #undef SET
 	if (rows != NULL)
 		*rows = ro.rows;

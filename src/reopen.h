@@ -18,9 +18,21 @@ struct reopen {
 	shardpipe_desc desc;
 	char names[SHARDPIPE_MAX_RANK][64];
 	uint64_t rows;           /* the rows its zarr.json advertises */
+	/*
+	 * An OME-NGFF image shardpipe wrote (reopen_image.c): its group's
+	 * zarr.json, its levels (1 for an array), each level's advertised
+	 * rows and rows a shard row, and the units desc points at.  r reads
+	 * level 0.
+	 */
+	struct json_doc *group;
+	int levels;
+	uint64_t level_rows[SHARDPIPE_MAX_LEVELS];
+	uint64_t level_sr[SHARDPIPE_MAX_LEVELS];
+	char units[SHARDPIPE_MAX_RANK][32];
 };
 
-/* Read the array at path (a directory) and refuse what shardpipe does not
+/* Read the array at path (a directory or an S3 prefix; an image at a
+ * directory) and refuse what shardpipe does not
  * write, naming the part at fault; with lock, take the store's lock
  * first (store_reopen, durable as the stream will write).  *ro zeroed by
  * the caller; reopen_free() releases it, whatever this returned.
@@ -39,10 +51,30 @@ SP_INTERNAL int reopen_merge(const struct reopen *ro, const char *path,
 			     const shardpipe_desc *given, shardpipe_desc *out,
 			     struct sp_err *err);
 
+/*
+ * The image at path (a group whose zarr.json names shardpipe's pyramid in
+ * attributes.ome), into ro as reopen_load() reads an array: level 0's
+ * array fields and reader, the pyramid's fields (downsample, method,
+ * levels, axes, units, scale) and each level's rows.  The caller has
+ * taken the lock.  Refuses an image shardpipe did not write, and one
+ * whose dim 0 halves (not yet).
+ */
+SP_INTERNAL int reopen_load_image(struct reopen *ro, const char *path,
+				  struct sp_err *err);
+/* Level 0's array fields of an array's reader into ro->desc (shared by
+ * arrays and images). */
+SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,
+				    struct sp_err *err);
+
 /* The store's user attributes, each value's text as its zarr.json holds
- * it, into a. */
+ * it (an image's: its group's, beside "ome"), into a. */
 SP_INTERNAL int reopen_attrs(const struct reopen *ro, struct attrs *a,
 			     struct sp_err *err);
+
+/* The row every level of the continued stream counts from: the last row
+ * at or below every level's advertised rows that starts a shard row of
+ * each (dim 0 is not halved, so levels share rows). */
+SP_INTERNAL uint64_t reopen_base(const struct reopen *ro);
 
 SP_INTERNAL void reopen_free(struct reopen *ro);
 

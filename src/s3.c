@@ -1,8 +1,8 @@
 /*
  * s3.c - one S3 request over libcurl, signed with libcurl's own AWS
  * Signature V4, retried when S3 or the network says to try again, the
- * pieces of S3's XML the stores read, and listing (doc/design.md §24.1,
- * §24.3).
+ * pieces of S3's XML the stores read, and listing objects and multipart
+ * uploads (doc/design.md §24.1, §24.3, §29).
  */
 #define _GNU_SOURCE
 #include "s3.h"
@@ -605,8 +605,55 @@ char *s3_key(const struct s3_config *c, const char *key)
 	return k;
 }
 
-int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
-	    int (*each)(void *, const char *), void *user, struct sp_err *err)
+/*
+ * The next <tag> element of xml[*pos, len) as the range of its raw text
+ * between the tags, [*a, *b): for elements holding elements, whose
+ * entities s3_xml_next must decode once, in the inner one.  1 when
+ * found, 0 when not.
+ */
+static int xml_element(const char *xml, size_t len, size_t *pos,
+		       const char *tag, size_t *a, size_t *b)
+{
+	char open[72], close[72];
+	const char *s, *e;
+
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	if (xml == NULL || *pos >= len)
+		return 0;
+	s = memmem(xml + *pos, len - *pos, open, strlen(open));
+	if (s == NULL)
+		return 0;
+	s += strlen(open);
+	e = memmem(s, (size_t)(xml + len - s), close, strlen(close));
+	if (e == NULL)
+		return 0;
+	*a = (size_t)(s - xml);
+	*b = (size_t)(e - xml);
+	*pos = *b + strlen(close);
+	return 1;
+}
+
+/* Whether a listing's answer says there is more: "true" in IsTruncated. */
+static int truncated(const struct s3_resp *rs)
+{
+	char v[8];
+	size_t pos = 0;
+
+	return s3_xml_next(rs->text, rs->text_len, &pos, "IsTruncated", v,
+			   sizeof(v)) == 1 &&
+	       strcmp(v, "true") == 0;
+}
+
+/*
+ * ListObjectsV2 below prefix: each(user, key) for every key, and with
+ * level (the delimiter "/") for every common prefix one level down too.
+ * Pages of max_keys; below 1000, the first page only.
+ */
+static int list_objects(struct s3_conn *conn, const char *prefix,
+			int max_keys, int level,
+			int (*each)(void *, const char *), void *user,
+			struct sp_err *err)
 {
 	char *token = NULL, *eprefix = s3_escape(prefix, 0);
 	char key[1200];
@@ -616,19 +663,20 @@ int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
 		     "out of memory");
 	for (;;) {
 		struct s3_resp rs;
-		char *query = NULL, *etoken = NULL, truncated[8] = "";
-		size_t pos = 0;
+		char *query = NULL, *etoken = NULL;
+		size_t pos = 0, a, b;
 		int found;
 
 		/* SigV4 wants the parameters sorted by name. */
 		if (token != NULL && (etoken = s3_escape(token, 0)) == NULL)
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					"out of memory");
-		else if (asprintf(&query, "%s%s%slist-type=2&max-keys=%d&"
+		else if (asprintf(&query, "%s%s%s%slist-type=2&max-keys=%d&"
 				  "prefix=%s",
 				  etoken ? "continuation-token=" : "",
 				  etoken ? etoken : "", etoken ? "&" : "",
-				  max_keys, eprefix) < 0)
+				  level ? "delimiter=%2F&" : "", max_keys,
+				  eprefix) < 0)
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					"out of memory");
 		free(etoken);
@@ -648,11 +696,24 @@ int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
 			else
 				rc = each(user, key);
 		}
+		/* The answer's own <Prefix> echoes the request: only those
+		 * inside <CommonPrefixes> are names. */
 		pos = 0;
-		if (rc == SHARDPIPE_OK && max_keys == 1000 &&
-		    s3_xml_next(rs.text, rs.text_len, &pos, "IsTruncated",
-				truncated, sizeof(truncated)) == 1 &&
-		    strcmp(truncated, "true") == 0) {
+		while (rc == SHARDPIPE_OK && level &&
+		       xml_element(rs.text, rs.text_len, &pos,
+				   "CommonPrefixes", &a, &b)) {
+			size_t in = 0;
+
+			found = s3_xml_next(rs.text + a, b - a, &in, "Prefix",
+					    key, sizeof(key));
+			if (found < 0)
+				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+						"listing %s: a prefix longer "
+						"than S3 allows", prefix);
+			else if (found > 0)
+				rc = each(user, key);
+		}
+		if (rc == SHARDPIPE_OK && max_keys == 1000 && truncated(&rs)) {
 			free(token);
 			token = malloc(1200);
 			pos = 0;
@@ -672,6 +733,111 @@ int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
 		break;
 	}
 	free(token);
+	free(eprefix);
+	return rc;
+}
+
+int s3_list(struct s3_conn *conn, const char *prefix, int max_keys,
+	    int (*each)(void *, const char *), void *user, struct sp_err *err)
+{
+	return list_objects(conn, prefix, max_keys, 0, each, user, err);
+}
+
+int s3_list_level(struct s3_conn *conn, const char *prefix,
+		  int (*each)(void *, const char *), void *user,
+		  struct sp_err *err)
+{
+	return list_objects(conn, prefix, 1000, 1, each, user, err);
+}
+
+/* key-marker and upload-id-marker, escaped, for the page after rs; an
+ * error when a truncated answer names no place to go on from. */
+static int next_markers(const struct s3_resp *rs, const char *prefix,
+			char **key, char **id, struct sp_err *err)
+{
+	char k[1200], u[1024];
+	size_t pos = 0, pos2 = 0;
+
+	free(*key);
+	free(*id);
+	*key = *id = NULL;
+	/* An empty NextKeyMarker would start over: stop instead of
+	 * listing the same page for ever. */
+	SP_RETURN_IF(s3_xml_next(rs->text, rs->text_len, &pos,
+				 "NextKeyMarker", k, sizeof(k)) != 1 ||
+			     k[0] == '\0',
+		     err, SHARDPIPE_ERR_FORMAT,
+		     "listing the multipart uploads below %s: truncated "
+		     "without a NextKeyMarker", prefix);
+	if (s3_xml_next(rs->text, rs->text_len, &pos2, "NextUploadIdMarker",
+			u, sizeof(u)) != 1)
+		u[0] = '\0';
+	*key = s3_escape(k, 0);
+	*id = s3_escape(u, 0);
+	SP_RETURN_IF(*key == NULL || *id == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	return SHARDPIPE_OK;
+}
+
+int s3_list_uploads(struct s3_conn *conn, const char *prefix,
+		    int (*each)(void *, const char *, const char *),
+		    void *user, struct sp_err *err)
+{
+	char *eprefix = s3_escape(prefix, 0), *kmark = NULL, *imark = NULL;
+	char key[1200], id[1024];
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(eprefix == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	for (;;) {
+		struct s3_resp rs;
+		char *query = NULL;
+		size_t pos = 0, a, b;
+
+		/* Sorted by name, as SigV4 wants them; "uploads" last
+		 * ('-' sorts before 's'). */
+		if (asprintf(&query, "%s%s%sprefix=%s%s%s&uploads=",
+			     kmark ? "key-marker=" : "", kmark ? kmark : "",
+			     kmark ? "&" : "", eprefix,
+			     imark && *imark ? "&upload-id-marker=" : "",
+			     imark && *imark ? imark : "") < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		rc = s3_request(conn, &(struct s3_req){ .method = "GET",
+							 .query = query },
+				&rs, err);
+		free(query);
+		while (rc == SHARDPIPE_OK &&
+		       xml_element(rs.text, rs.text_len, &pos, "Upload", &a,
+				   &b)) {
+			size_t in = 0, in2 = 0;
+
+			if (s3_xml_next(rs.text + a, b - a, &in, "Key", key,
+					sizeof(key)) != 1 ||
+			    s3_xml_next(rs.text + a, b - a, &in2, "UploadId",
+					id, sizeof(id)) != 1)
+				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+						"listing the multipart uploads "
+						"below %s: an upload without a "
+						"key or an id that fits",
+						prefix);
+			else
+				rc = each(user, key, id);
+		}
+		if (rc == SHARDPIPE_OK && truncated(&rs))
+			rc = next_markers(&rs, prefix, &kmark, &imark, err);
+		else if (rc == SHARDPIPE_OK) {
+			s3_resp_free(&rs);
+			break;
+		}
+		s3_resp_free(&rs);
+		if (rc != SHARDPIPE_OK)
+			break;
+	}
+	free(kmark);
+	free(imark);
 	free(eprefix);
 	return rc;
 }

@@ -125,4 +125,24 @@ SP_INTERNAL int s3_list(struct s3_conn *conn, const char *prefix,
 			int max_keys, int (*each)(void *, const char *),
 			void *user, struct sp_err *err);
 
+/*
+ * As s3_list, one level down only (ListObjectsV2 with the delimiter "/"):
+ * each(user, name) for every key directly below prefix and for every
+ * common prefix one level down, the latter ending in '/'.  Every page.
+ */
+SP_INTERNAL int s3_list_level(struct s3_conn *conn, const char *prefix,
+			      int (*each)(void *, const char *), void *user,
+			      struct sp_err *err);
+
+/*
+ * Call each(user, key, upload_id) for every multipart upload begun and
+ * neither completed nor aborted whose key starts with prefix
+ * (ListMultipartUploads, every page).  Stops at each's first nonzero
+ * return and returns it.
+ */
+SP_INTERNAL int s3_list_uploads(struct s3_conn *conn, const char *prefix,
+				int (*each)(void *, const char *,
+					    const char *),
+				void *user, struct sp_err *err);
+
 #endif

@@ -87,9 +87,13 @@ int store_reopen(struct store **out, const char *path, int durable,
 		 struct sp_err *err)
 {
 	*out = NULL;
-	SP_RETURN_IF(store_is_s3(path), err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: continuing an S3 store is not supported yet; "
-		     "nothing was touched", path);
+	if (store_is_s3(path)) {
+#ifdef HAVE_S3
+		return store_s3_reopen(out, path, err);
+#else
+		return no_s3(path, err);
+#endif
+	}
 	return store_fs_reopen(out, path, durable, err);
 }
 

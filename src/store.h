@@ -67,8 +67,8 @@ struct store {
  */
 SP_INTERNAL int store_check(struct store **out, const char *path,
 			    int overwrite, int durable, struct sp_err *err);
-/* Continue the array at path (a directory; SHARDPIPE_ERR_UNSUPPORTED
- * for S3 for now), locked against other writers. */
+/* Continue the array at path: a directory, locked against other writers,
+ * or "s3://BUCKET/PREFIX", which has no lock (doc/design.md §29). */
 SP_INTERNAL int store_reopen(struct store **out, const char *path,
 			     int durable, struct sp_err *err);
 /* Remove the shard at coords, when it is there (s->ops->remove). */

@@ -2,7 +2,8 @@
  * store_s3.c - writing an S3 store (doc/design.md §24.3): uploads on the
  * store's own threads, multipart uploads and their clean-up, zarr.json
  * ordered after every object it advertises, the overwrite policy of the
- * directory store.
+ * directory store; and continuing one (§29): what a killed writer left
+ * past the advertised rows removed, its unfinished uploads aborted.
  */
 #define _GNU_SOURCE
 #include "store_s3.h"
@@ -41,7 +42,10 @@ struct store_s3 {
 	struct s3_config cfg;
 	int overwrite;
 	int store_exists;
-	struct s3_conn *conn;   /* the opening thread's */
+	/* The opening thread's; also the writer's, which removes the old
+	 * shards a continued store no longer has: one at a time. */
+	pthread_mutex_t conn_mu;
+	struct s3_conn *conn;
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -614,6 +618,7 @@ static void s3_free(struct store *base)
 	s3_conn_free(s->conn);
 	s3_config_free(&s->cfg);
 	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->conn_mu);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -623,27 +628,38 @@ struct delete_ctx {
 	struct sp_err *err;
 };
 
-/* Delete a key a store of ours holds below c/: every component after "c"
- * a decimal number, as the directory store's overwrite does. */
-static int delete_shard_key(void *user, const char *key)
+/* key below the store's prefix; the listings' keys all start with it. */
+static const char *rel_key(const struct store_s3 *s, const char *key)
 {
-	struct delete_ctx *d = user;
-	struct store_s3 *s = d->s;
-	const char *rel = key + (*s->cfg.prefix ? strlen(s->cfg.prefix) + 1 : 0);
+	return key + (*s->cfg.prefix ? strlen(s->cfg.prefix) + 1 : 0);
+}
+
+/* Whether rel is a key a store of ours writes below c/: every component
+ * after "c" a decimal number, as the directory store's overwrite has it. */
+static int is_chunk_key(const char *rel)
+{
 	const char *p = rel + 2;
 
 	if (strncmp(rel, "c/", 2) != 0)
-		return SHARDPIPE_OK;
+		return 0;
 	for (;;) {
 		size_t n = strcspn(p, "/");
 
 		if (!store_is_key_part(p, n))
-			return SHARDPIPE_OK;
+			return 0;
 		if (p[n] == '\0')
-			break;
+			return 1;
 		p += n + 1;
 	}
-	return do_delete(s->conn, key, d->err);
+}
+
+static int delete_shard_key(void *user, const char *key)
+{
+	struct delete_ctx *d = user;
+
+	if (!is_chunk_key(rel_key(d->s, key)))
+		return SHARDPIPE_OK;
+	return do_delete(d->s->conn, key, d->err);
 }
 
 static int s3_create(struct store *base, struct sp_err *err)
@@ -692,12 +708,152 @@ static int s3_create(struct store *base, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* A shard of the rewritten shard row left empty (doc/design.md §29): the
+ * old object goes.  On the writer thread, after every write queued before
+ * it and before the zarr.json that follows them; no write of this key is
+ * queued in this run.  A 404 means it was not there. */
+static int s3_remove(struct store *base, const char *key, struct sp_err *err)
+{
+	struct store_s3 *s = (struct store_s3 *)base;
+	char *k = s3_key(&s->cfg, key);
+	struct s3_resp rs;
+	int rc;
+
+	SP_RETURN_IF(k == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	pthread_mutex_lock(&s->conn_mu);
+	rc = s3_request(s->conn, &(struct s3_req){ .method = "DELETE",
+						   .key = k,
+						   .ok_status = 404 },
+			&rs, err);
+	pthread_mutex_unlock(&s->conn_mu);
+	s3_resp_free(&rs);
+	free(k);
+	return rc;
+}
+
+/* An unfinished multipart upload of this array (zarr.json or a chunk key,
+ * never a key beside them): aborted, its parts gone.  NoSuchUpload (404):
+ * done meanwhile. */
+static int abort_left_upload(void *user, const char *key, const char *id)
+{
+	struct delete_ctx *d = user;
+	const char *rel = rel_key(d->s, key);
+	struct s3_resp rs;
+	char *eid, *q = NULL;
+	int rc;
+
+	if (strcmp(rel, "zarr.json") != 0 && !is_chunk_key(rel))
+		return SHARDPIPE_OK;
+	eid = s3_escape(id, 0);
+	if (eid == NULL || asprintf(&q, "uploadId=%s", eid) < 0) {
+		free(eid);
+		return sp_err_set(d->err, SHARDPIPE_ERR_NOMEM,
+				  "out of memory");
+	}
+	free(eid);
+	rc = s3_request(d->s->conn, &(struct s3_req){ .method = "DELETE",
+						      .key = key, .query = q,
+						      .ok_status = 404 },
+			&rs, d->err);
+	s3_resp_free(&rs);
+	free(q);
+	return rc;
+}
+
+/* The first coordinate a shard key's first component (after "c/") gives,
+ * or UINT64_MAX for one too large for it; -1 when it is none. */
+static int first_coord(const char *name, size_t n, uint64_t *out)
+{
+	uint64_t i = 0;
+
+	if (!store_is_key_part(name, n))
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		if (i > (UINT64_MAX - 9) / 10) {
+			*out = UINT64_MAX;
+			return 0;
+		}
+		i = i * 10 + (uint64_t)(name[k] - '0');
+	}
+	*out = i;
+	return 0;
+}
+
+struct orphans {
+	struct delete_ctx d;
+	uint64_t shards;
+	size_t skip;            /* the length of "PREFIX/c/" */
+};
+
+/* One name below c/ (a shard key of rank 1, or a shard row's common
+ * prefix "N/"): gone when its row N is `shards` or more. */
+static int drop_row(void *user, const char *name)
+{
+	struct orphans *o = user;
+	const char *rel = name + o->skip;
+	size_t n = strcspn(rel, "/");
+	uint64_t row;
+
+	if (first_coord(rel, n, &row) != 0 || row < o->shards)
+		return SHARDPIPE_OK;
+	if (rel[n] == '\0')
+		return do_delete(o->d.s->conn, name, o->d.err);
+	/* A row's keys: only chunk keys go, as in an overwrite. */
+	return s3_list(o->d.s->conn, name, 1000, delete_shard_key, &o->d,
+		       o->d.err);
+}
+
+/*
+ * What a writer killed mid-stream left (doc/design.md §29): its
+ * unfinished multipart uploads of this array, which a killed process
+ * could not abort, and every shard whose first coordinate is `shards` or
+ * more, past what zarr.json advertises.  `temps` has no meaning here:
+ * objects appear whole, an unfinished upload is no object.  The rows are
+ * listed one level down (the delimiter "/"), so only the keys of the
+ * rows removed are listed, not every shard of the array.
+ */
+static int s3_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
+			struct sp_err *err)
+{
+	struct store_s3 *s = (struct store_s3 *)base;
+	struct orphans o = { { s, err }, shards, 0 };
+	char *root = s3_key(&s->cfg, ""), *c = s3_key(&s->cfg, "c/");
+	int rc;
+
+	(void)temps;
+	if (root == NULL || c == NULL) {
+		free(root);
+		free(c);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	o.skip = strlen(c);
+	pthread_mutex_lock(&s->conn_mu);
+	rc = s3_list_uploads(s->conn, root, abort_left_upload, &o.d, err);
+	if (rc != SHARDPIPE_OK) {
+		char was[sizeof(err->msg)];
+
+		memcpy(was, err->msg, sizeof(was));
+		sp_err_set(err, rc, "cannot abort the multipart uploads a "
+			   "killed writer may have left (continuing needs "
+			   "s3:ListBucketMultipartUploads and "
+			   "s3:AbortMultipartUpload): %s", was);
+	}
+	if (rc == SHARDPIPE_OK)
+		rc = s3_list_level(s->conn, c, drop_row, &o, err);
+	pthread_mutex_unlock(&s->conn_mu);
+	free(root);
+	free(c);
+	return rc;
+}
+
 static const struct store_ops s3_ops = {
 	.create = s3_create,
 	.write = s3_write,
 	.write_meta = s3_write_meta,
 	.sync = s3_sync,
 	.pool_bytes = s3_pool_bytes,
+	.remove = s3_remove,
+	.drop_rows = s3_drop_rows,
 	.free = s3_free,
 };
 
@@ -745,8 +901,10 @@ static int survey(struct store_s3 *s, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-int store_s3_check(struct store **out, const char *url, int overwrite,
-		   struct sp_err *err)
+/* A writing store at url, its configuration read and its first
+ * connection made, nothing sent yet. */
+static int store_s3_new(struct store_s3 **out, const char *url,
+			int overwrite, struct sp_err *err)
 {
 	struct store_s3 *s = calloc(1, sizeof(*s));
 	int rc;
@@ -754,6 +912,7 @@ int store_s3_check(struct store **out, const char *url, int overwrite,
 	*out = NULL;
 	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->conn_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->base.ops = &s3_ops;
 	s->overwrite = overwrite;
@@ -772,8 +931,42 @@ int store_s3_check(struct store **out, const char *url, int overwrite,
 		s->budget = 2 * (uint64_t)s->cfg.uploads * s->cfg.part_size;
 		rc = s3_conn_new(&s->conn, &s->cfg, err);
 	}
-	if (rc == SHARDPIPE_OK)
-		rc = survey(s, err);
+	if (rc != SHARDPIPE_OK) {
+		s3_free(&s->base);
+		return rc;
+	}
+	*out = s;
+	return SHARDPIPE_OK;
+}
+
+int store_s3_check(struct store **out, const char *url, int overwrite,
+		   struct sp_err *err)
+{
+	struct store_s3 *s;
+	int rc;
+
+	*out = NULL;
+	SP_FORWARD(store_s3_new(&s, url, overwrite, err));
+	rc = survey(s, err);
+	if (rc != SHARDPIPE_OK) {
+		s3_free(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SHARDPIPE_OK;
+}
+
+int store_s3_reopen(struct store **out, const char *url, struct sp_err *err)
+{
+	struct store_s3 *s;
+	int rc;
+
+	*out = NULL;
+	SP_FORWARD(store_s3_new(&s, url, 0, err));
+	/* The array is there (the reader's to say): no survey, nothing
+	 * removed; only the upload threads, which create would start. */
+	s->store_exists = 1;
+	rc = s3_create(&s->base, err);
 	if (rc != SHARDPIPE_OK) {
 		s3_free(&s->base);
 		return rc;

@@ -19,6 +19,15 @@
 SP_INTERNAL int store_s3_check(struct store **out, const char *url,
 			       int overwrite, struct sp_err *err);
 
+/*
+ * Continue the array at url (doc/design.md §29): a writing store over the
+ * prefix as it is, with no survey and nothing removed yet (drop_rows
+ * does that, after the reader's checks).  S3 has no lock: nothing keeps
+ * a second writer away.
+ */
+SP_INTERNAL int store_s3_reopen(struct store **out, const char *url,
+				struct sp_err *err);
+
 SP_INTERNAL int source_s3_open(struct source **out, const char *url,
 			       struct sp_err *err);
 

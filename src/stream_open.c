@@ -374,26 +374,43 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 }
 
 /*
- * A continued array (doc/design.md §29), once its threads run: the rows
- * of the store's last partial shard row read back (decoded) and appended,
- * or with none, the last whole shard row decoded as a check, so that a
- * damaged last shard refuses the open before anything is written (no
- * shard epoch completes inside one shard row); then the orphans past the
- * advertised rows removed.
+ * A continued array (doc/design.md §29), once its threads run: every
+ * level counts from row b (reopen_base), the rows b.. of level 0 the store
+ * advertises are read back (decoded) and appended, so that every level
+ * rebuilds its rows from there; with none to read back, level 0's last
+ * whole shard row is decoded as a check, so that a damaged last shard
+ * refuses the open before anything is written (no shard epoch completes
+ * inside one shard row); then each level's orphans past its advertised
+ * rows are removed.
  */
 static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 {
 	const struct plan *p = &s->plan;
 	const uint64_t sr = p->chunk[0] * p->cps[0], r = ro->rows;
-	const uint64_t r0 = r / sr * sr;
+	const uint64_t b = reopen_base(ro);
 	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
-	uint64_t from = r > r0 ? r0 : r >= sr ? r - sr : r;
+	uint64_t from = r > b ? b : r >= sr ? r - sr : r;
+	struct shardpipe_stream *l;
 	uint8_t *buf;
-	int rc = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK, L;
 
-	s->base_rows = r0;
-	s->base_shards = r0 / sr;
-	s->adv_rows = r;
+	for (l = s, L = 0; l != NULL; l = l->next, L++) {
+		uint64_t lsr = l->plan.chunk[0] * l->plan.cps[0];
+
+		/* A bound clamps a level's dim-0 chunk or shard to what is
+		 * left (plan.c, level_plan): its shard rows would move. */
+		SP_RETURN_IF(L >= ro->levels || lsr != ro->level_sr[L],
+			     &s->err, SHARDPIPE_ERR_UNSUPPORTED,
+			     "level %d: a shard row of %llu rows in the store, "
+			     "%llu with this bound; continue it unbounded; "
+			     "nothing was touched", L,
+			     (unsigned long long)ro->level_sr[L],
+			     (unsigned long long)lsr);
+		l->base_rows = b;
+		l->base_shards = b / lsr;
+		l->adv_rows = ro->level_rows[L];
+		l->resume_row = ro->level_rows[L] > b;
+	}
 	for (int d = 1; d < p->rank; d++)
 		count[d] = p->size[d];
 	buf = malloc((size_t)(p->chunk[0] * p->row_bytes));
@@ -411,7 +428,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		if (rc != SHARDPIPE_OK)
 			rc = sp_err_set(&s->err, rc, "cannot continue it: %s; "
 					"nothing was touched", ro->r->err.msg);
-		else if (row >= r0)
+		else if (row >= b)
 			rc = shardpipe_stream_append(s, buf, n);
 	}
 	free(buf);
@@ -420,9 +437,19 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	s->refed = s->stats.bytes_in;
 	s->refed_staged = s->stats.bytes_staged;
 	pthread_mutex_unlock(&s->mu);
-	s->resume_row = r > r0;
-	return s->store->ops->drop_rows(s->store, r0 / sr, sp_ceil_div(r, sr),
-					&s->err);
+	for (l = s, L = 0; l != NULL && rc == SHARDPIPE_OK; l = l->next, L++) {
+		uint64_t lsr = ro->level_sr[L];
+
+		rc = l->store->ops->drop_rows(l->store, b / lsr,
+					      sp_ceil_div(ro->level_rows[L], lsr),
+					      &s->err);
+	}
+	/* An image's group: the temporary of a zarr.json being replaced
+	 * when its writer was killed. */
+	if (rc == SHARDPIPE_OK && s->group != NULL)
+		rc = s->group->ops->drop_rows(s->group, UINT64_MAX, UINT64_MAX,
+					      &s->err);
+	return rc;
 }
 
 static int stream_open(shardpipe_stream **out, const char *path,
@@ -599,14 +626,9 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));
-	rc = store_is_s3(path)
-		     ? sp_err_set(&err, SHARDPIPE_ERR_UNSUPPORTED,
-				  "%s: continuing an S3 store is not supported "
-				  "yet; nothing was touched", path)
-		     : reopen_load(&ro, path, 1,
-				   desc != NULL && DESC_HAS(desc, durable) &&
-					   desc->durable,
-				   &err);
+	rc = reopen_load(&ro, path, 1,
+			 desc != NULL && DESC_HAS(desc, durable) && desc->durable,
+			 &err);
 	if (rc == SHARDPIPE_OK)
 		rc = reopen_merge(&ro, path, desc, &eff, &err);
 	if (rc != SHARDPIPE_OK) {
@@ -616,11 +638,8 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	}
 	/* The stream counts from the first row of the store's last partial
 	 * shard row (§29). */
-	if (eff.dims[0].size != 0) {
-		uint64_t sr = eff.dims[0].chunk * eff.dims[0].chunks_per_shard;
-
-		eff.dims[0].size -= ro.rows / sr * sr;
-	}
+	if (eff.dims[0].size != 0)
+		eff.dims[0].size -= reopen_base(&ro);
 	rc = stream_open(out, path, NULL, &eff, NULL, &ro);
 	reopen_free(&ro);
 	return rc;

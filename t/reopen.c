@@ -289,13 +289,22 @@ static int write_file(const char *path, const char *text)
 	return fclose(f) == 0;
 }
 
-static void killed_rounds(const char *codec, long rounds, uint64_t *rng)
+/* image: an OME-NGFF image of three levels (y and x halving), each level
+ * with its orphans. */
+static void killed_rounds(const char *codec, long rounds, int image,
+			  uint64_t *rng)
 {
 	char *a = path_of("whole-k.zarr"), *b = path_of("killed.zarr");
-	char *note = path_of("killed.zarr/c/NOTES");
+	char *note = path_of(image ? "killed.zarr/0/c/NOTES"
+				   : "killed.zarr/c/NOTES");
 	shardpipe_desc d;
 
 	desc_for(&d, "cpu", codec, 0, 0);
+	if (image) {
+		d.dims[1].name = "y";
+		d.downsample = 1u << 1 | 1u << 2;
+		d.max_levels = 3;
+	}
 	if (write_whole(a, &d, rng) != SHARDPIPE_OK)
 		bail("the one-run store for %s", codec);
 	for (long r = 0; r < rounds; r++) {
@@ -323,7 +332,18 @@ static void killed_rounds(const char *codec, long rounds, uint64_t *rng)
 			   codec, r, shardpipe_last_error_message());
 			continue;
 		}
-		planted = plant_orphans(b, test_cdiv(rows, 6), rng);
+		if (image) {
+			char lv[600];
+
+			planted = 0;
+			for (int L = 0; L < 3; L++) {
+				snprintf(lv, sizeof(lv), "%s/%d", b, L);
+				planted += plant_orphans(lv, test_cdiv(rows, 6),
+							 rng);
+			}
+		} else {
+			planted = plant_orphans(b, test_cdiv(rows, 6), rng);
+		}
 		/* A file no writer of the array made, in its chunk tree. */
 		write_file(note, "the operator's notes\n");
 		rc = continue_rows(b, NULL, rows, rng);
@@ -337,15 +357,54 @@ static void killed_rounds(const char *codec, long rounds, uint64_t *rng)
 		same = rc == SHARDPIPE_OK && test_same_tree(a, b, &files) &&
 		       test_reads_back(b, N, input, sizeof(input)) &&
 		       strcmp(kept, "the operator's notes\n") == 0;
-		ok(same, "%s round %ld: killed %s after %llu advertised rows, %d "
-		   "orphans planted, continued: the one-run files (%d), the "
-		   "foreign file kept", codec, r,
+		ok(same, "%s%s round %ld: killed %s after %llu advertised rows, "
+		   "%d orphans planted, continued: the one-run files (%d), "
+		   "the foreign file kept", codec, image ? " image" : "", r,
 		   WIFSIGNALED(status) ? "by SIGKILL" : "(it had finished)",
 		   (unsigned long long)rows, planted, files);
 	}
 	free(a);
 	free(b);
 	free(note);
+}
+
+/* ----------------------------------------------------------- pyramids */
+
+/* An OME-NGFF image over t, y, x, y and x halving, three levels: every
+ * level continued, the group's zarr.json too, the one run's files. */
+static void pyramid_matrix(const char *backend, const char *codec,
+			   const uint64_t *ks, size_t nk, uint64_t *rng)
+{
+	char *a = path_of("img-whole.zarr"), *b = path_of("img-parts.zarr");
+	shardpipe_desc d, more;
+
+	desc_for(&d, backend, codec, 0, 0);
+	d.dims[1].name = "y";
+	d.downsample = 1u << 1 | 1u << 2;
+	d.max_levels = 3;
+	d.method = SHARDPIPE_METHOD_MEAN;
+	d.unit[2] = "micrometer";
+	d.scale[2] = 0.25;
+	if (write_whole(a, &d, rng) != SHARDPIPE_OK) {
+		ok(0, "%s %s: the one-run image", backend, codec);
+		return;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		int rc, files = 0, same;
+
+		rc = write_first(b, &d, ks[i], rng);
+		shardpipe_desc_init(&more);
+		more.backend = backend;
+		if (rc == SHARDPIPE_OK)
+			rc = continue_rows(b, &more, ks[i], rng);
+		same = rc == SHARDPIPE_OK && test_same_tree(a, b, &files) &&
+		       test_reads_back(b, N, input, sizeof(input));
+		ok(same, "%s %s image of 3 levels: rows 0..%llu, close, reopen "
+		   "the image, the rest: the one-run files (%d)", backend,
+		   codec, (unsigned long long)ks[i], files);
+	}
+	free(a);
+	free(b);
 }
 
 /* ---------------------------------------------------------- refusals */
@@ -509,6 +568,28 @@ static void refusals(uint64_t *rng)
 		shardpipe_stream_close(s);
 	ok(test_same_tree(st, kept, &files), "the store is as it was");
 
+	/* A level of an image alone; an image whose dim 0 halves. */
+	{
+		char *img = path_of("img.zarr"), *lvl = path_of("img.zarr/0");
+
+		g = d;
+		g.dims[1].name = "y";
+		g.downsample = 1u << 1 | 1u << 2;
+		g.max_levels = 2;
+		if (write_first(img, &g, 8, rng) != SHARDPIPE_OK)
+			bail("the image to refuse");
+		refused(lvl, NULL, SHARDPIPE_ERR_UNSUPPORTED,
+			"a level of the OME-NGFF image", NULL,
+			"a level of an image alone");
+		g.downsample |= 1u;
+		if (write_first(img, &g, 8, rng) != SHARDPIPE_OK)
+			bail("the image halving t");
+		refused(img, NULL, SHARDPIPE_ERR_UNSUPPORTED, "halves dim 0",
+			NULL, "an image whose dim 0 halves");
+		free(img);
+		free(lvl);
+	}
+
 	/* Layouts shardpipe does not write. */
 	test_rmtree(st);
 	mkdir(st, 0777);
@@ -613,8 +694,14 @@ int main(void)
 		closed_matrix(kernels[b], kernel_codecs, 2, 1, few,
 			      sizeof(few) / sizeof(*few), &rng);
 	}
-	killed_rounds("zstd:1", test_sized("killed rounds", 8, 3), &rng);
-	killed_rounds("gzip:1", test_sized("killed rounds", 4, 2), &rng);
+	pyramid_matrix("cpu", "zstd:1", ks, sizeof(ks) / sizeof(*ks), &rng);
+	pyramid_matrix("cpu", "none", few, sizeof(few) / sizeof(*few), &rng);
+	if (test_backend_usable("reference", why, sizeof(why)))
+		pyramid_matrix("reference", "zstd:1", few,
+			       sizeof(few) / sizeof(*few), &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 8, 3), 0, &rng);
+	killed_rounds("gzip:1", test_sized("killed rounds", 4, 2), 0, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 1, &rng);
 	attributes(&rng);
 	refusals(&rng);
 	test_rmtree(tmp);
