@@ -9,9 +9,9 @@ TESTS += $(PYRAMID_TESTS)
 t_pyramid_stores_LDADD = $(TEST_LDADD) -lpthread
 t_pyramid_stores_LDFLAGS = $(TEST_LDFLAGS)
 
+# In TESTS first (Makefile.am).
 if HAVE_OPENCL
 check_PROGRAMS += t/pyramid-opencl
-TESTS += t/pyramid-opencl
 t_pyramid_opencl_LDADD = $(TEST_LDADD)
 t_pyramid_opencl_LDFLAGS = $(TEST_LDFLAGS)
 endif
