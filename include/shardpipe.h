@@ -459,9 +459,9 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
  * made in a layout shardpipe writes (a Zarr v3 array, one
  * sharding_indexed codec with bytes and at most one of zstd, gzip or
  * blosc inside, index codecs bytes and crc32c, default chunk keys with
- * "/"); or an OME-NGFF image shardpipe wrote whose dim 0 does not halve,
- * every level continued.  Appends start at the row after the last one
- * the store's zarr.json advertises.
+ * "/"); or an OME-NGFF image shardpipe wrote, every level continued
+ * (unbounded when its dim 0 halves).  Appends start at the row after
+ * the last one the store's zarr.json advertises.
  *
  * desc NULL, or desc->rank 0: the array's fields (rank, dims, dtype,
  * codec and its settings, index_location, fill_value, dimension names;
@@ -490,8 +490,8 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
  *
  * Nothing is changed when it refuses: SHARDPIPE_ERR_PATH when path holds
  * no array, SHARDPIPE_ERR_UNSUPPORTED for a layout shardpipe does not
- * write (the message says which part; an image whose dim 0 halves, or a
- * level of an image alone, among them), SHARDPIPE_ERR_CORRUPT or
+ * write (the message says which part; a level of an image alone, or a
+ * bound on an image whose dim 0 halves, among them), SHARDPIPE_ERR_CORRUPT or
  * SHARDPIPE_ERR_FORMAT when a shard of the last advertised shard row
  * does not decode (the message names it), SHARDPIPE_ERR_ACCESS for a
  * store that cannot be written.  Every stream on a directory store,

@@ -243,18 +243,25 @@ uint64_t reopen_base(const struct reopen *ro)
 	uint64_t lcm = 1, low = UINT64_MAX;
 
 	for (int L = 0; L < ro->levels; L++) {
-		uint64_t a = lcm, b = ro->level_sr[L], t;
+		/* Level L's shard row, in level 0's rows. */
+		uint64_t period = ro->level_sr[L] << ro->level_shift[L];
+		uint64_t a = lcm, b = period, t, rows;
 
 		while (b != 0) {
 			t = a % b;
 			a = b;
 			b = t;
 		}
-		if (!sp_mul_ok(lcm / a, ro->level_sr[L], &lcm))
+		if (!sp_mul_ok(lcm / a, period, &lcm))
 			return 0;
-		if (ro->level_rows[L] < low)
-			low = ro->level_rows[L];
+		rows = ro->level_rows[L] << ro->level_shift[L];
+		if (ro->level_rows[L] > UINT64_MAX >> ro->level_shift[L])
+			rows = UINT64_MAX;
+		if (rows < low)
+			low = rows;
 	}
+	if (ro->rows < low)
+		low = ro->rows;
 	return low / lcm * lcm;
 }
 
@@ -410,6 +417,14 @@ int reopen_merge(const struct reopen *ro, const char *path,
 		     SHARDPIPE_ERR_UNSUPPORTED,
 		     "%s: holds one array, which cannot be continued as a "
 		     "pyramid (downsample, ngff); nothing was touched", path);
+	/* A bound stops dim 0's halving early (§28.1): the levels' rows
+	 * would no longer be those of the store's levels. */
+	SP_RETURN_IF(ro->group != NULL && (st->downsample & 1u) &&
+			     g.rank != 0 && g.dims[0].size != 0,
+		     err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: an image whose dim 0 halves is continued unbounded "
+		     "only (a bound of %llu given); nothing was touched", path,
+		     (unsigned long long)g.dims[0].size);
 	/* An image's pyramid as given, when given, must be the store's. */
 	if (ro->group != NULL && g.downsample != 0) {
 		struct field pf = { 0 };

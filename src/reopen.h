@@ -28,6 +28,9 @@ struct reopen {
 	int levels;
 	uint64_t level_rows[SHARDPIPE_MAX_LEVELS];
 	uint64_t level_sr[SHARDPIPE_MAX_LEVELS];
+	/* Halvings of dim 0 from level 0 to level L (0 when it does not
+	 * halve): level L's row r is level 0's row r << level_shift[L]. */
+	int level_shift[SHARDPIPE_MAX_LEVELS];
 	char units[SHARDPIPE_MAX_RANK][32];
 };
 
@@ -56,8 +59,7 @@ SP_INTERNAL int reopen_merge(const struct reopen *ro, const char *path,
  * attributes.ome), into ro as reopen_load() reads an array: level 0's
  * array fields and reader, the pyramid's fields (downsample, method,
  * levels, axes, units, scale) and each level's rows.  The caller has
- * taken the lock.  Refuses an image shardpipe did not write, and one
- * whose dim 0 halves (not yet).
+ * taken the lock.  Refuses an image shardpipe did not write.
  */
 SP_INTERNAL int reopen_load_image(struct reopen *ro, const char *path,
 				  struct sp_err *err);
@@ -71,9 +73,10 @@ SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,
 SP_INTERNAL int reopen_attrs(const struct reopen *ro, struct attrs *a,
 			     struct sp_err *err);
 
-/* The row every level of the continued stream counts from: the last row
- * at or below every level's advertised rows that starts a shard row of
- * each (dim 0 is not halved, so levels share rows). */
+/* The row of level 0 every level of the continued stream counts from
+ * (level L from it >> level_shift[L]): the last row at or below every
+ * level's advertised rows (in level 0's rows) that starts a shard row of
+ * each. */
 SP_INTERNAL uint64_t reopen_base(const struct reopen *ro);
 
 SP_INTERNAL void reopen_free(struct reopen *ro);

@@ -124,9 +124,11 @@ static int pyramid_fields(struct reopen *ro, const char *path,
 				      "image does not have", err);
 		d->downsample |= 1u << k;
 	}
-	if (d->downsample & 1u)
-		return refuse(path, "its pyramid halves dim 0, and continuing "
-			      "such a pyramid is not supported yet", err);
+	/* Dim 0 halves at every level of an unbounded image (§28.1): level
+	 * L's row r is level 0's rows r·2^L.. (a bound, which stops the
+	 * halving early, is refused in reopen_merge). */
+	for (int L = 0; L < SHARDPIPE_MAX_LEVELS; L++)
+		ro->level_shift[L] = d->downsample & 1u ? L : 0;
 	v = json_get(ms, "axes");
 	for (int k = 0; k < d->rank; k++) {
 		const struct json_value *ax = json_at(v, (size_t)k);

@@ -406,10 +406,10 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 			     "nothing was touched", L,
 			     (unsigned long long)ro->level_sr[L],
 			     (unsigned long long)lsr);
-		l->base_rows = b;
-		l->base_shards = b / lsr;
+		l->base_rows = b >> ro->level_shift[L];
+		l->base_shards = l->base_rows / lsr;
 		l->adv_rows = ro->level_rows[L];
-		l->resume_row = ro->level_rows[L] > b;
+		l->resume_row = ro->level_rows[L] > l->base_rows;
 	}
 	for (int d = 1; d < p->rank; d++)
 		count[d] = p->size[d];
@@ -440,7 +440,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	for (l = s, L = 0; l != NULL && rc == SHARDPIPE_OK; l = l->next, L++) {
 		uint64_t lsr = ro->level_sr[L];
 
-		rc = l->store->ops->drop_rows(l->store, b / lsr,
+		rc = l->store->ops->drop_rows(l->store, l->base_rows / lsr,
 					      sp_ceil_div(ro->level_rows[L], lsr),
 					      &s->err);
 	}

@@ -289,8 +289,8 @@ static int write_file(const char *path, const char *text)
 	return fclose(f) == 0;
 }
 
-/* image: an OME-NGFF image of three levels (y and x halving), each level
- * with its orphans. */
+/* image: an OME-NGFF image of three levels (y and x halving; 2: t too),
+ * each level with its orphans. */
 static void killed_rounds(const char *codec, long rounds, int image,
 			  uint64_t *rng)
 {
@@ -302,7 +302,7 @@ static void killed_rounds(const char *codec, long rounds, int image,
 	desc_for(&d, "cpu", codec, 0, 0);
 	if (image) {
 		d.dims[1].name = "y";
-		d.downsample = 1u << 1 | 1u << 2;
+		d.downsample = 1u << 1 | 1u << 2 | (image == 2 ? 1u : 0u);
 		d.max_levels = 3;
 	}
 	if (write_whole(a, &d, rng) != SHARDPIPE_OK)
@@ -359,7 +359,8 @@ static void killed_rounds(const char *codec, long rounds, int image,
 		       strcmp(kept, "the operator's notes\n") == 0;
 		ok(same, "%s%s round %ld: killed %s after %llu advertised rows, "
 		   "%d orphans planted, continued: the one-run files (%d), "
-		   "the foreign file kept", codec, image ? " image" : "", r,
+		   "the foreign file kept", codec,
+		   image == 2 ? " image halving t" : image ? " image" : "", r,
 		   WIFSIGNALED(status) ? "by SIGKILL" : "(it had finished)",
 		   (unsigned long long)rows, planted, files);
 	}
@@ -373,14 +374,17 @@ static void killed_rounds(const char *codec, long rounds, int image,
 /* An OME-NGFF image over t, y, x, y and x halving, three levels: every
  * level continued, the group's zarr.json too, the one run's files. */
 static void pyramid_matrix(const char *backend, const char *codec,
-			   const uint64_t *ks, size_t nk, uint64_t *rng)
+			   int halve_t, const uint64_t *ks, size_t nk,
+			   uint64_t *rng)
 {
 	char *a = path_of("img-whole.zarr"), *b = path_of("img-parts.zarr");
 	shardpipe_desc d, more;
 
 	desc_for(&d, backend, codec, 0, 0);
 	d.dims[1].name = "y";
-	d.downsample = 1u << 1 | 1u << 2;
+	/* With t halving too, level L's rows are blocks of 2^L of level
+	 * 0's: the restart row is a multiple of 2^L shard rows. */
+	d.downsample = 1u << 1 | 1u << 2 | (halve_t ? 1u : 0u);
 	d.max_levels = 3;
 	d.method = SHARDPIPE_METHOD_MEAN;
 	d.unit[2] = "micrometer";
@@ -399,9 +403,10 @@ static void pyramid_matrix(const char *backend, const char *codec,
 			rc = continue_rows(b, &more, ks[i], rng);
 		same = rc == SHARDPIPE_OK && test_same_tree(a, b, &files) &&
 		       test_reads_back(b, N, input, sizeof(input));
-		ok(same, "%s %s image of 3 levels: rows 0..%llu, close, reopen "
-		   "the image, the rest: the one-run files (%d)", backend,
-		   codec, (unsigned long long)ks[i], files);
+		ok(same, "%s %s image of 3 levels%s: rows 0..%llu, close, "
+		   "reopen the image, the rest: the one-run files (%d)",
+		   backend, codec, halve_t ? ", t halving" : "",
+		   (unsigned long long)ks[i], files);
 	}
 	free(a);
 	free(b);
@@ -584,8 +589,9 @@ static void refusals(uint64_t *rng)
 		g.downsample |= 1u;
 		if (write_first(img, &g, 8, rng) != SHARDPIPE_OK)
 			bail("the image halving t");
-		refused(img, NULL, SHARDPIPE_ERR_UNSUPPORTED, "halves dim 0",
-			NULL, "an image whose dim 0 halves");
+		g.dims[0].size = 30;
+		refused(img, &g, SHARDPIPE_ERR_UNSUPPORTED, "unbounded only",
+			NULL, "a bound on an image whose dim 0 halves");
 		free(img);
 		free(lvl);
 	}
@@ -694,14 +700,16 @@ int main(void)
 		closed_matrix(kernels[b], kernel_codecs, 2, 1, few,
 			      sizeof(few) / sizeof(*few), &rng);
 	}
-	pyramid_matrix("cpu", "zstd:1", ks, sizeof(ks) / sizeof(*ks), &rng);
-	pyramid_matrix("cpu", "none", few, sizeof(few) / sizeof(*few), &rng);
+	pyramid_matrix("cpu", "zstd:1", 0, ks, sizeof(ks) / sizeof(*ks), &rng);
+	pyramid_matrix("cpu", "zstd:1", 1, ks, sizeof(ks) / sizeof(*ks), &rng);
+	pyramid_matrix("cpu", "none", 0, few, sizeof(few) / sizeof(*few), &rng);
 	if (test_backend_usable("reference", why, sizeof(why)))
-		pyramid_matrix("reference", "zstd:1", few,
+		pyramid_matrix("reference", "zstd:1", 1, few,
 			       sizeof(few) / sizeof(*few), &rng);
 	killed_rounds("zstd:1", test_sized("killed rounds", 8, 3), 0, &rng);
 	killed_rounds("gzip:1", test_sized("killed rounds", 4, 2), 0, &rng);
 	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 1, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 2, &rng);
 	attributes(&rng);
 	refusals(&rng);
 	test_rmtree(tmp);
