@@ -328,6 +328,12 @@ typedef struct shardpipe_desc {
 	shardpipe_axis_type axis_type[SHARDPIPE_MAX_RANK];
 	const char *unit[SHARDPIPE_MAX_RANK];
 	double scale[SHARDPIPE_MAX_RANK];
+	/* Read only by shardpipe_stream_reopen(): nonzero drops the store's
+	 * last shard row when one of its shards does not decode (a CRC
+	 * mismatch, a truncated file) and continues from the rows before
+	 * it, instead of refusing; zarr.json then advertises those rows
+	 * from its next update.  Default 0. */
+	int truncate_to_advertised;
 } shardpipe_desc;
 
 /*

@@ -31,6 +31,10 @@ struct reopen {
 	/* Halvings of dim 0 from level 0 to level L (0 when it does not
 	 * halve): level L's row r is level 0's row r << level_shift[L]. */
 	int level_shift[SHARDPIPE_MAX_LEVELS];
+	/* truncate_to_advertised took effect: the rows before the damaged
+	 * shard row are all rows kept (rows and level_rows lowered), and
+	 * that row's old shards are replaced or removed. */
+	int truncated;
 	char units[SHARDPIPE_MAX_RANK][32];
 };
 

@@ -409,7 +409,8 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		l->base_rows = b >> ro->level_shift[L];
 		l->base_shards = l->base_rows / lsr;
 		l->adv_rows = ro->level_rows[L];
-		l->resume_row = ro->level_rows[L] > l->base_rows;
+		l->resume_row = ro->truncated ||
+				ro->level_rows[L] > l->base_rows;
 	}
 	for (int d = 1; d < p->rank; d++)
 		count[d] = p->size[d];
@@ -610,6 +611,41 @@ int stream_open_lanes(shardpipe_stream **out, const char *path,
 }
 
 
+/*
+ * The store's last shard row dropped (truncate_to_advertised): rows from
+ * the first row of the shard row read back, or with none read back of
+ * the last whole one, are no longer advertised, at level 0 and at every
+ * level above it, and the open runs again, taking the lock again (the
+ * failed open released it).
+ */
+static int truncate_and_open(shardpipe_stream **out, const char *path,
+			     const shardpipe_desc *desc, shardpipe_desc *eff,
+			     struct reopen *ro)
+{
+	const uint64_t sr = ro->level_sr[0], b = reopen_base(ro);
+	uint64_t keep = ro->rows > b ? b : b >= sr ? b - sr : 0;
+	struct sp_err err;
+	int rc;
+
+	sp_err_clear(&err);
+	rc = store_reopen(&ro->store, path,
+			  desc != NULL && DESC_HAS(desc, durable) &&
+				  desc->durable,
+			  &err);
+	if (rc != SHARDPIPE_OK) {
+		sp_last_error_set(err.msg);
+		return rc;
+	}
+	ro->rows = keep;
+	for (int L = 0; L < ro->levels; L++)
+		if (ro->level_rows[L] > keep >> ro->level_shift[L])
+			ro->level_rows[L] = keep >> ro->level_shift[L];
+	ro->truncated = 1;
+	if (eff->dims[0].size != 0)
+		eff->dims[0].size += b - reopen_base(ro);
+	return stream_open(out, path, NULL, eff, NULL, ro);
+}
+
 int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 			    const shardpipe_desc *desc)
 {
@@ -641,6 +677,13 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	if (eff.dims[0].size != 0)
 		eff.dims[0].size -= reopen_base(&ro);
 	rc = stream_open(out, path, NULL, &eff, NULL, &ro);
+	/* A damaged last shard row, which the caller asked to drop: nothing
+	 * was written, so open again as if the store advertised only the
+	 * rows before it (§29). */
+	if ((rc == SHARDPIPE_ERR_CORRUPT || rc == SHARDPIPE_ERR_FORMAT) &&
+	    DESC_HAS(&eff, truncate_to_advertised) &&
+	    eff.truncate_to_advertised && ro.store == NULL)
+		rc = truncate_and_open(out, path, desc, &eff, &ro);
 	reopen_free(&ro);
 	return rc;
 }

@@ -25,7 +25,7 @@ fi
 rm -rf "$tmp/probe.zarr"
 wchan=0
 [ -r /proc/self/wchan ] && command -v mkfifo > /dev/null 2>&1 && wchan=1
-plan 112
+plan 116
 
 # 15 rows of 6 x 10 uint16 (120 bytes a row); the array is the first 13,
 # which do not fill the last shard row (4 rows of 2-row chunks a shard).
@@ -237,7 +237,7 @@ refused 2 'dim 1 size: the store has 6, the description 7' \
 refused 2 '--append continues the store.*--overwrite replaces it' \
 	"--append --overwrite" -- \
 	more --overwrite "$tmp/r.zarr" < "$tmp/p.raw"
-refused 2 'reopening a pyramid is not supported yet' \
+refused 2 "an image's pyramid is the store's" \
 	"--append --downsample y,x" -- \
 	more --downsample y,x --levels 2 "$tmp/r.zarr" < "$tmp/p.raw"
 watch="$tmp/b-one.zarr"
@@ -326,5 +326,33 @@ if [ $wchan = 1 ]; then
 else
 	skip 8 "no /proc/PID/wchan or mkfifo to see a writer blocked reading"
 fi
+
+# A damaged last shard row: refused naming the shard; with
+# --truncate-to-advertised that row (rows 12..12 of 13) is dropped and the
+# input from row 12 on gives the files of one run of 15 rows.
+mk --codec zstd:3 --input "$tmp/in15.raw" "$tmp/t-one.zarr"
+head -c $((13 * row)) "$tmp/in15.raw" > "$tmp/t13.raw"
+mk --codec zstd:3 --input "$tmp/t13.raw" "$tmp/t.zarr"
+perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f; seek($f, -2, 2);
+	 read($f, my $c, 1); seek($f, -2, 2); print $f chr(ord($c) ^ 0x5a)' \
+	"$tmp/t.zarr/c/3/0/0"
+rows 13 15 "$tmp/p.raw"
+more --input "$tmp/p.raw" "$tmp/t.zarr" 2> "$tmp/err"
+st=$?
+[ $st -eq 1 ] && grep -q "c/3/0/0" "$tmp/err"
+ok $? "a damaged shard in the last shard row: exit 1 (got $st), the shard named"
+rows 12 15 "$tmp/p.raw"
+more --truncate-to-advertised --input "$tmp/p.raw" "$tmp/t.zarr" 2> "$tmp/err"
+st=$?
+[ $st -eq 0 ] && grep -q "continuing after 12 rows$" "$tmp/err"
+ok $? "--truncate-to-advertised: exit 0 (got $st), continuing after 12 rows"
+[ $st -eq 0 ] || diag "$(cat "$tmp/err")"
+same_tree "$tmp/t-one.zarr" "$tmp/t.zarr"
+ok $? "--truncate-to-advertised, rows 12..14 appended: the files of one run"
+"$SP" write --truncate-to-advertised --shape 0,6,10 $geo "$tmp/t2.zarr" \
+	< /dev/null 2> "$tmp/err"
+st=$?
+[ $st -eq 2 ] && grep -q "give --append" "$tmp/err" && [ ! -e "$tmp/t2.zarr" ]
+ok $? "--truncate-to-advertised without --append: exit 2, nothing made"
 
 done_testing

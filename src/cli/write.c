@@ -27,7 +27,8 @@ static void write_usage(FILE *f)
 		"[--method M]\n"
 		"         [--append-method M] [--levels N] [--ngff] [--units D=U,..]\n"
 		"         [--scale D=S,..] [--axis-types D=T,..] OUT.zarr\n"
-		"       shardpipe write --append [options] OUT.zarr\n\n"
+		"       shardpipe write --append [--truncate-to-advertised] "
+		"[options] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
 		"by default) into a\nsharded Zarr v3 store, then prints what "
 		"it wrote on stderr.  OUT.zarr is a\ndirectory, or "
@@ -83,6 +84,11 @@ static void write_usage(FILE *f)
 		"equal its own); dim 0\n"
 		"                    of --shape is the row this run stops at "
 		"(0 = unbounded)\n"
+		"  --truncate-to-advertised  with --append: when a shard of "
+		"the store's last\n"
+		"                    shard row does not decode, drop that row "
+		"and continue from\n"
+		"                    the rows before it instead of refusing\n"
 		"  --fill-value V    the fill value (default 0): an integer, "
 		"true/false,\n"
 		"                    or a float, nan, inf, -inf, or 0x and the bits in hex\n"
@@ -227,7 +233,8 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--attr", "--array", "--append", "--downsample", "--method",
+	"--durable", "--attr", "--array", "--append",
+	"--truncate-to-advertised", "--downsample", "--method",
 	"--append-method", "--levels", "--ngff", "--units", "--scale",
 	"--axis-types", "--help",
 };
@@ -237,7 +244,7 @@ struct write_args {
 	struct cli_levels_opts l;
 	const char *input, *out;
 	const char *array;        /* --array NAME, or NULL */
-	int pad_partial, allow_short, quiet, append;
+	int pad_partial, allow_short, quiet, append, truncate;
 	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
 	shardpipe_attribute *attrs;
 	int nattrs;
@@ -267,9 +274,11 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 {
 	const char *const flags[] = {
 		"--pad-partial", "--allow-short", "--quiet", "--append",
+		"--truncate-to-advertised",
 	};
 	int *const flag_slots[] = {
 		&a->pad_partial, &a->allow_short, &a->quiet, &a->append,
+		&a->truncate,
 	};
 
 	a->input = "-";
@@ -721,6 +730,18 @@ static int open_stream(struct writer *w)
 	}
 	if (rc != SHARDPIPE_OK)
 		return refused(w, rc);
+	/* The row the stream continues after, as it read it under its lock
+	 * (fewer than the store advertised when --truncate-to-advertised
+	 * dropped a damaged shard row). */
+	if (a->append) {
+		shardpipe_stats st;
+
+		if (shardpipe_stream_stats(w->s, &st) == SHARDPIPE_OK &&
+		    st.rows_written != w->start) {
+			w->start = st.rows_written;
+			sizes_of(w);
+		}
+	}
 	/* The store's geometry was warned about when it was made. */
 	if (!a->append)
 		cli_shard_warnings(&w->desc);
@@ -773,10 +794,10 @@ static int append_desc(struct writer *w)
 	}
 	if (l->downsample || l->method || l->append_method || l->levels ||
 	    l->units || l->scale || l->axis_types || l->ngff) {
-		cli_error("write: --append: reopening a pyramid is not "
-			  "supported yet (--downsample, --method, "
-			  "--append-method, --levels, --ngff, --units, --scale "
-			  "and --axis-types describe one)");
+		cli_error("write: --append: an image's pyramid is the "
+			  "store's: --downsample, --method, --append-method, "
+			  "--levels, --ngff, --units, --scale and --axis-types "
+			  "are not given with --append");
 		return CLI_EXIT_USAGE;
 	}
 	shardpipe_desc_init(&w->desc);
@@ -792,6 +813,7 @@ static int append_desc(struct writer *w)
 	}
 	if (rc != SHARDPIPE_OK)
 		return refused(w, rc);
+	w->desc.truncate_to_advertised = a->truncate;
 	return cli_desc_apply(&a->o, &w->desc);
 }
 
@@ -802,6 +824,12 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 	const struct write_args *a = w->a;
 	int rc, status;
 
+	if (a->truncate && !a->append) {
+		cli_error("write: --truncate-to-advertised drops the damaged "
+			  "last shard row of a store --append continues; give "
+			  "--append");
+		return CLI_EXIT_USAGE;
+	}
 	if (a->append)
 		rc = append_desc(w);
 	else if ((rc = cli_desc_build(&a->o, &w->desc)) == CLI_EXIT_OK)
