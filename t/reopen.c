@@ -548,6 +548,24 @@ static void refusals(uint64_t *rng)
 	damage(shard, 2);
 	refused(st, NULL, SHARDPIPE_ERR_CORRUPT, "c/2/0/0", NULL,
 		"the last shard row's index CRC damaged");
+	/* Asked to, it drops that row and continues after row 12: the
+	 * rest appended from there gives the one run's files. */
+	{
+		char *whole = path_of("trunc-whole.zarr");
+		int same;
+
+		g = d;
+		g.truncate_to_advertised = 1;
+		rc = write_whole(whole, &d, rng);
+		if (rc == SHARDPIPE_OK)
+			rc = continue_rows(st, &g, 12, rng);
+		same = rc == SHARDPIPE_OK && test_same_tree(whole, st, &files);
+		ok(same, "truncate_to_advertised: the damaged shard row "
+		   "dropped, rows 12.. appended: the one run's files (%d)",
+		   files);
+		test_rmtree(whole);
+		free(whole);
+	}
 	copy_tree(kept, st);
 	if (truncate(shard, 10) != 0)
 		bail("truncate: %s", strerror(errno));
