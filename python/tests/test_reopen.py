@@ -478,3 +478,32 @@ def test_mode_a_needs_a_path_and_no_group(tmp_path, rng):
         assert s.start_row == 2
         s.append(want[2])
     np.testing.assert_array_equal(zarr_read(g_path / "a"), want)
+
+
+# ------------------------------------------------- a damaged last shard row
+
+def test_damaged_last_row_refused_or_dropped(tmp_path, rng):
+    """A shard of the last shard row whose index CRC does not match
+    refuses mode "a" naming it, the store left as it was; with
+    truncate_to_advertised=True that row (rows 12..13 of 14) is dropped,
+    start_row is 12, and rows 12.. appended give the files of one run."""
+    a = frames(rng, N)
+    with new(tmp_path / "one.zarr") as s:
+        s.append(a)
+    p = tmp_path / "cut.zarr"
+    with new(p) as s:
+        s.append(a[:14])
+    shard = p / "c" / "2" / "0" / "0"
+    data = bytearray(shard.read_bytes())
+    data[-2] ^= 0x5A
+    shard.write_bytes(bytes(data))
+    before = files(p)
+    with pytest.raises(shardpipe.Error, match="c/2/0/0"):
+        reopen(p)
+    assert files(p) == before
+    with pytest.raises(ValueError, match="truncate_to_advertised"):
+        new(tmp_path / "fresh.zarr", truncate_to_advertised=True)
+    with reopen(p, truncate_to_advertised=True) as s:
+        assert s.start_row == 12
+        s.append(a[12:])
+    assert files(p) == files(tmp_path / "one.zarr")

@@ -647,7 +647,10 @@ class Stream:
     start at the row after the last one its zarr.json advertises
     (``start_row``), and the store's rows stay byte for byte -- writing
     N rows in one run, or k rows, close, then N - k with mode "a", gives
-    the same files.  In mode "a" ``shape``, ``chunks``, ``shards``,
+    the same files.  A shard of the store's last shard row that does not
+    decode refuses mode "a" (CorruptStoreError or a StorageError naming
+    it) unless ``truncate_to_advertised=True``, which drops that row and
+    continues from the rows before it (``start_row`` says where).  In mode "a" ``shape``, ``chunks``, ``shards``,
     ``dtype``, ``codec``, ``dimension_names``, ``index_location`` and
     ``fill_value`` are optional: those not given are the store's, and
     each one given must equal the store's (InvalidDescriptionError
@@ -698,7 +701,8 @@ class Stream:
                  scale: dict[str | int, float] | None = None,
                  axis_types: dict[str | int, str] | None = None,
                  pad_partial: bool = False, allow_short: bool = False,
-                 mode: str = "w", progress: bool = False):
+                 mode: str = "w", progress: bool = False,
+                 truncate_to_advertised: bool = False):
         if not isinstance(mode, str):
             raise TypeError("mode = %r: not a str" % (mode,))
         if mode not in _MODES:
@@ -708,6 +712,11 @@ class Stream:
                 % (mode, "; to read a store, use shardpipe.open()"
                    if mode.startswith("r") else ""))
         reopen = mode == "a"
+        truncate = _flag("truncate_to_advertised", truncate_to_advertised)
+        if truncate and not reopen:
+            raise ValueError("truncate_to_advertised=True drops the damaged "
+                             "last shard row of a store mode 'a' continues; "
+                             "mode %r creates one" % (mode,))
         overwrite = _flag("overwrite", overwrite)
         progress = _flag("progress", progress)
         if reopen:
@@ -831,7 +840,7 @@ class Stream:
             index_location, _text("backend", backend), threads, overwrite,
             sink, fill, _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
-            **pyr, reopen=reopen)
+            **pyr, reopen=reopen, truncate=truncate)
         import numpy as np
 
         self._np = np

@@ -352,7 +352,7 @@ static int reopen_rank(PyObject *seq, const char *what, int rank,
  * Stream(path, shape, chunks, shards, dtype, codec, dimension_names,
  * index_location, backend, threads, overwrite, sink, fill_value,
  * write_empty_chunks, durable, max_memory, attributes, [group, array,
- * pyramid fields], reopen).  shards is in elements; chunks per shard are
+ * pyramid fields], reopen, truncate).  shards is in elements; chunks per shard are
  * computed here, once the chunks are known.
  *
  * A new array (reopen false) needs every array field.  reopen true
@@ -369,7 +369,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"overwrite", "sink", "fill_value", "write_empty_chunks",
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
-		"units", "scales", "axis_types", "reopen", NULL,
+		"units", "scales", "axis_types", "reopen", "truncate", NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
 	PyObject *group = Py_None;
@@ -377,7 +377,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
 	unsigned int downsample = 0;
 	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
-	int reopen = 0;
+	int reopen = 0, truncate = 0;
 	PyObject *path_bytes = NULL, *name_bytes[SHARDPIPE_MAX_RANK] = { 0 };
 	const char *dtype, *codec, *index_location, *backend, *fill;
 	Py_ssize_t fill_len, nattrs = 0;
@@ -390,7 +390,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOp",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOpp",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -399,7 +399,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &attrs, &group, &array, &downsample,
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
-					 &reopen))
+					 &reopen, &truncate))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -558,6 +558,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	}
 	desc.write_empty_chunks = write_empty;
 	desc.durable = durable;
+	desc.truncate_to_advertised = truncate;
 	desc.max_memory = max_memory;
 	/* The pyramid: the Python layer has resolved names to dims and
 	 * words to numbers; units, scales and axis types are one per dim

@@ -45,7 +45,8 @@ class Stream:
                  units: Sequence[str | None] | None = None,
                  scales: Sequence[float] | None = None,
                  axis_types: Sequence[int] | None = None,
-                 reopen: bool = False) -> None: ...
+                 reopen: bool = False,
+                 truncate: bool = False) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the
