@@ -46,7 +46,8 @@ struct json_value {
 	struct json_value *child; /* first child of an array or object */
 	const char *str;          /* NUL-terminated after len bytes */
 	/* The value's text in the parsed buffer, as written (a reopened
-	 * array keeps its attributes' digits, doc/design.md §29). */
+	 * array keeps its attributes' digits, doc/design.md §29): valid
+	 * while that buffer is, which the caller keeps for as long. */
 	const char *raw;
 	size_t raw_len;
 	/* A number as a double: correctly rounded, +-HUGE_VAL when its

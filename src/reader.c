@@ -95,6 +95,7 @@ void shardpipe_reader_close(shardpipe_reader *r)
 	reader_levels_free(r->levels);
 	if (r->meta != NULL)
 		json_free(r->meta);
+	free(r->meta_text);
 	free(r);
 }
 

@@ -61,6 +61,7 @@ struct shardpipe_reader {
 	 * its codec settings and attributes, doc/design.md §29). */
 	int keep_meta;
 	struct json_doc *meta;
+	char *meta_text;      /* the text meta's raw spans point into */
 
 	int rank;
 	uint64_t shape[SHARDPIPE_MAX_RANK];

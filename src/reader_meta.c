@@ -884,15 +884,22 @@ int reader_open_store(struct shardpipe_reader *r)
 	SP_FORWARD(source_open(&r->src, r->path, &r->err));
 	SP_FORWARD(read_meta(r, &text, &len));
 	doc = json_parse(text, len, &limits, &je);
-	free(text);
+	/* A kept tree's values point into the text (json_value.raw). */
+	if (doc != NULL && r->keep_meta)
+		r->meta_text = text;
+	else
+		free(text);
 	if (doc == NULL)
 		return META_FAIL(r, SHARDPIPE_ERR_FORMAT,
 				 "line %d column %d: %s", r->path, je.line,
 				 je.col, je.msg);
 	rc = parse_metadata(r, json_root(doc));
-	if (rc == SHARDPIPE_OK && r->keep_meta)
+	if (rc == SHARDPIPE_OK && r->keep_meta) {
 		r->meta = doc;
-	else
+	} else {
 		json_free(doc);
+		free(r->meta_text);
+		r->meta_text = NULL;
+	}
 	return rc;
 }

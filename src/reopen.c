@@ -272,6 +272,8 @@ void reopen_free(struct reopen *ro)
 	if (ro->group != NULL)
 		json_free(ro->group);
 	ro->group = NULL;
+	free(ro->group_text);
+	ro->group_text = NULL;
 	store_free(ro->store);
 	ro->store = NULL;
 }

@@ -25,6 +25,7 @@ struct reopen {
 	 * level 0.
 	 */
 	struct json_doc *group;
+	char *group_text;        /* the text group's raw spans point into */
 	int levels;
 	uint64_t level_rows[SHARDPIPE_MAX_LEVELS];
 	uint64_t level_sr[SHARDPIPE_MAX_LEVELS];

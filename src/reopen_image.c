@@ -16,7 +16,7 @@
 
 /* path/zarr.json, parsed with the reader's limits. */
 static int read_group(const char *path, struct json_doc **out,
-		      struct sp_err *err)
+		      char **kept, struct sp_err *err)
 {
 	static const struct json_limits limits = {
 		.max_depth = META_MAX_DEPTH,
@@ -49,7 +49,11 @@ static int read_group(const char *path, struct json_doc **out,
 					"%s/zarr.json: line %d column %d: %s",
 					path, je.line, je.col, je.msg);
 	}
-	free(text);
+	/* The tree's values point into the text (json_value.raw). */
+	if (*out != NULL)
+		*kept = text;
+	else
+		free(text);
 	if (o != NULL)
 		src->ops->close(src, o);
 	if (src != NULL)
@@ -176,7 +180,7 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 	const struct json_value *ms;
 	struct shardpipe_reader *r;
 
-	SP_FORWARD(read_group(path, &ro->group, err));
+	SP_FORWARD(read_group(path, &ro->group, &ro->group_text, err));
 	ms = json_at(json_get(json_get(json_get(json_root(ro->group),
 						"attributes"), "ome"),
 			      "multiscales"), 0);

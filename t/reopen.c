@@ -465,6 +465,7 @@ static void refusals(uint64_t *rng)
 {
 	char *st = path_of("st.zarr"), *kept = path_of("kept.zarr");
 	char *none = path_of("none"), *shard = path_of("st.zarr/c/2/0/0");
+	char *meta;
 	shardpipe_desc d, g;
 	shardpipe_stream *s, *s2;
 	int rc, files;
@@ -581,7 +582,12 @@ static void refusals(uint64_t *rng)
 	   "it names the shard, and the store is as it was");
 	if (write_first(st, &d, 12, rng) != SHARDPIPE_OK)
 		bail("the store of 12 rows");
-	damage(path_of("st.zarr/c/1/1/0"), 20);
+	{
+		char *c110 = path_of("st.zarr/c/1/1/0");
+
+		damage(c110, 20);
+		free(c110);
+	}
 	copy_tree(st, kept);
 	rc = shardpipe_stream_reopen(&s, st, NULL);
 	ok(rc == SHARDPIPE_ERR_CORRUPT || rc == SHARDPIPE_ERR_FORMAT,
@@ -615,9 +621,10 @@ static void refusals(uint64_t *rng)
 	}
 
 	/* Layouts shardpipe does not write. */
+	meta = path_of("st.zarr/zarr.json");
 	test_rmtree(st);
 	mkdir(st, 0777);
-	write_file(path_of("st.zarr/zarr.json"),
+	write_file(meta,
 		   "{\"zarr_format\": 3, \"node_type\": \"array\", "
 		   "\"shape\": [4, 4], \"data_type\": \"uint8\", "
 		   "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": "
@@ -626,9 +633,10 @@ static void refusals(uint64_t *rng)
 		   "[{\"name\": \"bytes\"}]}");
 	refused(st, NULL, SHARDPIPE_ERR_UNSUPPORTED, "not sharded", NULL,
 		"an unsharded array");
-	write_file(path_of("st.zarr/zarr.json"),
+	write_file(meta,
 		   "{\"zarr_format\": 3, \"node_type\": \"group\"}");
 	refused(st, NULL, SHARDPIPE_ERR_PATH, "group", NULL, "a group");
+	free(meta);
 	free(st);
 	free(kept);
 	free(none);
@@ -668,6 +676,8 @@ static void attributes(uint64_t *rng)
 		rc = continue_rows(b, &more, 8, rng);
 	rc = rc == SHARDPIPE_OK && test_same_tree(a, b, &files);
 	ok(rc, "attributes kept and set over: the files of one run (%d)", files);
+	free(a);
+	free(b);
 }
 
 int main(void)
