@@ -220,14 +220,17 @@ static void closed_matrix(const char *backend, const char *const *codecs,
 /* -------------------------------------------------- killed, then continue */
 
 /* The child: the whole array in random spans, slowly, until killed. */
+/* from > 0: the store holds rows 0..from-1 already, and the child
+ * continues it (a resume killed in its turn). */
 static void child_write(const char *dir, const shardpipe_desc *d,
-			uint64_t seed)
+			uint64_t seed, uint64_t from)
 {
 	shardpipe_stream *s;
 	uint64_t rng = seed;
-	size_t at = 0;
+	size_t at = (size_t)from * ROW_BYTES;
 
-	if (shardpipe_stream_open(&s, dir, d) != SHARDPIPE_OK)
+	if ((from > 0 ? shardpipe_stream_reopen(&s, dir, NULL)
+		      : shardpipe_stream_open(&s, dir, d)) != SHARDPIPE_OK)
 		_exit(2);
 	while (at < sizeof(input)) {
 		size_t n = 1 + (size_t)(test_rand(&rng) % (2 * ROW_BYTES));
@@ -292,7 +295,7 @@ static int write_file(const char *path, const char *text)
 /* image: an OME-NGFF image of three levels (y and x halving; 2: t too),
  * each level with its orphans. */
 static void killed_rounds(const char *codec, long rounds, int image,
-			  uint64_t *rng)
+			  int resumed, uint64_t *rng)
 {
 	char *a = path_of("whole-k.zarr"), *b = path_of("killed.zarr");
 	char *note = path_of(image ? "killed.zarr/0/c/NOTES"
@@ -315,12 +318,17 @@ static void killed_rounds(const char *codec, long rounds, int image,
 		FILE *f;
 		char kept[32] = "";
 
+		uint64_t first = resumed ? 1 + test_rand(rng) % (N - 1) : 0;
+
 		test_rmtree(b);
+		if (first > 0 && write_first(b, &d, first, rng) != SHARDPIPE_OK)
+			bail("the %llu rows before the resume",
+			     (unsigned long long)first);
 		pid = fork();
 		if (pid < 0)
 			bail("fork: %s", strerror(errno));
 		if (pid == 0)
-			child_write(b, &d, seed);
+			child_write(b, &d, seed, first);
 		usleep((useconds_t)(2000 + test_rand(rng) % 60000));
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -354,14 +362,22 @@ static void killed_rounds(const char *codec, long rounds, int image,
 			fclose(f);
 		}
 		unlink(note);
+		/* A child that finished must have finished well. */
+		if (!WIFSIGNALED(status) &&
+		    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+			diag("the writer exited with status %d",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			rc = SHARDPIPE_ERR_IO;
+		}
 		same = rc == SHARDPIPE_OK && test_same_tree(a, b, &files) &&
 		       test_reads_back(b, N, input, sizeof(input)) &&
 		       strcmp(kept, "the operator's notes\n") == 0;
-		ok(same, "%s%s round %ld: killed %s after %llu advertised rows, "
-		   "%d orphans planted, continued: the one-run files (%d), "
-		   "the foreign file kept", codec,
+		ok(same, "%s%s round %ld: %s killed %s after %llu advertised "
+		   "rows, %d orphans planted, continued: the one-run files "
+		   "(%d), the foreign file kept", codec,
 		   image == 2 ? " image halving t" : image ? " image" : "", r,
-		   WIFSIGNALED(status) ? "by SIGKILL" : "(it had finished)",
+		   resumed ? "a resume after a close" : "a writer",
+		   WIFSIGNALED(status) ? "by SIGKILL" : "(no: it had finished)",
 		   (unsigned long long)rows, planted, files);
 	}
 	free(a);
@@ -734,10 +750,13 @@ int main(void)
 	if (test_backend_usable("reference", why, sizeof(why)))
 		pyramid_matrix("reference", "zstd:1", 1, few,
 			       sizeof(few) / sizeof(*few), &rng);
-	killed_rounds("zstd:1", test_sized("killed rounds", 8, 3), 0, &rng);
-	killed_rounds("gzip:1", test_sized("killed rounds", 4, 2), 0, &rng);
-	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 1, &rng);
-	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 2, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 8, 3), 0, 0, &rng);
+	killed_rounds("gzip:1", test_sized("killed rounds", 4, 2), 0, 0, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 1, 0, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 4, 2), 2, 0, &rng);
+	/* A resume killed in its turn, then resumed again. */
+	killed_rounds("zstd:1", test_sized("killed rounds", 6, 2), 0, 1, &rng);
+	killed_rounds("zstd:1", test_sized("killed rounds", 3, 1), 2, 1, &rng);
 	attributes(&rng);
 	refusals(&rng);
 	test_rmtree(tmp);
