@@ -20,6 +20,10 @@ struct plan {
 	shardpipe_dtype dtype;
 	shardpipe_codec codec;
 	int level;
+	/* zarr.json says zstd level 0 (libzstd's default, numcodecs'): a
+	 * continued store another writer made (doc/design.md §29), which
+	 * the encoders write at ZSTD_LEVEL_DEFAULT. */
+	int level_default;
 	shardpipe_index_location index_location;
 	int threads;              /* resolved: >= 1 */
 	unsigned esize;           /* bytes per element: 1, 2, 4 or 8 */

@@ -39,13 +39,13 @@ static int load_codec(const struct reopen *ro, const char *path,
 			d->codec = SHARDPIPE_CODEC_ZSTD;
 			v = json_get(conf, "level");
 			d->level = v != NULL ? (int)v->i : 0;
-			/* numcodecs' default, zarr-python's too. */
-			SP_RETURN_IF(d->level < 1 || d->level > 22, err,
+			/* 0, numcodecs' default and zarr-python's, is
+			 * libzstd's default level (reopen_merge). */
+			SP_RETURN_IF(d->level < 0 || d->level > 22, err,
 				     SHARDPIPE_ERR_UNSUPPORTED,
 				     "%s: its zstd level %d is not one "
-				     "shardpipe writes (1..22; 0 is libzstd's "
-				     "default, which shardpipe does not name); "
-				     "nothing was touched", path, d->level);
+				     "shardpipe writes (0..22); nothing was "
+				     "touched", path, d->level);
 			v = json_get(conf, "checksum");
 			d->zstd_checksum = v != NULL && v->type == JSON_TRUE;
 		} else if (json_is_str(name, "gzip")) {
@@ -473,6 +473,10 @@ int reopen_merge(const struct reopen *ro, const char *path,
 	out->dtype = st->dtype;
 	out->codec = st->codec;
 	out->level = st->codec != SHARDPIPE_CODEC_NONE ? st->level : g.level;
+	/* numcodecs' level 0 (§29): the same encoder, named as the store
+	 * names it (stream_open sets plan.level_default). */
+	if (st->codec == SHARDPIPE_CODEC_ZSTD && st->level == 0)
+		out->level = ZSTD_LEVEL_DEFAULT;
 	out->zstd_checksum = st->zstd_checksum;
 	out->blosc_cname = st->blosc_cname;
 	out->blosc_shuffle = st->blosc_shuffle;

@@ -84,6 +84,9 @@ SP_INTERNAL int reopen_attrs(const struct reopen *ro, struct attrs *a,
  * each. */
 SP_INTERNAL uint64_t reopen_base(const struct reopen *ro);
 
+/* libzstd's default level, what level 0 means in numcodecs and libzstd. */
+#define ZSTD_LEVEL_DEFAULT 3
+
 SP_INTERNAL void reopen_free(struct reopen *ro);
 
 #endif

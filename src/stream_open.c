@@ -499,6 +499,11 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	/* Everything that can refuse runs before the first write. */
 	rc = plan_init(&s->plan, desc, &s->err);
 	s->plan.trace = trace_wanted();
+	/* A store at numcodecs' zstd level 0 keeps saying so (§29); the
+	 * levels' plans are copied from this one. */
+	s->plan.level_default = ro != NULL &&
+				ro->desc.codec == SHARDPIPE_CODEC_ZSTD &&
+				ro->desc.level == 0;
 	if (rc == SHARDPIPE_OK)
 		rc = pool_configure(&s->err);
 	if (rc == SHARDPIPE_OK)

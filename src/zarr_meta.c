@@ -197,7 +197,8 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	put_bytes_codec(&b, p->esize);
 	if (p->codec == SHARDPIPE_CODEC_ZSTD)
 		put(&b, ", {\"name\": \"zstd\", \"configuration\": "
-			"{\"level\": %d, \"checksum\": %s}}", p->level,
+			"{\"level\": %d, \"checksum\": %s}}",
+		    p->level_default ? 0 : p->level,
 		    p->zstd_checksum ? "true" : "false");
 	else if (p->codec == SHARDPIPE_CODEC_GZIP)
 		put(&b, ", {\"name\": \"gzip\", \"configuration\": "
