@@ -20,10 +20,6 @@ struct plan {
 	shardpipe_dtype dtype;
 	shardpipe_codec codec;
 	int level;
-	/* zarr.json says zstd level 0 (libzstd's default, numcodecs'): a
-	 * continued store another writer made (doc/design.md §29), which
-	 * the encoders write at ZSTD_LEVEL_DEFAULT. */
-	int level_default;
 	shardpipe_index_location index_location;
 	int threads;              /* resolved: >= 1 */
 	unsigned esize;           /* bytes per element: 1, 2, 4 or 8 */
@@ -117,6 +113,11 @@ struct plan {
 	 */
 	int scale_level;
 	uint64_t reduce_geo[SP_RGEO_WORDS];
+	/* zarr.json says zstd level 0 (libzstd's default, numcodecs'): a
+	 * continued store another writer made (doc/design.md §29), which
+	 * the encoders write at level, ZSTD_LEVEL_DEFAULT.  Read by the
+	 * host only, so appended without an ABI bump (§5.3). */
+	int level_default;
 };
 
 /*
