@@ -190,13 +190,6 @@ struct run {
 	struct counter cnt;
 };
 
-#define SP_BENCH_FORWARD(expr)                                             \
-	do {                                                               \
-		int rc_ = (expr);                                          \
-		if (rc_ != SHARDPIPE_OK)                                   \
-			return rc_;                                        \
-	} while (0)
-
 /* A resumed run's store (resume_at): its first rows, written and closed
  * unbounded before the clock starts (a closed bounded array is full). */
 static int write_before(struct bench_result *r, const struct bench_setup *su,
@@ -253,7 +246,9 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 	if (k > 0)
 		r->desc.overwrite = 1;
 	if (su->resume_at > 0) {
-		SP_BENCH_FORWARD(write_before(r, su, desc, pat, lat));
+		rc = write_before(r, su, desc, pat, lat);
+		if (rc != SHARDPIPE_OK)
+			return rc;
 		/* The store write_before made is continued, not replaced. */
 		cont = *desc;
 		cont.overwrite = 0;
