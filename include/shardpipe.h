@@ -820,6 +820,52 @@ SHARDPIPE_API int shardpipe_reader_read(shardpipe_reader *r,
 					size_t out_bytes);
 
 /*
+ * Read the elements start[d] + k * step[d], k < count[d], of every dim d
+ * (step NULL: every step 1; each step at least 1, the last element
+ * inside the extent) into out, element (k0, k1, ...) at byte
+ * sum(k[d] * out_stride[d]) (out_stride NULL: packed row-major, as
+ * shardpipe_reader_read() writes).  Strides are bytes, not negative, and
+ * place no two elements on the same byte (a view of a NumPy array's
+ * buffer, in any order of its dims); every byte written lies inside
+ * out_bytes, else SHARDPIPE_ERR_INVALID_ARGUMENT before anything is
+ * read.  Only the chunks holding selected elements are read (a step
+ * longer than a chunk passes over the chunks between), each decoded on
+ * one of the reader's threads, straight into out when it is a contiguous
+ * part of it.  On failure out holds what was decoded by then.
+ */
+SHARDPIPE_API int shardpipe_reader_read_strided(shardpipe_reader *r,
+						const uint64_t *start,
+						const uint64_t *count,
+						const uint64_t *step, void *out,
+						const int64_t *out_stride,
+						size_t out_bytes);
+
+/*
+ * Decode on `threads` threads, the caller's among them (0, the default:
+ * one per core; at most 4096).  A reader is used by one thread at a
+ * time; its own threads start at the first read with more than one chunk
+ * to decode and stop when it is closed.
+ */
+SHARDPIPE_API int shardpipe_reader_set_threads(shardpipe_reader *r,
+					       int threads);
+
+/* What a reader fetched from its store since it was opened: every
+ * shard index and chunk read (bytes and requests: ranged GETs on S3),
+ * and the chunks decoded. */
+typedef struct shardpipe_read_stats {
+	size_t struct_size;  /* bytes the library filled */
+	uint64_t bytes_read;
+	uint64_t requests;
+	uint64_t chunks_decoded;
+} shardpipe_read_stats;
+
+SHARDPIPE_API int shardpipe_reader_stats_sized(const shardpipe_reader *r,
+					       shardpipe_read_stats *out,
+					       size_t size);
+#define shardpipe_reader_stats(r, out) \
+	shardpipe_reader_stats_sized((r), (out), sizeof(*(out)))
+
+/*
  * Check every stored object: index CRCs, index bounds, every chunk decodes
  * to its exact size.  Stops at the first fault; the message names the shard
  * and chunk.  A reader opened at an OME-NGFF image's group checks every

@@ -23,7 +23,7 @@ libshardpipe_core_la_SOURCES = \
 	src/codec.c src/codec.h src/codec_spec.c src/closest.c src/closest.h \
 	src/version.c
 libshardpipe_core_la_SOURCES += src/json.c src/json.h src/reader.c \
-	src/reader_impl.h src/reader_meta.c src/reader_shard.c \
+	src/reader_impl.h src/reader_meta.c src/reader_read.c src/reader_shard.c \
 	src/reader_levels.c src/reader_levels.h src/half.h \
 	src/reopen.c src/reopen.h src/reopen_image.c
 # The S3 store and its client (doc/design.md §24), on libcurl.

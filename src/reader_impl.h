@@ -13,6 +13,8 @@
 #include "json.h"
 #include "store.h"
 
+#include <pthread.h>
+
 
 /* A zarr.json is a few KiB; the cap only stops a hostile one. */
 #define META_MAX_BYTES (16u << 20)
@@ -48,6 +50,23 @@ struct index_sort {
 	uint64_t off, nbytes;
 	uint32_t chunk;
 };
+
+/* A shard open for a read or a check: its object and its index. */
+struct reader_shard {
+	char key[SHARDPIPE_MAX_RANK * 21 + 4];
+	struct source_obj *obj; /* NULL: the object is missing */
+	uint64_t fsize;
+	uint64_t *index;        /* n_inner (offset, nbytes) pairs (sharded) */
+};
+
+/* What one thread decodes a chunk with. */
+struct reader_scratch {
+	uint8_t *enc;
+	size_t enc_cap;
+	uint8_t *dec;           /* comp_out bytes, taken when first needed */
+};
+
+struct reader_pool;
 
 struct shardpipe_reader {
 	char *path;
@@ -89,30 +108,48 @@ struct shardpipe_reader {
 	struct chain chain;
 	uint64_t chunk_bytes;
 
-	/* The shard at hand. */
-	char key[SHARDPIPE_MAX_RANK * 21 + 4];
-	struct source_obj *obj; /* NULL: the object is missing */
-	uint64_t fsize;
-	uint64_t *index;      /* n_inner (offset, nbytes) pairs */
+	/* Scratch of the shard opening, on the calling thread only. */
 	struct index_sort *sorted;
-
-	uint8_t *enc;
-	size_t enc_cap;
-	uint8_t *dec;         /* comp_out bytes */
+	uint64_t sorted_cap;
+	/* The calling thread's decoding buffers; the pool's threads have
+	 * their own (doc/design.md §19.1). */
+	struct reader_scratch scratch;
+	int threads;          /* 0: every core */
+	struct reader_pool *pool;
+	/* The source reads one request at a time (S3): reads take turns. */
+	pthread_mutex_t io_mu;
+	/* What reads and checks fetched, for shardpipe_reader_stats(). */
+	uint64_t bytes_read, requests, chunks_decoded;
 };
+
+/* reader.c: a reader of nothing yet, freed by shardpipe_reader_close(). */
+struct shardpipe_reader *reader_alloc(void);
 
 /* reader_meta.c: open the store and parse its zarr.json into r. */
 int reader_open_store(struct shardpipe_reader *r);
 
-/* reader_shard.c: the shard at hand and its chunks.  open loads the
- * index of shard s (grid coordinates), whose object may be missing;
- * chunk_extent gives chunk lin's bytes in it, 0 when it is empty;
- * load_chunk decodes chunk lin into *out (NULL: the fill value). */
-void reader_close_shard(struct shardpipe_reader *r);
-int reader_open_shard(struct shardpipe_reader *r, const uint64_t *s);
-int reader_chunk_extent(const struct shardpipe_reader *r, uint64_t lin,
+/* reader_shard.c.  reader_shard_open opens the shard at shard-grid
+ * coordinates s into *sh and checks its index (calling thread only);
+ * its object may be missing.  chunk_extent gives chunk lin's bytes in
+ * it, 0 when it is empty; load_chunk decodes chunk lin with the buffers
+ * of sc, into dst when dst is not NULL (chunk_bytes bytes: *out is dst
+ * then), else into sc's own buffer.  Faults go to *err, naming the shard
+ * and chunk.  The functions but reader_shard_open may run on any thread
+ * at once. */
+int reader_shard_open(struct shardpipe_reader *r, struct reader_shard *sh,
+		      const uint64_t *s, struct sp_err *err);
+void reader_shard_close(struct shardpipe_reader *r, struct reader_shard *sh);
+int reader_chunk_extent(const struct shardpipe_reader *r,
+			const struct reader_shard *sh, uint64_t lin,
 			uint64_t *off, uint64_t *nb);
-int reader_load_chunk(struct shardpipe_reader *r, uint64_t lin,
-		      uint8_t **out);
+int reader_load_chunk(struct shardpipe_reader *r,
+		      const struct reader_shard *sh, uint64_t lin,
+		      struct reader_scratch *sc, uint8_t *dst,
+		      struct sp_err *err, uint8_t **out);
+void reader_scratch_free(struct reader_scratch *sc);
+
+/* reader_read.c: the pool of decoding threads (doc/design.md §19.1). */
+void reader_pool_free(struct shardpipe_reader *r);
+int reader_check_shard(struct shardpipe_reader *r, struct reader_shard *sh);
 
 #endif

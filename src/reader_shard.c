@@ -13,11 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void reader_close_shard(struct shardpipe_reader *r)
+void reader_shard_close(struct shardpipe_reader *r, struct reader_shard *sh)
 {
-	if (r->obj != NULL)
-		r->src->ops->close(r->src, r->obj);
-	r->obj = NULL;
+	if (sh->obj != NULL)
+		r->src->ops->close(r->src, sh->obj);
+	sh->obj = NULL;
+	free(sh->index);
+	sh->index = NULL;
+}
+
+void reader_scratch_free(struct reader_scratch *sc)
+{
+	free(sc->enc);
+	free(sc->dec);
+	memset(sc, 0, sizeof(*sc));
 }
 
 /* ---------------------------------------------------------------- shards */
@@ -62,9 +71,10 @@ static void chunk_coords(const struct shardpipe_reader *r, uint64_t lin,
  * Record a fault in the shard at hand, naming the file, the shard and,
  * when chunk >= 0, the chunk within it.
  */
-__attribute__((format(printf, 4, 5)))
-static int fault(struct shardpipe_reader *r, int code, int64_t chunk,
-		 const char *fmt, ...)
+__attribute__((format(printf, 6, 7)))
+static int fault(const struct shardpipe_reader *r,
+		 const struct reader_shard *sh, struct sp_err *err, int code,
+		 int64_t chunk, const char *fmt, ...)
 {
 	char what[256], where[768];
 	va_list ap;
@@ -73,17 +83,17 @@ static int fault(struct shardpipe_reader *r, int code, int64_t chunk,
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (!r->sharded) {
-		snprintf(where, sizeof(where), "chunk %s", r->key);
+		snprintf(where, sizeof(where), "chunk %s", sh->key);
 	} else if (chunk < 0) {
-		snprintf(where, sizeof(where), "shard %s", r->key);
+		snprintf(where, sizeof(where), "shard %s", sh->key);
 	} else {
 		char cc[SHARDPIPE_MAX_RANK * 21 + 4];
 
 		chunk_coords(r, (uint64_t)chunk, cc, sizeof(cc));
-		snprintf(where, sizeof(where), "shard %s, chunk %s", r->key,
+		snprintf(where, sizeof(where), "shard %s, chunk %s", sh->key,
 			 cc);
 	}
-	return sp_err_set(&r->err, code, "%s/%s: %s: %s", r->path, r->key,
+	return sp_err_set(err, code, "%s/%s: %s: %s", r->path, sh->key,
 			  where, what);
 }
 
@@ -101,39 +111,48 @@ static int cmp_sorted(const void *a, const void *b)
  * entry inside the shard body (the file without the index), no entry
  * bigger than the codecs could make a chunk, no two chunks overlapping.
  */
-static int load_index(struct shardpipe_reader *r)
+static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
+		      struct sp_err *err)
 {
 	uint64_t n = r->n_inner, lo, hi, count = 0;
 	struct sp_err e;
 	uint8_t *raw;
 
-	if (r->fsize < r->index_bytes)
-		return fault(r, SHARDPIPE_ERR_FORMAT, -1,
+	if (sh->fsize < r->index_bytes)
+		return fault(r, sh, err, SHARDPIPE_ERR_FORMAT, -1,
 			     "%llu bytes cannot hold the %llu-byte index",
-			     (unsigned long long)r->fsize,
+			     (unsigned long long)sh->fsize,
 			     (unsigned long long)r->index_bytes);
-	if (r->index == NULL) {
-		/* Sized by the metadata, but only allocated once a shard
-		 * at least that large exists. */
-		r->index = malloc(2 * n * sizeof(uint64_t) + 8);
+	/* Sized by the metadata, but only allocated once a shard at least
+	 * that large exists. */
+	sh->index = malloc(2 * n * sizeof(uint64_t) + 8);
+	if (sh->index == NULL)
+		return fault(r, sh, err, SHARDPIPE_ERR_NOMEM, -1,
+			     "out of memory for the index");
+	if (r->sorted_cap < n) {
+		free(r->sorted);
 		r->sorted = malloc(n * sizeof(*r->sorted));
-		if (r->index == NULL || r->sorted == NULL)
-			return fault(r, SHARDPIPE_ERR_NOMEM, -1,
+		r->sorted_cap = r->sorted != NULL ? n : 0;
+		if (r->sorted == NULL)
+			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM, -1,
 				     "out of memory for the index");
 	}
 	lo = r->index_start ? r->index_bytes : 0;
-	hi = r->index_start ? r->fsize : r->fsize - r->index_bytes;
-	raw = (uint8_t *)r->index;
+	hi = r->index_start ? sh->fsize : sh->fsize - r->index_bytes;
+	raw = (uint8_t *)sh->index;
 	sp_err_clear(&e);
-	if (r->src->ops->read(r->src, r->obj, raw, r->index_bytes,
+	if (r->src->ops->read(r->src, sh->obj, raw, r->index_bytes,
 			      r->index_start ? 0 : hi, &e) != SHARDPIPE_OK)
-		return fault(r, e.code, -1, "reading the index: %s", e.msg);
+		return fault(r, sh, err, e.code, -1, "reading the index: %s",
+			     e.msg);
+	r->bytes_read += r->index_bytes;
+	r->requests++;
 	if (r->index_crc) {
 		uint32_t want = sp_get_le32(raw + 16 * n);
 		uint32_t got = crc32c(0, raw, 16 * n);
 
 		if (want != got)
-			return fault(r, SHARDPIPE_ERR_CORRUPT, -1,
+			return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT, -1,
 				     "index checksum mismatch (stored %08x, "
 				     "computed %08x)", want, got);
 	}
@@ -147,21 +166,23 @@ static int load_index(struct shardpipe_reader *r)
 				v = v << 8 | p[k];
 		else
 			v = sp_get_le64(p);
-		r->index[i] = v;
+		sh->index[i] = v;
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t off = r->index[2 * i], nb = r->index[2 * i + 1];
+		uint64_t off = sh->index[2 * i], nb = sh->index[2 * i + 1];
 
 		if (off == EMPTY_ENTRY && nb == EMPTY_ENTRY)
 			continue;
 		if (off == EMPTY_ENTRY || nb == EMPTY_ENTRY || nb == 0)
-			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT,
+				     (int64_t)i,
 				     "index entry (%llu, %llu) is neither a "
 				     "chunk nor empty",
 				     (unsigned long long)off,
 				     (unsigned long long)nb);
 		if (off < lo || off > hi || nb > hi - off)
-			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT,
+				     (int64_t)i,
 				     "bytes %llu..+%llu lie outside the shard "
 				     "body %llu..%llu",
 				     (unsigned long long)off,
@@ -169,7 +190,8 @@ static int load_index(struct shardpipe_reader *r)
 				     (unsigned long long)lo,
 				     (unsigned long long)hi);
 		if (nb > r->chain.max_encoded)
-			return fault(r, SHARDPIPE_ERR_FORMAT, (int64_t)i,
+			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT,
+				     (int64_t)i,
 				     "%llu encoded bytes, more than the codecs "
 				     "can produce for %llu (at most %llu)",
 				     (unsigned long long)nb,
@@ -189,7 +211,7 @@ static int load_index(struct shardpipe_reader *r)
 			char cc[SHARDPIPE_MAX_RANK * 21 + 4];
 
 			chunk_coords(r, a->chunk, cc, sizeof(cc));
-			return fault(r, SHARDPIPE_ERR_FORMAT, b->chunk,
+			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT, b->chunk,
 				     "bytes %llu..+%llu overlap chunk %s",
 				     (unsigned long long)b->off,
 				     (unsigned long long)b->nbytes, cc);
@@ -199,47 +221,50 @@ static int load_index(struct shardpipe_reader *r)
 }
 
 /* Open the shard (or unsharded chunk) at shard-grid coordinates s.  A
- * missing object leaves r->obj NULL: it reads as the fill value. */
-int reader_open_shard(struct shardpipe_reader *r, const uint64_t *s)
+ * missing object leaves sh->obj NULL: it reads as the fill value. */
+int reader_shard_open(struct shardpipe_reader *r, struct reader_shard *sh,
+		      const uint64_t *s, struct sp_err *err)
 {
 	struct sp_err e;
 	int rc;
 
-	reader_close_shard(r);
-	make_key(r, s, r->key, sizeof(r->key));
+	sh->obj = NULL;
+	sh->index = NULL;
+	make_key(r, s, sh->key, sizeof(sh->key));
 	sp_err_clear(&e);
-	rc = r->src->ops->open(r->src, r->key, &r->obj, &r->fsize, &e);
+	rc = r->src->ops->open(r->src, sh->key, &sh->obj, &sh->fsize, &e);
 	if (rc == SHARDPIPE_ERR_FORMAT)
-		return fault(r, rc, -1, "%s", e.msg);
+		return fault(r, sh, err, rc, -1, "%s", e.msg);
 	if (rc != SHARDPIPE_OK)
-		return fault(r, rc, -1, "cannot open: %s", e.msg);
-	if (r->obj == NULL)
+		return fault(r, sh, err, rc, -1, "cannot open: %s", e.msg);
+	if (sh->obj == NULL)
 		return SHARDPIPE_OK;
 	if (!r->sharded) {
-		if (r->fsize > r->chain.max_encoded)
-			return fault(r, SHARDPIPE_ERR_FORMAT, -1,
+		if (sh->fsize > r->chain.max_encoded)
+			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT, -1,
 				     "%llu bytes, more than the codecs can "
 				     "produce for a %llu-byte chunk",
-				     (unsigned long long)r->fsize,
+				     (unsigned long long)sh->fsize,
 				     (unsigned long long)r->chunk_bytes);
 		return SHARDPIPE_OK;
 	}
-	return load_index(r);
+	return load_index(r, sh, err);
 }
 
 /* The chunk's encoded extent, or 0 when it is empty or missing. */
-int reader_chunk_extent(const struct shardpipe_reader *r, uint64_t lin,
+int reader_chunk_extent(const struct shardpipe_reader *r,
+			const struct reader_shard *sh, uint64_t lin,
 			uint64_t *off, uint64_t *nb)
 {
-	if (r->obj == NULL)
+	if (sh->obj == NULL)
 		return 0;
 	if (!r->sharded) {
 		*off = 0;
-		*nb = r->fsize;
+		*nb = sh->fsize;
 		return 1;
 	}
-	*off = r->index[2 * lin];
-	*nb = r->index[2 * lin + 1];
+	*off = sh->index[2 * lin];
+	*nb = sh->index[2 * lin + 1];
 	return *off != EMPTY_ENTRY;
 }
 
@@ -254,80 +279,129 @@ static void swap_elements(uint8_t *p, size_t n, size_t esize)
 		}
 }
 
+/* Exactly n bytes at off of the shard's object; a source that takes one
+ * request at a time (S3) is read in turns. */
+static int fetch(struct shardpipe_reader *r, const struct reader_shard *sh,
+		 void *buf, size_t n, uint64_t off, struct sp_err *e)
+{
+	int rc;
+
+	if (r->src->ops->concurrent_reads) {
+		rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
+		__atomic_add_fetch(&r->bytes_read, n, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->requests, 1, __ATOMIC_RELAXED);
+		return rc;
+	}
+	pthread_mutex_lock(&r->io_mu);
+	rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
+	r->bytes_read += n;
+	r->requests++;
+	pthread_mutex_unlock(&r->io_mu);
+	return rc;
+}
+
 /*
- * Read chunk `lin` of the open shard and undo its codecs, last first:
- * a crc32c strips and checks its 4 trailing bytes, the compressor must
- * produce exactly the size its input had when encoded.  On success *out
- * points to chunk_bytes bytes in native byte order.
+ * Read chunk `lin` of shard sh and undo its codecs, last first: a crc32c
+ * strips and checks its 4 trailing bytes, the compressor must produce
+ * exactly the size its input had when encoded.  On success *out points
+ * to chunk_bytes bytes in native byte order: dst when it is not NULL
+ * (the compressor, or the read of an uncompressed chunk, writes there
+ * directly when its output is the chunk itself), else sc's buffer.
  */
-int reader_load_chunk(struct shardpipe_reader *r, uint64_t lin,
-		      uint8_t **out)
+int reader_load_chunk(struct shardpipe_reader *r,
+		      const struct reader_shard *sh, uint64_t lin,
+		      struct reader_scratch *sc, uint8_t *dst,
+		      struct sp_err *err, uint8_t **out)
 {
 	uint64_t off = 0, nb = 0;
 	struct sp_err e;
 	uint8_t *cur;
 	size_t len;
 
-	reader_chunk_extent(r, lin, &off, &nb);
-	if (nb > r->enc_cap) {
+	reader_chunk_extent(r, sh, lin, &off, &nb);
+	if (dst != NULL && r->chain.n == 0 && nb == r->chunk_bytes) {
+		sp_err_clear(&e);
+		if (fetch(r, sh, dst, nb, off, &e) != SHARDPIPE_OK)
+			return fault(r, sh, err, e.code, (int64_t)lin,
+				     "read failed: %s", e.msg);
+		cur = dst;
+		len = nb;
+		goto decoded;
+	}
+	if (nb > sc->enc_cap) {
 		/* Bounded by max_encoded, checked with the index. */
-		uint8_t *p = realloc(r->enc, nb);
+		uint8_t *p = realloc(sc->enc, nb);
 
 		if (p == NULL)
-			return fault(r, SHARDPIPE_ERR_NOMEM, (int64_t)lin,
+			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
+				     (int64_t)lin,
 				     "out of memory for %llu bytes",
 				     (unsigned long long)nb);
-		r->enc = p;
-		r->enc_cap = nb;
+		sc->enc = p;
+		sc->enc_cap = nb;
 	}
 	sp_err_clear(&e);
-	if (nb > 0 && r->src->ops->read(r->src, r->obj, r->enc, nb, off, &e) !=
-			      SHARDPIPE_OK)
-		return fault(r, e.code, (int64_t)lin, "read failed: %s", e.msg);
-	cur = r->enc;
+	if (nb > 0 && fetch(r, sh, sc->enc, nb, off, &e) != SHARDPIPE_OK)
+		return fault(r, sh, err, e.code, (int64_t)lin,
+			     "read failed: %s", e.msg);
+	cur = sc->enc;
 	len = nb;
 	for (int k = r->chain.n - 1; k >= 0; k--) {
 		if (r->chain.kind[k] == B2B_CRC32C) {
 			uint32_t want, got;
 
 			if (len < 4)
-				return fault(r, SHARDPIPE_ERR_CORRUPT,
+				return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT,
 					     (int64_t)lin,
 					     "%zu bytes cannot hold a crc32c",
 					     len);
 			want = sp_get_le32(cur + len - 4);
 			got = crc32c(0, cur, len - 4);
 			if (want != got)
-				return fault(r, SHARDPIPE_ERR_CORRUPT,
+				return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT,
 					     (int64_t)lin,
 					     "crc32c mismatch (stored %08x, "
 					     "computed %08x)", want, got);
 			len -= 4;
 		} else {
+			/* The compressor's output is the chunk itself when
+			 * nothing follows it in decoding order. */
+			uint8_t *to = dst != NULL && k == 0 &&
+					      r->chain.comp_out ==
+						      r->chunk_bytes
+					      ? dst
+					      : sc->dec;
 			int rc;
 
-			if (r->dec == NULL &&
-			    (r->dec = malloc(r->chain.comp_out)) == NULL)
-				return fault(r, SHARDPIPE_ERR_NOMEM,
+			if (to == NULL &&
+			    (to = sc->dec = malloc(r->chain.comp_out)) == NULL)
+				return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
 					     (int64_t)lin, "out of memory");
 			sp_err_clear(&e);
-			rc = codec_decode(r->chain.comp, cur, len, r->dec,
+			rc = codec_decode(r->chain.comp, cur, len, to,
 					  r->chain.comp_out, &e);
 			if (rc != SHARDPIPE_OK)
-				return fault(r, rc == SHARDPIPE_ERR_NOMEM ? rc
-						 : SHARDPIPE_ERR_CORRUPT,
+				return fault(r, sh, err,
+					     rc == SHARDPIPE_ERR_NOMEM
+						     ? rc
+						     : SHARDPIPE_ERR_CORRUPT,
 					     (int64_t)lin, "%s", e.msg);
-			cur = r->dec;
+			cur = to;
 			len = r->chain.comp_out;
 		}
 	}
+decoded:
 	if (len != r->chunk_bytes)
-		return fault(r, SHARDPIPE_ERR_CORRUPT, (int64_t)lin,
+		return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT, (int64_t)lin,
 			     "chunk holds %zu bytes, expected %llu", len,
 			     (unsigned long long)r->chunk_bytes);
 	if (r->swap)
 		swap_elements(cur, len, r->esize);
+	__atomic_add_fetch(&r->chunks_decoded, 1, __ATOMIC_RELAXED);
+	if (dst != NULL && cur != dst) {
+		memcpy(dst, cur, len);
+		cur = dst;
+	}
 	*out = cur;
 	return SHARDPIPE_OK;
 }
-

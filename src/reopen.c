@@ -193,7 +193,7 @@ int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
 	ro->levels = 1;
 	if (!store_is_s3(path) && node == ZARR_NODE_IMAGE)
 		return reopen_load_image(ro, path, err);
-	r = calloc(1, sizeof(*r));
+	r = reader_alloc();
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;
 	r->keep_meta = 1;

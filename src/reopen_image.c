@@ -65,7 +65,7 @@ static int read_group(const char *path, struct json_doc **out,
 static int level_rows(const char *path, int L, uint64_t *rows, uint64_t *sr,
 		      struct sp_err *err)
 {
-	struct shardpipe_reader *r = calloc(1, sizeof(*r));
+	struct shardpipe_reader *r = reader_alloc();
 	int rc;
 
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
@@ -189,7 +189,7 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 		return refuse(path, "it is an OME-NGFF image shardpipe did "
 			      "not write (its levels' reduction is unknown)",
 			      err);
-	r = calloc(1, sizeof(*r));
+	r = reader_alloc();
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;
 	r->keep_meta = 1;

@@ -117,6 +117,9 @@ struct source_ops {
 		    int (*each)(void *user, const char *key), void *user,
 		    struct sp_err *err);
 	void (*free)(struct source *src);
+	/* read may run on several threads at once (the reader's pool,
+	 * doc/design.md §19.1); else the reader's reads take turns. */
+	int concurrent_reads;
 };
 
 struct source {

@@ -1052,6 +1052,7 @@ static const struct source_ops fs_source_ops = {
 	.close = src_close,
 	.list = src_list,
 	.free = src_free,
+	.concurrent_reads = 1, /* pread */
 };
 
 int source_fs_open(struct source **out, const char *path, struct sp_err *err)

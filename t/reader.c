@@ -419,6 +419,87 @@ static void extract(const struct spec *sp, const uint8_t *ref,
 	} while (next_in(c, count, sp->rank));
 }
 
+/* The elements start + k * step (k < count) of ref, to out at the byte
+ * strides os (packed row-major when os is NULL). */
+static void extract_strided(const struct spec *sp, const uint8_t *ref,
+			    const uint64_t *start, const uint64_t *count,
+			    const uint64_t *step, const int64_t *os,
+			    uint8_t *out)
+{
+	size_t es = dsizes[sp->dtype], i = 0;
+	uint64_t c[MAXR] = { 0 };
+
+	if (prod(count, sp->rank) == 0)
+		return;
+	do {
+		uint64_t lin = 0, o = 0;
+
+		for (int d = 0; d < sp->rank; d++) {
+			lin = lin * sp->shape[d] + start[d] + c[d] * step[d];
+			o += c[d] * (uint64_t)(os != NULL ? os[d] : 0);
+		}
+		memcpy(out + (os != NULL ? o : i * es), ref + lin * es, es);
+		i++;
+	} while (next_in(c, count, sp->rank));
+}
+
+/* Random strided selections, packed and into a buffer whose dims lie in
+ * reverse order with a gap between elements, on 1 to 4 threads. */
+static void strided_regions(shardpipe_reader *r, const struct spec *sp,
+			    const uint8_t *ref, int regions)
+{
+	size_t es = dsizes[sp->dtype];
+
+	for (int k = 0; k < regions; k++) {
+		uint64_t st[MAXR], cnt[MAXR], step[MAXR];
+		int64_t os[MAXR];
+		size_t m, span;
+		uint8_t *got, *want;
+		int threads = 1 + (int)(test_rand(&rng) % 4), rc;
+
+		for (int d = 0; d < sp->rank; d++) {
+			st[d] = test_rand(&rng) % sp->shape[d];
+			step[d] = 1 + test_rand(&rng) % 7;
+			cnt[d] = 1 + test_rand(&rng) %
+					     ((sp->shape[d] - 1 - st[d]) /
+						      step[d] + 1);
+		}
+		m = prod(cnt, sp->rank) * es;
+		/* Reversed dims, every element 2 elements apart. */
+		span = 2 * es;
+		for (int d = 0; d < sp->rank; d++) {
+			os[d] = (int64_t)span;
+			span *= cnt[d];
+		}
+		got = calloc(1, span);
+		want = calloc(1, span);
+		if (got == NULL || want == NULL)
+			bail("out of memory");
+		shardpipe_reader_set_threads(r, threads);
+		extract_strided(sp, ref, st, cnt, step, NULL, want);
+		rc = shardpipe_reader_read_strided(r, st, cnt, step, got, NULL,
+						   m);
+		if (rc != SHARDPIPE_OK)
+			diag("strided read: %s", shardpipe_reader_message(r));
+		is_blob(got, want, m,
+			"strided region %d on %d threads equals the reference",
+			k, threads);
+		memset(got, 0, span);
+		memset(want, 0, span);
+		extract_strided(sp, ref, st, cnt, step, os, want);
+		rc = shardpipe_reader_read_strided(r, st, cnt, step, got, os,
+						   span);
+		if (rc != SHARDPIPE_OK)
+			diag("strided read: %s", shardpipe_reader_message(r));
+		is_blob(got, want, span,
+			"strided region %d at output strides equals the "
+			"reference", k);
+		free(got);
+		free(want);
+	}
+	shardpipe_reader_set_threads(r, 0);
+}
+
 static uint8_t *make_ref(const struct spec *sp, size_t *bytes)
 {
 	size_t n = prod(sp->shape, sp->rank) * dsizes[sp->dtype];
@@ -517,6 +598,8 @@ static void roundtrip(const struct spec *sp, int regions)
 			diag("region read: %s", shardpipe_reader_message(r));
 		is_blob(got, want, m, "region %d equals the reference", k);
 	}
+	if (n > 0)
+		strided_regions(r, sp, ref, regions);
 	rc = shardpipe_reader_check(r);
 	if (!is_int(rc, SHARDPIPE_OK, "check passes"))
 		diag("%s", shardpipe_reader_message(r));
@@ -1523,6 +1606,83 @@ static void test_meta_fuzz(int iterations)
 	free(dir);
 }
 
+/* Each bad selection or output is refused with its code before anything
+ * is read, the output untouched. */
+static void test_strided_refusals(void)
+{
+	struct spec sp = base_spec();
+	char *dir = base_store(&sp);
+	shardpipe_reader *r;
+	uint32_t out[64];
+	static const struct {
+		uint64_t start[2], count[2], step[2];
+		int64_t stride[2];
+		int use_stride, code;
+		size_t bytes;
+		const char *what;
+	} cases[] = {
+		{ { 0, 0 }, { 2, 2 }, { 0, 1 }, { 0 }, 0,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256, "a step of 0" },
+		{ { 2, 0 }, { 4, 1 }, { 2, 1 }, { 0 }, 0,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256,
+		  "4 elements from 2 by 2 reach 8, beyond 8" },
+		{ { 0, 0 }, { 5, 1 }, { 2, 1 }, { 0 }, 0,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256,
+		  "5 elements by 2 reach 8, beyond 8" },
+		{ { 0, 0 }, { 1, 1 }, { UINT64_MAX, 1 }, { 0 }, 0,
+		  SHARDPIPE_OK, 256, "a huge step over one element" },
+		{ { 0, 0 }, { 2, 1 }, { UINT64_MAX, 1 }, { 0 }, 0,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256,
+		  "a huge step over two elements" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 8, -4 }, 1,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256, "a negative stride" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 4, 4 }, 1,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256, "overlapping strides" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 8, 2 }, 1,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 256,
+		  "a stride shorter than an element" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 4, 8 }, 1,
+		  SHARDPIPE_OK, 16, "transposed, exactly 16 bytes" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 4, 8 }, 1,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 15,
+		  "transposed, one byte short" },
+		{ { 0, 0 }, { 2, 2 }, { 1, 1 }, { 0 }, 0,
+		  SHARDPIPE_ERR_INVALID_ARGUMENT, 15, "packed, one byte short" },
+		{ { 0, 0 }, { 4, 2 }, { 1, 1 }, { INT64_MAX, 4 }, 1,
+		  SHARDPIPE_ERR_OVERFLOW, 256, "strides that overflow" },
+	};
+
+	if (!is_int(shardpipe_reader_open(&r, dir), SHARDPIPE_OK,
+		    "open a store for the strided refusals"))
+		bail("%s", shardpipe_last_error_message());
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		memset(out, 0xa5, sizeof(out));
+		rc = shardpipe_reader_read_strided(
+			r, cases[i].start, cases[i].count, cases[i].step, out,
+			cases[i].use_stride ? cases[i].stride : NULL,
+			cases[i].bytes);
+		is_int(rc, cases[i].code, "strided read, %s: %s",
+		       cases[i].what, shardpipe_reader_message(r));
+		if (cases[i].code != SHARDPIPE_OK) {
+			int untouched = 1;
+
+			for (size_t k = 0; k < 64; k++)
+				untouched &= out[k] == 0xa5a5a5a5u;
+			ok(untouched, "strided read, %s: output untouched",
+			   cases[i].what);
+		}
+	}
+	is_int(shardpipe_reader_set_threads(r, -1),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT, "threads -1 refused");
+	is_int(shardpipe_reader_set_threads(r, 4097),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT, "threads 4097 refused");
+	shardpipe_reader_close(r);
+	test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	rng = test_seed();
@@ -1531,6 +1691,7 @@ int main(void)
 	test_fixed();
 	test_random(40);
 	test_fill_values();
+	test_strided_refusals();
 	test_metadata();
 	test_corpus();
 	test_hostile();
