@@ -53,9 +53,10 @@ class Spy:
     def __init__(self, r):
         self.r, self.regions = r, []
 
-    def read_into(self, start, count, out):
-        self.regions.append((tuple(start), tuple(count)))
-        self.r.read_into(start, count, out)
+    def read_into(self, start, count, out, step=None):
+        self.regions.append((tuple(start), tuple(count),
+                             tuple(step) if step else (1,) * len(start)))
+        self.r.read_into(start, count, out, step)
 
     def __getattr__(self, name):
         return getattr(self.r, name)
@@ -146,20 +147,23 @@ def test_refusals_are_numpy_s(reader, arr):
         reader[::0]
 
 
-@pytest.mark.parametrize("key,start,count", [
-    (np.s_[::-1], (0, 0, 0), SHAPE),
-    (np.s_[5:1:-2], (3, 0, 0), (3, 13, 11)),
-    (np.s_[1:8:3, ::-2, 4], (1, 0, 4), (7, 13, 1)),
-    (np.s_[2, 3:9], (2, 3, 0), (1, 6, 11)),
-    (np.s_[[6, 2, 4], -1, [0, 10, 3]], (2, 12, 0), (5, 1, 11)),
-    (np.s_[None, 3, ..., None], (3, 0, 0), (1, 13, 11)),
+# A slice reads its own elements (start, count, step > 0, whatever its
+# sign); integer arrays and masks the box that holds theirs.
+@pytest.mark.parametrize("key,start,count,step", [
+    (np.s_[::-1], (0, 0, 0), SHAPE, (1, 1, 1)),
+    (np.s_[5:1:-2], (3, 0, 0), (2, 13, 11), (2, 1, 1)),
+    (np.s_[1:8:3, ::-2, 4], (1, 0, 4), (3, 7, 1), (3, 2, 1)),
+    (np.s_[2, 3:9], (2, 3, 0), (1, 6, 11), (1, 1, 1)),
+    (np.s_[[6, 2, 4], -1, [0, 10, 3]], (2, 12, 0), (5, 1, 11), (1, 1, 1)),
+    (np.s_[None, 3, ..., None], (3, 0, 0), (1, 13, 11), (1, 1, 1)),
+    (np.s_[:, ::5, 10:2:-4], (0, 0, 6), (9, 3, 2), (1, 5, 4)),
 ])
-def test_one_region_read_covering_the_selection(reader, arr, key, start,
-                                                count):
+def test_one_region_read_of_the_selection(reader, arr, key, start, count,
+                                          step):
     spy = Spy(reader._r)
     reader._r = spy
     same(reader[key], arr[key], key)
-    assert spy.regions == [(start, count)]
+    assert spy.regions == [(start, count, step)]
 
 
 def test_empty_selection_reads_nothing(reader, arr):
@@ -279,3 +283,50 @@ def test_dask_auto_chunks_and_name(reader, arr):
     # The same store gives the same graph name; another store another.
     assert da.from_array(reader, chunks=CHUNKS).name == da.from_array(
         shardpipe.open(reader.path), chunks=CHUNKS).name
+
+
+def chunks_meeting(start, count, step):
+    """The chunks of CHUNKS holding the elements start + k * step."""
+    n = 1
+    for d in range(3):
+        idx = [start[d] + k * step[d] for k in range(count[d])]
+        n *= len({i // CHUNKS[d] for i in idx})
+    return n
+
+
+@pytest.mark.parametrize("key", [np.s_[...], np.s_[3], np.s_[::4, ::9, 5],
+                                 np.s_[1:8:6, 1:12:8, ::4], np.s_[8, 12, 10]])
+def test_only_the_chunks_a_selection_meets_are_decoded(reader, arr, key):
+    start, count, step, _ = shardpipe._region(key, arr.shape, np)
+    before = reader.stats()
+    same(reader[key], arr[key], key)
+    after = reader.stats()
+    want = chunks_meeting(start, count, step)
+    assert after["chunks_decoded"] - before["chunks_decoded"] == want, key
+    assert after["bytes_read"] > before["bytes_read"]
+
+
+@pytest.mark.parametrize("threads", [0, 1, 2, 3, 7])
+def test_reads_on_any_number_of_threads_agree(tmp_path, arr, threads):
+    store(tmp_path / "a.zarr", arr)
+    r = shardpipe.open(tmp_path / "a.zarr", threads=threads)
+    assert r.threads == threads
+    same(r[...], arr, "...")
+    same(r[::2, 1::3, ::-1], arr[::2, 1::3, ::-1], "steps")
+    # The threads are kept across pickling.
+    r2 = pickle.loads(pickle.dumps(r))
+    assert r2.threads == threads
+    same(r2[5:, :7], arr[5:, :7], "5:, :7")
+
+
+@pytest.mark.parametrize("threads,exc,msg", [
+    (-1, ValueError, r"^threads = -1: not in 0\.\.\d+$"),
+    (10 ** 9, ValueError, r"^threads = 1000000000: not in 0\.\.\d+$"),
+    (2.0, TypeError, r"^threads = 2\.0: not an integer$"),
+    ("2", TypeError, r"^threads = '2': not an integer$"),
+    (True, TypeError, r"^threads = True: not an integer$"),
+])
+def test_threads_refused(tmp_path, arr, threads, exc, msg):
+    store(tmp_path / "a.zarr", arr)
+    with pytest.raises(exc, match=msg):
+        shardpipe.open(tmp_path / "a.zarr", threads=threads)

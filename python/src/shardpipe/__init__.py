@@ -1410,11 +1410,14 @@ def _entry(k: _Any, np: _Any) -> _Entry:
 
 
 def _region(key: _Any, shape: tuple[int, ...], np: _Any
-            ) -> tuple[list[int], list[int], tuple[_Any, ...] | None]:
+            ) -> tuple[list[int], list[int], list[int],
+                       tuple[_Any, ...] | None]:
     """The region read for ``key`` on an array of ``shape``: (start,
-    count, local), where array[key] is region[local], region being the
-    array's elements [start, start + count), the smallest box holding
-    every element the key selects.  local keeps the key's entries in
+    count, step, local), where array[key] is region[local], region being
+    the array's elements start + k * step, k < count, per dim: a slice's
+    own elements (its step made positive, local then reversing a
+    negative one), and for the other entries the smallest box holding
+    every element they select.  local keeps the key's entries in
     their places (Ellipsis, None and the implicit trailing slices too),
     each moved into the box: so NumPy, applying it, gives exactly what
     it gives on the whole array, the order of the dims of advanced
@@ -1456,6 +1459,7 @@ def _region(key: _Any, shape: tuple[int, ...], np: _Any
                     str(s) for s in adv if s != ())) from None
     start: list[int] = []
     count: list[int] = []
+    step_of: list[int] = []
     local: list[_Any] = []
     d = 0
     for e in entries:
@@ -1485,13 +1489,14 @@ def _region(key: _Any, shape: tuple[int, ...], np: _Any
                 local.append(slice(0, 0))
             elif step > 0:
                 start.append(lo)
-                count.append((m - 1) * step + 1)
-                local.append(slice(None, None, step))
+                count.append(m)
+                step_of += [1] * (d - len(step_of)) + [step]
+                local.append(slice(None))
             else:
-                first = lo + (m - 1) * step
-                start.append(first)
-                count.append(lo - first + 1)
-                local.append(slice(None, None, step))
+                start.append(lo + (m - 1) * step)
+                count.append(m)
+                step_of += [1] * (d - len(step_of)) + [-step]
+                local.append(slice(None, None, -1))
             d += 1
         elif e.kind == "array":
             n, a = shape[d], e.value
@@ -1526,11 +1531,12 @@ def _region(key: _Any, shape: tuple[int, ...], np: _Any
                 local.append(m[tuple(box)])
             d += m.ndim
     if empty:
-        return [0] * ndim, [0] * ndim, None
+        return [0] * ndim, [0] * ndim, [1] * ndim, None
     # The dims no entry names: whole, as NumPy's implicit trailing slices.
     start += [0] * (ndim - d)
     count += shape[d:]
-    return start, count, tuple(local)
+    step_of += [1] * (ndim - len(step_of))
+    return start, count, step_of, tuple(local)
 
 
 class Reader:
@@ -1575,11 +1581,18 @@ class Reader:
     """The OME-NGFF image's levels when opened at its group (this Reader
     reads level 0), else 0."""
 
-    def __init__(self, path: _Path):
+    def __init__(self, path: _Path, threads: int = 0):
         import numpy as np
 
         self._np = np
         self._path: str | bytes = _os.fspath(path)
+        if isinstance(threads, bool) or not hasattr(type(threads),
+                                                    "__index__"):
+            raise TypeError("threads = %r: not an integer" % (threads,))
+        self._threads = _operator.index(threads)
+        if not 0 <= self._threads <= _shardpipe.MAX_THREADS:
+            raise ValueError("threads = %d: not in 0..%d" % (
+                self._threads, _shardpipe.MAX_THREADS))
         try:
             self._r = _shardpipe.Reader(self._path)
         except CorruptStoreError:
@@ -1602,6 +1615,20 @@ class Reader:
         self.dimension_names = names
         # An OME-NGFF image opened at its group reads level 0; this many.
         self.levels = levels
+        self._r.set_threads(self._threads)
+
+    @property
+    def threads(self) -> int:
+        """The threads a read decodes on (the caller's among them); 0
+        for one per core."""
+        return self._threads
+
+    def stats(self) -> dict[str, int]:
+        """What this Reader fetched from its store since it was opened:
+        ``bytes_read`` (shard indexes and chunks), ``requests`` (reads;
+        ranged GETs on S3) and ``chunks_decoded``."""
+        b, q, c = self._r.stats()
+        return {"bytes_read": b, "requests": q, "chunks_decoded": c}
 
     @property
     def path(self) -> str | bytes:
@@ -1664,13 +1691,16 @@ class Reader:
         when every dim is given an integer), read as one region: see the
         class.  Raises IndexError where NumPy does."""
         np = self._np
-        start, count, local = _region(key, self.shape, np)
+        start, count, step, local = _region(key, self.shape, np)
         if local is None:
             # An advanced selection of nothing: NumPy's own empty result,
             # of a stand-in of the shape that holds no memory.
             ghost = np.broadcast_to(np.zeros((), self.dtype), self.shape)
             return ghost[key]
-        box = self.read(start, count)
+        box: _NDArray = np.empty(count, dtype=self.dtype)
+        if box.size:
+            # Only the chunks holding the slices' elements are read.
+            self._r.read_into(start, count, box, step)
         out = box[local]
         # A step leaves a view of a larger box: keep the elements only.
         if isinstance(out, np.ndarray) and out.base is box and \
@@ -1698,10 +1728,12 @@ class Reader:
         p = self._path
         return {"path": p if _is_url(p) else _os.path.abspath(p),
                 "shape": self.shape, "chunks": self.chunks,
-                "shards": self.shards, "dtype": self.dtype.str}
+                "shards": self.shards, "dtype": self.dtype.str,
+                "threads": self._threads}
 
     def __setstate__(self, state: dict[str, _Any]) -> None:
-        self.__init__(state["path"])  # type: ignore[misc]
+        self.__init__(state["path"],  # type: ignore[misc]
+                      state.get("threads", 0))
         shape = tuple(state["shape"])
         was = (shape[1:], tuple(state["chunks"]), tuple(state["shards"]),
                self._np.dtype(state["dtype"]))
@@ -1805,13 +1837,14 @@ class Group:
             _os.fsdecode(self.path), len(self.arrays))
 
 
-def open(path: _Path) -> Reader:  # noqa: A001
+def open(path: _Path, threads: int = 0) -> Reader:  # noqa: A001
     """Open the Zarr v3 array at ``path`` (a directory or an
     ``"s3://bucket/prefix"`` URL) for reading (any store whose codecs
     shardpipe knows, written by shardpipe or not).  At an OME-NGFF image's
     group, its level 0 (``Reader.levels`` says how many there are);
-    ``path + "/1"`` is level 1 of one shardpipe wrote."""
-    return Reader(path)
+    ``path + "/1"`` is level 1 of one shardpipe wrote.  ``threads``: the
+    threads each read decodes on, 0 (the default) for one per core."""
+    return Reader(path, threads)
 
 
 # ---------------------------------------------------------------- backends

@@ -1124,27 +1124,36 @@ static PyObject *reader_get_info(ReaderObject *self, PyObject *unused)
 			     shardpipe_dtype_name(in->dtype), names, in->levels);
 }
 
-/* read_into(start, count, out): fill the writable C-contiguous buffer
- * out, which must hold exactly prod(count) elements. */
+/* read_into(start, count, out[, step]): fill the writable C-contiguous
+ * buffer out, which must hold exactly prod(count) elements, with the
+ * elements start + k * step (step: every 1 when None). */
 static PyObject *reader_read_into(ReaderObject *self, PyObject *args)
 {
-	PyObject *start_obj, *count_obj, *out_obj;
+	PyObject *start_obj, *count_obj, *out_obj, *step_obj = Py_None;
 	uint64_t start[SHARDPIPE_MAX_RANK], count[SHARDPIPE_MAX_RANK];
+	uint64_t step[SHARDPIPE_MAX_RANK];
 	uint64_t want = shardpipe_dtype_size(self->info.dtype);
 	Py_buffer view;
 	int rank = self->info.rank, rc;
 
-	if (!PyArg_ParseTuple(args, "OOO", &start_obj, &count_obj, &out_obj))
+	if (!PyArg_ParseTuple(args, "OOO|O", &start_obj, &count_obj, &out_obj,
+			      &step_obj))
 		return NULL;
-	for (int k = 0; k < 2; k++) {
-		PyObject *seq = k == 0 ? start_obj : count_obj;
-		uint64_t *v = k == 0 ? start : count;
+	for (int k = 0; k < 3; k++) {
+		PyObject *seq = k == 0 ? start_obj
+				: k == 1 ? count_obj : step_obj;
+		uint64_t *v = k == 0 ? start : k == 1 ? count : step;
+		static const char *const what[] = { "start", "count", "step" };
 
+		if (k == 2 && seq == Py_None) {
+			for (int d = 0; d < rank; d++)
+				step[d] = 1;
+			break;
+		}
 		if (PySequence_Size(seq) != rank) {
 			if (!PyErr_Occurred())
 				PyErr_Format(PyExc_ValueError, "%s must have "
-					     "%d entries",
-					     k == 0 ? "start" : "count", rank);
+					     "%d entries", what[k], rank);
 			return NULL;
 		}
 		for (int d = 0; d < rank; d++) {
@@ -1179,8 +1188,8 @@ static PyObject *reader_read_into(ReaderObject *self, PyObject *args)
 	}
 	Py_BEGIN_ALLOW_THREADS
 	PyThread_acquire_lock(self->lock, WAIT_LOCK);
-	rc = shardpipe_reader_read(self->r, start, count, view.buf,
-				  (size_t)view.len);
+	rc = shardpipe_reader_read_strided(self->r, start, count, step,
+					   view.buf, NULL, (size_t)view.len);
 	PyThread_release_lock(self->lock);
 	Py_END_ALLOW_THREADS
 	PyBuffer_Release(&view);
@@ -1204,12 +1213,41 @@ static PyObject *reader_check(ReaderObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+static PyObject *reader_set_threads(ReaderObject *self, PyObject *args)
+{
+	int n, rc;
+
+	if (!PyArg_ParseTuple(args, "i", &n))
+		return NULL;
+	PyThread_acquire_lock(self->lock, WAIT_LOCK);
+	rc = shardpipe_reader_set_threads(self->r, n);
+	PyThread_release_lock(self->lock);
+	if (rc != SHARDPIPE_OK)
+		return raise_lib(rc, shardpipe_reader_message(self->r));
+	Py_RETURN_NONE;
+}
+
+static PyObject *reader_stats(ReaderObject *self, PyObject *unused)
+{
+	shardpipe_read_stats st;
+
+	(void)unused;
+	shardpipe_reader_stats(self->r, &st);
+	return Py_BuildValue("(KKK)", (unsigned long long)st.bytes_read,
+			     (unsigned long long)st.requests,
+			     (unsigned long long)st.chunks_decoded);
+}
+
 static PyMethodDef reader_methods[] = {
+	{ "set_threads", (PyCFunction)reader_set_threads, METH_VARARGS,
+	  "set_threads(n) -> None: decode on n threads, 0 for every core." },
+	{ "stats", (PyCFunction)reader_stats, METH_NOARGS,
+	  "stats() -> (bytes read, requests, chunks decoded)" },
 	{ "info", (PyCFunction)reader_get_info, METH_NOARGS,
 	  "info() -> (shape, chunks, shards, dtype name, dimension names, "
 	  "levels)" },
 	{ "read_into", (PyCFunction)reader_read_into, METH_VARARGS,
-	  "read_into(start, count, out) -> None" },
+	  "read_into(start, count, out, step=None) -> None" },
 	{ "check", (PyCFunction)reader_check, METH_NOARGS,
 	  "check() -> None: verify every stored object." },
 	{ NULL, NULL, 0, NULL },

@@ -99,10 +99,14 @@ class Reader:
         chunks and shards in elements, an unnamed dim None, levels the
         OME-NGFF image's when opened at its group, else 0."""
     def read_into(self, start: Sequence[int], count: Sequence[int],
-                  out: Any, /) -> None:
-        """Decode the region [start, start + count) into out, a writable
-        C-contiguous buffer of exactly prod(count) elements of the
-        array's dtype."""
+                  out: Any, step: Sequence[int] | None = None, /) -> None:
+        """Decode the elements start + k * step, k < count (step None:
+        every 1), into out, a writable C-contiguous buffer of exactly
+        prod(count) elements of the array's dtype."""
+    def set_threads(self, threads: int, /) -> None:
+        """Decode on this many threads, 0 for one per core."""
+    def stats(self) -> tuple[int, int, int]:
+        """(bytes read, requests, chunks decoded) since the open."""
     def check(self) -> None:
         """Verify every stored object (and every level of an image)."""
 
