@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""read_vs_tensorstore.py - shardpipe's reader beside TensorStore's and
+zarr-python's, on one store, with the decode-only bound of the same run.
+
+Writes issue 40's store once with ``shardpipe bench`` (64 frames of
+2048x2304 uint16, bench's micro fill, chunks 1x512x576, shards
+8x2048x2304, zstd level 1 unless --codec says otherwise) on tmpfs, then
+for each read pattern times, alternating, ``shardpipe.open(path,
+threads=T)[sel]``, TensorStore (its data-copy and file-I/O concurrency
+set to T) and zarr-python, best of --rounds each.  The bound: libzstd
+alone (through ctypes, which releases the GIL) decompressing the chunks
+the selection touches on T Python threads, their bytes already in memory.
+Prints a table of GB/s of selected output, the fraction of the bound and
+the ratio to TensorStore, and what shardpipe's reader fetched (bytes
+and requests, from Reader.stats()) beside the bytes of the chunks the
+selection touches plus their shards' indexes.
+
+    SHARDPIPE=build/shardpipe SHARDPIPE_PLUGIN_PATH=build/.libs \\
+        .venv-readers/bin/python bench/read_vs_tensorstore.py [--rounds N]
+"""
+
+import argparse
+import concurrent.futures
+import ctypes
+import ctypes.util
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+import shardpipe
+
+SHAPE = (64, 2048, 2304)
+CHUNK = (1, 512, 576)
+PER_SHARD = (8, 4, 4)
+PATTERNS = [
+    ("whole array", np.s_[...]),
+    ("200x200 tile of every frame", np.s_[:, 1000:1200, 1000:1200]),
+    ("one frame", np.s_[17]),
+    ("strided (::8, ::2, ::2)", np.s_[::8, ::2, ::2]),
+    ("one element", np.s_[33, 1500, 700]),
+]
+
+
+def selection(key):
+    """(start, count, step) per dim of a basic key, as shardpipe reads."""
+    start, count, step, _ = shardpipe._region(key, SHAPE, np)
+    return start, count, step
+
+
+def touched(start, count, step):
+    """Chunk grid coordinates per dim that the selection meets."""
+    out = []
+    for d in range(3):
+        idx = range(start[d], start[d] + count[d] * step[d], step[d])
+        out.append(sorted({i // CHUNK[d] for i in idx}))
+    return out
+
+
+class Bound:
+    """The chunks a selection touches, decoded by libzstd alone."""
+
+    def __init__(self, path, codec):
+        meta = json.load(open(os.path.join(path, "zarr.json")))
+        shard = meta["codecs"][0]["configuration"]
+        self.at_end = shard.get("index_location", "end") == "end"
+        self.codec = codec.split(":")[0]
+        self.path = path
+        lib = ctypes.util.find_library("zstd")
+        self.zstd = ctypes.CDLL(lib)
+        self.zstd.ZSTD_decompress.restype = ctypes.c_size_t
+        self.zstd.ZSTD_decompress.argtypes = [
+            ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+            ctypes.c_size_t]
+        self.zstd.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        self.n_inner = int(np.prod(PER_SHARD))
+
+    def chunks(self, tch):
+        """The encoded bytes of every touched chunk, and the bytes of the
+        shard indexes read for them."""
+        shards = {}
+        for g0 in tch[0]:
+            for g1 in tch[1]:
+                for g2 in tch[2]:
+                    s = (g0 // PER_SHARD[0], g1 // PER_SHARD[1],
+                         g2 // PER_SHARD[2])
+                    lin = ((g0 % PER_SHARD[0]) * PER_SHARD[1] +
+                           g1 % PER_SHARD[1]) * PER_SHARD[2] + \
+                        g2 % PER_SHARD[2]
+                    shards.setdefault(s, []).append(lin)
+        out, index_bytes = [], 0
+        for s, lins in shards.items():
+            with open(os.path.join(self.path, "c", *map(str, s)), "rb") as f:
+                data = f.read()
+            n = 16 * self.n_inner + 4
+            idx = np.frombuffer(data[-n:-4] if self.at_end else data[:n - 4],
+                                "<u8").reshape(-1, 2)
+            index_bytes += n
+            for lin in lins:
+                off, nb = int(idx[lin, 0]), int(idx[lin, 1])
+                if off != 2 ** 64 - 1:
+                    out.append(data[off:off + nb])
+        return out, index_bytes
+
+    def seconds(self, encoded, threads):
+        size = int(np.prod(CHUNK)) * 2
+        bufs = [ctypes.create_string_buffer(size) for _ in range(threads)]
+
+        def part(k):
+            dst = bufs[k]
+            for c in encoded[k::threads]:
+                if self.codec == "none":
+                    ctypes.memmove(dst, c, len(c))
+                    continue
+                r = self.zstd.ZSTD_decompress(dst, size, c, len(c))
+                if self.zstd.ZSTD_isError(r) or r != size:
+                    raise RuntimeError("a chunk did not decode")
+
+        with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+            t = time.perf_counter()
+            list(ex.map(part, range(threads)))
+            return time.perf_counter() - t
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--codec", default="zstd:1",
+                    help="zstd:LEVEL or none (the bound's codecs)")
+    ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm")
+                    else None)
+    a = ap.parse_args()
+    import tensorstore as ts
+    import zarr
+
+    sp = os.environ.get("SHARDPIPE", "shardpipe")
+    work = tempfile.mkdtemp(prefix="sp-read-", dir=a.dir)
+    path = os.path.join(work, "r.zarr")
+    try:
+        subprocess.run([sp, "bench", "--shape", ",".join(map(str, SHAPE)),
+                        "--chunk", ",".join(map(str, CHUNK)), "--shard",
+                        ",".join(map(str, PER_SHARD)), "--names", "t,y,x",
+                        "--codec", a.codec, "--backend", "cpu", "--output",
+                        path, "--overwrite", "--json"], check=True,
+                       stdout=subprocess.DEVNULL)
+        T = a.threads
+        tsa = ts.open({"driver": "zarr3",
+                       "kvstore": {"driver": "file", "path": path},
+                       "context": {"data_copy_concurrency": {"limit": T},
+                                   "file_io_concurrency": {"limit": T}}},
+                      read=True).result()
+        zarr.config.set({"threading.max_workers": T})
+        za = zarr.open_array(path, mode="r")
+        bound = Bound(path, a.codec)
+        rows = []
+        for name, key in PATTERNS:
+            sel = selection(key)
+            tch = touched(*sel)
+            enc, index_bytes = bound.chunks(tch)
+            want = np.asarray(za[key])
+            nbytes = want.nbytes
+            best = {}
+            fetched = None
+            for _ in range(a.rounds):
+                r = shardpipe.open(path, threads=T)
+                before = r.stats()
+                got = None
+
+                def run_sp():
+                    nonlocal got
+                    got = r[key]
+                t = timed(run_sp)
+                after = r.stats()
+                fetched = (after["bytes_read"] - before["bytes_read"],
+                           after["requests"] - before["requests"])
+                assert np.array_equal(got, want), name
+                best["shardpipe"] = min(best.get("shardpipe", 1e9), t)
+                t = timed(lambda: tsa[key].read().result())
+                best["tensorstore"] = min(best.get("tensorstore", 1e9), t)
+                t = timed(lambda: za[key])
+                best["zarr"] = min(best.get("zarr", 1e9), t)
+                t = bound.seconds(enc, T)
+                best["bound"] = min(best.get("bound", 1e9), t)
+            rows.append((name, nbytes, len(enc), sum(map(len, enc)) +
+                         index_bytes, fetched, best))
+            print(name, {k: round(v, 4) for k, v in best.items()},
+                  flush=True)
+        print()
+        print("%d threads each, codec %s, best of %d rounds; GB/s of the "
+              "selection's bytes" % (T, a.codec, a.rounds))
+        print()
+        print("| read | shardpipe GB/s | TensorStore | zarr-python | "
+              "shardpipe / TensorStore | shardpipe / bound | chunks | "
+              "bytes read (touched chunks + indexes) | requests |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for name, nbytes, nch, need, fetched, b in rows:
+            gbs = {k: nbytes / v / 1e9 for k, v in b.items()}
+            print("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f | %d | %d (%d) "
+                  "| %d |" % (name, gbs["shardpipe"], gbs["tensorstore"],
+                              gbs["zarr"], b["tensorstore"] / b["shardpipe"],
+                              b["bound"] / b["shardpipe"], nch, fetched[0],
+                              need, fetched[1]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
