@@ -470,13 +470,14 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     (unsigned)pl->downsample, p0->rank);
 	SP_RETURN_IF(pl->method < 0 || pl->method >= SHARDPIPE_METHOD_COUNT_,
 		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "method %d is not one of mean, min, max, median, decimate "
-		     "(0..4)", pl->method);
+		     "method %d is not one of mean, min, max, median, decimate, "
+		     "second_max, second_min (0..6)", pl->method);
 	SP_RETURN_IF(pl->append_method < -1 ||
 		     pl->append_method >= SHARDPIPE_METHOD_COUNT_, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "append_method %d is not -1 (the method) or one of mean, "
-		     "min, max, median, decimate (0..4)", pl->append_method);
+		     "min, max, median, decimate, second_max, second_min (0..6)",
+		     pl->append_method);
 	SP_RETURN_IF(pl->append_method >= 0 && (pl->downsample & 1) == 0, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "append_method %s: it reduces along dim 0, which "

@@ -66,10 +66,24 @@ def test_levels_by_index_and_count(tmp_path, rng):
     np.testing.assert_array_equal(shardpipe.open(path + "/1")[...], want)
 
 
+@pytest.mark.parametrize("method, rank", [("second_max", -2),
+                                          ("second_min", 1)])
+def test_second_extremes(tmp_path, rng, method, rank):
+    # Few values, so that blocks tie; the block sorted, duplicates kept.
+    data = rng.integers(0, 4, size=(3, 32, 24), dtype=np.int16) - 2
+    path = str(tmp_path / "img.zarr")
+    write(path, data, downsample=("y", "x"), levels=2, method=method)
+    want = np.sort(data.reshape(3, 16, 2, 12, 2).transpose(0, 1, 3, 2, 4)
+                   .reshape(3, 16, 12, 4), axis=-1)[..., rank]
+    np.testing.assert_array_equal(shardpipe.open(path + "/1")[...], want)
+    shardpipe.open(path).check()
+
+
 @pytest.mark.parametrize("kw, word", [
     (dict(downsample=("q",)), "no dim is named 'q'"),
     (dict(downsample=(7,)), "dim 7 is beyond"),
     (dict(downsample=("y",), method="maen"), "method: 'maen' is not"),
+    (dict(downsample=("y",), method="max_sup"), "second_max, second_min"),
     (dict(downsample=("y",), levels=0), "levels: 0 is not"),
     (dict(downsample=("y",), units={"x": "micron"}), "micron"),
     (dict(downsample=("y",), axis_types={"x": "spcae"}), "spcae"),

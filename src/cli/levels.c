@@ -12,7 +12,7 @@
 #include "closest.h"
 
 static const char *const methods[] = {
-	"mean", "min", "max", "median", "decimate"
+	"mean", "min", "max", "median", "decimate", "second_max", "second_min"
 };
 static const char *const axis_types[] = {
 	"auto", "space", "time", "channel"

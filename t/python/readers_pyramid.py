@@ -31,7 +31,12 @@ from sptap import (Tap, expect, require_shardpipe, run,  # noqa: E402
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402
 
-METHODS = ["mean", "min", "max", "median", "decimate"]
+METHODS = ["mean", "min", "max", "median", "decimate", "second_max",
+           "second_min"]
+# The rank each ranked method takes in a block of n, sorted stably.
+RANKED = {"median": lambda n: max(n // 2 - 1, 0),
+          "second_max": lambda n: max(n - 2, 0),
+          "second_min": lambda n: min(1, n - 1)}
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "float16", "float32", "float64"]
 QNAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
@@ -126,7 +131,7 @@ def reduce_last(v, method):
         u = uint_of(dt)
         bits = v.view(u)
         nan = np.isnan(v)
-        if method != "median":
+        if method not in RANKED:
             first = np.take_along_axis(
                 bits, np.argmax(nan, axis=-1)[..., None], axis=-1)[..., 0]
             has = nan.any(axis=-1)
@@ -138,13 +143,13 @@ def reduce_last(v, method):
             out[np.isnan(x[..., 0])] = QNAN[dt.itemsize]
         else:
             key = float_key(bits, dt.itemsize)
-            if method == "median":
-                i = np.argsort(key, axis=-1, kind="stable")[..., max(n // 2 - 1, 0)]
+            if method in RANKED:
+                i = np.argsort(key, axis=-1, kind="stable")[..., RANKED[method](n)]
             else:
                 i = (np.argmin if method == "min" else np.argmax)(key,
                                                                   axis=-1)
             out = np.take_along_axis(bits, i[..., None], axis=-1)[..., 0]
-        if method != "median":
+        if method not in RANKED:
             out = np.where(has, first, out)
         return out.astype(u).view(dt)
     w = v.astype(np.int64 if dt.kind == "i" else np.uint64)
@@ -155,8 +160,8 @@ def reduce_last(v, method):
             q, r = divmod(int(x), n)
             return q + (2 * r > n or (2 * r == n and q % 2 == 1))
         return np.vectorize(rhe, otypes=[object])(s).astype(dt)
-    if method == "median":
-        i = np.argsort(w, axis=-1, kind="stable")[..., max(n // 2 - 1, 0)]
+    if method in RANKED:
+        i = np.argsort(w, axis=-1, kind="stable")[..., RANKED[method](n)]
         return np.take_along_axis(v, i[..., None], axis=-1)[..., 0]
     return (np.min if method == "min" else np.max)(v, axis=-1)
 

@@ -372,7 +372,8 @@ def _json_text(key: str, value: _Any) -> str:
         raise TypeError("attribute %r: %s" % (key, e)) from None
 
 
-_METHODS = ("mean", "min", "max", "median", "decimate")
+_METHODS = ("mean", "min", "max", "median", "decimate", "second_max",
+            "second_min")
 _AXIS_TYPES = ("auto", "space", "time", "channel")
 
 
@@ -616,7 +617,10 @@ class Stream:
     Pyramids (see shardpipe(3), "Pyramids"): ``downsample`` names the
     dims (by ``dimension_names`` or index) that halve from each level to
     the next, every block reduced by ``method`` (``"mean"``, ``"min"``,
-    ``"max"``, ``"median"``, ``"decimate"``; along dim 0 by
+    ``"max"``, ``"median"``, ``"decimate"``, ``"second_max"``,
+    ``"second_min"``: the second-highest or second-lowest element, equal
+    values counted, which keeps a point feature that ``"max"`` or
+    ``"min"`` would spread and drops a lone outlier; along dim 0 by
     ``append_method`` after ``method`` reduced each row, when given).
     ``levels``: how many, level 0 included (None: until every halving dim
     fits a chunk).  The store is then an OME-NGFF 0.5 image: a group with
