@@ -343,6 +343,16 @@ typedef struct shardpipe_desc {
 	 * it, instead of refusing; zarr.json then advertises those rows
 	 * from its next update.  Default 0. */
 	int truncate_to_advertised;
+	/* Per dim, for an anisotropic pyramid: the levels, level 0
+	 * included, through which a downsampled dim halves, as max_levels
+	 * counts them; past them it keeps its size (z halving for 3 levels
+	 * while y and x go on: max_levels_dim[z] = 3).  0 (default): no stop
+	 * of its own, it halves while it is larger than 1.  Otherwise 2 ..
+	 * the pyramid's levels, on a downsampled dim only, and no more than
+	 * the dim can halve; the default level count stops when every dim
+	 * still halving fits in one chunk.  A caller built before this
+	 * field gets no stops. */
+	int max_levels_dim[SHARDPIPE_MAX_RANK];
 } shardpipe_desc;
 
 /*

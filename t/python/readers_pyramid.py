@@ -41,7 +41,8 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "float16", "float32", "float64"]
 QNAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 
-# (what, names, shape, chunk, downsample, --levels or None, rows)
+# (what, names, shape, chunk, downsample, --levels or None, rows[,
+# --stop])
 GEOS = [
     ("t,y,x, y and x halve, odd, three levels", "t,y,x", (0, 13, 11),
      (2, 4, 4), "y,x", None, 5),
@@ -51,6 +52,13 @@ GEOS = [
      (0, 2, 9, 10), (3, 1, 4, 4), "t,y,x", "3", 11),
     ("y,x, y alone halves, four levels", "y,x", (17, 6), (4, 4), "y",
      None, 17),
+]
+# Anisotropic: a dim stops at its own level while the others go on.
+STOP_GEOS = [
+    ("z,y,x, z halves once (--stop z=2), y and x four times", "z,y,x",
+     (7, 33, 30), (4, 4, 4), "z,y,x", None, 7, "z=2"),
+    ("t,y,x unbounded, t halves twice (--stop t=3) of four levels", "t,y,x",
+     (0, 13, 9), (2, 4, 4), "t,y,x", "4", 11, "t=3"),
 ]
 
 
@@ -233,7 +241,12 @@ class Case:
     def __init__(self, n, geo, dtype, method, append, codec):
         self.n = n
         (self.geo, self.names, self.shape, self.chunk, self.ds,
-         self.levels, self.rows) = geo
+         self.levels, self.rows) = geo[:7]
+        self.stop = {}
+        for item in (geo[7].split(",") if len(geo) > 7 else ()):
+            k, v = item.split("=")
+            self.stop[self.names.split(",").index(k)] = int(v)
+        self.stop_arg = geo[7] if len(geo) > 7 else None
         self.dtype = dtype
         self.method = method
         self.append = append
@@ -259,6 +272,8 @@ def write(sp, root, case, data):
         argv += ["--levels", case.levels]
     if case.append:
         argv += ["--append-method", case.append]
+    if case.stop_arg:
+        argv += ["--stop", case.stop_arg]
     r = run(argv)
     expect(r.returncode == 0, r.describe())
     return store
@@ -285,7 +300,10 @@ def check_case(tap, sp, root, case, rng):
                    for x in case.ds.split(",")]
         for L in range(1, len(arrays)):
             below = arrays[L - 1]
-            halving = [d for d in flagged if below.shape[d] > 1]
+            # Level L halves a dim of level L-1 still larger than 1
+            # whose stop, the levels it halves through, is past L.
+            halving = [d for d in flagged if below.shape[d] > 1 and
+                       L < case.stop.get(d, 33)]
             want = model_level(below, halving, case.method,
                                case.append or case.method)
             why = same_bits(arrays[L], want)
@@ -366,6 +384,12 @@ def main():
                       "gzip:1"))
     cases.append(Case(len(cases), GEOS[2], "int8", "min", "decimate",
                       "none"))
+    for geo, dt, meth, app in ((STOP_GEOS[0], "uint16", "mean", None),
+                               (STOP_GEOS[0], "float32", "second_max",
+                                None),
+                               (STOP_GEOS[1], "int8", "second_min", None),
+                               (STOP_GEOS[1], "float16", "mean", "max")):
+        cases.append(Case(len(cases), geo, dt, meth, app, "none"))
     one = ("y,x, one level", "y,x", (12, 17), (16, 32), "y,x", "1", 12)
     cases.append(Case(len(cases), one, "uint8", "mean", None, "none"))
     tap.plan(3 * len(cases))
