@@ -192,9 +192,16 @@ typedef struct shardpipe_attribute {
  *   MIN, MAX  by value.
  *   MEDIAN    the lower of the two middle elements.
  *   DECIMATE  the block's first element.
+ *   SECOND_MAX, SECOND_MIN  the second-highest or second-lowest element:
+ *             the block sorted by value, equal values counted ({5, 5, 3,
+ *             1} gives 5 and 3), so that one bright or dark outlier is
+ *             dropped where MAX or MIN would spread it; a block of one
+ *             element gives it, a block of two the other extreme.
  *
  * Floats order -0 below +0; MEAN, MIN and MAX of a block holding a NaN
- * give its first NaN, MEDIAN sorts NaNs above +inf.  Blocks are taken in
+ * give its first NaN, MEDIAN, SECOND_MAX and SECOND_MIN sort NaNs above
+ * +inf (equal values in block order, so that of two NaNs the earlier
+ * ranks lower).  Blocks are taken in
  * row-major order, dim 0 slowest; a block at the far edge of a dim with
  * an odd size takes its last element twice.
  */
@@ -204,6 +211,8 @@ typedef enum shardpipe_method {
 	SHARDPIPE_METHOD_MAX = 2,
 	SHARDPIPE_METHOD_MEDIAN = 3,
 	SHARDPIPE_METHOD_DECIMATE = 4,
+	SHARDPIPE_METHOD_SECOND_MAX = 5,
+	SHARDPIPE_METHOD_SECOND_MIN = 6,
 	SHARDPIPE_METHOD_COUNT_
 } shardpipe_method;
 
@@ -334,6 +343,16 @@ typedef struct shardpipe_desc {
 	 * it, instead of refusing; zarr.json then advertises those rows
 	 * from its next update.  Default 0. */
 	int truncate_to_advertised;
+	/* Per dim, for an anisotropic pyramid: the levels, level 0
+	 * included, through which a downsampled dim halves, as max_levels
+	 * counts them; past them it keeps its size (z halving for 3 levels
+	 * while y and x go on: max_levels_dim[z] = 3).  0 (default): no stop
+	 * of its own, it halves while it is larger than 1.  Otherwise 2 ..
+	 * the pyramid's levels, on a downsampled dim only, and no more than
+	 * the dim can halve; the default level count stops when every dim
+	 * still halving fits in one chunk.  A caller built before this
+	 * field gets no stops. */
+	int max_levels_dim[SHARDPIPE_MAX_RANK];
 } shardpipe_desc;
 
 /*

@@ -25,7 +25,7 @@ static const char *const time_units[] = {
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *const method_names[SHARDPIPE_METHOD_COUNT_] = {
-	"mean", "min", "max", "median", "decimate"
+	"mean", "min", "max", "median", "decimate", "second_max", "second_min"
 };
 
 const char *ome_method_name(int method)

@@ -399,7 +399,7 @@ void plan_shard_coords(const struct plan *p, uint64_t s0, uint64_t k,
 /*
  * Pyramids (doc/design.md §28.1).  Level L+1 halves, rounding up, every
  * flagged dim of level L that is larger than 1 (an unbounded dim 0 always
- * halves); chunk and shard shapes stay those of level 0 in elements,
+ * halves) and has not reached its own stop (max_levels_dim); chunk and shard shapes stay those of level 0 in elements,
  * clamped to the level's shape.  Every level batches as many epochs as
  * level 0, so that a batch of level 0 makes at most one of each level
  * above it.
@@ -422,40 +422,96 @@ static void pyramid_fields(const shardpipe_desc *desc, struct plan_levels *pl,
 	pl->append_method = desc->append_method;
 	*max_levels = desc->max_levels;
 	*ngff = desc->ngff != 0;
+	if (SHARDPIPE_HAS_FIELD(desc, max_levels_dim))
+		memcpy(pl->stop, desc->max_levels_dim, sizeof(pl->stop));
 }
 
-/* Whether dim d of a level of these sizes halves into the next. */
-static int halves(const struct plan_levels *pl, const uint64_t *size, int d)
+/* Whether dim d of level L, of these sizes, halves into level L + 1. */
+static int halves(const struct plan_levels *pl, const uint64_t *size, int d,
+		  int L)
 {
-	return (pl->downsample >> d & 1) != 0 && (size[d] == 0 || size[d] > 1);
+	return (pl->downsample >> d & 1) != 0 && (size[d] == 0 || size[d] > 1) &&
+	       (pl->stop[d] == 0 || L + 1 < pl->stop[d]);
 }
 
-/* Any flagged bounded dim of a level larger than its chunk. */
+/* Any dim of level L still halving and larger than its chunk. */
 static int level_exceeds_chunk(const struct plan_levels *pl,
-			       const struct plan *p0, const uint64_t *size)
+			       const struct plan *p0, const uint64_t *size,
+			       int L)
 {
 	for (int d = 0; d < p0->rank; d++)
-		if ((pl->downsample >> d & 1) != 0 && size[d] > p0->chunk[d])
+		if (halves(pl, size, d, L) && size[d] > p0->chunk[d])
 			return 1;
 	return 0;
 }
 
-/* Levels until every flagged bounded dim is 1 (0 when there is none). */
+/* The levels dim d can halve through before it is 1: without end
+ * (SHARDPIPE_MAX_LEVELS) for an unbounded dim 0. */
+static int own_levels(const struct plan *p0, int d)
+{
+	int h = 0;
+
+	if (p0->size[d] == 0)
+		return SHARDPIPE_MAX_LEVELS;
+	while (h < 64 && ((uint64_t)1 << h) < p0->size[d])
+		h++;
+	return h + 1;
+}
+
+/* The same, ended by its stop. */
+static int dim_levels(const struct plan_levels *pl, const struct plan *p0,
+		      int d)
+{
+	int own = own_levels(p0, d);
+
+	return pl->stop[d] != 0 && pl->stop[d] < own ? pl->stop[d] : own;
+}
+
+/* Levels until no flagged dim halves any more (0 when none is flagged). */
 static int levels_possible(const struct plan_levels *pl, const struct plan *p0)
 {
 	int most = 0;
 
-	for (int d = 0; d < p0->rank; d++) {
-		int h = 0;
-
-		if ((pl->downsample >> d & 1) == 0 || p0->size[d] == 0)
-			continue;
-		while (h < 64 && ((uint64_t)1 << h) < p0->size[d])
-			h++;
-		if (h + 1 > most)
-			most = h + 1;
-	}
+	for (int d = 0; d < p0->rank; d++)
+		if ((pl->downsample >> d & 1) != 0 && dim_levels(pl, p0, d) > most)
+			most = dim_levels(pl, p0, d);
 	return most;
+}
+
+/* Each stop on a downsampled dim, 2 or more and within what the dim can
+ * halve (doc/design.md §28.1); the pyramid's own count is checked after
+ * it is known. */
+static int check_stops(const struct plan_levels *pl, const struct plan *p0,
+		       const shardpipe_desc *desc, struct sp_err *err)
+{
+	char label[96];
+
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++) {
+		int s = pl->stop[d], own;
+
+		if (s == 0)
+			continue;
+		SP_RETURN_IF(d >= p0->rank, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels_dim: dim %d is beyond rank %d", d,
+			     p0->rank);
+		dim_label(label, sizeof(label), desc, d);
+		SP_RETURN_IF(s < 0 || s == 1, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels_dim: %s: %d is not a count of levels "
+			     "to halve through (2 or more; 0 for no stop%s)",
+			     label, s, s == 1 ? ", and a dim that never halves "
+			     "is left out of downsample" : "");
+		SP_RETURN_IF((pl->downsample >> d & 1) == 0, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels_dim: %s: %d, but downsample does not "
+			     "halve it", label, s);
+		own = own_levels(p0, d);
+		SP_RETURN_IF(s > own, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels_dim: %s: %d levels, but it is 1 "
+			     "element at level %d, so at most %d", label, s,
+			     own - 1, own);
+	}
+	return SHARDPIPE_OK;
 }
 
 static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
@@ -470,13 +526,14 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     (unsigned)pl->downsample, p0->rank);
 	SP_RETURN_IF(pl->method < 0 || pl->method >= SHARDPIPE_METHOD_COUNT_,
 		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "method %d is not one of mean, min, max, median, decimate "
-		     "(0..4)", pl->method);
+		     "method %d is not one of mean, min, max, median, decimate, "
+		     "second_max, second_min (0..6)", pl->method);
 	SP_RETURN_IF(pl->append_method < -1 ||
 		     pl->append_method >= SHARDPIPE_METHOD_COUNT_, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "append_method %d is not -1 (the method) or one of mean, "
-		     "min, max, median, decimate (0..4)", pl->append_method);
+		     "min, max, median, decimate, second_max, second_min (0..6)",
+		     pl->append_method);
 	SP_RETURN_IF(pl->append_method >= 0 && (pl->downsample & 1) == 0, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "append_method %s: it reduces along dim 0, which "
@@ -515,8 +572,6 @@ static int count_levels(struct plan_levels *pl, const struct plan *p0,
 	int possible = levels_possible(pl, p0);
 	uint64_t size[SHARDPIPE_MAX_RANK];
 
-	if ((pl->downsample & 1) != 0 && p0->size[0] == 0)
-		possible = SHARDPIPE_MAX_LEVELS;
 	if (pl->downsample == 0) {
 		pl->n = 1;
 		return SHARDPIPE_OK;
@@ -524,24 +579,46 @@ static int count_levels(struct plan_levels *pl, const struct plan *p0,
 	if (max_levels > 0) {
 		SP_RETURN_IF(max_levels > possible, err,
 			     SHARDPIPE_ERR_INVALID_ARGUMENT,
-			     "max_levels %d: the downsampled dims are 1 "
-			     "element at level %d, so at most %d levels",
-			     max_levels, possible - 1, possible);
+			     "max_levels %d: no downsampled dim halves past "
+			     "level %d (each is 1 element or at its stop), so "
+			     "at most %d levels", max_levels, possible - 1,
+			     possible);
 		pl->n = max_levels;
 		return SHARDPIPE_OK;
 	}
-	SP_RETURN_IF(levels_possible(pl, p0) == 0, err,
+	SP_RETURN_IF(pl->downsample == 1 && p0->size[0] == 0, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "downsample halves only dim 0, which is unbounded: give "
 		     "max_levels");
 	memcpy(size, p0->size, sizeof(size));
 	pl->n = 1;
 	while (pl->n < SHARDPIPE_MAX_LEVELS &&
-	       level_exceeds_chunk(pl, p0, size)) {
+	       level_exceeds_chunk(pl, p0, size, pl->n - 1)) {
 		for (int d = 0; d < p0->rank; d++)
-			if (halves(pl, size, d))
+			if (halves(pl, size, d, pl->n - 1))
 				size[d] = sp_ceil_div(size[d], 2);
 		pl->n++;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* A stop past the pyramid's levels would never be reached. */
+static int check_stops_reached(const struct plan_levels *pl,
+			       const struct plan *p0,
+			       const shardpipe_desc *desc, int max_levels,
+			       struct sp_err *err)
+{
+	char label[96];
+
+	for (int d = 0; d < p0->rank; d++) {
+		dim_label(label, sizeof(label), desc, d);
+		SP_RETURN_IF(pl->stop[d] > pl->n, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "max_levels_dim: %s: %d levels, beyond the "
+			     "pyramid's %d (%s)", label, pl->stop[d], pl->n,
+			     max_levels > 0 ? "max_levels" :
+			     "the default: until every dim still halving fits "
+			     "in one chunk; give max_levels for more");
 	}
 	return SHARDPIPE_OK;
 }
@@ -563,7 +640,8 @@ static int level_plan(const struct plan_levels *pl, struct plan *q,
 	for (int d = 0; d < q->rank; d++) {
 		uint64_t count;
 
-		if (halves(pl, prev->size, d) && prev->size[d] != 0)
+		if (halves(pl, prev->size, d, prev->scale_level) &&
+		    prev->size[d] != 0)
 			q->size[d] = sp_ceil_div(prev->size[d], 2);
 		q->chunk[d] = p0->chunk[d];
 		q->cps[d] = p0->cps[d];
@@ -604,7 +682,7 @@ static void reduce_table(const struct plan_levels *pl, struct plan *p,
 			 const struct plan *next)
 {
 	uint64_t *g = p->reduce_geo, fill = 0;
-	int f0 = halves(pl, p->size, 0) ? 2 : 1;
+	int f0 = halves(pl, p->size, 0, p->scale_level) ? 2 : 1;
 
 	memset(p->reduce_geo, 0, sizeof(p->reduce_geo));
 	for (unsigned i = 0; i < p->esize; i++)
@@ -621,7 +699,7 @@ static void reduce_table(const struct plan_levels *pl, struct plan *p,
 	g[SP_RGEO_FILL] = fill;
 	g[SP_RGEO_PER_ITEM] = 1;
 	for (int d = 1; d < p->rank; d++) {
-		int f = halves(pl, p->size, d) ? 2 : 1;
+		int f = halves(pl, p->size, d, p->scale_level) ? 2 : 1;
 
 		g[SP_RGEO_OUT_SIZE(d)] = next->size[d];
 		g[SP_RGEO_IN_SIZE(d)] = p->size[d];
@@ -656,7 +734,7 @@ static void transformations(struct plan_levels *pl, const struct plan *p0,
 			pl->translation[L][d] =
 				m == SHARDPIPE_METHOD_DECIMATE ? 0
 							       : s0 * (f - 1) / 2;
-			if (L + 1 < pl->n && halves(pl, p->size, d))
+			if (L + 1 < pl->n && halves(pl, p->size, d, L))
 				f *= 2;
 		}
 	}
@@ -684,7 +762,9 @@ int plan_levels_init(struct plan_levels *pl, struct plan *p0,
 	pl->n = 1;
 	pl->group = ngff || pl->downsample != 0;
 	SP_FORWARD(check_pyramid(pl, p0, desc, max_levels, err));
+	SP_FORWARD(check_stops(pl, p0, desc, err));
 	SP_FORWARD(count_levels(pl, p0, max_levels, err));
+	SP_FORWARD(check_stops_reached(pl, p0, desc, max_levels, err));
 	for (int L = 1; L < pl->n && rc == SHARDPIPE_OK; L++) {
 		struct plan *prev = L == 1 ? p0 : &pl->level[L - 1];
 

@@ -132,6 +132,8 @@ struct plan_levels {
 	uint32_t downsample;      /* bit d: dim d may halve */
 	int method;               /* SHARDPIPE_METHOD_* */
 	int append_method;        /* along dim 0: -1 = method */
+	/* Per dim: the levels it halves through (max_levels_dim), 0 none. */
+	int stop[SHARDPIPE_MAX_RANK];
 	struct plan level[SHARDPIPE_MAX_LEVELS]; /* [0] unused: the stream's */
 	/* Each level's coordinate transformations, per dim: the physical
 	 * size of one element, and where element 0's centre lies. */

@@ -368,7 +368,9 @@ static uint64_t reduce_plain(const struct elem *e, int method,
 
 	if (method == SHARDPIPE_METHOD_DECIMATE)
 		return v[0];
-	if (e->kind == K_FLOAT && method != SHARDPIPE_METHOD_MEDIAN)
+	if (e->kind == K_FLOAT && method != SHARDPIPE_METHOD_MEDIAN &&
+	    method != SHARDPIPE_METHOD_SECOND_MAX &&
+	    method != SHARDPIPE_METHOD_SECOND_MIN)
 		for (int i = 0; i < n; i++)
 			if (isnan(as_double(e, v[i])))
 				return v[i];
@@ -388,8 +390,9 @@ static uint64_t reduce_plain(const struct elem *e, int method,
 				best = v[i];
 		return best;
 	}
-	/* The median: an insertion sort of positions, stable, so that equal
-	 * values keep their block order; the lower middle. */
+	/* The ranked methods: an insertion sort of positions, stable, so
+	 * that equal values keep their block order; the median the lower
+	 * middle, then the second from the top or from the bottom. */
 	for (int i = 0; i < n; i++) {
 		int j = i;
 
@@ -399,7 +402,13 @@ static uint64_t reduce_plain(const struct elem *e, int method,
 		}
 		order[j] = i;
 	}
-	return v[order[n > 1 ? n / 2 - 1 : 0]];
+	if (n == 1)
+		return v[0];
+	if (method == SHARDPIPE_METHOD_SECOND_MAX)
+		return v[order[n - 2]];
+	if (method == SHARDPIPE_METHOD_SECOND_MIN)
+		return v[order[1]];
+	return v[order[n / 2 - 1]];
 }
 
 /* One level's element from its block (values in block order, dim 0's

@@ -308,6 +308,27 @@ static int differs_str(struct field *f, const char *name, const char *st,
 	return 1;
 }
 
+/* Stops given with a pyramid are the store's, dim by dim; none given
+ * takes the store's. */
+static int stops_differ(struct field *f, const shardpipe_desc *st,
+			const shardpipe_desc *g)
+{
+	int any = 0;
+
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
+		any |= g->max_levels_dim[d] != 0;
+	for (int d = 0; any && d < st->rank; d++)
+		if (st->max_levels_dim[d] != g->max_levels_dim[d]) {
+			char name[40];
+
+			snprintf(name, sizeof(name), "max_levels_dim[%d]", d);
+			return differs_u64(f, name,
+					   (uint64_t)st->max_levels_dim[d],
+					   (uint64_t)g->max_levels_dim[d]);
+		}
+	return 0;
+}
+
 static const char *name_or_empty(const char *s)
 {
 	return s != NULL ? s : "";
@@ -442,7 +463,8 @@ int reopen_merge(const struct reopen *ro, const char *path,
 							    : g.append_method)) ||
 		    (g.max_levels != 0 &&
 		     differs_u64(&pf, "levels", (uint64_t)st->max_levels,
-				 (uint64_t)g.max_levels)))
+				 (uint64_t)g.max_levels)) ||
+		    stops_differ(&pf, st, &g))
 			return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 					  "%s: %s: the store has %s, the "
 					  "description %s; nothing was touched",
@@ -488,6 +510,8 @@ int reopen_merge(const struct reopen *ro, const char *path,
 		out->method = st->method;
 		out->append_method = st->append_method;
 		out->max_levels = st->max_levels;
+		memcpy(out->max_levels_dim, st->max_levels_dim,
+		       sizeof(out->max_levels_dim));
 		out->ngff = st->ngff;
 		memcpy(out->axis_type, st->axis_type, sizeof(out->axis_type));
 		memcpy(out->unit, st->unit, sizeof(out->unit));
@@ -592,6 +616,7 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	SET(method);
 	SET(append_method);
 	SET(max_levels);
+	SET(max_levels_dim);
 	SET(ngff);
 	SET(axis_type);
 	SET(unit);

@@ -128,11 +128,34 @@ static int pyramid_fields(struct reopen *ro, const char *path,
 				      "image does not have", err);
 		d->downsample |= 1u << k;
 	}
-	/* Dim 0 halves at every level of an unbounded image (§28.1): level
-	 * L's row r is level 0's rows r·2^L.. (a bound, which stops the
-	 * halving early, is refused in reopen_merge). */
-	for (int L = 0; L < SHARDPIPE_MAX_LEVELS; L++)
-		ro->level_shift[L] = d->downsample & 1u ? L : 0;
+	/* The dims' own stops (§28.4 writes them only where there are
+	 * any); plan_levels_init checks them as any description's. */
+	v = json_get(kw, "stop");
+	for (v = v != NULL && v->type == JSON_OBJECT ? v->child : NULL;
+	     v != NULL; v = v->next) {
+		int k = 0;
+
+		while (k < d->rank && (strlen(ro->names[k]) != v->key_len ||
+				       memcmp(ro->names[k], v->key,
+					      v->key_len) != 0))
+			k++;
+		if (k == d->rank || v->type != JSON_NUMBER || v->num < 2 ||
+		    v->num > SHARDPIPE_MAX_LEVELS || v->num != (int)v->num)
+			return refuse(path, "its metadata stops a dim the "
+				      "image does not have, or at no level",
+				      err);
+		d->max_levels_dim[k] = (int)v->num;
+	}
+	/* Dim 0 halves at every level of an unbounded image up to its stop
+	 * (§28.1): level L's row r is level 0's rows r·2^L.. (a bound,
+	 * which stops the halving early, is refused in reopen_merge). */
+	for (int L = 0; L < SHARDPIPE_MAX_LEVELS; L++) {
+		int top = d->max_levels_dim[0] != 0 ? d->max_levels_dim[0] - 1
+						    : L;
+
+		ro->level_shift[L] = d->downsample & 1u ? (L < top ? L : top)
+							: 0;
+	}
 	v = json_get(ms, "axes");
 	for (int k = 0; k < d->rank; k++) {
 		const struct json_value *ax = json_at(v, (size_t)k);

@@ -274,7 +274,17 @@ static void put_ome(struct sbuf *b, const struct plan_levels *pl,
 			put(b, "%s\"%s\"", first ? "" : ", ", p0->names[d]);
 			first = 0;
 		}
-	put(b, "]}},\n        \"axes\": [");
+	put(b, "]");
+	/* The dims' own stops, only where there are any, so that an
+	 * isotropic image's bytes stay what they were. */
+	first = 1;
+	for (int d = 0; d < p0->rank; d++)
+		if (pl->stop[d] != 0) {
+			put(b, "%s\"%s\": %d", first ? ", \"stop\": {" : ", ",
+			    p0->names[d], pl->stop[d]);
+			first = 0;
+		}
+	put(b, "%s}},\n        \"axes\": [", first ? "" : "}");
 	for (int d = 0; d < p0->rank; d++) {
 		/* Names were checked at open: no quotes or escapes. */
 		put(b, "%s\n          {\"name\": \"%s\", \"type\": \"%s\"",

@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch clipyramid
 test_seed
-plan 61
+plan 88
 
 random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
 # The dims' names: a refusal below names them otherwise (no option
@@ -101,6 +101,35 @@ grep -q 'an OME-NGFF image of 4 levels' "$tmp/out" &&
 	grep -q 'cpu ~ reference .*identical' "$tmp/out"
 ok $? "and finds them identical"
 
+# Anisotropic (doc/design.md §28.1): t halves once, y and x go on; the
+# scales and translations follow each dim's own halvings.
+w --downsample t,y,x --stop t=2 --levels 4 "$tmp/an.zarr"
+ok $? "write --downsample t,y,x --stop t=2 --levels 4"
+grep -q '"shape": \[5, 3, 2\]' "$tmp/an.zarr/3/zarr.json" &&
+	grep -q '"shape": \[5, 11, 7\]' "$tmp/an.zarr/1/zarr.json"
+ok $? "t is 9, then 5 at every level; y and x halve three times"
+grep -q '"scale": \[2, 8, 8\]}, {"type": "translation", "translation": \[0.5, 3.5, 3.5\]' \
+	"$tmp/an.zarr/zarr.json" &&
+	grep -q '"stop": {"t": 2}' "$tmp/an.zarr/zarr.json"
+ok $? "level 3: scale 2, 8, 8 and translation 0.5, 3.5, 3.5; the stop in kwargs"
+"$SP" verify "$tmp/an.zarr" | grep -q '4 levels, each equal to the one below it reduced'
+ok $? "verify recomputes every level with its own factors"
+w --downsample t,y,x --stop t=2 "$tmp/an2.zarr" &&
+	[ -f "$tmp/an2.zarr/2/zarr.json" ] && [ ! -e "$tmp/an2.zarr/3" ]
+ok $? "by default, levels until every dim still halving fits a chunk (3)"
+# Continued by --append: the stop comes back from the group's zarr.json
+# and the files are the one run's.
+"$SP" write --shape 0,21,14 --chunk 2,8,8 --names t,y,x --downsample t,y,x \
+	--stop t=2 --levels 3 --input "$tmp/in.raw" --quiet "$tmp/one.zarr"
+head -c $((4 * 21 * 14)) "$tmp/in.raw" | "$SP" write --shape 0,21,14 \
+	--chunk 2,8,8 --names t,y,x --downsample t,y,x --stop t=2 --levels 3 \
+	--quiet "$tmp/two.zarr" &&
+	tail -c +$((4 * 21 * 14 + 1)) "$tmp/in.raw" |
+	"$SP" write --append --quiet "$tmp/two.zarr"
+ok $? "an anisotropic image, 4 rows then --append the other 5"
+diff -r "$tmp/one.zarr" "$tmp/two.zarr" > /dev/null
+ok $? "gives the one run's files, every level"
+
 # refused WORD DESCRIPTION ARGS...: exit 2, nothing created, WORD in the
 # message.
 refused() {
@@ -126,6 +155,28 @@ refused '--append-method max: .* which --downsample does not halve' \
 	"an append method without dim 0" --downsample y --append-method max
 refused '"micron" is not one of OME-NGFF.s space units' "an unknown unit" \
 	--downsample y --units x=micron
+refused '--stop: dim 0 (t): 2, but --downsample does not halve it' \
+	"a stop on a dim not downsampled" --downsample y,x --stop t=2
+refused "--stop: dim 1 (y): 5 levels, beyond the pyramid's 3" \
+	"a stop beyond the pyramid's levels" --downsample y,x --stop y=5
+refused "--stop: dim 1 (y): 3 levels, beyond the pyramid's 2 (--levels)" \
+	"a stop beyond --levels" --downsample y,x --stop y=3 --levels 2
+refused '--stop: dim 1 (y): 7 levels, but it is 1 element at level 5, so at most 6' \
+	"a stop beyond what the dim can halve" --downsample y,x --stop y=7 \
+	--levels 6
+refused '--stop: "0" for dim 1 is not a count of levels in 2..32' \
+	"a stop of 0" --downsample y,x --stop y=0
+refused '--stop: "-2" for dim 1 is not a count of levels' \
+	"a negative stop" --downsample y,x --stop y=-2
+refused '--stop: "1" for dim 1 is not a count of levels' \
+	"a stop of 1" --downsample y,x --stop y=1
+refused '--stop: no dim is named "z"' "a stop on an unknown dim" \
+	--downsample y,x --stop z=2
+refused '--stop: "y" is not DIM=VALUE' "a stop without a count" \
+	--downsample y,x --stop y
+refused '--levels 5: no downsampled dim halves past level 3' \
+	"more levels than the stopped dims halve" --downsample y,x \
+	--stop y=3,x=4 --levels 5
 names=c,y,x
 refused 'dim 0 (c) is a channel axis' "a channel axis" --downsample c,y
 names=y,t,x

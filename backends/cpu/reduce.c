@@ -17,9 +17,9 @@
 	  cpu_rows_##m##_u8, cpu_rows_##m##_s1, cpu_rows_##m##_s2,             \
 	  cpu_rows_##m##_s4, cpu_rows_##m##_s8, cpu_rows_##m##_f2,             \
 	  cpu_rows_##m##_f4, cpu_rows_##m##_f8 }
-static const row_fn rows_of[5][11] = {
+static const row_fn rows_of[][11] = {
 	ROW_ROW(mean), ROW_ROW(min), ROW_ROW(max), ROW_ROW(median),
-	ROW_ROW(decimate)
+	ROW_ROW(decimate), ROW_ROW(second_max), ROW_ROW(second_min)
 };
 
 /*

@@ -1,10 +1,10 @@
 /*
  * reduce_rows.h - the cpu backend's row loops of the pyramid reduction
- * (doc/design.md §28.2), shared by reduce.c and the five reduce_METHOD.c
+ * (doc/design.md §28.2), shared by reduce.c and the seven reduce_METHOD.c
  * files.  Each method's eleven element types are compiled in a file of
  * their own: with every call flattened into them, the 55 loops took one
- * compiler 3.5 minutes as one file, the tail of every build tree; as five
- * they compile side by side.  The generated code is the same.
+ * compiler 3.5 minutes as one file, the tail of every build tree; one
+ * method a file, they compile side by side.  The generated code is the same.
  */
 #ifndef SHARDPIPE_REDUCE_ROWS_H
 #define SHARDPIPE_REDUCE_ROWS_H
@@ -153,6 +153,8 @@ ROW_DECLS(min)
 ROW_DECLS(max)
 ROW_DECLS(median)
 ROW_DECLS(decimate)
+ROW_DECLS(second_max)
+ROW_DECLS(second_min)
 
 /* A reduce_METHOD.c file: RD_ROWS_METHOD(mean, SP_RD_MEAN). */
 #define RD_ROWS_METHOD(m, M)                                                  \

@@ -15,6 +15,8 @@
 #define SP_RD_MAX 2
 #define SP_RD_MEDIAN 3
 #define SP_RD_DECIMATE 4
+#define SP_RD_SECOND_MAX 5
+#define SP_RD_SECOND_MIN 6
 
 /* How elements compare and average. */
 #define SP_RD_UINT 0   /* unsigned integers and bool */

@@ -54,6 +54,37 @@ DEVICE_FN u64 RD_FN(rd_median)(RD_SRC s, u64 kind)
 	return RD_GET(s, 0); /* not reached: the ranks are a permutation */
 }
 
+/*
+ * The element of rank n - 2 (want_max) or 1 in (key, position) order, the
+ * median's order: the second-highest or second-lowest, duplicates counted
+ * ({5, 5, 3, 1} gives 5 and 3), NaNs the greatest; a block of one gives
+ * its element.  One pass keeping the two extremes (doc/design.md §28.2):
+ * a later element of an equal key ranks above an earlier one.
+ */
+DEVICE_FN u64 RD_FN(rd_second)(RD_SRC s, u64 kind, int want_max)
+{
+	u64 v1 = RD_GET(s, 0), k1 = rd_key(v1, kind, RD_ESIZE(s));
+	u64 v2 = v1, k2 = k1;
+
+	for (u64 e = 1; e < RD_N(s); e++) {
+		u64 v = RD_GET(s, e), k = rd_key(v, kind, RD_ESIZE(s));
+		int over1 = want_max ? k >= k1 : k < k1;
+		int over2 = want_max ? k >= k2 : k < k2;
+
+		if (over1) {
+			v2 = v1;
+			k2 = k1;
+			v1 = v;
+			k1 = k;
+		} else if (over2 || e == 1) {
+			/* At e == 1 the second is still element 0 itself. */
+			v2 = v;
+			k2 = k;
+		}
+	}
+	return v2;
+}
+
 /* Integer mean: the exact sum, in two words for 64-bit elements, offset
  * so that signed values add as unsigned (an even offset, so rounding
  * commutes with it). */
@@ -117,8 +148,7 @@ DEVICE_FN u64 RD_FN(rd_mean_float)(RD_SRC s)
 
 DEVICE_FN u64 RD_FN(rd_block)(RD_SRC s, u64 method, u64 kind)
 {
-	if (kind == SP_RD_FLOAT && method != SP_RD_MEDIAN &&
-	    method != SP_RD_DECIMATE) {
+	if (kind == SP_RD_FLOAT && method <= SP_RD_MAX) {
 		u64 first = RD_FN(rd_first_nan)(s);
 
 		if (first < RD_N(s))
@@ -133,6 +163,10 @@ DEVICE_FN u64 RD_FN(rd_block)(RD_SRC s, u64 method, u64 kind)
 		return RD_FN(rd_median)(s, kind);
 	case SP_RD_DECIMATE:
 		return RD_GET(s, 0);
+	case SP_RD_SECOND_MAX:
+		return RD_FN(rd_second)(s, kind, 1);
+	case SP_RD_SECOND_MIN:
+		return RD_FN(rd_second)(s, kind, 0);
 	default:
 		return kind == SP_RD_FLOAT ? RD_FN(rd_mean_float)(s)
 					   : RD_FN(rd_mean_int)(s, kind);

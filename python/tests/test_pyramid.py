@@ -66,15 +66,53 @@ def test_levels_by_index_and_count(tmp_path, rng):
     np.testing.assert_array_equal(shardpipe.open(path + "/1")[...], want)
 
 
+@pytest.mark.parametrize("method, rank", [("second_max", -2),
+                                          ("second_min", 1)])
+def test_second_extremes(tmp_path, rng, method, rank):
+    # Few values, so that blocks tie; the block sorted, duplicates kept.
+    data = rng.integers(0, 4, size=(3, 32, 24), dtype=np.int16) - 2
+    path = str(tmp_path / "img.zarr")
+    write(path, data, downsample=("y", "x"), levels=2, method=method)
+    want = np.sort(data.reshape(3, 16, 2, 12, 2).transpose(0, 1, 3, 2, 4)
+                   .reshape(3, 16, 12, 4), axis=-1)[..., rank]
+    np.testing.assert_array_equal(shardpipe.open(path + "/1")[...], want)
+    shardpipe.open(path).check()
+
+
+def test_stop(tmp_path, rng):
+    # y halves once, x twice: level 2 halves x alone, its scale says so.
+    data = rng.integers(0, 1 << 16, size=(3, 32, 24), dtype=np.uint16)
+    path = str(tmp_path / "img.zarr")
+    write(path, data, downsample=("y", "x"), levels=3, stop={"y": 2},
+          method="max")
+    r = shardpipe.open(path)
+    assert r.levels == 3
+    r.check()
+    one = blocks_2x2(data, np.max)
+    two = one.reshape(3, 16, 6, 2).max(axis=3)
+    np.testing.assert_array_equal(shardpipe.open(path + "/2")[...], two)
+    with open(os.path.join(path, "zarr.json")) as f:
+        ms = json.load(f)["attributes"]["ome"]["multiscales"][0]
+    assert ms["datasets"][2]["coordinateTransformations"][0]["scale"] == \
+        [1, 2, 4]
+    assert ms["metadata"]["kwargs"]["stop"] == {"y": 2}
+
+
 @pytest.mark.parametrize("kw, word", [
     (dict(downsample=("q",)), "no dim is named 'q'"),
     (dict(downsample=(7,)), "dim 7 is beyond"),
     (dict(downsample=("y",), method="maen"), "method: 'maen' is not"),
+    (dict(downsample=("y",), method="max_sup"), "second_max, second_min"),
     (dict(downsample=("y",), levels=0), "levels: 0 is not"),
     (dict(downsample=("y",), units={"x": "micron"}), "micron"),
     (dict(downsample=("y",), axis_types={"x": "spcae"}), "spcae"),
     (dict(downsample=("y", "x"), levels=30), "at most"),
     (dict(downsample=("y",), append_method="max"), "append_method"),
+    (dict(downsample=("y",), stop={"x": 2}), "downsample does not halve"),
+    (dict(downsample=("y",), stop={"y": 4}), "beyond the pyramid's 3"),
+    (dict(downsample=("y",), stop={"y": 0}), "stop: 0 for dim 1"),
+    (dict(downsample=("y",), stop={"y": True}), "stop: True"),
+    (dict(downsample=("y",), stop={"q": 2}), "no dim is named 'q'"),
 ])
 def test_refusals(tmp_path, kw, word):
     path = tmp_path / "r.zarr"

@@ -127,13 +127,13 @@ void cli_shard_warnings(const shardpipe_desc *desc);
 /* The pyramid and OME-NGFF options (levels.c, doc/design.md §28). */
 struct cli_levels_opts {
 	const char *downsample, *method, *append_method, *levels;
-	const char *units, *scale, *axis_types;
+	const char *units, *scale, *axis_types, *stop;
 	int ngff;
 };
 
 /*
  * If argv[*i] is a pyramid option (--downsample DIMS, --method M,
- * --append-method M, --levels N, --units DIM=UNIT,..,
+ * --append-method M, --levels N, --stop DIM=N,.., --units DIM=UNIT,..,
  * --scale DIM=SIZE,.., --axis-types DIM=TYPE,.., --ngff), consume it and
  * its value and return 1; 0 if it is not; -1 (after printing why) on a
  * missing value or a repeat (seen: the command line's options).

@@ -1,7 +1,7 @@
 /*
  * levels.c - the pyramid and OME-NGFF options of write, bench and
  * conform (doc/design.md §28): --downsample, --method, --append-method,
- * --levels, --ngff, --units, --scale, --axis-types.
+ * --levels, --stop, --ngff, --units, --scale, --axis-types.
  */
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "closest.h"
 
 static const char *const methods[] = {
-	"mean", "min", "max", "median", "decimate"
+	"mean", "min", "max", "median", "decimate", "second_max", "second_min"
 };
 static const char *const axis_types[] = {
 	"auto", "space", "time", "channel"
@@ -34,6 +34,7 @@ int cli_levels_option(struct cli_levels_opts *o, struct cli_seen *seen,
 		{ "--method", &o->method },
 		{ "--append-method", &o->append_method },
 		{ "--levels", &o->levels },
+		{ "--stop", &o->stop },
 		{ "--units", &o->units },
 		{ "--scale", &o->scale },
 		{ "--axis-types", &o->axis_types },
@@ -166,6 +167,38 @@ static int build_downsample(const struct cli_levels_opts *o,
 	}
 }
 
+/* --stop DIM=N,..: a count of levels each, its range the library's to
+ * check against the pyramid (it names the count a dim can have). */
+static int build_stops(const struct cli_levels_opts *o, shardpipe_desc *desc)
+{
+	char vals[SHARDPIPE_MAX_RANK][64];
+	int seen[SHARDPIPE_MAX_RANK] = { 0 };
+
+	if (o->stop == NULL)
+		return 0;
+	if (dim_values("--stop", o->stop, desc, vals, seen) != 0)
+		return -1;
+	for (int d = 0; d < desc->rank; d++) {
+		char *end;
+		long n;
+
+		if (!seen[d])
+			continue;
+		errno = 0;
+		n = strtol(vals[d], &end, 10);
+		if (vals[d][0] < '0' || vals[d][0] > '9' || *end != '\0' ||
+		    errno != 0 || n < 2 || n > SHARDPIPE_MAX_LEVELS) {
+			cli_error("--stop: \"%s\" for dim %d is not a count of "
+				  "levels in 2..%d (the levels, level 0 "
+				  "included, that the dim halves through)",
+				  vals[d], d, SHARDPIPE_MAX_LEVELS);
+			return -1;
+		}
+		desc->max_levels_dim[d] = (int)n;
+	}
+	return 0;
+}
+
 static int build_axes(const struct cli_levels_opts *o, shardpipe_desc *desc)
 {
 	static char units[SHARDPIPE_MAX_RANK][64];
@@ -252,12 +285,15 @@ int cli_levels_build(const struct cli_levels_opts *o, shardpipe_desc *desc)
 		desc->max_levels = (int)n;
 	}
 	desc->ngff = o->ngff;
+	if (build_stops(o, desc) != 0)
+		return CLI_EXIT_USAGE;
 	return build_axes(o, desc) != 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
 /* The library's field names, and the options that set them. */
 static const char *const fields[][2] = {
 	{ "append_method", "--append-method" },
+	{ "max_levels_dim", "--stop" },
 	{ "max_levels", "--levels" },
 	{ "downsample", "--downsample" },
 	{ "axis_type", "--axis-types" },

@@ -25,8 +25,9 @@ static void write_usage(FILE *f)
 		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
 		"         [--attr KEY=JSON]... [--array NAME] [--downsample D,..] "
 		"[--method M]\n"
-		"         [--append-method M] [--levels N] [--ngff] [--units D=U,..]\n"
-		"         [--scale D=S,..] [--axis-types D=T,..] OUT.zarr\n"
+		"         [--append-method M] [--levels N] [--stop D=N,..] [--ngff]\n"
+		"         [--units D=U,..] [--scale D=S,..] [--axis-types D=T,..] "
+		"OUT.zarr\n"
 		"       shardpipe write --append [--truncate-to-advertised] "
 		"[options] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
@@ -116,13 +117,17 @@ static void write_usage(FILE *f)
 		"  --downsample D,..  dims that halve from each level to the "
 		"next (names or\n"
 		"                    indices; time and space axes only)\n"
-		"  --method M        mean (default), min, max, median or "
-		"decimate\n"
+		"  --method M        mean (default), min, max, median, "
+		"decimate,\n"
+		"                    second_max or second_min\n"
 		"  --append-method M along dim 0: reduce each row by --method, "
 		"then the two by M\n"
 		"  --levels N        levels, level 0 included (default: until "
 		"every halving dim\n"
 		"                    fits one chunk)\n"
+		"  --stop D=N,..     a downsampled dim halves through its first "
+		"N levels only\n"
+		"                    (z=3: z halves twice, y and x go on)\n"
 		"  --ngff            the OME-NGFF layout even without "
 		"--downsample\n"
 		"  --units D=U,..    OME-NGFF units (micrometer, second, ...)\n"
@@ -235,8 +240,8 @@ static const char *const write_opts[] = {
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
 	"--durable", "--attr", "--array", "--append",
 	"--truncate-to-advertised", "--downsample", "--method",
-	"--append-method", "--levels", "--ngff", "--units", "--scale",
-	"--axis-types", "--help",
+	"--append-method", "--levels", "--stop", "--ngff", "--units",
+	"--scale", "--axis-types", "--help",
 };
 
 struct write_args {
@@ -793,11 +798,11 @@ static int append_desc(struct writer *w)
 		return CLI_EXIT_USAGE;
 	}
 	if (l->downsample || l->method || l->append_method || l->levels ||
-	    l->units || l->scale || l->axis_types || l->ngff) {
+	    l->stop || l->units || l->scale || l->axis_types || l->ngff) {
 		cli_error("write: --append: an image's pyramid is the "
 			  "store's: --downsample, --method, --append-method, "
-			  "--levels, --ngff, --units, --scale and --axis-types "
-			  "are not given with --append");
+			  "--levels, --stop, --ngff, --units, --scale and "
+			  "--axis-types are not given with --append");
 		return CLI_EXIT_USAGE;
 	}
 	shardpipe_desc_init(&w->desc);

@@ -31,12 +31,18 @@ from sptap import (Tap, expect, require_shardpipe, run,  # noqa: E402
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402
 
-METHODS = ["mean", "min", "max", "median", "decimate"]
+METHODS = ["mean", "min", "max", "median", "decimate", "second_max",
+           "second_min"]
+# The rank each ranked method takes in a block of n, sorted stably.
+RANKED = {"median": lambda n: max(n // 2 - 1, 0),
+          "second_max": lambda n: max(n - 2, 0),
+          "second_min": lambda n: min(1, n - 1)}
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
           "uint32", "uint64", "float16", "float32", "float64"]
 QNAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 
-# (what, names, shape, chunk, downsample, --levels or None, rows)
+# (what, names, shape, chunk, downsample, --levels or None, rows[,
+# --stop])
 GEOS = [
     ("t,y,x, y and x halve, odd, three levels", "t,y,x", (0, 13, 11),
      (2, 4, 4), "y,x", None, 5),
@@ -46,6 +52,13 @@ GEOS = [
      (0, 2, 9, 10), (3, 1, 4, 4), "t,y,x", "3", 11),
     ("y,x, y alone halves, four levels", "y,x", (17, 6), (4, 4), "y",
      None, 17),
+]
+# Anisotropic: a dim stops at its own level while the others go on.
+STOP_GEOS = [
+    ("z,y,x, z halves once (--stop z=2), y and x four times", "z,y,x",
+     (7, 33, 30), (4, 4, 4), "z,y,x", None, 7, "z=2"),
+    ("t,y,x unbounded, t halves twice (--stop t=3) of four levels", "t,y,x",
+     (0, 13, 9), (2, 4, 4), "t,y,x", "4", 11, "t=3"),
 ]
 
 
@@ -126,7 +139,7 @@ def reduce_last(v, method):
         u = uint_of(dt)
         bits = v.view(u)
         nan = np.isnan(v)
-        if method != "median":
+        if method not in RANKED:
             first = np.take_along_axis(
                 bits, np.argmax(nan, axis=-1)[..., None], axis=-1)[..., 0]
             has = nan.any(axis=-1)
@@ -138,13 +151,13 @@ def reduce_last(v, method):
             out[np.isnan(x[..., 0])] = QNAN[dt.itemsize]
         else:
             key = float_key(bits, dt.itemsize)
-            if method == "median":
-                i = np.argsort(key, axis=-1, kind="stable")[..., max(n // 2 - 1, 0)]
+            if method in RANKED:
+                i = np.argsort(key, axis=-1, kind="stable")[..., RANKED[method](n)]
             else:
                 i = (np.argmin if method == "min" else np.argmax)(key,
                                                                   axis=-1)
             out = np.take_along_axis(bits, i[..., None], axis=-1)[..., 0]
-        if method != "median":
+        if method not in RANKED:
             out = np.where(has, first, out)
         return out.astype(u).view(dt)
     w = v.astype(np.int64 if dt.kind == "i" else np.uint64)
@@ -155,8 +168,8 @@ def reduce_last(v, method):
             q, r = divmod(int(x), n)
             return q + (2 * r > n or (2 * r == n and q % 2 == 1))
         return np.vectorize(rhe, otypes=[object])(s).astype(dt)
-    if method == "median":
-        i = np.argsort(w, axis=-1, kind="stable")[..., max(n // 2 - 1, 0)]
+    if method in RANKED:
+        i = np.argsort(w, axis=-1, kind="stable")[..., RANKED[method](n)]
         return np.take_along_axis(v, i[..., None], axis=-1)[..., 0]
     return (np.min if method == "min" else np.max)(v, axis=-1)
 
@@ -228,7 +241,12 @@ class Case:
     def __init__(self, n, geo, dtype, method, append, codec):
         self.n = n
         (self.geo, self.names, self.shape, self.chunk, self.ds,
-         self.levels, self.rows) = geo
+         self.levels, self.rows) = geo[:7]
+        self.stop = {}
+        for item in (geo[7].split(",") if len(geo) > 7 else ()):
+            k, v = item.split("=")
+            self.stop[self.names.split(",").index(k)] = int(v)
+        self.stop_arg = geo[7] if len(geo) > 7 else None
         self.dtype = dtype
         self.method = method
         self.append = append
@@ -254,6 +272,8 @@ def write(sp, root, case, data):
         argv += ["--levels", case.levels]
     if case.append:
         argv += ["--append-method", case.append]
+    if case.stop_arg:
+        argv += ["--stop", case.stop_arg]
     r = run(argv)
     expect(r.returncode == 0, r.describe())
     return store
@@ -280,7 +300,10 @@ def check_case(tap, sp, root, case, rng):
                    for x in case.ds.split(",")]
         for L in range(1, len(arrays)):
             below = arrays[L - 1]
-            halving = [d for d in flagged if below.shape[d] > 1]
+            # Level L halves a dim of level L-1 still larger than 1
+            # whose stop, the levels it halves through, is past L.
+            halving = [d for d in flagged if below.shape[d] > 1 and
+                       L < case.stop.get(d, 33)]
             want = model_level(below, halving, case.method,
                                case.append or case.method)
             why = same_bits(arrays[L], want)
@@ -361,6 +384,12 @@ def main():
                       "gzip:1"))
     cases.append(Case(len(cases), GEOS[2], "int8", "min", "decimate",
                       "none"))
+    for geo, dt, meth, app in ((STOP_GEOS[0], "uint16", "mean", None),
+                               (STOP_GEOS[0], "float32", "second_max",
+                                None),
+                               (STOP_GEOS[1], "int8", "second_min", None),
+                               (STOP_GEOS[1], "float16", "mean", "max")):
+        cases.append(Case(len(cases), geo, dt, meth, app, "none"))
     one = ("y,x, one level", "y,x", (12, 17), (16, 32), "y,x", "1", 12)
     cases.append(Case(len(cases), one, "uint8", "mean", None, "none"))
     tap.plan(3 * len(cases))

@@ -372,7 +372,8 @@ def _json_text(key: str, value: _Any) -> str:
         raise TypeError("attribute %r: %s" % (key, e)) from None
 
 
-_METHODS = ("mean", "min", "max", "median", "decimate")
+_METHODS = ("mean", "min", "max", "median", "decimate", "second_max",
+            "second_min")
 _AXIS_TYPES = ("auto", "space", "time", "channel")
 
 
@@ -405,7 +406,8 @@ def _pyramid_args(names: _Sequence[str | None] | None, rank: int,
                   append_method: str | None, levels: int | None,
                   ngff: bool, units: dict[str | int, str] | None,
                   scale: dict[str | int, float] | None,
-                  axis_types: dict[str | int, str] | None
+                  axis_types: dict[str | int, str] | None,
+                  stop: dict[str | int, int] | None = None
                   ) -> tuple[_Any, ...]:
     """The pyramid's keywords as the extension takes them: dims resolved,
     words made numbers, the per-dim dicts made lists."""
@@ -430,6 +432,17 @@ def _pyramid_args(names: _Sequence[str | None] | None, rank: int,
         for key, v in (given or {}).items():
             vals[_dim_of(arg, key, names, rank)] = conv(v)
         per_dim.append(vals)
+    stops = [0] * rank
+    for key, v in (stop or {}).items():
+        d = _dim_of("stop", key, names, rank)
+        if isinstance(v, bool) or not isinstance(v, int) or \
+                not 2 <= v <= _shardpipe.MAX_LEVELS:
+            raise ValueError("stop: %r for dim %d is not a count of levels "
+                             "in 2..%d (the levels, level 0 included, "
+                             "that the dim halves through)"
+                             % (v, d, _shardpipe.MAX_LEVELS))
+        stops[d] = v
+    per_dim.append(stops)
     return (mask, _word("method", method, _METHODS),
             -1 if append_method is None
             else _word("append_method", append_method, _METHODS),
@@ -459,7 +472,7 @@ _MODES = ("w", "w-", "a")
 def _reopen_refusals(path: _Any, sink: _Any, overwrite: bool,
                      downsample: _Any, method: _Any, append_method: _Any,
                      levels: _Any, ngff: bool, units: _Any, scale: _Any,
-                     axis_types: _Any) -> None:
+                     axis_types: _Any, stop: _Any = None) -> None:
     """The arguments mode "a" cannot take, refused with ValueError before
     anything is read."""
     if sink is not None:
@@ -479,7 +492,8 @@ def _reopen_refusals(path: _Any, sink: _Any, overwrite: bool,
         ("append_method", append_method is not None),
         ("levels", levels is not None), ("ngff", ngff),
         ("units", units is not None), ("scale", scale is not None),
-        ("axis_types", axis_types is not None)) if given]
+        ("axis_types", axis_types is not None),
+        ("stop", stop is not None)) if given]
     if pyramid:
         raise ValueError("reopening a pyramid is not supported yet (mode "
                          "'a' with %s)" % ", ".join(pyramid))
@@ -616,10 +630,16 @@ class Stream:
     Pyramids (see shardpipe(3), "Pyramids"): ``downsample`` names the
     dims (by ``dimension_names`` or index) that halve from each level to
     the next, every block reduced by ``method`` (``"mean"``, ``"min"``,
-    ``"max"``, ``"median"``, ``"decimate"``; along dim 0 by
+    ``"max"``, ``"median"``, ``"decimate"``, ``"second_max"``,
+    ``"second_min"``: the second-highest or second-lowest element, equal
+    values counted, which keeps a point feature that ``"max"`` or
+    ``"min"`` would spread and drops a lone outlier; along dim 0 by
     ``append_method`` after ``method`` reduced each row, when given).
     ``levels``: how many, level 0 included (None: until every halving dim
-    fits a chunk).  The store is then an OME-NGFF 0.5 image: a group with
+    fits a chunk).  ``stop``: a dict from dim to the levels, level 0
+    included, through which it halves (``{"z": 3}``: z halves twice, y
+    and x go on; the library's ``max_levels_dim``), 2 up to the
+    pyramid's levels, on a downsampled dim only.  The store is then an OME-NGFF 0.5 image: a group with
     arrays ``path/0``, ``path/1``, ... (``open(path + "/1")`` reads level
     1); ``ngff=True`` writes that layout with one level.  ``units``,
     ``scale`` and ``axis_types``: dicts from dim (name or index) to an
@@ -700,6 +720,7 @@ class Stream:
                  units: dict[str | int, str] | None = None,
                  scale: dict[str | int, float] | None = None,
                  axis_types: dict[str | int, str] | None = None,
+                 stop: dict[str | int, int] | None = None,
                  pad_partial: bool = False, allow_short: bool = False,
                  mode: str = "w", progress: bool = False,
                  truncate_to_advertised: bool = False):
@@ -722,7 +743,7 @@ class Stream:
         if reopen:
             _reopen_refusals(path, sink, overwrite, downsample, method,
                              append_method, levels, _flag("ngff", ngff),
-                             units, scale, axis_types)
+                             units, scale, axis_types, stop)
         else:
             missing = ["'%s'" % n for n, v in (("shape", shape),
                                                ("chunks", chunks),
@@ -807,10 +828,10 @@ class Stream:
             assert rank is not None      # mode "w" has all three extents
             pyr = dict(zip(
                 ("downsample", "method", "append_method", "max_levels",
-                 "ngff", "units", "scales", "axis_types"),
+                 "ngff", "units", "scales", "axis_types", "max_levels_dim"),
                 _pyramid_args(dimension_names, rank, downsample, method,
                               append_method, levels, ngff, units, scale,
-                              axis_types)))
+                              axis_types, stop)))
         pad_partial = _flag("pad_partial", pad_partial)
         allow_short = _flag("allow_short", allow_short)
         # An argument left at its _Default is the store's in mode "a"

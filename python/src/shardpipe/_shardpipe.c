@@ -369,12 +369,14 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"overwrite", "sink", "fill_value", "write_empty_chunks",
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
-		"units", "scales", "axis_types", "reopen", "truncate", NULL,
+		"units", "scales", "axis_types", "reopen", "truncate",
+		"max_levels_dim", NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
 	PyObject *group = Py_None;
 	const char *array = NULL, *path = NULL;
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
+	PyObject *stops = Py_None;
 	unsigned int downsample = 0;
 	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
 	int reopen = 0, truncate = 0;
@@ -390,7 +392,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOpp",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -399,7 +401,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &attrs, &group, &array, &downsample,
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
-					 &reopen, &truncate))
+					 &reopen, &truncate, &stops))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -569,22 +571,25 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.max_levels = max_levels;
 	desc.ngff = ngff;
 	for (int d = 0; d < desc.rank; d++) {
-		PyObject *t[3] = { units, scales, axis_types };
+		PyObject *t[4] = { units, scales, axis_types, stops };
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			PyObject *v;
 
 			if (t[k] == Py_None)
 				continue;
 			if ((v = PySequence_GetItem(t[k], d)) == NULL)
 				goto out;
-			if (k == 0 && v != Py_None)
-				desc.unit[d] = PyUnicode_AsUTF8(v);
-			else if (k == 1)
+			if (k == 0) {
+				if (v != Py_None)
+					desc.unit[d] = PyUnicode_AsUTF8(v);
+			} else if (k == 1)
 				desc.scale[d] = PyFloat_AsDouble(v);
 			else if (k == 2)
 				desc.axis_type[d] =
 					(shardpipe_axis_type)PyLong_AsLong(v);
+			else
+				desc.max_levels_dim[d] = (int)PyLong_AsLong(v);
 			/* The strings live as long as the sequence does. */
 			Py_DECREF(v);
 			if (PyErr_Occurred())
@@ -1413,7 +1418,9 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 				       shardpipe_version()) < 0 ||
 	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0 ||
 	    PyModule_AddIntConstant(m, "MAX_THREADS",
-				    SHARDPIPE_MAX_THREADS) < 0) {
+				    SHARDPIPE_MAX_THREADS) < 0 ||
+	    PyModule_AddIntConstant(m, "MAX_LEVELS",
+				    SHARDPIPE_MAX_LEVELS) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

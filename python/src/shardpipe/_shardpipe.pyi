@@ -15,6 +15,8 @@ ERR_COUNT: int
 for each)."""
 MAX_THREADS: int
 """The most worker threads a stream or group takes (SHARDPIPE_MAX_THREADS)."""
+MAX_LEVELS: int
+"""The most levels a pyramid has, level 0 included (SHARDPIPE_MAX_LEVELS)."""
 
 class Stream:
     """The library's stream (shardpipe_stream); see shardpipe.Stream.
@@ -46,7 +48,8 @@ class Stream:
                  scales: Sequence[float] | None = None,
                  axis_types: Sequence[int] | None = None,
                  reopen: bool = False,
-                 truncate: bool = False) -> None: ...
+                 truncate: bool = False,
+                 max_levels_dim: Sequence[int] | None = None) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the
