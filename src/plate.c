@@ -605,6 +605,12 @@ static int render_plate(const struct shardpipe_plate *p, int64_t *acq,
 			}
 			rc = read_well(p, dir, acq, &is_well, err);
 			free(dir);
+			/* Someone else's node at a well's place is no
+			 * well of the plate's: not listed, and left. */
+			if (rc == SHARDPIPE_ERR_EXISTS) {
+				rc = SHARDPIPE_OK;
+				is_well = 0;
+			}
 			for (int i = 0; is_well && i < p->field_count; i++)
 				any |= acq[i] != -2;
 			if (rc != SHARDPIPE_OK || !any)
