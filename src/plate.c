@@ -1,6 +1,6 @@
 /*
- * plate.c - OME-NGFF 0.5 high-content screening plates (doc/design.md
- * §28.8): a group with "plate" metadata, a group per row and per well, and
+ * plate.c - OME-NGFF 0.5 high-content screening plates
+ * (doc/design.md §28.8): a group with "plate" metadata, a group per row and per well, and
  * each well's fields of view OME-NGFF images written by streams on the
  * plate's shared threads, as a group's arrays are (§26.2).
  */
