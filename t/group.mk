@@ -17,7 +17,8 @@ t_group_LDFLAGS = $(TEST_LDFLAGS)
 # ome-zarr-models and ome-zarr, over the plate t/plate --keep leaves).
 check_PROGRAMS += t/plate
 TESTS += t/plate t/cli-plate.sh t/readers-plate.sh
-EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py
+EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py \
+	t/python/ngff_schema.py
 t_plate_SOURCES = t/plate.c
 t_plate_LDADD = $(TEST_LDADD) -lpthread
 t_plate_LDFLAGS = $(TEST_LDFLAGS)

@@ -12,39 +12,17 @@ left empty), read by the independent readers:
   - zarr-python reads every field equal to its input.
 """
 
-import json
 import os
 import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from ngff_schema import validators  # noqa: E402
 from sptap import Tap, expect, run, scratch_dir, versions  # noqa: E402
 
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402
-
-
-def validators():
-    """The 0.5 schemas of the ngff-zarr package's copy of the spec, each
-    strict one with the schemas it refers to."""
-    import jsonschema
-    import ngff_zarr
-    import referencing
-    from referencing.jsonschema import DRAFT202012
-    base = os.path.join(os.path.dirname(ngff_zarr.__file__), "spec", "0.5",
-                        "schemas")
-    reg = referencing.Registry()
-    for f in os.listdir(base):
-        with open(os.path.join(base, f)) as fh:
-            s = json.load(fh)
-        reg = reg.with_resource(s["$id"], DRAFT202012.create_resource(s))
-    out = {}
-    for kind in ("plate", "well", "image"):
-        with open(os.path.join(base, "strict_%s.schema" % kind)) as fh:
-            out[kind] = jsonschema.Draft202012Validator(json.load(fh),
-                                                        registry=reg)
-    return out
 
 
 def main():
