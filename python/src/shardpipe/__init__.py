@@ -790,10 +790,10 @@ class Stream:
             # Plate.field(): the field of an open plate, at
             # root/ROW/COL/INDEX; the plate's threads, never overwrite.
             plate = {"plate": path.plate._p,
-                     "field": (path.row, path.column, path.index,
+                     "field": (path.row, path.column, path.field_index,
                                path.acquisition)}
             root = path.plate.path
-            parts = (path.row, path.column, str(path.index))
+            parts = (path.row, path.column, str(path.field_index))
             path = _os.path.join(root, *(_os.fsencode(p) for p in parts)) \
                 if isinstance(root, bytes) else _os.path.join(root, *parts)
         elif isinstance(path, _InGroup):
@@ -1822,7 +1822,7 @@ class _InPlate(_NamedTuple):
     plate: "Plate"
     row: str
     column: str
-    index: int
+    field_index: int
     acquisition: int
 
 
@@ -1839,14 +1839,14 @@ def _plate_names(arg: str, v: _Any) -> tuple[str, ...]:
 
 def _utf8_text(name: str, v: _Any) -> str:
     """_text, and no lone surrogate (which is not UTF-8)."""
-    v = _text(name, v)
+    text = _text(name, v)
     try:
-        v.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidDescriptionError("%s = %r: not valid Unicode (a lone "
-                                      "surrogate)" % (name, v),
+                                      "surrogate)" % (name, text),
                                       _ERR_INVALID) from None
-    return v
+    return text
 
 
 _INT_MAX = (1 << 31) - 1
