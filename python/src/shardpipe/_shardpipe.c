@@ -317,11 +317,11 @@ static PyTypeObject GroupType = {
 	.tp_getset = group_getset,
 };
 
-/* A plate (shardpipe(3), "Plates"): its fields are Streams opened with
- * plate= and field=.  The library lets calls on one plate run from
- * several threads, but a field's open holds the plate's mutex throughout
- * anyway; the lock here keeps close() from freeing the plate under an
- * open that runs with the GIL released. */
+/* A plate (shardpipe(3), "Plates"; doc/design.md §28.8): its fields
+ * are Streams opened with plate= and field=.  The library lets calls on
+ * one plate run from several threads, but a field's open holds the
+ * plate's mutex throughout anyway; the lock here keeps close() from
+ * freeing the plate under an open that runs with the GIL released. */
 typedef struct {
 	PyObject_HEAD
 	shardpipe_plate *p;
