@@ -175,6 +175,13 @@ def test_plate_bytes_path_and_reopen(tmp_path):
     assert [w["path"] for w in wells] == ["A/1", "A/2"]
     g = zarr.open_group(str(tmp_path / "b.zarr" / "A" / "1" / "0"), mode="r")
     assert (g["0"][...] == 9).all()
+    # A field's stream outlives its plate, which nothing holds.
+    s = shardpipe.Plate(str(tmp_path / "c.zarr"), rows=["A"],
+                        columns=["1"]).field("A", "1", **kw)
+    s.append(np.full((3, NY, NX), 5, np.uint16))
+    s.close()
+    g = zarr.open_group(str(tmp_path / "c.zarr" / "A" / "1" / "0"), mode="r")
+    assert g["0"].shape == (3, NY, NX) and (g["0"][...] == 5).all()
 
 
 def refused(root, exc, code, fn, *args, **kwargs):
@@ -280,6 +287,23 @@ def test_plate_refusals(tmp_path):
     refused(root, shardpipe.StorageError, 12, p.field, "A", "1", 1, **kw)
     refused(root, shardpipe.StorageError, 12,
             shardpipe.Plate(root, create=False).field, "A", "1", 1, **kw)
+    # The same field opened from two threads at once: one gets it.
+    got, lost = [], []
+
+    def race():
+        try:
+            got.append(p.field("B", "1", 1, **kw))
+        except shardpipe.StorageError as e:
+            lost.append(e.code)
+
+    ts = [threading.Thread(target=race) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(got) == 1 and lost == [12]
+    got[0].close()
+    assert attrs(root, "B/1")["ome"]["well"]["images"] == [{"path": "1"}]
     # A well's place holding something that is no well.
     with open(os.path.join(root, "A", "2"), "w") as f:
         f.write("the user's")
