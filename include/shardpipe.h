@@ -780,6 +780,92 @@ SHARDPIPE_API const char *shardpipe_group_array_name(const shardpipe_group *g,
 SHARDPIPE_API void shardpipe_group_close(shardpipe_group *g);
 
 /*
+ * High-content screening plates (OME-NGFF 0.5 "plate" and "well"; see
+ * "Plates" in shardpipe(3)): a group whose zarr.json describes the
+ * plate's rows, columns, fields per well and acquisitions, a group per
+ * row (path/A) and per well (path/A/1) whose zarr.json lists the well's
+ * fields, and each field of view an OME-NGFF image (path/A/1/0, one
+ * level or a pyramid) written by a stream.  The plate lists a well, and
+ * a well a field, once the field's image exists, so a plate is valid
+ * for readers from its first field on, whatever the order fields are
+ * written in; a well no field is written to stays out of the plate's
+ * "wells" (the spec has no well without images).  Directories only.
+ */
+typedef struct shardpipe_plate shardpipe_plate;
+
+typedef struct shardpipe_plate_desc {
+	size_t struct_size;          /* set by shardpipe_plate_desc_init() */
+	/* Row and column names, nrows and ncolumns >= 1 of them: 1 to 255
+	 * of A-Z a-z 0-9 each, distinct within rows and within columns. */
+	const char *const *rows;
+	size_t nrows;
+	const char *const *columns;
+	size_t ncolumns;
+	int field_count;             /* fields per well at most; default 1 */
+	const char *name;            /* the plate's name; NULL: "plate" */
+	/* The acquisitions' names (UTF-8), acquisition i having id i;
+	 * default NULL, 0: none. */
+	const char *const *acquisitions;
+	size_t nacquisitions;
+} shardpipe_plate_desc;
+
+/* Fill *desc with defaults: no rows or columns (the caller sets them),
+ * field_count 1, name NULL, no acquisitions. */
+SHARDPIPE_API void shardpipe_plate_desc_init_sized(shardpipe_plate_desc *desc,
+						   size_t size);
+#define shardpipe_plate_desc_init(desc) \
+	shardpipe_plate_desc_init_sized((desc), sizeof(*(desc)))
+
+/*
+ * Make a new plate at directory `path` (created if missing; an empty
+ * directory is taken), its zarr.json written durably.  Refused before
+ * anything is written: no rows or columns, a name that is not
+ * alphanumeric or is repeated (SHARDPIPE_ERR_NAME), field_count below 1,
+ * a plate or acquisition name that is not UTF-8
+ * (SHARDPIPE_ERR_INVALID_ARGUMENT); a path holding a store or other
+ * files as shardpipe_group_create() refuses it.  threads as there.
+ */
+SHARDPIPE_API int shardpipe_plate_create(shardpipe_plate **out,
+					 const char *path,
+					 const shardpipe_plate_desc *desc,
+					 int threads);
+
+/* Open the plate at `path` to write more fields: SHARDPIPE_ERR_PATH when
+ * its zarr.json holds no OME-NGFF 0.5 plate with a field_count.  Nothing
+ * is written. */
+SHARDPIPE_API int shardpipe_plate_open(shardpipe_plate **out,
+				       const char *path, int threads);
+
+/*
+ * Open a stream writing field `field` (0 .. field_count - 1) of the well
+ * at row `row` and column `column`, an OME-NGFF image at path/ROW/COL/F
+ * (desc->ngff is taken as set; desc->downsample makes it a pyramid),
+ * on the plate's shared threads as shardpipe_group_stream() does.
+ * acquisition: an id of the plate's acquisitions, or -1 for none.  The
+ * row's and the well's groups are made when absent, and the well's and
+ * the plate's zarr.json list the field and its well once the image's
+ * first zarr.json is written, before this returns.  Refused before
+ * anything is written: a row or column not in the plate
+ * (SHARDPIPE_ERR_NAME), a field or acquisition out of range
+ * (SHARDPIPE_ERR_INVALID_ARGUMENT), a field written before
+ * (SHARDPIPE_ERR_EXISTS, desc->overwrite notwithstanding), a row or well
+ * path holding something that is no row or well group
+ * (SHARDPIPE_ERR_EXISTS), and whatever shardpipe_stream_open() refuses.
+ * Calls on one plate may run from several threads at once, and fields
+ * of one plate may be opened by several processes at once: the plate's
+ * metadata is rewritten under a lock on its directory.
+ */
+SHARDPIPE_API int shardpipe_plate_field(shardpipe_stream **out,
+					shardpipe_plate *p, const char *row,
+					const char *column, int field,
+					int acquisition,
+					const shardpipe_desc *desc);
+
+/* Release the plate; its streams stay usable, as a group's.  p may be
+ * NULL. */
+SHARDPIPE_API void shardpipe_plate_close(shardpipe_plate *p);
+
+/*
  * Reading.  A reader opens any Zarr v3 array whose chunks use the codecs
  * shardpipe knows (bytes, optionally inside sharding_indexed, with zstd,
  * gzip, blosc (when built with c-blosc) or crc32c), treating every byte of

@@ -1079,3 +1079,36 @@ int source_fs_open(struct source **out, const char *path, struct sp_err *err)
 	*out = &src->base;
 	return SHARDPIPE_OK;
 }
+
+/* The nodes of a hierarchy shardpipe lays out around its stores (a
+ * plate's rows and wells, doc/design.md §28.8): a directory made when
+ * absent, its parent synced, and a zarr.json written durably in place. */
+int store_fs_mkdir(const char *dir, int *made, struct sp_err *err)
+{
+	char *parent;
+	int rc;
+
+	*made = 0;
+	if (mkdir(dir, 0777) != 0) {
+		SP_RETURN_IF(errno != EEXIST, err, store_fs_errno_code(errno),
+			     "%s: cannot make the directory: %s", dir,
+			     strerror(errno));
+		return SHARDPIPE_OK;
+	}
+	*made = 1;
+	parent = parent_of(dir);
+	SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	rc = sync_dir(parent, err);
+	free(parent);
+	return rc;
+}
+
+int store_fs_put_meta(const char *dir, const char *json, size_t len,
+		      struct sp_err *err)
+{
+	struct store_fs s = { .durable = 1 };
+	struct iovec part = { (void *)json, len };
+
+	return put_object(&s, dir, "zarr.json", &part, 1, err);
+}

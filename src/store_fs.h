@@ -29,6 +29,14 @@ SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,
 			       struct sp_err *err);
 
+/* Make directory dir when it is absent (*made: whether this call made
+ * it), its parent synced; and write dir/zarr.json durably, replacing one
+ * there at once (doc/design.md §28.8). */
+SP_INTERNAL int store_fs_mkdir(const char *dir, int *made,
+			       struct sp_err *err);
+SP_INTERNAL int store_fs_put_meta(const char *dir, const char *json,
+				  size_t len, struct sp_err *err);
+
 /* The library error code for an errno value from a write. */
 SP_INTERNAL int store_fs_errno_code(int e);
 

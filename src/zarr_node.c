@@ -51,16 +51,16 @@ static int group_members_known(const struct json_value *root)
 	return 1;
 }
 
-int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
+int zarr_json_load(const char *dir, char **text, struct json_doc **doc,
+		   struct sp_err *err)
 {
-	struct json_doc *doc;
-	const struct json_value *root;
-	char *p, *text;
+	char *p;
 	struct stat st;
 	ssize_t got;
 	int fd;
 
-	*out = ZARR_NODE_NONE;
+	*text = NULL;
+	*doc = NULL;
 	if (asprintf(&p, "%s/zarr.json", dir) < 0)
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	/* O_NONBLOCK: a FIFO put there would block the open for as long as
@@ -78,21 +78,43 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 				  "%s/zarr.json: %s", dir, strerror(e));
 	}
 	free(p);
-	*out = ZARR_NODE_OTHER;
+	*text = malloc(1);
+	if (*text == NULL) {
+		close(fd);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	**text = '\0';
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size > NODE_META_MAX) {
 		close(fd);
 		return SHARDPIPE_OK;
 	}
-	text = malloc((size_t)st.st_size + 1);
-	if (text == NULL) {
+	free(*text);
+	*text = malloc((size_t)st.st_size + 1);
+	if (*text == NULL) {
 		close(fd);
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
-	got = read(fd, text, (size_t)st.st_size);
+	got = read(fd, *text, (size_t)st.st_size);
 	close(fd);
-	doc = got == st.st_size ? json_parse(text, (size_t)got, NULL, NULL)
-				: NULL;
+	if (got == st.st_size) {
+		(*text)[got] = '\0';
+		*doc = json_parse(*text, (size_t)got, NULL, NULL);
+	}
+	return SHARDPIPE_OK;
+}
+
+int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
+{
+	struct json_doc *doc;
+	const struct json_value *root;
+	char *text;
+
+	*out = ZARR_NODE_NONE;
+	SP_FORWARD(zarr_json_load(dir, &text, &doc, err));
+	if (text == NULL)
+		return SHARDPIPE_OK;
+	*out = ZARR_NODE_OTHER;
 	root = doc != NULL ? json_root(doc) : NULL;
 	if (root != NULL && json_get(root, "zarr_format") != NULL &&
 	    json_get(root, "zarr_format")->type == JSON_NUMBER &&
@@ -109,4 +131,3 @@ int zarr_node_of(const char *dir, enum zarr_node *out, struct sp_err *err)
 	free(text);
 	return SHARDPIPE_OK;
 }
-

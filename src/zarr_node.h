@@ -24,4 +24,13 @@ enum zarr_node {
 SP_INTERNAL int zarr_node_of(const char *dir, enum zarr_node *out,
 			     struct sp_err *err);
 
+struct json_doc;
+
+/* dir/zarr.json read (at most 1 MiB) and parsed: *text NULL when there
+ * is none; *text set and *doc NULL when it is no regular file, too large
+ * or no JSON.  The caller frees both (json_free, free); the values' raw
+ * text points into *text.  Fails only on an error reading it. */
+SP_INTERNAL int zarr_json_load(const char *dir, char **text,
+			       struct json_doc **doc, struct sp_err *err);
+
 #endif

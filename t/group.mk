@@ -10,3 +10,15 @@ EXTRA_DIST += t/cli-group.sh t/cli-group-edges.sh t/readers-group.sh \
 t_group_SOURCES = t/group.c $(REL_CHECK)
 t_group_LDADD = $(REL_LDADD)
 t_group_LDFLAGS = $(TEST_LDFLAGS)
+
+# OME-NGFF 0.5 plates (issue 42, doc/design.md §28.8): the library
+# (t/plate: fields in any order, two at once, every refusal), the CLI
+# (t/cli-plate.sh) and the readers (t/readers-plate.sh: the 0.5 schemas,
+# ome-zarr-models and ome-zarr, over the plate t/plate --keep leaves).
+check_PROGRAMS += t/plate
+TESTS += t/plate t/cli-plate.sh t/readers-plate.sh
+EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py \
+	t/python/ngff_schema.py
+t_plate_SOURCES = t/plate.c
+t_plate_LDADD = $(TEST_LDADD) -lpthread
+t_plate_LDFLAGS = $(TEST_LDFLAGS)

@@ -1,6 +1,7 @@
 /* write.c - shardpipe write: stream raw bytes from a file or stdin. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,9 +24,11 @@ static void write_usage(FILE *f)
 		"[--quiet]\n"
 		"         [--backend B] [--threads N] [--overwrite]\n"
 		"         [--fill-value V] [--write-empty-chunks] [--durable]\n"
-		"         [--attr KEY=JSON]... [--array NAME] [--downsample D,..] "
-		"[--method M]\n"
-		"         [--append-method M] [--levels N] [--stop D=N,..] [--ngff]\n"
+		"         [--attr KEY=JSON]... [--array NAME]\n"
+		"         [--plate-field ROW/COL/F [--acquisition ID]] "
+		"[--downsample D,..] [--method M]\n"
+		"         [--append-method M] [--levels N] [--stop D=N,..] "
+		"[--ngff]\n"
 		"         [--units D=U,..] [--scale D=S,..] [--axis-types D=T,..] "
 		"OUT.zarr\n"
 		"       shardpipe write --append [--truncate-to-advertised] "
@@ -112,6 +115,14 @@ static void write_usage(FILE *f)
 		"                    0-9 - _ ., not starting with . or __, "
 		"not zarr.json;\n"
 		"                    --overwrite replaces that array only\n"
+		"  --plate-field ROW/COL/F  write field F of well ROW/COL of "
+		"the plate OUT.zarr\n"
+		"                    (made by 'shardpipe group create --plate'), "
+		"an OME-NGFF\n"
+		"                    image at OUT.zarr/ROW/COL/F; a field is "
+		"written once\n"
+		"  --acquisition ID  the plate's acquisition the field belongs "
+		"to\n"
 		"Pyramids (an OME-NGFF 0.5 image: a group, arrays OUT/0, OUT/1, "
 		"...):\n"
 		"  --downsample D,..  dims that halve from each level to the "
@@ -238,7 +249,8 @@ static const char *const write_opts[] = {
 	"--dtype", "--codec", "--names", "--index-location", "--input",
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
-	"--durable", "--attr", "--array", "--append",
+	"--durable", "--attr", "--array", "--plate-field", "--acquisition",
+	"--append",
 	"--truncate-to-advertised", "--downsample", "--method",
 	"--append-method", "--levels", "--stop", "--ngff", "--units",
 	"--scale", "--axis-types", "--help",
@@ -249,6 +261,10 @@ struct write_args {
 	struct cli_levels_opts l;
 	const char *input, *out;
 	const char *array;        /* --array NAME, or NULL */
+	/* --plate-field ROW/COL/F, split; --acquisition ID (-1: none). */
+	const char *plate_field, *acquisition;
+	char row[256], col[256];
+	int field, acq;
 	int pad_partial, allow_short, quiet, append, truncate;
 	/* --attr KEY=JSON, room for argc; the keys are malloc'd. */
 	shardpipe_attribute *attrs;
@@ -272,6 +288,52 @@ static int split_attr(const char *arg, shardpipe_attribute *at)
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
+}
+
+/* --plate-field ROW/COL/F and --acquisition ID, split and checked for
+ * form; the plate checks the names and numbers.  -1 to go on. */
+static int plate_args(struct write_args *a)
+{
+	const char *f = a->plate_field;
+	char *end;
+	long v;
+	int n = 0;
+
+	a->acq = -1;
+	if (f == NULL) {
+		if (a->acquisition == NULL)
+			return -1;
+		cli_error("write: --acquisition is given with --plate-field");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->array != NULL || a->append) {
+		cli_error("write: --plate-field: not with %s",
+			  a->array != NULL ? "--array" : "--append (a plate's "
+			  "field is written once)");
+		return CLI_EXIT_USAGE;
+	}
+	if (sscanf(f, "%255[^/]/%255[^/]/%n", a->row, a->col, &n) != 2 ||
+	    n == 0 || f[n] < '0' || f[n] > '9' ||
+	    (errno = 0, v = strtol(f + n, &end, 10), *end != '\0') ||
+	    errno != 0 || v > INT_MAX) {
+		cli_error("write: --plate-field \"%s\": expected ROW/COL/F, "
+			  "as A/1/0 (F a field's number)", f);
+		return CLI_EXIT_USAGE;
+	}
+	a->field = (int)v;
+	if (a->acquisition != NULL) {
+		errno = 0;
+		v = strtol(a->acquisition, &end, 10);
+		if (*a->acquisition == '\0' || *end != '\0' || errno != 0 ||
+		    v < 0 || v > INT_MAX) {
+			cli_error("write: --acquisition \"%s\": expected an "
+				  "acquisition's id, a number >= 0",
+				  a->acquisition);
+			return CLI_EXIT_USAGE;
+		}
+		a->acq = (int)v;
+	}
+	return -1;
 }
 
 /* Returns -1 to go on, or the exit status (--help, a bad option). */
@@ -311,6 +373,14 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 		} else if (strcmp(arg, "--array") == 0) {
 			if (cli_take(&a->o.seen, argc, argv, &i, &a->array) != 0)
 				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--plate-field") == 0) {
+			if (cli_take(&a->o.seen, argc, argv, &i,
+				     &a->plate_field) != 0)
+				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--acquisition") == 0) {
+			if (cli_take(&a->o.seen, argc, argv, &i,
+				     &a->acquisition) != 0)
+				return CLI_EXIT_USAGE;
 		} else if (strcmp(arg, "--attr") == 0) {
 			/* Repeatable (documented): one attribute each. */
 			if (cli_value(&a->o.seen, argc, argv, &i, &val) != 0)
@@ -343,7 +413,7 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 		write_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	return -1;
+	return plate_args(a);
 }
 
 /* One write in progress: the input, the stream, and the bytes between. */
@@ -685,8 +755,11 @@ static int refused(const struct writer *w, int rc)
 	char msg[600];
 
 	/* A pyramid field's refusal names the option that sets it. */
-	cli_error("write: %s%s%s%s: %s", a->array ? "--array " : "",
-		  a->array ? a->array : "", a->array ? ": " : "",
+	cli_error("write: %s%s%s%s: %s",
+		  a->array ? "--array " : a->plate_field ? "--plate-field "
+							 : "",
+		  a->array ? a->array : a->plate_field ? a->plate_field : "",
+		  a->array || a->plate_field ? ": " : "",
 		  shardpipe_strerror(rc),
 		  cli_levels_message(shardpipe_last_error_message(), msg,
 				     sizeof(msg)));
@@ -725,6 +798,15 @@ static int open_stream(struct writer *w)
 
 	if (a->append) {
 		rc = shardpipe_stream_reopen(&w->s, w->path, &w->desc);
+	} else if (a->plate_field != NULL) {
+		shardpipe_plate *p;
+
+		rc = shardpipe_plate_open(&p, a->out, w->desc.threads);
+		if (rc == SHARDPIPE_OK) {
+			rc = shardpipe_plate_field(&w->s, p, a->row, a->col,
+						   a->field, a->acq, &w->desc);
+			shardpipe_plate_close(p);
+		}
 	} else if (a->array == NULL) {
 		rc = shardpipe_stream_open(&w->s, a->out, &w->desc);
 	} else {
@@ -908,13 +990,17 @@ static int write_store(struct write_args *a, int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	w.path = malloc(strlen(a->out) + (a->array ? strlen(a->array) : 0) + 2);
+	w.path = malloc(strlen(a->out) + (a->array ? strlen(a->array) : 0) +
+			(a->plate_field ? strlen(a->plate_field) : 0) + 2);
 	if (w.path == NULL) {
 		cli_error("write: out of memory");
 		return CLI_EXIT_FAIL;
 	}
 	if (a->array != NULL)
 		sprintf(w.path, "%s/%s", a->out, a->array);
+	else if (a->plate_field != NULL)
+		sprintf(w.path, "%s/%s/%s/%d", a->out, a->row, a->col,
+			a->field);
 	else
 		strcpy(w.path, a->out);
 	status = run_write(&w, ignored);

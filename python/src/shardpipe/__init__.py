@@ -24,6 +24,7 @@ from __future__ import annotations
 del annotations
 
 # Imported under private names: the package's namespace is __all__.
+import collections.abc as _abc
 import importlib as _importlib
 import json as _json
 import numbers as _numbers
@@ -55,7 +56,8 @@ if _os.path.isdir(_LIB_DIR) and "SHARDPIPE_PLUGIN_PATH" not in _os.environ:
 from . import _shardpipe  # noqa: E402
 
 __all__ = [
-    "Stream", "Stats", "Reader", "Group", "BackendInfo", "open", "backends",
+    "Stream", "Stats", "Reader", "Group", "Plate", "BackendInfo", "open",
+    "backends",
     "Error", "InvalidDescriptionError", "BeyondEndError", "IncompleteError",
     "StorageError", "BusyError",
     "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
@@ -804,7 +806,18 @@ class Stream:
                         "(a shard holds whole chunks)"
                         % (d, shards[d], d, chunks[d]), _ERR_SHARD)
         group = array = None
-        if isinstance(path, _InGroup):
+        plate: dict[str, _Any] = {}
+        if isinstance(path, _InPlate):
+            # Plate.field(): the field of an open plate, at
+            # root/ROW/COL/INDEX; the plate's threads, never overwrite.
+            plate = {"plate": path.plate._p,
+                     "field": (path.row, path.column, path.field_index,
+                               path.acquisition)}
+            root = path.plate.path
+            parts = (path.row, path.column, str(path.field_index))
+            path = _os.path.join(root, *(_os.fsencode(p) for p in parts)) \
+                if isinstance(root, bytes) else _os.path.join(root, *parts)
+        elif isinstance(path, _InGroup):
             if reopen:
                 raise ValueError("Group.stream(): mode 'a' (continuing an "
                                  "array) is not supported in a group")
@@ -861,7 +874,7 @@ class Stream:
             index_location, _text("backend", backend), threads, overwrite,
             sink, fill, _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
-            **pyr, reopen=reopen, truncate=truncate)
+            **pyr, reopen=reopen, truncate=truncate, **plate)
         import numpy as np
 
         self._np = np
@@ -1856,6 +1869,164 @@ class Group:
     def __repr__(self) -> str:
         return "<shardpipe.Group %s: %d arrays>" % (
             _os.fsdecode(self.path), len(self.arrays))
+
+
+class _InPlate(_NamedTuple):
+    plate: "Plate"
+    row: str
+    column: str
+    field_index: int
+    acquisition: int
+
+
+def _plate_names(arg: str, v: _Any) -> tuple[str, ...]:
+    """A list of names (rows, columns, acquisitions) as a tuple of str,
+    or an error naming the argument or the entry at fault.  A str is
+    refused rather than read as its letters, a set or a generator rather
+    than taken in an order nobody chose."""
+    if isinstance(v, (str, bytes)) or not isinstance(v, _abc.Sequence):
+        raise TypeError("%s = %r: not a sequence of names (a list of str)"
+                        % (arg, v))
+    return tuple(_utf8_text("%s[%d]" % (arg, i), x) for i, x in enumerate(v))
+
+
+def _utf8_text(name: str, v: _Any) -> str:
+    """_text, and no lone surrogate (which is not UTF-8)."""
+    text = _text(name, v)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidDescriptionError("%s = %r: not valid Unicode (a lone "
+                                      "surrogate)" % (name, text),
+                                      _ERR_INVALID) from None
+    return text
+
+
+_INT_MAX = (1 << 31) - 1
+
+
+class Plate:
+    """An OME-NGFF 0.5 high-content screening plate: rows and columns of
+    wells, each well holding up to ``field_count`` fields of view, each
+    field an OME-NGFF image (one level or a pyramid) written by its own
+    Stream, all of them compressing on one set of worker threads (see
+    shardpipe(3), "Plates")::
+
+        with shardpipe.Plate("screen.zarr", rows=["A", "B"],
+                             columns=["1", "2", "3"], field_count=2) as p:
+            with p.field("B", "3", 0, shape=(0, 2048, 2048),
+                         chunks=(1, 512, 512), shards=(1, 2048, 2048),
+                         dtype="uint16", dimension_names=("t", "y", "x"),
+                         downsample=("y", "x")) as s:
+                for frame in camera:
+                    s.append(frame)
+
+    ``create`` (the default): make a new plate at ``path`` (created if
+    missing; an empty directory is taken; a path holding a store or other
+    files is refused with StorageError) with ``rows`` and ``columns`` (two
+    sequences of distinct names of A-Z a-z 0-9, at least one each),
+    ``field_count`` fields per well at most (default 1), the plate's
+    ``name`` (default "plate") and ``acquisitions``, a sequence of names
+    (acquisition i has id i).  ``create=False`` opens the plate at
+    ``path`` to write more fields (StorageError when there is none),
+    taking no description: passing one raises ValueError.  ``threads``:
+    the worker threads its fields share, 0 for every core.  Directories
+    only.
+
+    A well is listed by the plate, and a field by its well, as soon as the
+    field's stream is opened, so the plate is valid for readers from its
+    first field on, whatever the order the fields come in; a well with no
+    field written stays out of the plate's wells (ome-zarr shows it
+    blank).  Fields may be opened and written from several threads (and
+    processes) at once.  A bad argument raises before anything is written:
+    TypeError for a wrong type, InvalidDescriptionError (a ValueError)
+    naming the value the library refuses.  Closing the plate leaves its
+    fields' streams usable.
+    """
+
+    def __init__(self, path: _Path, rows: _Sequence[str] | None = None,
+                 columns: _Sequence[str] | None = None, *,
+                 field_count: int | None = None, name: str | None = None,
+                 acquisitions: _Sequence[str] | None = None,
+                 threads: int = 0, create: bool = True):
+        create = _flag("create", create)
+        threads = _integer("threads", threads, 0, _shardpipe.MAX_THREADS,
+                           _ERR_INVALID)
+        given = [k for k, v in (("rows", rows), ("columns", columns),
+                                ("field_count", field_count),
+                                ("name", name),
+                                ("acquisitions", acquisitions))
+                 if v is not None]
+        self.path = _os.fspath(path)
+        if not create:
+            if given:
+                raise ValueError(
+                    "Plate(create=False) opens the plate at %s as it is, "
+                    "with its own description: %s may not be given"
+                    % (_os.fsdecode(self.path), ", ".join(given)))
+            self._p = _shardpipe.Plate(self.path, threads)
+            return
+        if rows is None or columns is None:
+            raise TypeError("Plate(): a new plate needs rows and columns "
+                            "(create=False opens the plate at path)")
+        self._p = _shardpipe.Plate(
+            self.path, threads, _plate_names("rows", rows),
+            _plate_names("columns", columns),
+            1 if field_count is None else _integer(
+                "field_count", field_count, -_INT_MAX - 1, _INT_MAX,
+                _ERR_INVALID),
+            None if name is None else _utf8_text("name", name),
+            None if acquisitions is None
+            else _plate_names("acquisitions", acquisitions))
+
+    def field(self, row: str, column: str, field: int = 0,
+              acquisition: int | None = None, *, shape: _Sequence[int],
+              chunks: _Sequence[int], shards: _Sequence[int], dtype: _Any,
+              **kwargs: _Any) -> Stream:
+        """A Stream writing field ``field`` (0 to field_count - 1) of the
+        well at ``row`` and ``column``, an OME-NGFF image at
+        path/ROW/COLUMN/FIELD: one level, or a pyramid with ``downsample``
+        (and ``levels``, ``method``, ...).  ``acquisition``: the id of one
+        of the plate's acquisitions, or None.  It takes Stream's arguments
+        but ``path``, ``sink``, ``threads`` (the plate's replace them),
+        ``mode``, ``overwrite`` (a field is written once) and ``ngff`` (a
+        field is always an image), which raise TypeError.
+
+        The well and the field are listed in the plate's metadata before
+        this returns.  Refused before anything is written: a row or column
+        not in the plate, a field outside 0..field_count - 1 or an
+        acquisition the plate lacks (InvalidDescriptionError naming it), a
+        field written before (StorageError, code 12), and whatever Stream
+        refuses; ClosedError once the plate is closed."""
+        for k in ("path", "sink", "threads", "mode", "overwrite", "ngff"):
+            if k in kwargs:
+                raise TypeError("Plate.field() takes no %s" % k)
+        where = _cast(_Any, _InPlate(
+            self, _utf8_text("row", row), _utf8_text("column", column),
+            _integer("field", field, 0, _INT_MAX, _ERR_INVALID),
+            -1 if acquisition is None else _integer(
+                "acquisition", acquisition, 0, _INT_MAX, _ERR_INVALID)))
+        return Stream(where, shape, chunks, shards, dtype, **kwargs)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the plate is closed."""
+        return self._p.closed
+
+    def close(self) -> None:
+        """Release the plate; the streams made by ``field()`` stay usable.
+        Closing again does nothing."""
+        self._p.close()
+
+    def __enter__(self) -> "Plate":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<shardpipe.Plate %s%s>" % (
+            _os.fsdecode(self.path), " closed" if self.closed else "")
 
 
 def open(path: _Path, threads: int = 0) -> Reader:  # noqa: A001

@@ -317,6 +317,176 @@ static PyTypeObject GroupType = {
 	.tp_getset = group_getset,
 };
 
+/* A plate (shardpipe(3), "Plates"; doc/design.md §28.8): its fields
+ * are Streams opened with plate= and field=.  The library lets calls on
+ * one plate run from several threads, but a field's open holds the
+ * plate's mutex throughout anyway; the lock here keeps close() from
+ * freeing the plate under an open that runs with the GIL released. */
+typedef struct {
+	PyObject_HEAD
+	shardpipe_plate *p;
+	PyThread_type_lock lock;
+} PlateObject;
+
+/* The strs of the sequence seq (the Python layer has checked their kind)
+ * as UTF-8 pointers into them, living as long as seq does; *out is
+ * PyMem_Free'd by the caller.  0, or -1 with an exception set. */
+static int utf8_list(PyObject *seq, const char ***out, size_t *n)
+{
+	Py_ssize_t len;
+
+	*out = NULL;
+	*n = 0;
+	if (seq == Py_None)
+		return 0;
+	len = PySequence_Size(seq);
+	if (len < 0)
+		return -1;
+	*out = PyMem_Calloc((size_t)len + 1, sizeof(**out));
+	if (*out == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < len; i++) {
+		PyObject *v = PySequence_GetItem(seq, i);
+
+		if (v == NULL)
+			return -1;
+		(*out)[i] = PyUnicode_AsUTF8(v);
+		Py_DECREF(v);
+		if ((*out)[i] == NULL)
+			return -1;
+	}
+	*n = (size_t)len;
+	return 0;
+}
+
+static PyObject *plate_new_obj(PyTypeObject *type, PyObject *args,
+			       PyObject *kw)
+{
+	PlateObject *self = (PlateObject *)type->tp_alloc(type, 0);
+
+	(void)args;
+	(void)kw;
+	if (self == NULL)
+		return NULL;
+	self->lock = PyThread_allocate_lock();
+	if (self->lock == NULL) {
+		Py_DECREF(self);
+		return PyErr_NoMemory();
+	}
+	return (PyObject *)self;
+}
+
+/* Plate(path, threads, rows, columns, field_count, name, acquisitions):
+ * rows None opens the plate at path, else one is made there.  rows,
+ * columns and acquisitions are tuples of str (or None). */
+static int plate_init(PlateObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "path", "threads", "rows", "columns",
+				  "field_count", "name", "acquisitions",
+				  NULL };
+	PyObject *path_obj, *path_bytes, *rows = Py_None, *cols = Py_None;
+	PyObject *acqs = Py_None;
+	const char **r = NULL, **c = NULL, **a = NULL;
+	shardpipe_plate_desc desc;
+	shardpipe_plate *p = NULL;
+	int threads, rc, ret = -1;
+
+	shardpipe_plate_desc_init(&desc);
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "Oi|OOizO", kwlist,
+					 &path_obj, &threads, &rows, &cols,
+					 &desc.field_count, &desc.name,
+					 &acqs))
+		return -1;
+	if (self->p != NULL) {
+		PyErr_SetString(PyExc_RuntimeError, "plate already open");
+		return -1;
+	}
+	if (!PyUnicode_FSConverter(path_obj, &path_bytes))
+		return -1;
+	if (utf8_list(rows, &r, &desc.nrows) != 0 ||
+	    utf8_list(cols, &c, &desc.ncolumns) != 0 ||
+	    utf8_list(acqs, &a, &desc.nacquisitions) != 0)
+		goto out;
+	desc.rows = r;
+	desc.columns = c;
+	desc.acquisitions = a;
+	Py_BEGIN_ALLOW_THREADS
+	rc = rows != Py_None
+		? shardpipe_plate_create(&p, PyBytes_AS_STRING(path_bytes),
+					 &desc, threads)
+		: shardpipe_plate_open(&p, PyBytes_AS_STRING(path_bytes),
+				       threads);
+	Py_END_ALLOW_THREADS
+	if (rc != SHARDPIPE_OK) {
+		raise_lib(rc, shardpipe_last_error_message());
+		goto out;
+	}
+	self->p = p;
+	ret = 0;
+out:
+	Py_DECREF(path_bytes);
+	PyMem_Free(r);
+	PyMem_Free(c);
+	PyMem_Free(a);
+	return ret;
+}
+
+static void plate_dealloc(PlateObject *self)
+{
+	shardpipe_plate_close(self->p);
+	if (self->lock != NULL)
+		PyThread_free_lock(self->lock);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *plate_close(PlateObject *self, PyObject *unused)
+{
+	shardpipe_plate *p;
+
+	(void)unused;
+	Py_BEGIN_ALLOW_THREADS
+	PyThread_acquire_lock(self->lock, WAIT_LOCK);
+	Py_END_ALLOW_THREADS
+	p = self->p;
+	self->p = NULL;
+	PyThread_release_lock(self->lock);
+	shardpipe_plate_close(p);
+	Py_RETURN_NONE;
+}
+
+static PyObject *plate_get_closed(PlateObject *self, void *closure)
+{
+	(void)closure;
+	return PyBool_FromLong(self->p == NULL);
+}
+
+static PyMethodDef plate_methods[] = {
+	{ "close", (PyCFunction)plate_close, METH_NOARGS,
+	  "close(): release the plate; its fields' streams stay usable." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef plate_getset[] = {
+	{ "closed", (getter)plate_get_closed, NULL,
+	  "True once the plate is closed.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject PlateType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "shardpipe._shardpipe.Plate",
+	.tp_basicsize = sizeof(PlateObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "The library's plate; see shardpipe.Plate.",
+	.tp_new = plate_new_obj,
+	.tp_init = (initproc)plate_init,
+	.tp_dealloc = (destructor)plate_dealloc,
+	.tp_methods = plate_methods,
+	.tp_getset = plate_getset,
+};
+
 /* Entry d of the sequence seq as a uint64_t: 0, or -1 with an exception
  * set (the Python layer has checked kinds and ranges). */
 static int seq_u64(PyObject *seq, int d, uint64_t *out)
@@ -352,8 +522,10 @@ static int reopen_rank(PyObject *seq, const char *what, int rank,
  * Stream(path, shape, chunks, shards, dtype, codec, dimension_names,
  * index_location, backend, threads, overwrite, sink, fill_value,
  * write_empty_chunks, durable, max_memory, attributes, [group, array,
- * pyramid fields], reopen, truncate).  shards is in elements; chunks per shard are
- * computed here, once the chunks are known.
+ * pyramid fields], reopen, truncate, [plate, field]).  shards is in
+ * elements; chunks per shard are computed here, once the chunks are
+ * known.  field is (row, column, index, acquisition id or -1): the field
+ * of the Plate plate the stream writes (shardpipe_plate_field).
  *
  * A new array (reopen false) needs every array field.  reopen true
  * continues the array at path (shardpipe_stream_reopen): the description
@@ -370,11 +542,12 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
 		"units", "scales", "axis_types", "reopen", "truncate",
-		"max_levels_dim", NULL,
+		"max_levels_dim", "plate", "field", NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
-	PyObject *group = Py_None;
-	const char *array = NULL, *path = NULL;
+	PyObject *group = Py_None, *plate = Py_None, *field = Py_None;
+	const char *array = NULL, *path = NULL, *row = NULL, *col = NULL;
+	int field_index = 0, acquisition = -1;
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
 	PyObject *stops = Py_None;
 	unsigned int downsample = 0;
@@ -392,7 +565,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppO",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -401,12 +574,24 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &attrs, &group, &array, &downsample,
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
-					 &reopen, &truncate, &stops))
+					 &reopen, &truncate, &stops, &plate,
+					 &field))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
 		PyErr_SetString(PyExc_ValueError, "group: not an open Group");
 		return -1;
+	}
+	if (plate != Py_None) {
+		if (!PyObject_TypeCheck(plate, &PlateType) || group != Py_None ||
+		    !PyArg_ParseTuple(field, "ssii;field: (row, column, "
+				      "index, acquisition)", &row, &col,
+				      &field_index, &acquisition)) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_ValueError,
+						"plate: not a Plate");
+			return -1;
+		}
 	}
 	if (self->s != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "stream already open");
@@ -418,7 +603,8 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		path = PyBytes_AS_STRING(path_bytes);
 	shardpipe_desc_init(&desc);
 	if (reopen) {
-		if (path == NULL || sink != Py_None || group != Py_None) {
+		if (path == NULL || sink != Py_None || group != Py_None ||
+		    plate != Py_None) {
 			PyErr_SetString(PyExc_ValueError, "reopen: a directory "
 					"path is needed (no sink, no group)");
 			goto out;
@@ -462,7 +648,8 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 			goto out;
 		}
 		desc.rank = (int)rank;
-		if (path == NULL && sink == Py_None && group == Py_None) {
+		if (path == NULL && sink == Py_None && group == Py_None &&
+		    plate == Py_None) {
 			PyErr_SetString(PyExc_TypeError,
 					"a path or a sink is needed");
 			goto out;
@@ -638,7 +825,16 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	 * live until the next shardpipe_desc_from_store() on this thread:
 	 * none comes before the reopen. */
 	Py_BEGIN_ALLOW_THREADS
-	if (reopen)
+	if (plate != Py_None) {
+		PlateObject *po = (PlateObject *)plate;
+
+		PyThread_acquire_lock(po->lock, WAIT_LOCK);
+		rc = po->p == NULL ? SHARDPIPE_ERR_CLOSED
+				   : shardpipe_plate_field(&s, po->p, row, col,
+							   field_index,
+							   acquisition, &desc);
+		PyThread_release_lock(po->lock);
+	} else if (reopen)
 		rc = shardpipe_stream_reopen(&s, path, &desc);
 	else if (group != Py_None)
 		rc = shardpipe_group_stream(&s, ((GroupObject *)group)->g,
@@ -649,7 +845,10 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		rc = shardpipe_stream_open(&s, path, &desc);
 	Py_END_ALLOW_THREADS
 	if (rc != SHARDPIPE_OK) {
-		raise_lib(rc, shardpipe_last_error_message());
+		if (plate != Py_None && rc == SHARDPIPE_ERR_CLOSED)
+			raise_code(rc, "the plate is closed");
+		else
+			raise_lib(rc, shardpipe_last_error_message());
 		goto out;
 	}
 	self->s = s;
@@ -1406,7 +1605,7 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 	PyObject *m;
 
 	if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&ReaderType) < 0 ||
-	    PyType_Ready(&GroupType) < 0)
+	    PyType_Ready(&GroupType) < 0 || PyType_Ready(&PlateType) < 0)
 		return NULL;
 	m = PyModule_Create(&moddef);
 	if (m == NULL)
@@ -1414,6 +1613,7 @@ PyMODINIT_FUNC PyInit__shardpipe(void)
 	if (PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) < 0 ||
 	    PyModule_AddObjectRef(m, "Reader", (PyObject *)&ReaderType) < 0 ||
 	    PyModule_AddObjectRef(m, "Group", (PyObject *)&GroupType) < 0 ||
+	    PyModule_AddObjectRef(m, "Plate", (PyObject *)&PlateType) < 0 ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       shardpipe_version()) < 0 ||
 	    PyModule_AddIntConstant(m, "ERR_COUNT", SHARDPIPE_ERR_COUNT_) < 0 ||

@@ -28,7 +28,9 @@ class Stream:
     # array (reopen False) needs every array field; with reopen True the
     # array at path is continued (shardpipe_stream_reopen), the fields
     # given as None being the store's (shardpipe_desc_from_store), and
-    # path must be a directory, with no sink and no group.
+    # path must be a directory, with no sink and no group.  plate: the
+    # field (row, column, index, acquisition id or -1) of that Plate
+    # (shardpipe_plate_field), path then being the field's directory.
     def __init__(self, path: _Path | None, shape: Sequence[int] | None,
                  chunks: Sequence[int] | None,
                  shards: Sequence[int] | None,
@@ -49,7 +51,9 @@ class Stream:
                  axis_types: Sequence[int] | None = None,
                  reopen: bool = False,
                  truncate: bool = False,
-                 max_levels_dim: Sequence[int] | None = None) -> None: ...
+                 max_levels_dim: Sequence[int] | None = None,
+                 plate: Plate | None = None,
+                 field: tuple[str, str, int, int] | None = None) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the
@@ -87,6 +91,25 @@ class Group:
     @property
     def arrays(self) -> tuple[str, ...]:
         """The arrays the group held when opened, sorted."""
+
+class Plate:
+    """The library's plate (shardpipe_plate); see shardpipe.Plate.
+
+    A field's open (Stream(plate=...)) and close() take turns; the GIL is
+    released meanwhile."""
+
+    # rows None opens the plate at path (shardpipe_plate_open); else a
+    # plate is made there (shardpipe_plate_create).
+    def __init__(self, path: _Path, threads: int,
+                 rows: Sequence[str] | None = None,
+                 columns: Sequence[str] | None = None,
+                 field_count: int = 1, name: str | None = None,
+                 acquisitions: Sequence[str] | None = None) -> None: ...
+    def close(self) -> None:
+        """Release the plate; its fields' streams stay usable."""
+    @property
+    def closed(self) -> bool:
+        """Whether the plate is closed."""
 
 class Reader:
     """The library's reader (shardpipe_reader); see shardpipe.open().
