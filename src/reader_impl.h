@@ -64,6 +64,8 @@ struct reader_scratch {
 	uint8_t *enc;
 	size_t enc_cap;
 	uint8_t *dec;           /* comp_out bytes, taken when first needed */
+	uint8_t *run;           /* neighbouring chunks read at once */
+	size_t run_cap;
 };
 
 struct reader_pool;
@@ -110,7 +112,7 @@ struct shardpipe_reader {
 
 	/* Scratch of the shard opening, on the calling thread only. */
 	struct index_sort *sorted;
-	uint64_t sorted_cap;
+	uint64_t sorted_cap, nsorted; /* the last shard opened's chunks */
 	/* The calling thread's decoding buffers; the pool's threads have
 	 * their own (doc/design.md §19.1). */
 	struct reader_scratch scratch;
@@ -144,9 +146,14 @@ int reader_chunk_extent(const struct shardpipe_reader *r,
 			uint64_t *off, uint64_t *nb);
 int reader_load_chunk(struct shardpipe_reader *r,
 		      const struct reader_shard *sh, uint64_t lin,
-		      struct reader_scratch *sc, uint8_t *dst,
+		      struct reader_scratch *sc, uint8_t *enc, uint8_t *dst,
 		      struct sp_err *err, uint8_t **out);
 void reader_scratch_free(struct reader_scratch *sc);
+/* The n encoded bytes at off of shard sh, the chunks from chunk lin on,
+ * into sc->run (doc/design.md §24.4); faults name the shard and lin. */
+int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,
+		     uint64_t lin, uint64_t off, uint64_t n,
+		     struct reader_scratch *sc, struct sp_err *err);
 
 /* reader_read.c: the pool of decoding threads (doc/design.md §19.1). */
 void reader_pool_free(struct shardpipe_reader *r);

@@ -29,12 +29,27 @@
 /* ------------------------------------------------------------------ pool */
 
 struct job;
+/* Task t of a job; enc: its chunk's bytes, read with its neighbours, or
+ * NULL for the task to fetch them. */
 typedef int (*task_fn)(struct job *j, uint64_t t, struct reader_scratch *sc,
-		       struct sp_err *err);
+		       uint8_t *enc, struct sp_err *err);
+
+/* A chunk a job decodes, where it lies in its shard's object. */
+struct piece {
+	uint64_t off, nb;        /* nb 0: empty, nothing to read */
+	uint64_t task, lin;
+	uint32_t slot;
+};
 
 struct job {
 	struct shardpipe_reader *r;
 	task_fn run;
+	/* With pieces, the job's units are groups of neighbouring chunks,
+	 * group g the pieces group[g] .. group[g + 1] - 1, each group read
+	 * at once (doc/design.md §24.4); else its units are the tasks. */
+	const struct piece *piece;
+	const uint64_t *group;
+	const struct reader_shard *shard; /* by piece.slot */
 	uint64_t ntasks;
 	uint64_t next;           /* the next task to take (atomic) */
 	int failed;              /* a task failed: take no more (atomic) */
@@ -62,6 +77,26 @@ struct worker_arg {
 	int i;
 };
 
+/* Read group g's chunks with one request, then run their tasks. */
+static int run_group(struct job *j, uint64_t g, struct reader_scratch *sc,
+		     struct sp_err *err)
+{
+	const struct piece *a = &j->piece[j->group[g]];
+	const struct piece *z = &j->piece[j->group[g + 1] - 1];
+
+	if (a == z || a->nb == 0) {
+		for (const struct piece *p = a; p <= z; p++)
+			SP_FORWARD(j->run(j, p->task, sc, NULL, err));
+		return SHARDPIPE_OK;
+	}
+	SP_FORWARD(reader_fetch_run(j->r, &j->shard[a->slot], a->lin, a->off,
+				    z->off + z->nb - a->off, sc, err));
+	for (const struct piece *p = a; p <= z; p++)
+		SP_FORWARD(j->run(j, p->task, sc, sc->run + (p->off - a->off),
+				  err));
+	return SHARDPIPE_OK;
+}
+
 static void work(struct job *j, struct reader_scratch *sc)
 {
 	struct sp_err e;
@@ -74,7 +109,8 @@ static void work(struct job *j, struct reader_scratch *sc)
 						      __ATOMIC_RELAXED))
 			return;
 		sp_err_clear(&e);
-		rc = j->run(j, t, sc, &e);
+		rc = j->piece != NULL ? run_group(j, t, sc, &e)
+				      : j->run(j, t, sc, NULL, &e);
 		if (rc == SHARDPIPE_OK)
 			continue;
 		/* The fault of the first chunk in the selection's order
@@ -142,12 +178,17 @@ void reader_pool_free(struct shardpipe_reader *r)
 	r->pool = NULL;
 }
 
+/* As many threads as decode (one per core by default), or as many as
+ * the source wants requests in flight when that is more: a thread
+ * waiting on a request takes no core. */
 static int want_threads(const struct shardpipe_reader *r)
 {
 	long n = r->threads;
 
 	if (n <= 0)
 		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < r->src->io_threads)
+		n = r->src->io_threads;
 	if (n < 1)
 		n = 1;
 	return n > MAX_READ_THREADS ? MAX_READ_THREADS : (int)n;
@@ -233,10 +274,46 @@ static void job_init(struct job *j, struct shardpipe_reader *r, task_fn run,
 	pthread_mutex_init(&j->emu, NULL);
 }
 
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+/*
+ * Sort the n pieces by shard and place, and group those that lie end to
+ * end in one shard into reads of at most cap bytes: only the chunks
+ * asked for are read, each once.  group[] gets each group's first
+ * piece, then n; returns the number of groups.
+ */
+static uint64_t group_pieces(struct piece *p, uint64_t n, uint64_t cap,
+			     uint64_t *group)
+{
+	uint64_t ng = 0, from = 0;
+
+	qsort(p, n, sizeof(*p), cmp_piece);
+	for (uint64_t i = 0; i < n; i++) {
+		if (i > 0 && p[i].nb > 0 && p[i - 1].nb > 0 &&
+		    p[i].slot == p[i - 1].slot &&
+		    p[i].off == p[i - 1].off + p[i - 1].nb &&
+		    p[i].off + p[i].nb - p[from].off <= cap)
+			continue;
+		group[ng++] = i;
+		from = i;
+	}
+	group[ng] = n;
+	return ng;
+}
+
 /* ----------------------------------------------------------------- check */
 
 static int check_task(struct job *j, uint64_t t, struct reader_scratch *sc,
-		      struct sp_err *err)
+		      uint8_t *enc, struct sp_err *err)
 {
 	struct reader_shard *sh = j->data;
 	uint64_t off, nb;
@@ -244,20 +321,45 @@ static int check_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 
 	if (!reader_chunk_extent(j->r, sh, t, &off, &nb))
 		return SHARDPIPE_OK;
-	return reader_load_chunk(j->r, sh, t, sc, NULL, err, &p);
+	return reader_load_chunk(j->r, sh, t, sc, enc, NULL, err, &p);
 }
 
-/* Decode every chunk of the open shard sh, on every thread. */
+/* Decode every chunk of the open shard sh, just opened, on every
+ * thread; where requests cost, its chunks in reads of neighbours. */
 int reader_check_shard(struct shardpipe_reader *r, struct reader_shard *sh)
 {
+	struct piece *p = NULL;
+	uint64_t *g = NULL, n = r->nsorted;
 	struct job j;
 	int rc;
 
 	if (sh->obj == NULL)
 		return SHARDPIPE_OK;
 	job_init(&j, r, check_task, r->n_inner, sh);
+	if (r->src->coalesce > 0 && r->sharded && n > 0) {
+		p = malloc(n * sizeof(*p));
+		g = malloc((n + 1) * sizeof(*g));
+		if (p == NULL || g == NULL) {
+			free(p);
+			free(g);
+			pthread_mutex_destroy(&j.emu);
+			return sp_err_set(&r->err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory for a check");
+		}
+		for (uint64_t i = 0; i < n; i++)
+			p[i] = (struct piece){ r->sorted[i].off,
+					       r->sorted[i].nbytes,
+					       r->sorted[i].chunk,
+					       r->sorted[i].chunk, 0 };
+		j.ntasks = group_pieces(p, n, r->src->coalesce, g);
+		j.piece = p;
+		j.group = g;
+		j.shard = sh;
+	}
 	rc = run_job(r, &j);
 	pthread_mutex_destroy(&j.emu);
+	free(p);
+	free(g);
 	return rc;
 }
 
@@ -287,6 +389,7 @@ struct sel {
 	uint64_t step[SHARDPIPE_MAX_RANK];
 	uint64_t ostride[SHARDPIPE_MAX_RANK];   /* bytes */
 	uint64_t cstride[SHARDPIPE_MAX_RANK];   /* bytes, in a chunk */
+	uint64_t sstride[SHARDPIPE_MAX_RANK];   /* cstride * step */
 	uint8_t *out;
 	/* A chunk wholly selected lands as one contiguous block of the
 	 * output: decode it there. */
@@ -299,6 +402,9 @@ struct sel {
 	uint64_t index_bytes;
 	uint64_t *task;          /* per task: slot, then a touch per dim */
 	uint64_t ntask;
+	/* Where requests cost: the batch's chunks, grouped into reads. */
+	struct piece *piece;
+	uint64_t *group;
 };
 
 /* The chunks along dim d that the selection's indices meet.  When the
@@ -434,15 +540,29 @@ static void copy_box(const struct shardpipe_reader *r, uint8_t *dst,
 	}
 }
 
+/* Task t's chunk: its slot and its place in its shard. */
+static const struct reader_shard *task_chunk(const struct shardpipe_reader *r,
+					     const struct sel *s, uint64_t t,
+					     uint64_t *lin)
+{
+	const uint64_t *tk = s->task + t * (uint64_t)(r->rank + 1);
+
+	*lin = 0;
+	for (int d = 0; d < r->rank; d++)
+		*lin = *lin * r->cps[d] + s->dim[d].t[tk[1 + d]].g % r->cps[d];
+	return &s->slot[tk[0]];
+}
+
 static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
-		     struct sp_err *err)
+		     uint8_t *enc, struct sp_err *err)
 {
 	struct shardpipe_reader *r = j->r;
 	struct sel *s = j->data;
 	int rank = r->rank;
 	const uint64_t *tk = s->task + t * (uint64_t)(rank + 1);
 	const struct reader_shard *sh = &s->slot[tk[0]];
-	uint64_t n[SHARDPIPE_MAX_RANK], ss[SHARDPIPE_MAX_RANK];
+	const uint64_t *ss = s->sstride;
+	uint64_t n[SHARDPIPE_MAX_RANK];
 	uint64_t lin = 0, doff = 0, soff = 0, off, nb;
 	int whole = 1, rc;
 	uint8_t *src;
@@ -455,7 +575,6 @@ static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 		doff += e->k0 * s->ostride[d];
 		soff += (first - e->g * r->chunk[d]) * s->cstride[d];
 		n[d] = e->kn;
-		ss[d] = s->cstride[d] * s->step[d];
 		whole &= e->kn == r->chunk[d];
 	}
 	if (!reader_chunk_extent(r, sh, lin, &off, &nb)) {
@@ -463,9 +582,9 @@ static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 		return SHARDPIPE_OK;
 	}
 	if (whole && s->direct)
-		return reader_load_chunk(r, sh, lin, sc, s->out + doff, err,
-					 &src);
-	rc = reader_load_chunk(r, sh, lin, sc, NULL, err, &src);
+		return reader_load_chunk(r, sh, lin, sc, enc, s->out + doff,
+					 err, &src);
+	rc = reader_load_chunk(r, sh, lin, sc, enc, NULL, err, &src);
 	if (rc == SHARDPIPE_OK)
 		copy_box(r, s->out + doff, s->ostride, src + soff, ss, n);
 	return rc;
@@ -496,6 +615,24 @@ static int flush(struct shardpipe_reader *r, struct sel *s, uint32_t keep)
 
 	if (s->ntask > 0) {
 		job_init(&j, r, read_task, s->ntask, s);
+		if (s->piece != NULL) {
+			for (uint64_t t = 0; t < s->ntask; t++) {
+				struct piece *p = &s->piece[t];
+				const struct reader_shard *sh =
+					task_chunk(r, s, t, &p->lin);
+
+				p->task = t;
+				p->slot = (uint32_t)(sh - s->slot);
+				if (!reader_chunk_extent(r, sh, p->lin, &p->off,
+							 &p->nb))
+					p->off = p->nb = 0;
+			}
+			j.ntasks = group_pieces(s->piece, s->ntask,
+						r->src->coalesce, s->group);
+			j.piece = s->piece;
+			j.group = s->group;
+			j.shard = s->slot;
+		}
 		rc = run_job(r, &j);
 		pthread_mutex_destroy(&j.emu);
 	}
@@ -524,6 +661,8 @@ static int read_sel(struct shardpipe_reader *r, struct sel *s)
 	s->cstride[rank - 1] = es;
 	for (int d = rank - 2; d >= 0; d--)
 		s->cstride[d] = s->cstride[d + 1] * r->chunk[d + 1];
+	for (int d = 0; d < rank; d++)
+		s->sstride[d] = s->cstride[d] * s->step[d];
 	/* A whole chunk is one block of the output when each dim with more
 	 * than one element steps by 1 and lies at the chunk's own stride. */
 	s->direct = 1;
@@ -541,6 +680,13 @@ static int read_sel(struct shardpipe_reader *r, struct sel *s)
 	s->slot = calloc(BATCH_SHARDS, sizeof(*s->slot));
 	s->task = malloc((size_t)BATCH_TASKS * (size_t)(rank + 1) *
 			 sizeof(uint64_t));
+	if (r->src->coalesce > 0) {
+		s->piece = malloc(BATCH_TASKS * sizeof(*s->piece));
+		s->group = malloc((BATCH_TASKS + 1) * sizeof(*s->group));
+		if (s->piece == NULL || s->group == NULL)
+			return sp_err_set(&r->err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory for a read");
+	}
 	if (s->slot == NULL || s->task == NULL)
 		return sp_err_set(&r->err, SHARDPIPE_ERR_NOMEM,
 				  "out of memory for a read");
@@ -721,6 +867,8 @@ int shardpipe_reader_read_strided(shardpipe_reader *r, const uint64_t *start,
 	}
 	free(s->slot);
 	free(s->task);
+	free(s->piece);
+	free(s->group);
 	free(s);
 	return rc;
 }

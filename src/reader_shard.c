@@ -26,6 +26,7 @@ void reader_scratch_free(struct reader_scratch *sc)
 {
 	free(sc->enc);
 	free(sc->dec);
+	free(sc->run);
 	memset(sc, 0, sizeof(*sc));
 }
 
@@ -97,6 +98,31 @@ static int fault(const struct shardpipe_reader *r,
 			  where, what);
 }
 
+/* What the reader fetched: one request of n bytes. */
+static void count_read(struct shardpipe_reader *r, uint64_t n)
+{
+	__atomic_add_fetch(&r->bytes_read, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->requests, 1, __ATOMIC_RELAXED);
+}
+
+/* Exactly n bytes at off of the shard's object; a source that takes one
+ * request at a time is read in turns. */
+static int fetch(struct shardpipe_reader *r, const struct reader_shard *sh,
+		 void *buf, size_t n, uint64_t off, struct sp_err *e)
+{
+	int rc;
+
+	if (r->src->ops->concurrent_reads) {
+		rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
+	} else {
+		pthread_mutex_lock(&r->io_mu);
+		rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
+		pthread_mutex_unlock(&r->io_mu);
+	}
+	count_read(r, n);
+	return rc;
+}
+
 static int cmp_sorted(const void *a, const void *b)
 {
 	const struct index_sort *x = a, *y = b;
@@ -107,12 +133,13 @@ static int cmp_sorted(const void *a, const void *b)
 }
 
 /*
- * Read and check the index of the shard just opened: its checksum, every
- * entry inside the shard body (the file without the index), no entry
- * bigger than the codecs could make a chunk, no two chunks overlapping.
+ * Read and check the index of the shard just opened (in sh->index
+ * already when have_index): its checksum, every entry inside the shard
+ * body (the file without the index), no entry bigger than the codecs
+ * could make a chunk, no two chunks overlapping.
  */
 static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
-		      struct sp_err *err)
+		      int have_index, struct sp_err *err)
 {
 	uint64_t n = r->n_inner, lo, hi, count = 0;
 	struct sp_err e;
@@ -123,12 +150,6 @@ static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
 			     "%llu bytes cannot hold the %llu-byte index",
 			     (unsigned long long)sh->fsize,
 			     (unsigned long long)r->index_bytes);
-	/* Sized by the metadata, but only allocated once a shard at least
-	 * that large exists. */
-	sh->index = malloc(2 * n * sizeof(uint64_t) + 8);
-	if (sh->index == NULL)
-		return fault(r, sh, err, SHARDPIPE_ERR_NOMEM, -1,
-			     "out of memory for the index");
 	if (r->sorted_cap < n) {
 		free(r->sorted);
 		r->sorted = malloc(n * sizeof(*r->sorted));
@@ -141,12 +162,11 @@ static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
 	hi = r->index_start ? sh->fsize : sh->fsize - r->index_bytes;
 	raw = (uint8_t *)sh->index;
 	sp_err_clear(&e);
-	if (r->src->ops->read(r->src, sh->obj, raw, r->index_bytes,
-			      r->index_start ? 0 : hi, &e) != SHARDPIPE_OK)
+	if (!have_index &&
+	    fetch(r, sh, raw, r->index_bytes, r->index_start ? 0 : hi, &e) !=
+		    SHARDPIPE_OK)
 		return fault(r, sh, err, e.code, -1, "reading the index: %s",
 			     e.msg);
-	r->bytes_read += r->index_bytes;
-	r->requests++;
 	if (r->index_crc) {
 		uint32_t want = sp_get_le32(raw + 16 * n);
 		uint32_t got = crc32c(0, raw, 16 * n);
@@ -203,6 +223,7 @@ static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
 		count++;
 	}
 	qsort(r->sorted, count, sizeof(*r->sorted), cmp_sorted);
+	r->nsorted = count;
 	for (uint64_t i = 1; i < count; i++) {
 		const struct index_sort *a = &r->sorted[i - 1];
 		const struct index_sort *b = &r->sorted[i];
@@ -220,25 +241,51 @@ static int load_index(struct shardpipe_reader *r, struct reader_shard *sh,
 	return SHARDPIPE_OK;
 }
 
+#define INDEX_WITH_OPEN (1u << 20)
+
 /* Open the shard (or unsharded chunk) at shard-grid coordinates s.  A
- * missing object leaves sh->obj NULL: it reads as the fill value. */
+ * missing object leaves sh->obj NULL: it reads as the fill value.  A
+ * source that can reads the index with the open, in one request. */
 int reader_shard_open(struct shardpipe_reader *r, struct reader_shard *sh,
 		      const uint64_t *s, struct sp_err *err)
 {
+	const struct source_ops *ops = r->src->ops;
+	/* An index too large to allocate before the shard is known to
+	 * exist is read after the open. */
+	int together = r->sharded && ops->open_read != NULL &&
+		       r->index_bytes <= INDEX_WITH_OPEN;
 	struct sp_err e;
 	int rc;
 
 	sh->obj = NULL;
 	sh->index = NULL;
 	make_key(r, s, sh->key, sizeof(sh->key));
+	/* Sized by the metadata; 8 more for the checksum. */
+	if (together &&
+	    (sh->index = malloc(2 * r->n_inner * sizeof(uint64_t) + 8)) == NULL)
+		return fault(r, sh, err, SHARDPIPE_ERR_NOMEM, -1,
+			     "out of memory for the index");
 	sp_err_clear(&e);
-	rc = r->src->ops->open(r->src, sh->key, &sh->obj, &sh->fsize, &e);
+	if (together) {
+		rc = ops->open_read(r->src, sh->key, &sh->obj, &sh->fsize,
+				    sh->index, r->index_bytes,
+				    !r->index_start, &e);
+		if (rc == SHARDPIPE_OK && sh->obj != NULL)
+			count_read(r, sh->fsize < r->index_bytes
+					      ? sh->fsize
+					      : r->index_bytes);
+	} else {
+		rc = ops->open(r->src, sh->key, &sh->obj, &sh->fsize, &e);
+	}
 	if (rc == SHARDPIPE_ERR_FORMAT)
 		return fault(r, sh, err, rc, -1, "%s", e.msg);
 	if (rc != SHARDPIPE_OK)
 		return fault(r, sh, err, rc, -1, "cannot open: %s", e.msg);
-	if (sh->obj == NULL)
+	if (sh->obj == NULL) {
+		free(sh->index);
+		sh->index = NULL;
 		return SHARDPIPE_OK;
+	}
 	if (!r->sharded) {
 		if (sh->fsize > r->chain.max_encoded)
 			return fault(r, sh, err, SHARDPIPE_ERR_FORMAT, -1,
@@ -248,7 +295,12 @@ int reader_shard_open(struct shardpipe_reader *r, struct reader_shard *sh,
 				     (unsigned long long)r->chunk_bytes);
 		return SHARDPIPE_OK;
 	}
-	return load_index(r, sh, err);
+	/* Only allocated once a shard at least that large exists. */
+	if (sh->fsize >= r->index_bytes && sh->index == NULL &&
+	    (sh->index = malloc(2 * r->n_inner * sizeof(uint64_t) + 8)) == NULL)
+		return fault(r, sh, err, SHARDPIPE_ERR_NOMEM, -1,
+			     "out of memory for the index");
+	return load_index(r, sh, together, err);
 }
 
 /* The chunk's encoded extent, or 0 when it is empty or missing. */
@@ -279,29 +331,34 @@ static void swap_elements(uint8_t *p, size_t n, size_t esize)
 		}
 }
 
-/* Exactly n bytes at off of the shard's object; a source that takes one
- * request at a time (S3) is read in turns. */
-static int fetch(struct shardpipe_reader *r, const struct reader_shard *sh,
-		 void *buf, size_t n, uint64_t off, struct sp_err *e)
+int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,
+		     uint64_t lin, uint64_t off, uint64_t n,
+		     struct reader_scratch *sc, struct sp_err *err)
 {
-	int rc;
+	struct sp_err e;
 
-	if (r->src->ops->concurrent_reads) {
-		rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
-		__atomic_add_fetch(&r->bytes_read, n, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&r->requests, 1, __ATOMIC_RELAXED);
-		return rc;
+	if (n > sc->run_cap) {
+		/* Bounded by the source's coalesce size. */
+		uint8_t *p = realloc(sc->run, n);
+
+		if (p == NULL)
+			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
+				     (int64_t)lin,
+				     "out of memory for %llu bytes",
+				     (unsigned long long)n);
+		sc->run = p;
+		sc->run_cap = n;
 	}
-	pthread_mutex_lock(&r->io_mu);
-	rc = r->src->ops->read(r->src, sh->obj, buf, n, off, e);
-	r->bytes_read += n;
-	r->requests++;
-	pthread_mutex_unlock(&r->io_mu);
-	return rc;
+	sp_err_clear(&e);
+	if (fetch(r, sh, sc->run, n, off, &e) != SHARDPIPE_OK)
+		return fault(r, sh, err, e.code, (int64_t)lin,
+			     "read failed: %s", e.msg);
+	return SHARDPIPE_OK;
 }
 
 /*
- * Read chunk `lin` of shard sh and undo its codecs, last first: a crc32c
+ * Read chunk `lin` of shard sh (its bytes at enc when not NULL, fetched
+ * with its neighbours) and undo its codecs, last first: a crc32c
  * strips and checks its 4 trailing bytes, the compressor must produce
  * exactly the size its input had when encoded.  On success *out points
  * to chunk_bytes bytes in native byte order: dst when it is not NULL
@@ -310,7 +367,7 @@ static int fetch(struct shardpipe_reader *r, const struct reader_shard *sh,
  */
 int reader_load_chunk(struct shardpipe_reader *r,
 		      const struct reader_shard *sh, uint64_t lin,
-		      struct reader_scratch *sc, uint8_t *dst,
+		      struct reader_scratch *sc, uint8_t *enc, uint8_t *dst,
 		      struct sp_err *err, uint8_t **out)
 {
 	uint64_t off = 0, nb = 0;
@@ -319,6 +376,11 @@ int reader_load_chunk(struct shardpipe_reader *r,
 	size_t len;
 
 	reader_chunk_extent(r, sh, lin, &off, &nb);
+	if (enc != NULL) {
+		cur = enc;
+		len = nb;
+		goto fetched;
+	}
 	if (dst != NULL && r->chain.n == 0 && nb == r->chunk_bytes) {
 		sp_err_clear(&e);
 		if (fetch(r, sh, dst, nb, off, &e) != SHARDPIPE_OK)
@@ -346,6 +408,7 @@ int reader_load_chunk(struct shardpipe_reader *r,
 			     "read failed: %s", e.msg);
 	cur = sc->enc;
 	len = nb;
+fetched:
 	for (int k = r->chain.n - 1; k >= 0; k--) {
 		if (r->chain.kind[k] == B2B_CRC32C) {
 			uint32_t want, got;

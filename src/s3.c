@@ -413,7 +413,13 @@ static struct curl_slist *headers(const struct s3_conn *c,
 		*bad |= t == NULL;
 		h = t ? t : h;
 	}
-	if (rq->ranged) {
+	if (rq->ranged && rq->suffix) {
+		snprintf(line, sizeof(line), "Range: bytes=-%llu",
+			 (unsigned long long)rq->range_len);
+		t = curl_slist_append(h, line);
+		*bad |= t == NULL;
+		h = t ? t : h;
+	} else if (rq->ranged) {
 		snprintf(line, sizeof(line), "Range: bytes=%llu-%llu",
 			 (unsigned long long)rq->range_off,
 			 (unsigned long long)(rq->range_off + rq->range_len - 1));
@@ -515,7 +521,7 @@ static int outcome(struct s3_conn *c, const struct s3_req *rq,
 	 * server that ignored the range. */
 	if (e == CURLE_OK && answered(rq, rs))
 		return rq->out != NULL && rs->status == 200 && rq->ranged &&
-				       rq->range_off != 0
+				       rq->range_off != 0 && !rq->suffix
 			       ? sp_err_set(err, SHARDPIPE_ERR_IO,
 					    "s3://%s/%s: %s: the server ignored "
 					    "the byte range", cfg->bucket, key,

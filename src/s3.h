@@ -36,6 +36,8 @@ struct s3_config {
 			       * first try */
 	uint64_t part_size; /* bytes per multipart part */
 	int uploads;        /* concurrent upload requests */
+	int reads;          /* concurrent read requests (§24.4) */
+	uint64_t read_size; /* the most bytes one ranged GET coalesces */
 };
 
 /*
@@ -63,6 +65,10 @@ struct s3_req {
 	size_t body_len;
 	int ranged;          /* ask for range_len bytes at range_off */
 	uint64_t range_off, range_len;
+	/* With ranged: the last range_len bytes (the whole object when it
+	 * is smaller), wherever they are: a shard's index at its end and
+	 * the object's size in one request. */
+	int suffix;
 	const char *if_match; /* an ETag the object must still have */
 	/* A successful response's body goes here when out is set (at most
 	 * out_cap bytes, more is an error), else into s3_resp.text. */

@@ -20,6 +20,10 @@
 #define DEFAULT_PART_SIZE ((uint64_t)8 << 20)
 #define DEFAULT_UPLOADS 4
 #define MAX_UPLOADS 64
+#define DEFAULT_READS 8
+#define MAX_READS 64
+#define DEFAULT_READ_SIZE (8u << 20)
+#define MAX_READ_SIZE (256u << 20)
 #define DEFAULT_ATTEMPTS 5
 #define DEFAULT_RETRY_SECONDS 60
 
@@ -441,6 +445,11 @@ static int load(struct s3_config *c, const char *url, struct sp_err *err)
 	SP_FORWARD(env_u64("SHARDPIPE_S3_UPLOADS", DEFAULT_UPLOADS, 1,
 			   MAX_UPLOADS, 0, &v, err));
 	c->uploads = (int)v;
+	SP_FORWARD(env_u64("SHARDPIPE_S3_READS", DEFAULT_READS, 1, MAX_READS,
+			   0, &v, err));
+	c->reads = (int)v;
+	SP_FORWARD(env_u64("SHARDPIPE_S3_READ_SIZE", DEFAULT_READ_SIZE, 1,
+			   MAX_READ_SIZE, 1, &c->read_size, err));
 	SP_FORWARD(env_u64("AWS_MAX_ATTEMPTS", DEFAULT_ATTEMPTS, 1, 100, 0, &v,
 			   err));
 	c->attempts = (int)v;

@@ -117,6 +117,13 @@ struct source_ops {
 		    int (*each)(void *user, const char *key), void *user,
 		    struct sp_err *err);
 	void (*free)(struct source *src);
+	/* Optional: open key as open does and read its first n bytes, or
+	 * its last n when at_end, into buf, in one request (a shard and
+	 * its index, doc/design.md §24.4).  An object smaller than n
+	 * leaves buf undefined: the caller refuses it by its size. */
+	int (*open_read)(struct source *src, const char *key,
+			 struct source_obj **obj, uint64_t *size, void *buf,
+			 size_t n, int at_end, struct sp_err *err);
 	/* read may run on several threads at once (the reader's pool,
 	 * doc/design.md §19.1); else the reader's reads take turns. */
 	int concurrent_reads;
@@ -124,6 +131,13 @@ struct source_ops {
 
 struct source {
 	const struct source_ops *ops;
+	/* Requests worth having in flight at once: the reader runs at
+	 * least this many threads (0: as many as it decodes on). */
+	int io_threads;
+	/* > 0: a request costs more than its bytes, so the reader fetches
+	 * the chunks it needs that lie next to each other in a shard with
+	 * one read of up to this many bytes (doc/design.md §24.4). */
+	uint64_t coalesce;
 };
 
 /* Open the store at path (a directory or an S3 URL) for reading. */

@@ -10,7 +10,9 @@ TESTS += t/s3-config
 t_s3_config_LDADD = $(TEST_LDADD)
 t_s3_config_LDFLAGS = $(TEST_LDFLAGS)
 
-S3_TESTS = t/s3-roundtrip.sh t/s3-refusals.sh t/s3-faults.sh t/s3-reopen.sh
+S3_TESTS = t/s3-roundtrip.sh t/s3-refusals.sh t/s3-faults.sh t/s3-reopen.sh \
+	t/s3-read.sh
 TESTS += $(S3_TESTS)
 EXTRA_DIST += $(S3_TESTS) t/s3-lib.sh t/python/s3_server.py \
-	t/python/s3_proxy.py t/python/s3_admin.py bench/s3_vs_fs.py
+	t/python/s3_proxy.py t/python/s3_admin.py t/python/s3_runs.py \
+	bench/s3_vs_fs.py
