@@ -15,3 +15,4 @@ EXTRA_DIST += t/python-package.sh t/python/pytest_tap.py \
 EXTRA_DIST += python/tests/test_namespace.py python/tests/test_reopen.py \
 	python/tests/test_progress.py python/tests/test_reader_numpy.py \
 	python/tests/test_plate.py
+EXTRA_DIST += python/tests/test_reader_foreign.py
