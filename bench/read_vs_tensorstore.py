@@ -9,7 +9,9 @@ for each read pattern times, alternating, ``shardpipe.open(path,
 threads=T)[sel]``, TensorStore (its data-copy and file-I/O concurrency
 set to T) and zarr-python, best of --rounds each.  The bound: libzstd
 alone (through ctypes, which releases the GIL) decompressing the chunks
-the selection touches on T Python threads, their bytes already in memory.
+the selection touches on T Python threads, their bytes already in memory,
+into one chunk-sized buffer a thread; and the same into a new array of
+all of them (the memory a reader's output is), its allocation included.
 Prints a table of GB/s of selected output, the fraction of the bound and
 the ratio to TensorStore, and what shardpipe's reader fetched (bytes
 and requests, from Reader.stats()) beside the bytes of the chunks the
@@ -106,13 +108,23 @@ class Bound:
                     out.append(data[off:off + nb])
         return out, index_bytes
 
-    def seconds(self, encoded, threads):
+    def seconds(self, encoded, threads, fresh=False):
+        """Decoding every chunk into one buffer a thread, or with fresh,
+        each into its own place in one new array of all of them, as a
+        reader's output is: memory no one has touched yet."""
         size = int(np.prod(CHUNK)) * 2
         bufs = [ctypes.create_string_buffer(size) for _ in range(threads)]
+        t0 = time.perf_counter()
+        if fresh:
+            out = np.empty(len(encoded) * size, np.uint8)
+            base = out.ctypes.data
 
         def part(k):
             dst = bufs[k]
-            for c in encoded[k::threads]:
+            for i in range(k, len(encoded), threads):
+                c = encoded[i]
+                if fresh:
+                    dst = base + i * size
                 if self.codec == "none":
                     ctypes.memmove(dst, c, len(c))
                     continue
@@ -123,7 +135,7 @@ class Bound:
         with concurrent.futures.ThreadPoolExecutor(threads) as ex:
             t = time.perf_counter()
             list(ex.map(part, range(threads)))
-            return time.perf_counter() - t
+            return time.perf_counter() - (t0 if fresh else t)
 
 
 def timed(f):
@@ -192,25 +204,49 @@ def main():
                 best["zarr"] = min(best.get("zarr", 1e9), t)
                 t = bound.seconds(enc, T)
                 best["bound"] = min(best.get("bound", 1e9), t)
+                t = bound.seconds(enc, T, fresh=True)
+                best["fresh"] = min(best.get("fresh", 1e9), t)
             rows.append((name, nbytes, len(enc), sum(map(len, enc)) +
                          index_bytes, fetched, best))
             print(name, {k: round(v, 4) for k, v in best.items()},
                   flush=True)
+            if key is Ellipsis:
+                whole = (nbytes, best)
+                tools = {}
+                for tool, args in (("cat", ["cat", path, "-o", os.devnull]),
+                                   ("verify", ["verify", path])):
+                    for _ in range(a.rounds):
+                        # One thread a core, as the tool reads.
+                        t = timed(lambda: subprocess.run(
+                            [sp] + args, check=True,
+                            stdout=subprocess.DEVNULL))
+                        tools[tool] = min(tools.get(tool, 1e9), t)
         print()
         print("%d threads each, codec %s, best of %d rounds; GB/s of the "
               "selection's bytes" % (T, a.codec, a.rounds))
         print()
         print("| read | shardpipe GB/s | TensorStore | zarr-python | "
-              "shardpipe / TensorStore | shardpipe / bound | chunks | "
+              "shardpipe / TensorStore | shardpipe / bound | "
+              "shardpipe / bound into fresh memory | chunks | "
               "bytes read (touched chunks + indexes) | requests |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- "
+              "| --- |")
         for name, nbytes, nch, need, fetched, b in rows:
             gbs = {k: nbytes / v / 1e9 for k, v in b.items()}
-            print("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f | %d | %d (%d) "
-                  "| %d |" % (name, gbs["shardpipe"], gbs["tensorstore"],
-                              gbs["zarr"], b["tensorstore"] / b["shardpipe"],
-                              b["bound"] / b["shardpipe"], nch, fetched[0],
-                              need, fetched[1]))
+            print("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f | %.2f | %d "
+                  "| %d (%d) | %d |" % (
+                      name, gbs["shardpipe"], gbs["tensorstore"],
+                      gbs["zarr"], b["tensorstore"] / b["shardpipe"],
+                      b["bound"] / b["shardpipe"],
+                      b["fresh"] / b["shardpipe"], nch, fetched[0], need,
+                      fetched[1]))
+        print()
+        nbytes, b = whole
+        for tool, t in tools.items():
+            print("shardpipe %s of the whole array (the process, start to "
+                  "end): %.3f GB/s, %.2f of the bound, %.2f of the bound "
+                  "into fresh memory" % (tool, nbytes / t / 1e9,
+                                         b["bound"] / t, b["fresh"] / t))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
