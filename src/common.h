@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shardpipe.h"
 
@@ -92,6 +93,14 @@ static inline double sp_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* What threads = 0 means everywhere: one thread per core online. */
+static inline int sp_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 && n < 1 << 20 ? (int)n : 1;
 }
 
 /* Overflow-checked arithmetic on sizes. */

@@ -225,11 +225,8 @@ static int group_open(shardpipe_group **out, const char *path, int threads,
 		sp_last_error_set("out of memory");
 		return SHARDPIPE_ERR_NOMEM;
 	}
-	if (threads == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		threads = n > 0 ? (int)n : 1;
-	}
+	if (threads == 0)
+		threads = sp_cores();
 	g->threads = threads;
 	rc = list_arrays(g, &err);
 	if (rc != SHARDPIPE_OK) {

@@ -310,12 +310,7 @@ static int compute_permutation(struct plan *p, struct sp_err *err)
 
 static int resolve_threads(int threads)
 {
-	long n;
-
-	if (threads > 0)
-		return threads;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
+	return threads > 0 ? threads : sp_cores();
 }
 
 int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)

@@ -300,11 +300,8 @@ static int plate_new(struct shardpipe_plate **out, const char *path,
 		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	}
 	pthread_mutex_init(&p->mu, NULL);
-	if (threads == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		threads = n > 0 ? (int)n : 1;
-	}
+	if (threads == 0)
+		threads = sp_cores();
 	p->threads = threads;
 	*out = p;
 	return SHARDPIPE_OK;

@@ -186,7 +186,7 @@ static int want_threads(const struct shardpipe_reader *r)
 	long n = r->threads;
 
 	if (n <= 0)
-		n = sysconf(_SC_NPROCESSORS_ONLN);
+		n = sp_cores();
 	if (n < r->src->io_threads)
 		n = r->src->io_threads;
 	if (n < 1)
