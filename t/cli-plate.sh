@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cliplate
 test_seed
-plan 37
+plan 40
 
 p=$tmp/p.zarr
 test_sized "cli-plate rows" 12 4
@@ -50,6 +50,11 @@ ok $? "cat of A/1/0 gives its input"
 ok $? "cat of A/2/0 (level 0) gives its input"
 "$SP" verify "$p/A/2/0" > /dev/null 2> "$tmp/err"
 ok $? "verify of the pyramid field recomputes its level"
+"$SP" verify "$p" > "$tmp/out" 2> "$tmp/err"
+ok $? "verify of the plate"
+sed 's/^/#   /' "$tmp/err"
+grep ': valid' "$tmp/out" | sed "s|^$p/||; s|:.*||" | tr '\n' ' ' > "$tmp/got"
+is "$(cat "$tmp/got")" "A/1/0 A/2/0 B/3/1 " "verify of the plate checks every field of every well, in order"
 tr -d ' \n' < "$p/zarr.json" > "$tmp/flat"
 grep -q '"wells":\[{"path":"A/1","rowIndex":0,"columnIndex":0},{"path":"A/2","rowIndex":0,"columnIndex":1},{"path":"B/3","rowIndex":1,"columnIndex":2}\]' "$tmp/flat"
 ok $? "the plate lists A/1, A/2 and B/3, row-major, the empty wells not"
@@ -88,3 +93,15 @@ refused 2 'column 0 "1-1": byte 1' "a column name with '-'" -- \
 	"$SP" group create --rows A --columns 1-1 "$tmp/q.zarr"
 refused 2 'field_count 0 is outside' "--field-count 0" -- \
 	"$SP" group create --plate 1,1 --field-count 0 "$tmp/q.zarr"
+
+# A damaged field is found by verify of the whole plate (a copy: the
+# plate above stays as written).
+cp -R "$p" "$tmp/d.zarr"
+shard=$(find "$tmp/d.zarr/B/3/1/0/c" -type f | sort | head -n 1)
+size=$(wc -c < "$shard")
+printf 'XXXX' | dd of="$shard" bs=1 seek=$((size - 20)) conv=notrunc 2> /dev/null
+"$SP" verify "$tmp/d.zarr" > /dev/null 2> "$tmp/err"
+st=$?
+[ "$st" -eq 1 ] && grep -q "${shard#"$tmp/d.zarr/B/3/1/0/"}: index checksum mismatch" "$tmp/err"
+ok $? "verify of a plate with a damaged field exits 1 (got $st), naming the shard"
+sed 's/^/#   /' "$tmp/err"

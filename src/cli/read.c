@@ -192,6 +192,10 @@ static int compare_slab(void *user, const void *data, size_t n, uint64_t row)
 }
 
 static int verify_array(const char *store, const char *raw);
+static int verify_group(const char *store, const char *raw, int depth);
+
+/* Groups inside groups deeper than this are not walked (a plate is 3). */
+#define MAX_GROUP_DEPTH 16
 
 /* Whether name is one of the group's arrays. */
 static int listed(const shardpipe_group *g, const char *name)
@@ -208,24 +212,28 @@ static int listed(const shardpipe_group *g, const char *name)
  * short by a crash or damaged, an array another writer named "a b") is
  * verified too, so that verify of the group does not call a damaged array
  * valid by leaving it out.  run 0: only count them in *count, for the
- * header.  Their first failure's status, or 0.
+ * header.  A child that is a group (a plate's rows and wells; an image
+ * is no group here) is verified as a group in turn, when run.  Their first
+ * failure's status, or 0.
  */
 static int verify_unlisted(const char *store, const shardpipe_group *g,
-			   int run, size_t *count)
+			   int run, size_t *count, int depth)
 {
-	DIR *d = opendir(store);
-	struct dirent *e;
+	struct dirent **names, *e;
 	int status = CLI_EXIT_OK;
+	/* In name order, so that a plate's wells come as A/1, A/2, B/1. */
+	int n = scandir(store, &names, NULL, alphasort);
 
 	*count = 0;
-	if (d == NULL)
+	if (n < 0)
 		return CLI_EXIT_OK; /* listed a moment ago; nothing to add */
-	while ((e = readdir(d)) != NULL) {
+	for (int i = 0; i < n; free(names[i++])) {
 		shardpipe_group *child;
 		struct stat st;
 		char *path, *meta;
 		int st_rc;
 
+		e = names[i];
 		if (e->d_name[0] == '.' || listed(g, e->d_name))
 			continue;
 		path = malloc(strlen(store) + strlen(e->d_name) + 2);
@@ -236,7 +244,7 @@ static int verify_unlisted(const char *store, const shardpipe_group *g,
 			free(meta);
 			cli_error("verify: out of memory");
 			status = CLI_EXIT_FAIL;
-			break;
+			continue;
 		}
 		sprintf(path, "%s/%s", store, e->d_name);
 		sprintf(meta, "%s/zarr.json", path);
@@ -249,19 +257,27 @@ static int verify_unlisted(const char *store, const shardpipe_group *g,
 				st_rc = verify_array(path, NULL);
 				if (status == CLI_EXIT_OK)
 					status = st_rc;
+			} else if (run && lstat(path, &st) == 0 &&
+				   S_ISDIR(st.st_mode)) {
+				st_rc = depth < MAX_GROUP_DEPTH
+						? verify_group(path, NULL,
+							       depth + 1)
+						: CLI_EXIT_OK;
+				if (status == CLI_EXIT_OK)
+					status = st_rc;
 			}
 			shardpipe_group_close(child);
 		}
 		free(meta);
 		free(path);
 	}
-	closedir(d);
+	free(names);
 	return status;
 }
 
-/* verify of a group: what it holds, and each of its arrays in turn; the
- * first failure's status. */
-static int verify_group(const char *store, const char *raw)
+/* verify of a group: what it holds, each of its arrays in turn, and the
+ * groups inside it; the first failure's status. */
+static int verify_group(const char *store, const char *raw, int depth)
 {
 	shardpipe_group *g = group_at(store);
 	int status = CLI_EXIT_OK, st;
@@ -277,7 +293,7 @@ static int verify_group(const char *store, const char *raw)
 		shardpipe_group_close(g);
 		return CLI_EXIT_USAGE;
 	}
-	st = verify_unlisted(store, g, 0, &more);
+	st = verify_unlisted(store, g, 0, &more, depth);
 	printf("%s: Zarr group of %zu array(s)\n", store, n + more);
 	for (size_t i = 0; i < n; i++) {
 		const char *name = shardpipe_group_array_name(g, i);
@@ -294,7 +310,7 @@ static int verify_group(const char *store, const char *raw)
 			status = st;
 		free(path);
 	}
-	st = verify_unlisted(store, g, 1, &more);
+	st = verify_unlisted(store, g, 1, &more, depth);
 	if (status == CLI_EXIT_OK)
 		status = st;
 	shardpipe_group_close(g);
@@ -319,7 +335,8 @@ int cli_verify(int argc, char **argv)
 			       "STORE/1\nnames level 1 alone.\n"
 			       "STORE is a directory or s3://BUCKET/PREFIX.  "
 			       "A group (shardpipe group)\nis listed and each "
-			       "of its arrays verified; STORE/NAME is one of "
+			       "of its arrays verified, then each group in "
+			       "it (a plate's\nwells); STORE/NAME is one of "
 			       "them.\n"
 			       "Exit status: 0 valid, 1 corrupt or unreadable, "
 			       "3 differs from RAW,\n4 uses a codec or feature "
@@ -343,7 +360,7 @@ int cli_verify(int argc, char **argv)
 		cli_error("verify: no store given");
 		return CLI_EXIT_USAGE;
 	}
-	return verify_group(store, raw);
+	return verify_group(store, raw, 0);
 }
 
 /* verify of one array: its indexes and chunks, and --against. */
