@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -138,6 +139,41 @@ class Bound:
             return time.perf_counter() - (t0 if fresh else t)
 
 
+def peak_memory(which, path, threads):
+    """Run in a process of its own: the peak resident memory a
+    whole-array read adds, beyond what the process held after opening
+    the array, and the output's bytes."""
+    code = r"""
+import sys
+def hwm():
+    # The high-water mark of this process's own memory (ru_maxrss would
+    # carry the parent's over the fork).
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+which, path, T = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if which == "shardpipe":
+    import shardpipe
+    r = shardpipe.open(path, threads=T)
+    read = lambda: r[...]
+else:
+    import tensorstore as ts
+    t = ts.open({"driver": "zarr3",
+                 "kvstore": {"driver": "file", "path": path},
+                 "context": {"data_copy_concurrency": {"limit": T},
+                             "file_io_concurrency": {"limit": T}}},
+                read=True).result()
+    read = lambda: t.read().result()
+base = hwm()
+a = read()
+print(hwm() - base, a.nbytes)
+"""
+    out = subprocess.run([sys.executable, "-c", code, which, path,
+                          str(threads)], check=True, capture_output=True,
+                         text=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
 def timed(f):
     t = time.perf_counter()
     f()
@@ -242,6 +278,16 @@ def main():
                       fetched[1]))
         print()
         nbytes, b = whole
+        chunk = int(np.prod(CHUNK)) * 2
+        n_shards = int(np.prod([-(-s // (p * c)) for s, p, c in
+                                zip(SHAPE, PER_SHARD, CHUNK)]))
+        allowed = T * chunk + n_shards * (16 * int(np.prod(PER_SHARD)) + 4)
+        for which in ("shardpipe", "tensorstore"):
+            added, n = peak_memory(which, path, T)
+            print("%s whole-array read: peak memory %.1f MB above the "
+                  "output's %.1f MB (threads x one chunk + the shards' "
+                  "indexes: %.1f MB)" % (which, (added - n) / 1e6, n / 1e6,
+                                         allowed / 1e6))
         for tool, t in tools.items():
             print("shardpipe %s of the whole array (the process, start to "
                   "end): %.3f GB/s, %.2f of the bound, %.2f of the bound "
