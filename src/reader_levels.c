@@ -23,9 +23,18 @@
 /* The memory one comparison of two levels may read at once. */
 #define LEVELS_SLAB_BYTES (64u << 20)
 
+/* A dataset's coordinateTransformations: its scale and translation per
+ * dim (n of them; -1: absent, or not a list of numbers of at most
+ * SHARDPIPE_MAX_RANK). */
+struct transform {
+	int ns, nt;
+	double scale[SHARDPIPE_MAX_RANK], trans[SHARDPIPE_MAX_RANK];
+};
+
 struct reader_levels {
 	int n;
 	char *paths[LEVELS_MAX];
+	struct transform tf[LEVELS_MAX];
 	int method;          /* SHARDPIPE_METHOD_*, or -1: unknown */
 	int append;          /* the method along dim 0 */
 	char type[48];       /* the image's "type", as written */
@@ -114,6 +123,36 @@ static int safe_name(const struct json_value *v)
 	return 1;
 }
 
+/* The numbers of list v into out: how many, or -1. */
+static int numbers(const struct json_value *v, double *out)
+{
+	int n = 0;
+
+	if (v == NULL || v->type != JSON_ARRAY || v->len > SHARDPIPE_MAX_RANK)
+		return -1;
+	for (const struct json_value *x = v->child; x != NULL; x = x->next) {
+		if (x->type != JSON_NUMBER || !isfinite(x->num))
+			return -1;
+		out[n++] = x->num;
+	}
+	return n;
+}
+
+static void parse_transform(const struct json_value *d, struct transform *t)
+{
+	const struct json_value *ct = json_get(d, "coordinateTransformations");
+
+	t->ns = t->nt = -1;
+	if (ct == NULL || ct->type != JSON_ARRAY)
+		return;
+	for (const struct json_value *x = ct->child; x != NULL; x = x->next) {
+		if (json_is_str(json_get(x, "type"), "scale"))
+			t->ns = numbers(json_get(x, "scale"), t->scale);
+		else if (json_is_str(json_get(x, "type"), "translation"))
+			t->nt = numbers(json_get(x, "translation"), t->trans);
+	}
+}
+
 static int method_of(const struct json_value *v)
 {
 	for (int m = 0; v != NULL && v->type == JSON_STRING &&
@@ -149,6 +188,7 @@ static int parse_group(const char *path, const struct json_value *root,
 		if (asprintf(&lv->paths[lv->n], "%s/%s", path, p->str) < 0)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory");
+		parse_transform(d, &lv->tf[lv->n]);
 		lv->n++;
 	}
 	lv->method = method_of(json_get(ms, "type"));
@@ -574,7 +614,7 @@ static int compare_rows(const struct reader_levels *lv, const struct pair *p,
 
 /* Level `level` against level - 1 reduced, a slab of rows at a time. */
 static int compare_level(const struct reader_levels *lv, int level,
-			 struct sp_err *err)
+			 int *f, int *rank, struct sp_err *err)
 {
 	struct pair p = { .level = level };
 	uint64_t ra, rb, slab;
@@ -601,6 +641,8 @@ static int compare_level(const struct reader_levels *lv, int level,
 	}
 	if ((rc = factors(&p, err)) != SHARDPIPE_OK)
 		goto out;
+	memcpy(f, p.f, sizeof(p.f));
+	*rank = p.a.rank;
 	ra = row_bytes(&p.a);
 	rb = row_bytes(&p.b);
 	/* Every size is the reader's, checked when it opened. */
@@ -640,11 +682,65 @@ out:
 	return rc;
 }
 
+/* Whether a and b agree to the digits a writer prints (17). */
+static int near(double a, double b)
+{
+	return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+/*
+ * Level L's scale and translation, against level 0's and the factor
+ * F[d] by which its dims shrank since (design §28.4): the scale F times
+ * level 0's, the translation level 0's plus (F - 1) / 2 of level 0's
+ * elements, or plus none for a decimated dim; a translation left out
+ * is not checked.
+ */
+static int check_transform(const struct reader_levels *lv, int L, int rank,
+			   const uint64_t *F, struct sp_err *err)
+{
+	const struct transform *t0 = &lv->tf[0], *t = &lv->tf[L];
+
+	SP_RETURN_IF(t0->ns != rank || t->ns != rank, err,
+		     SHARDPIPE_ERR_CORRUPT,
+		     "level %d: no scale of %d numbers in its dataset's "
+		     "coordinateTransformations", t0->ns != rank ? 0 : L, rank);
+	for (int d = 0; d < rank; d++) {
+		int m = d == 0 ? lv->append : lv->method;
+		double s = t0->scale[d] * (double)F[d];
+		double o0 = t0->nt == rank ? t0->trans[d] : 0;
+		double o = o0 + (m == SHARDPIPE_METHOD_DECIMATE
+					 ? 0
+					 : t0->scale[d] * ((double)F[d] - 1) / 2);
+
+
+		SP_RETURN_IF(!near(t->scale[d], s), err, SHARDPIPE_ERR_CORRUPT,
+			     "level %d: dim %d's scale is %.17g, but its "
+			     "elements cover %llu of level 0's (scale %.17g): "
+			     "%.17g", L, d, t->scale[d],
+			     (unsigned long long)F[d], t0->scale[d], s);
+		/* Optional in OME-NGFF: a writer that leaves it out says
+		 * nothing wrong. */
+		SP_RETURN_IF(t->nt == rank && !near(t->trans[d], o), err,
+			     SHARDPIPE_ERR_CORRUPT,
+			     "level %d: dim %d's translation is %.17g, %.17g "
+			     "for elements covering %llu of level 0's by %s", L,
+			     d, t->trans[d], o, (unsigned long long)F[d],
+			     ome_method_name(m));
+	}
+	return SHARDPIPE_OK;
+}
+
 int reader_levels_check(const struct reader_levels *lv, int *recomputed,
 			struct sp_err *err)
 {
+	uint64_t F[SHARDPIPE_MAX_RANK];
+
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
+		F[d] = 1;
 	*recomputed = lv->method >= 0;
 	for (int L = 1; L < lv->n; L++) {
+		int f[SHARDPIPE_MAX_RANK], rank = 0;
+
 		shardpipe_reader *r;
 		int rc = shardpipe_reader_open(&r, lv->paths[L]);
 
@@ -657,8 +753,12 @@ int reader_levels_check(const struct reader_levels *lv, int *recomputed,
 				   shardpipe_last_error_message());
 		shardpipe_reader_close(r);
 		SP_FORWARD(rc);
-		if (*recomputed)
-			SP_FORWARD(compare_level(lv, L, err));
+		if (!*recomputed)
+			continue;
+		SP_FORWARD(compare_level(lv, L, f, &rank, err));
+		for (int d = 0; d < rank; d++)
+			F[d] *= (uint64_t)f[d];
+		SP_FORWARD(check_transform(lv, L, rank, F, err));
 	}
 	return SHARDPIPE_OK;
 }

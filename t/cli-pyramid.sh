@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch clipyramid
 test_seed
-plan 88
+plan 92
 
 random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
 # The dims' names: a refusal below names them otherwise (no option
@@ -75,6 +75,34 @@ printf '\000\000' | dd of="$shard" bs=1 seek=3 conv=notrunc 2> /dev/null
 is $? 1 "verify fails on a level that is not the one below it reduced"
 grep -q 'level 1: element (0, 0, 3) is 0x00, level 0 reduced by mean gives' "$tmp/err"
 ok $? "naming the level, the element and both values"
+
+w --downsample y,x "$tmp/n3.zarr"
+ok $? "an image of three levels, mean"
+# A level whose scale or translation does not follow from the halvings
+# fails verify, naming the level, the dim and what it should be; a
+# translation left out is no fault (OME-NGFF makes it optional).
+for edit in 's/"scale": \[1, 2, 2\]/"scale": [1, 2, 3]/' \
+	's/"translation": \[0, 0.5, 0.5\]/"translation": [0, 0.5, 0]/'; do
+	rm -rf "$tmp/tf.zarr"
+	cp -R "$tmp/n3.zarr" "$tmp/tf.zarr"
+	sed "$edit" "$tmp/n3.zarr/zarr.json" > "$tmp/tf.zarr/zarr.json"
+	"$SP" verify "$tmp/tf.zarr" > /dev/null 2> "$tmp/err"
+	st=$?
+	case $edit in
+	*scale*) want="level 1: dim 2's scale is 3, but its elements cover 2 of level 0's (scale 1): 2" ;;
+	*) want="level 1: dim 2's translation is 0, 0.5 for elements covering 2 of level 0's by mean" ;;
+	esac
+	[ "$st" -eq 1 ] && grep -qF "$want" "$tmp/err"
+	ok $? "verify refuses ${edit%%\\*}..., exit $st: $(cat "$tmp/err")"
+done
+rm -rf "$tmp/tf.zarr"
+cp -R "$tmp/n3.zarr" "$tmp/tf.zarr"
+sed 's/, {"type": "translation", "translation": \[[0-9., ]*\]}//' \
+	"$tmp/n3.zarr/zarr.json" > "$tmp/tf.zarr/zarr.json"
+! grep -q translation "$tmp/tf.zarr/zarr.json" &&
+	"$SP" verify "$tmp/tf.zarr" > /dev/null 2> "$tmp/err"
+ok $? "an image without translations verifies: $(cat "$tmp/err")"
+rm -rf "$tmp/tf.zarr"
 
 # Overwrite: an image over a single array and back; the user's files stay.
 echo mine > "$tmp/plain.zarr/notes.txt"
