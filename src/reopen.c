@@ -15,6 +15,7 @@
 #include "codec.h"
 #include "json.h"
 #include "reader_impl.h"
+#include "store_fs.h"
 #include "zarr_node.h"
 
 /* The one compressor of the shard's inner chain and its settings into
@@ -126,28 +127,19 @@ static int check_layout(const struct shardpipe_reader *r, const char *path,
  * (its levels above would no longer be its reductions). */
 static int check_parent(const char *path, struct sp_err *err)
 {
-	char *up = strdup(path), *slash;
+	char *up = store_fs_parent(path);
 	enum zarr_node node = ZARR_NODE_NONE;
 	struct sp_err ignored;
 	int rc = SHARDPIPE_OK;
 
 	SP_RETURN_IF(up == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	for (size_t n = strlen(up); n > 1 && up[n - 1] == '/'; n--)
-		up[n - 1] = '\0';
-	slash = strrchr(up, '/');
-	if (slash == NULL)
-		strcpy(up, ".");
-	else if (slash == up)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
 	if (zarr_node_of(up, &node, &ignored) == SHARDPIPE_OK &&
 	    node == ZARR_NODE_IMAGE)
 		rc = sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
 				"%s: is a level of the OME-NGFF image %s, "
-				"whose levels are written together; "
-				"continuing an image is not supported yet; "
-				"nothing was touched", path, up);
+				"whose levels are written together: continue "
+				"the image at %s instead; nothing was touched",
+				path, up, up);
 	free(up);
 	return rc;
 }

@@ -51,7 +51,7 @@ int store_fs_errno_code(int e)
 
 /* The directory that holds path's last component, malloc'd ("." for a
  * bare name, "/" for a name in the root); NULL when out of memory. */
-static char *parent_of(const char *path)
+char *store_fs_parent(const char *path)
 {
 	char *parent = strdup(path), *slash;
 
@@ -77,7 +77,7 @@ static char *parent_of(const char *path)
  */
 static int root_refused(const char *root, int e, struct sp_err *err)
 {
-	char *parent = parent_of(root);
+	char *parent = store_fs_parent(root);
 	int code = e == ENOENT || e == ENOTDIR ? SHARDPIPE_ERR_PATH
 					       : store_fs_errno_code(e);
 
@@ -151,7 +151,7 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
 		     "empty store path");
 	int existed, rc_in = SHARDPIPE_OK;
-	char *up = parent_of(path);
+	char *up = store_fs_parent(path);
 	enum zarr_node up_node = ZARR_NODE_NONE;
 	struct sp_err ignored;
 
@@ -232,7 +232,7 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 		SP_RETURN_IF(e != ENOENT && e != ENOTDIR, err,
 			     store_fs_errno_code(e), "%s: %s", path,
 			     strerror(e));
-		parent = parent_of(path);
+		parent = store_fs_parent(path);
 		SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory");
 		/* Only the last component is created: a missing parent is
@@ -513,7 +513,7 @@ static int fs_create(struct store *base, struct sp_err *err)
 	SP_FORWARD(lock_root(s, err));
 	if (s->durable) {
 		/* The root's own name, in its parent. */
-		char *parent = parent_of(s->root);
+		char *parent = store_fs_parent(s->root);
 
 		if (parent == NULL)
 			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
@@ -1096,7 +1096,7 @@ int store_fs_mkdir(const char *dir, int *made, struct sp_err *err)
 		return SHARDPIPE_OK;
 	}
 	*made = 1;
-	parent = parent_of(dir);
+	parent = store_fs_parent(dir);
 	SP_RETURN_IF(parent == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory");
 	rc = sync_dir(parent, err);

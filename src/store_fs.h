@@ -39,5 +39,8 @@ SP_INTERNAL int store_fs_put_meta(const char *dir, const char *json,
 
 /* The library error code for an errno value from a write. */
 SP_INTERNAL int store_fs_errno_code(int e);
+/* The directory holding path ("." for a bare name, "/" for a top-level
+ * one), trailing slashes ignored: a malloc'ed string, or NULL. */
+SP_INTERNAL char *store_fs_parent(const char *path);
 
 #endif
