@@ -184,6 +184,27 @@ def test_plate_bytes_path_and_reopen(tmp_path):
     assert g["0"].shape == (3, NY, NX) and (g["0"][...] == 5).all()
 
 
+def test_plate_names_from_numpy(tmp_path):
+    """Rows and columns as NumPy arrays of str, as a plate map gives them;
+    a 2-D array or one of numbers is refused, naming the argument."""
+    root = str(tmp_path / "n.zarr")
+    with shardpipe.Plate(root, rows=np.array(["A", "B"]),
+                         columns=np.array(["1", "2", "3"])) as p:
+        with p.field("B", "3", **field_kwargs(False)) as s:
+            s.append(np.full((1, NY, NX), 4, np.uint16))
+    plate = attrs(root)["ome"]["plate"]
+    assert [r["name"] for r in plate["rows"]] == ["A", "B"]
+    assert [c["name"] for c in plate["columns"]] == ["1", "2", "3"]
+    assert [w["path"] for w in plate["wells"]] == ["B/3"]
+    with pytest.raises(TypeError, match="rows"):
+        shardpipe.Plate(str(tmp_path / "m.zarr"),
+                        rows=np.array([["A"], ["B"]]), columns=["1"])
+    with pytest.raises((TypeError, ValueError), match=r"columns\[0\]"):
+        shardpipe.Plate(str(tmp_path / "m.zarr"), rows=["A"],
+                        columns=np.arange(3))
+    assert not os.path.exists(tmp_path / "m.zarr")
+
+
 def refused(root, exc, code, fn, *args, **kwargs):
     """fn(*args, **kwargs) raises exc (with the library's code, unless
     code is None) and leaves the tree at root as it was."""

@@ -1883,7 +1883,10 @@ def _plate_names(arg: str, v: _Any) -> tuple[str, ...]:
     """A list of names (rows, columns, acquisitions) as a tuple of str,
     or an error naming the argument or the entry at fault.  A str is
     refused rather than read as its letters, a set or a generator rather
-    than taken in an order nobody chose."""
+    than taken in an order nobody chose; a 1-D NumPy array of names (as
+    a plate map's column gives) is taken as its list."""
+    if getattr(v, "ndim", None) == 1 and hasattr(v, "tolist"):
+        v = v.tolist()
     if isinstance(v, (str, bytes)) or not isinstance(v, _abc.Sequence):
         raise TypeError("%s = %r: not a sequence of names (a list of str)"
                         % (arg, v))
