@@ -47,6 +47,9 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	else
 		rc = SHARDPIPE_OK;
 	free(json);
+	/* After the image's rows, never before them (§28.9). */
+	if (rc == SHARDPIPE_OK && s->fm != NULL)
+		rc = frame_meta_publish(s->fm, &s->mu, rows, err);
 	return rc;
 }
 

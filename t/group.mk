@@ -22,3 +22,14 @@ EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py \
 t_plate_SOURCES = t/plate.c
 t_plate_LDADD = $(TEST_LDADD) -lpthread
 t_plate_LDFLAGS = $(TEST_LDFLAGS)
+
+# Per-frame metadata (issue 42 item 2, doc/design.md §28.9): the library
+# (t/frame-meta: values decoded back, rows never ahead of the image's,
+# skips, refusals) and the readers (t/readers-frame-meta.sh: zarr-python
+# and xarray over the image t/frame-meta --keep leaves... through Python,
+# python/tests/test_frame_meta.py).
+check_PROGRAMS += t/frame-meta
+TESTS += t/frame-meta
+t_frame_meta_SOURCES = t/frame-meta.c
+t_frame_meta_LDADD = $(TEST_LDADD)
+t_frame_meta_LDFLAGS = $(TEST_LDFLAGS)
