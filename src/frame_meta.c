@@ -132,7 +132,13 @@ int frame_meta_stores(struct frame_meta *fm, const struct store *group,
 	}
 	snprintf(json + len, sizeof(json) - len, "}, \"dimension\": \"%s\"}",
 		 fm->dim0);
-	return attrs_set(attrs, "shardpipe", json, err);
+	SP_FORWARD(attrs_set(attrs, "shardpipe", json, err));
+	len = (size_t)snprintf(json, sizeof(json), "\"");
+	for (int i = 0; i < fm->n; i++)
+		len += (size_t)snprintf(json + len, sizeof(json) - len, "%s%s",
+					i ? " " : "", fm->names[i]);
+	snprintf(json + len, sizeof(json) - len, "\"");
+	return attrs_set(&fm->level0, "coordinates", json, err);
 }
 
 int frame_meta_create(struct frame_meta *fm, struct sp_err *err)
@@ -334,5 +340,6 @@ void frame_meta_free(struct frame_meta *fm)
 	for (int i = 0; i < fm->n; i++)
 		store_free(fm->store[i]);
 	free(fm->vals);
+	attrs_free(&fm->level0);
 	free(fm);
 }

@@ -21,6 +21,9 @@ struct frame_meta {
 	shardpipe_dtype dtype[FRAME_META_N];
 	struct store *store[FRAME_META_N];
 	uint64_t chunk;                /* rows a chunk: level 0's shard rows */
+	/* Level 0's attributes: the CF "coordinates" naming the fields,
+	 * which xarray's zarr engine makes coordinates of dim 0. */
+	struct attrs level0;
 	char dim0[64];                 /* level 0's dim 0 name */
 	/* Under the stream's mutex: the values (bit patterns, n a row) of
 	 * rows first .. first + rows - 1; first starts a chunk, and the
