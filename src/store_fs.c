@@ -423,8 +423,8 @@ static int remove_array(const char *dir, int durable, struct sp_err *err)
 }
 
 /*
- * The frame fields' arrays of an old image at root (doc/design.md
- * §28.9), which its zarr.json lists in attributes.shardpipe.frame_meta:
+ * The frame fields' arrays of an old image at root (design §28.9),
+ * which its zarr.json lists in attributes.shardpipe.frame_meta:
  * each a name of A-Z a-z 0-9 _ and a directory holding a zarr.json, its
  * objects removed as a level's are.  Read before root's zarr.json goes.
  */

@@ -1,6 +1,6 @@
 /*
- * frame-meta.c - per-frame metadata (issue 42 item 2, doc/design.md
- * §28.9): an OME-NGFF image appended frame by frame with random values
+ * frame-meta.c - per-frame metadata (issue 42 item 2, design §28.9):
+ * an OME-NGFF image appended frame by frame with random values
  * of a float64, an int64 and a bool field, and a skipped frame; each
  * field's zarr.json never advertises more rows than the image's (read
  * after every frame) and as many after each flush; every chunk decoded
