@@ -755,6 +755,15 @@ class Stream:
     of a level-0 element, and ``"space"``, ``"time"`` or ``"channel"``
     for dims not named t, c, z, y or x.  Attributes go into the group.
 
+    Per-frame metadata (see shardpipe(3), "Frame metadata"):
+    ``frame_meta`` a dict from field name to ``"float64"``, ``"int64"`` or
+    ``"bool"``, for an image only (``ngff=True`` or ``downsample``, and
+    in a Group or a Plate); each field a 1-D array ``path/NAME`` beside
+    the levels, with a ``skipped`` bool field added, and ``append(frame,
+    meta={...})`` gives each frame's values.  xarray's zarr engine opens
+    the image with the fields as coordinates of dim 0.  Mode "a" of an
+    image with fields is refused.
+
     Input that ends early follows ``shardpipe write``'s rules (see
     ``close()``): ``pad_partial=True`` (``--pad-partial``) lets the input
     end inside a row of dim 0, the rest of that row the fill value;
