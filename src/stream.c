@@ -598,6 +598,11 @@ int shardpipe_stream_set_attribute(shardpipe_stream *s, const char *key,
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	if (check_async(s) != SHARDPIPE_OK)
 		return s->sticky;
+	/* The fields' listing is the library's (§28.9). */
+	if (s->fm != NULL && key != NULL && strcmp(key, "shardpipe") == 0)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "attribute \"shardpipe\": it lists the "
+				  "stream's frame fields; nothing was changed");
 	/* A refusal is the caller's, not the stream's: not sticky. */
 	pthread_mutex_lock(&s->mu);
 	rc = attrs_set(&s->attrs, key, json, &s->err);

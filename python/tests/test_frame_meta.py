@@ -155,6 +155,11 @@ def test_refusals_name_the_field(tmp_path):
             assert word in str(e.value), (word, str(e.value))
         with pytest.raises(ValueError, match="give meta"):
             s.append(frame)
+        with pytest.raises(ValueError, match="append_bytes: the stream has"):
+            s.append_bytes(frame.tobytes())
+        with pytest.raises(shardpipe.InvalidDescriptionError,
+                           match="lists the stream's frame fields"):
+            s.set_attribute("shardpipe", {"frame_meta": {}})
         with pytest.raises(ValueError, match="has 1 values for 2 rows"):
             s.append(np.zeros((2, NY, NX), np.uint16),
                      meta=dict(good, time=[1.0]))

@@ -1222,7 +1222,13 @@ class Stream:
         made with ``pad_partial=True``, else left out and ``close()`` raises
         IncompleteError.  Past a bounded dim 0 it takes what fits and raises
         BeyondEndError; the stream stays open.  The GIL is released while
-        the library copies and works; Ctrl-C as for ``append()``."""
+        the library copies and works; Ctrl-C as for ``append()``.  A
+        stream with ``frame_meta`` fields refuses it (ValueError): raw
+        bytes carry no values; use ``append(frame, meta=...)``."""
+        if self._fields:
+            raise ValueError("append_bytes: the stream has frame_meta "
+                             "fields; append whole frames with "
+                             "append(frame, meta={...}); nothing appended")
         np = self._np
         what = type(buf).__name__
         self._enter()
