@@ -46,7 +46,7 @@ libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/levels.c src/cli/read.c src/cli/group.c \
-	src/cli/demo.c \
+	src/cli/demo.c src/cli/frame_csv.c \
 	src/cli/conform.c src/cli/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
 shardpipe_LDADD = bench/libbench.la libshardpipe.la -lm
