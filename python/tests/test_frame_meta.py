@@ -223,3 +223,24 @@ def test_overwrite_removes_the_old_fields_only(tmp_path, rng):
                           **kwargs(frame_meta=None)) as s:
         s.append(np.zeros((NY, NX), np.uint16))
     assert sorted(os.listdir(root)) == ["0", "notes", "zarr.json"]
+
+
+def test_image_with_fields_is_still_valid_ome_ngff(tmp_path, rng):
+    """The fields beside the levels and the attributes listing them leave
+    the image valid against OME-NGFF 0.5's strict image schema, and
+    ome-zarr-models still opens it."""
+    pytest.importorskip("jsonschema")
+    pytest.importorskip("ngff_zarr")
+    ngff_schema = pytest.importorskip(
+        "ngff_schema", reason="t/python is not on PYTHONPATH "
+        "(t/python-package.sh puts it there)")
+    root = str(tmp_path / "pyr.zarr")
+    write(shardpipe.Stream(root, downsample=("y", "x"), levels=2,
+                           **kwargs()), rng)
+    a = json.load(open(os.path.join(root, "zarr.json")))["attributes"]
+    errs = [e.message for e in ngff_schema.validators()["image"]
+            .iter_errors(a)]
+    assert errs == []
+    models = pytest.importorskip("ome_zarr_models.v05.image")
+    img = models.Image.from_zarr(zarr.open_group(root, mode="r"))
+    assert len(img.attributes.ome.multiscales[0].datasets) == 2
