@@ -513,13 +513,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
-	if (rc == SHARDPIPE_OK && ro != NULL &&
-	    SHARDPIPE_HAS_FIELD(desc, n_frame_fields) &&
-	    desc->n_frame_fields > 0)
-		rc = sp_err_set(&s->err, SHARDPIPE_ERR_UNSUPPORTED,
-				"%s: a continued store takes no frame fields "
-				"(doc/design.md §28.9)", path);
-	if (rc == SHARDPIPE_OK)
+	if (rc == SHARDPIPE_OK && ro == NULL)
 		rc = frame_meta_init(&s->fm, desc, &s->plan,
 				     s->levels->group && sink == NULL, path,
 				     &s->err);
@@ -680,6 +674,16 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	if (out == NULL || path == NULL) {
 		sp_last_error_set("shardpipe_stream_reopen: NULL argument");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	/* Before the store is locked or read (§28.9). */
+	if (desc != NULL &&
+	    DESC_HAS(desc, n_frame_fields) && desc->n_frame_fields > 0) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%s: a continued store takes no "
+			 "frame fields; nothing was touched", path);
+		sp_last_error_set(msg);
+		return SHARDPIPE_ERR_UNSUPPORTED;
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));

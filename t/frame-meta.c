@@ -114,7 +114,7 @@ int main(void)
 	uint16_t *frames = test_xmalloc(FRAMES * fb);
 	int monotone = 1, rc;
 
-	plan(33);
+	plan(34);
 	if (asprintf(&root, "%s/img.zarr", tmp) < 0)
 		bail("out of memory");
 	test_fill(frames, FRAMES * fb, 1, &rng);
@@ -257,6 +257,28 @@ int main(void)
 			strstr(shardpipe_last_error_message(), "frame metadata"),
 			"reopen of an image with frame metadata: UNSUPPORTED"))
 			diag("got %d: %s", rc, shardpipe_last_error_message());
+	}
+	{
+		/* An array continued with fields given: refused first. */
+		shardpipe_stream *r2 = (shardpipe_stream *)1;
+		char *plain;
+
+		if (asprintf(&plain, "%s/plain.zarr", tmp) < 0)
+			bail("out of memory");
+		image_desc(&d);
+		d.ngff = 0;
+		d.n_frame_fields = 0;
+		if (shardpipe_stream_open(&s, plain, &d) != SHARDPIPE_OK ||
+		    shardpipe_stream_close(s) != SHARDPIPE_OK)
+			bail("plain: %s", shardpipe_last_error_message());
+		image_desc(&d);
+		rc = shardpipe_stream_reopen(&r2, plain, &d);
+		if (!ok(rc == SHARDPIPE_ERR_UNSUPPORTED && r2 == NULL &&
+			strstr(shardpipe_last_error_message(), "takes no frame "
+			       "fields"), "reopen given frame fields: "
+			"UNSUPPORTED"))
+			diag("got %d: %s", rc, shardpipe_last_error_message());
+		free(plain);
 	}
 	/* Refusals, nothing written (each two tests). */
 	{
