@@ -65,8 +65,10 @@ int frame_meta_init(struct frame_meta **out, const shardpipe_desc *desc,
 	    desc->n_frame_fields == 0)
 		return SHARDPIPE_OK;
 	n = desc->n_frame_fields;
-	if (path == NULL)
-		path = "sink";
+	SP_RETURN_IF(path == NULL && n > 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "frame metadata needs an image: a sink receives one "
+		     "array, which cannot hold the fields' arrays; write an "
+		     "OME-NGFF image (ngff, or downsample) to a directory");
 	SP_RETURN_IF(desc->frame_fields == NULL, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: n_frame_fields %zu "
 		     "with frame_fields NULL", path, n);
