@@ -97,12 +97,6 @@ static int field_row(const char *root, const char *field, uint64_t r,
 	return 1;
 }
 
-static void refused_open(const char *tmp, const shardpipe_desc *d,
-			 int code, const char *word, const char *what)
-{
-	test_refused(tmp, d, code, word, what);
-}
-
 int main(void)
 {
 	uint64_t rng = test_seed();
@@ -288,30 +282,30 @@ int main(void)
 
 		image_desc(&d);
 		d.ngff = 0;
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "frame metadata needs an image",
 			     "fields on a plain array");
 		image_desc(&d);
 		d.frame_fields = bad;
 		d.n_frame_fields = 1;
 		bad[0].dtype = SHARDPIPE_DTYPE_FLOAT32;
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "float64, int64 or bool", "a float32 field");
 		bad[0] = (shardpipe_frame_field){ "skipped",
 						  SHARDPIPE_DTYPE_BOOL };
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "the field the library adds",
 			     "a field named skipped");
 		bad[0] = (shardpipe_frame_field){ "12", SHARDPIPE_DTYPE_INT64 };
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "digits only", "a field named like a level");
 		bad[0] = (shardpipe_frame_field){ "a/b", SHARDPIPE_DTYPE_INT64 };
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "is not one of", "a field named with a slash");
 		bad[0] = (shardpipe_frame_field){ "z", SHARDPIPE_DTYPE_INT64 };
 		bad[1] = bad[0];
 		d.n_frame_fields = 2;
-		refused_open(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		test_refused(t2, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "are both \"z\"", "two fields of one name");
 		test_rmtree(t2);
 		free(t2);
