@@ -307,7 +307,8 @@ int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
 				      ? rows - c * fm->chunk : fm->chunk;
 			uint64_t known = have > off ? have - off : 0;
 
-			rc = write_chunk(fm, c, copy + off * n,
+			rc = write_chunk(fm, c, known > 0 ? copy + off * n
+							     : copy,
 					 known < in ? known : in, buf, err);
 		}
 	}
