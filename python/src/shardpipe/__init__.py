@@ -2142,7 +2142,10 @@ class Plate:
         this returns.  Refused before anything is written: a row or column
         not in the plate, a field outside 0..field_count - 1 or an
         acquisition the plate lacks (InvalidDescriptionError naming it), a
-        field written before (StorageError, code 12), and whatever Stream
+        field written before or open in another stream (StorageError,
+        code 12; a field is written at its first row, so one whose first
+        append was refused and whose ``with`` block closed it opens
+        again), and whatever Stream
         refuses; ClosedError once the plate is closed."""
         for k in ("path", "sink", "threads", "mode", "overwrite", "ngff"):
             if k in kwargs:
