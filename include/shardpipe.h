@@ -236,6 +236,31 @@ typedef enum shardpipe_axis_type {
  * one (see "Structs that may grow" above).  The library copies everything
  * it needs at open; the strings need not outlive the call.
  */
+/*
+ * A per-frame metadata field (a timestamp, a stage position, a flag):
+ * one value a row of dim 0, given with each frame by
+ * shardpipe_stream_append_meta() and stored as a 1-D Zarr array beside
+ * the image (see "Frame metadata" in shardpipe(3)).  name: 1 .. 63 of
+ * A-Z a-z 0-9 _, not all digits (those are the image's levels), not
+ * "skipped" (the field every stream with fields has).  dtype:
+ * SHARDPIPE_DTYPE_FLOAT64, _INT64 or _BOOL.
+ */
+typedef struct shardpipe_frame_field {
+	const char *name;
+	shardpipe_dtype dtype;
+} shardpipe_frame_field;
+
+/* One field's value for one frame: f64, i64 or b (0 or 1) by its
+ * dtype. */
+typedef union shardpipe_frame_value {
+	double f64;
+	int64_t i64;
+	int b;
+} shardpipe_frame_value;
+
+/* Fields a stream takes at most, "skipped" not counted. */
+#define SHARDPIPE_MAX_FRAME_FIELDS 32
+
 typedef struct shardpipe_desc {
 	size_t struct_size;       /* set by shardpipe_desc_init() */
 	int rank;                 /* 1..SHARDPIPE_MAX_RANK */
@@ -353,6 +378,14 @@ typedef struct shardpipe_desc {
 	 * still halving fits in one chunk.  A caller built before this
 	 * field gets no stops. */
 	int max_levels_dim[SHARDPIPE_MAX_RANK];
+	/* Per-frame metadata (see "Frame metadata" in shardpipe(3)):
+	 * n_frame_fields fields, each a 1-D array beside the image's levels,
+	 * so an OME-NGFF image only (ngff or downsample); plus a bool field
+	 * "skipped" the library adds.  The stream copies them at open.  With
+	 * fields, frames are appended with shardpipe_stream_append_meta();
+	 * shardpipe_stream_append() is refused.  Default none. */
+	const shardpipe_frame_field *frame_fields;
+	size_t n_frame_fields;
 } shardpipe_desc;
 
 /*
@@ -576,6 +609,23 @@ SHARDPIPE_API int shardpipe_stream_append(shardpipe_stream *s,
  * unless desc->write_empty_chunks is set.
  */
 SHARDPIPE_API int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes);
+
+/*
+ * Append whole frames (rows of dim 0) with their metadata: nbytes a
+ * multiple of one row's bytes, values k * n_frame_fields values for the
+ * k rows, row by row, each row's in the order of desc->frame_fields.
+ * The stream must be at a row boundary.  Refused before anything is
+ * appended, SHARDPIPE_ERR_INVALID_ARGUMENT naming the row and field, for
+ * a bool other than 0 or 1, a partial row, a stream with no fields; the
+ * values are written beside the rows, advertised in the same zarr.json
+ * update as the image's rows and never ahead of them.  A skip
+ * (shardpipe_stream_skip) gives each row it completes the fill values
+ * (NaN, 0, false) and "skipped" true.  Past a bounded dim 0, and on any
+ * other failure, as shardpipe_stream_append().
+ */
+SHARDPIPE_API int shardpipe_stream_append_meta(shardpipe_stream *s,
+					       const void *data, size_t nbytes,
+					       const shardpipe_frame_value *values);
 
 /* Bounds on user attributes: the bytes all of an array's attributes may
  * add to zarr.json (keys quoted, values as given, with their separators),

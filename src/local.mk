@@ -16,7 +16,7 @@ libshardpipe_core_la_SOURCES = \
 	src/ome.c src/ome.h \
 	src/store.c src/store.h src/store_fs.c src/store_fs.h \
 	src/stream.c src/stream_impl.h src/stream_open.c src/stream_threads.c \
-	src/group.c src/group.h src/plate.c src/zarr_node.c src/zarr_node.h \
+	src/group.c src/group.h src/plate.c src/frame_meta.c src/frame_meta.h src/zarr_node.c src/zarr_node.h \
 	src/lanes.c src/lanes.h src/copy.c src/copy.h \
 	src/struct_size.c src/trace.c src/trace.h \
 	src/backend.c src/backend.h \
@@ -46,7 +46,7 @@ libshardpipe_la_LDFLAGS = -version-info $(SHARDPIPE_LT_VERSION) -no-undefined \
 bin_PROGRAMS += shardpipe
 shardpipe_SOURCES = src/cli/main.c src/cli/cli.h src/cli/options.c \
 	src/cli/write.c src/cli/levels.c src/cli/read.c src/cli/group.c \
-	src/cli/demo.c \
+	src/cli/demo.c src/cli/frame_csv.c \
 	src/cli/conform.c src/cli/bench.c src/closest.c src/closest.h
 shardpipe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/cli -I$(top_srcdir)/bench
 shardpipe_LDADD = bench/libbench.la libshardpipe.la -lm

@@ -684,6 +684,23 @@ static int lock_plate(const char *path, int *fd, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* The image at dir advertises no row: level 0 (and so every level)
+ * of shape 0 along dim 0, read by the library's reader, which refuses
+ * an image shardpipe did not write. */
+static int field_is_empty(const char *dir)
+{
+	shardpipe_reader *r;
+	shardpipe_array_info info = { 0 };
+	int empty;
+
+	if (shardpipe_reader_open(&r, dir) != SHARDPIPE_OK)
+		return 0;
+	empty = shardpipe_reader_info(r, &info) == SHARDPIPE_OK &&
+		info.rank > 0 && info.shape[0] == 0;
+	shardpipe_reader_close(r);
+	return empty;
+}
+
 struct field_paths {
 	char *row, *well, *field;
 	int made_row, made_well;
@@ -698,13 +715,15 @@ static int open_field(shardpipe_stream **out, struct shardpipe_plate *p,
 {
 	enum zarr_node node;
 	shardpipe_desc d;
-	int is_well, rc;
+	int is_well, empty, rc;
 
 	SP_FORWARD(check_node_dir(fp->row, "row", err));
 	SP_FORWARD(check_node_dir(fp->well, "well", err));
 	SP_FORWARD(read_well(p, fp->well, acq, &is_well, err));
 	SP_FORWARD(zarr_node_of(fp->field, &node, err));
-	SP_RETURN_IF(node != ZARR_NODE_NONE || (is_well && acq[field] != -2),
+	empty = node == ZARR_NODE_IMAGE && field_is_empty(fp->field);
+	SP_RETURN_IF(!empty && (node != ZARR_NODE_NONE ||
+				(is_well && acq[field] != -2)),
 		     err, SHARDPIPE_ERR_EXISTS, "%s: field %d of the well is "
 		     "written already; a field is written once, and nothing "
 		     "was touched", fp->field, field);
@@ -714,7 +733,11 @@ static int open_field(shardpipe_stream **out, struct shardpipe_plate *p,
 		     "desc not initialised with shardpipe_desc_init()");
 	d.threads = p->threads;
 	d.ngff = 1;
-	d.overwrite = 0;
+	/* A field is written at its first row: an image holding none (its
+	 * stream closed before an append succeeded) is opened again over,
+	 * under its own store lock, so one still open is refused by it
+	 * (design §28.8). */
+	d.overwrite = empty;
 	if (p->lanes == NULL)
 		SP_FORWARD(lanes_create(&p->lanes, p->threads, err));
 	rc = store_fs_mkdir(fp->row, &fp->made_row, err);
@@ -722,7 +745,12 @@ static int open_field(shardpipe_stream **out, struct shardpipe_plate *p,
 		rc = store_fs_mkdir(fp->well, &fp->made_well, err);
 	if (rc == SHARDPIPE_OK) {
 		rc = stream_open_lanes(out, fp->field, &d, p->lanes);
-		if (rc != SHARDPIPE_OK)
+		if (rc == SHARDPIPE_ERR_BUSY && empty)
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS, "%s: field "
+					"%d of the well is written already, by "
+					"a stream still open; nothing was "
+					"touched", fp->field, field);
+		else if (rc != SHARDPIPE_OK)
 			sp_err_set(err, rc, "%s", shardpipe_last_error_message());
 	}
 	if (rc != SHARDPIPE_OK) {

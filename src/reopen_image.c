@@ -212,6 +212,14 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 		return refuse(path, "it is an OME-NGFF image shardpipe did "
 			      "not write (its levels' reduction is unknown)",
 			      err);
+	/* Its frame fields' partial chunks are not rebuilt (§28.9). */
+	SP_RETURN_IF(json_get(json_get(json_get(json_root(ro->group),
+						"attributes"), "shardpipe"),
+			      "frame_meta") != NULL, err,
+		     SHARDPIPE_ERR_UNSUPPORTED, "%s: the image has frame "
+		     "metadata (attributes.shardpipe.frame_meta), which a "
+		     "continued stream does not extend; nothing was touched",
+		     path);
 	r = reader_alloc();
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;

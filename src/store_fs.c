@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "store_fs.h"
+#include "json.h"
 #include "zarr_node.h"
 
 #include <errno.h>
@@ -422,6 +423,63 @@ static int remove_array(const char *dir, int durable, struct sp_err *err)
 }
 
 /*
+ * The frame fields' arrays of an old image at root (design §28.9),
+ * which its zarr.json lists in attributes.shardpipe.frame_meta:
+ * each a name of A-Z a-z 0-9 _ and a directory holding a zarr.json, its
+ * objects removed as a level's are.  Read before root's zarr.json goes.
+ */
+static int remove_frame_fields(const char *root, int durable,
+			       struct sp_err *err)
+{
+	const struct json_value *f;
+	struct json_doc *doc = NULL;
+	char *text = NULL;
+	int rc;
+
+	SP_FORWARD(zarr_json_load(root, &text, &doc, err));
+	f = doc == NULL ? NULL
+	    : json_get(json_get(json_get(json_root(doc), "attributes"),
+				"shardpipe"), "frame_meta");
+	rc = SHARDPIPE_OK;
+	for (f = f != NULL && f->type == JSON_OBJECT ? f->child : NULL;
+	     f != NULL && rc == SHARDPIPE_OK; f = f->next) {
+		struct stat st;
+		char *dir = NULL, *meta = NULL;
+		int plain = f->key_len > 0 && f->key_len < 64 &&
+			    strlen(f->key) == f->key_len;
+
+		for (size_t k = 0; plain && k < f->key_len; k++) {
+			unsigned char c = (unsigned char)f->key[k];
+
+			plain = (c >= 'a' && c <= 'z') ||
+				(c >= 'A' && c <= 'Z') ||
+				(c >= '0' && c <= '9') || c == '_';
+		}
+		if (!plain)
+			continue;
+		if (asprintf(&dir, "%s/%.*s", root, (int)f->key_len,
+			     f->key) < 0 ||
+		    asprintf(&meta, "%s/zarr.json", dir) < 0) {
+			free(dir);
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
+			rc = remove_array(dir, durable, err);
+			if (rc == SHARDPIPE_OK && rmdir(dir) == 0 && durable)
+				rc = sync_dir(root, err);
+		}
+		free(meta);
+		free(dir);
+	}
+	json_free(doc);
+	free(text);
+	return rc;
+}
+
+/*
  * The arrays of an old pyramid below root (doc/design.md §28.5): the
  * directories named by a level's number that hold a zarr.json.  Each goes
  * as a single store's objects would, and its directory with them when
@@ -525,6 +583,7 @@ static int fs_create(struct store *base, struct sp_err *err)
 	if (!s->overwrite)
 		return SHARDPIPE_OK;
 	/* Replace the old store, a single array or a pyramid's group. */
+	SP_FORWARD(remove_frame_fields(s->root, s->durable, err));
 	SP_FORWARD(remove_array(s->root, s->durable, err));
 	return remove_levels(s->root, s->durable, err);
 }

@@ -446,9 +446,82 @@ int shardpipe_stream_append(shardpipe_stream *s, const void *data,
 
 	if (s == NULL)
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	if (s->fm != NULL && nbytes > 0)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "the stream has frame fields: append with "
+				  "shardpipe_stream_append_meta(), each "
+				  "frame's values with it; nothing appended");
 	stream_begin_append(s);
 	rc = stream_append_span(s, data, nbytes);
 	stream_count_wait(s);
+	return rc;
+}
+
+/* Rows of dim 0 appended, whole or not, counting from row 0 of the
+ * array. */
+static uint64_t bytes_in(struct shardpipe_stream *s)
+{
+	uint64_t in;
+
+	pthread_mutex_lock(&s->mu);
+	in = s->stats.bytes_in;
+	pthread_mutex_unlock(&s->mu);
+	return in;
+}
+
+int shardpipe_stream_append_meta(shardpipe_stream *s, const void *data,
+				 size_t nbytes,
+				 const shardpipe_frame_value *values)
+{
+	const struct plan *p;
+	uint64_t in, k, row0, room;
+	int rc;
+
+	if (s == NULL)
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	if (check_async(s) != SHARDPIPE_OK)
+		return s->sticky;
+	p = &s->plan;
+	if (s->fm == NULL)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "append_meta: the stream has no frame "
+				  "fields (desc.frame_fields); nothing "
+				  "appended");
+	in = bytes_in(s);
+	if (p->row_bytes == 0 || nbytes % p->row_bytes != 0 ||
+	    in % p->row_bytes != 0)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "append_meta: %zu bytes at byte %llu: both "
+				  "must be whole rows of dim 0 (%llu bytes "
+				  "each); nothing appended", nbytes,
+				  (unsigned long long)in,
+				  (unsigned long long)p->row_bytes);
+	if (nbytes == 0)
+		return SHARDPIPE_OK;
+	if (data == NULL || values == NULL)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "append_meta: %s is NULL", data == NULL ?
+				  "data" : "values");
+	k = nbytes / p->row_bytes;
+	row0 = in / p->row_bytes;
+	SP_FORWARD(frame_meta_check(s->fm, values, k, row0, &s->err));
+	/* A bounded dim 0 takes the rows that fit, as append does. */
+	room = p->size[0] != 0 ? p->size[0] - row0 : k;
+	pthread_mutex_lock(&s->mu);
+	rc = frame_meta_add(s->fm, values, k < room ? k : room, &s->err);
+	pthread_mutex_unlock(&s->mu);
+	SP_FORWARD(rc);
+	stream_begin_append(s);
+	rc = stream_append_span(s, data, nbytes);
+	stream_count_wait(s);
+	if (rc != SHARDPIPE_OK) {
+		/* Only the rows taken keep their values. */
+		uint64_t taken = bytes_in(s) / p->row_bytes;
+
+		pthread_mutex_lock(&s->mu);
+		frame_meta_truncate(s->fm, taken);
+		pthread_mutex_unlock(&s->mu);
+	}
 	return rc;
 }
 
@@ -473,6 +546,19 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 				  (unsigned long long)in, p->esize);
 	if (p->size[0] != 0 && n > p->size[0] * p->row_bytes - in)
 		n = p->size[0] * p->row_bytes - in;
+	/* Each row the skip completes is a skipped frame, its values
+	 * recorded before its bytes can be published (§28.9). */
+	if (s->fm != NULL && p->row_bytes > 0) {
+		uint64_t done = (in + n) / p->row_bytes, had;
+		int rc;
+
+		pthread_mutex_lock(&s->mu);
+		had = frame_meta_rows(s->fm);
+		rc = done > had ? frame_meta_add(s->fm, NULL, done - had,
+						 &s->err) : SHARDPIPE_OK;
+		pthread_mutex_unlock(&s->mu);
+		SP_FORWARD(rc);
+	}
 	stream_begin_append(s);
 	while (n > 0) {
 		size_t take = n < FILL_BLOCK ? (size_t)n : FILL_BLOCK;
@@ -480,6 +566,13 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 
 		if (rc != SHARDPIPE_OK) {
 			stream_count_wait(s);
+			if (s->fm != NULL) {
+				uint64_t taken = bytes_in(s) / p->row_bytes;
+
+				pthread_mutex_lock(&s->mu);
+				frame_meta_truncate(s->fm, taken);
+				pthread_mutex_unlock(&s->mu);
+			}
 			return rc;
 		}
 		n -= take;
@@ -505,6 +598,11 @@ int shardpipe_stream_set_attribute(shardpipe_stream *s, const char *key,
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	if (check_async(s) != SHARDPIPE_OK)
 		return s->sticky;
+	/* The fields' listing is the library's (§28.9). */
+	if (s->fm != NULL && key != NULL && strcmp(key, "shardpipe") == 0)
+		return sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "attribute \"shardpipe\": it lists the "
+				  "stream's frame fields; nothing was changed");
 	/* A refusal is the caller's, not the stream's: not sticky. */
 	pthread_mutex_lock(&s->mu);
 	rc = attrs_set(&s->attrs, key, json, &s->err);

@@ -15,6 +15,7 @@
 
 #include "attrs.h"
 #include "backend.h"
+#include "frame_meta.h"
 #include "group.h"
 #include "lanes.h"
 #include "ome.h"
@@ -178,6 +179,10 @@ struct shardpipe_stream {
 	uint64_t base_rows, base_shards, adv_rows;
 	uint64_t refed, refed_staged;
 	int resume_row;
+
+	/* Per-frame metadata (doc/design.md §28.9), level 0 only: NULL
+	 * when the stream has no frame fields. */
+	struct frame_meta *fm;
 };
 
 /* Bytes of fill value that skip appends at a time: a multiple of every

@@ -74,6 +74,7 @@ void stream_free(struct shardpipe_stream *s)
 		plan_levels_free(s->levels);
 	free(s->levels);
 	attrs_free(&s->attrs);
+	frame_meta_free(s->fm);
 	trace_close(s->trace, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -359,6 +360,8 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 {
 	if (s->group != NULL)
 		SP_FORWARD(s->group->ops->create(s->group, err));
+	if (s->fm != NULL)
+		SP_FORWARD(frame_meta_create(s->fm, err));
 	for (struct shardpipe_stream *l = s; l != NULL; l = l->next) {
 		if (l->store != NULL)
 			SP_FORWARD(l->store->ops->create(l->store, err));
@@ -510,6 +513,10 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
+	if (rc == SHARDPIPE_OK && ro == NULL)
+		rc = frame_meta_init(&s->fm, desc, &s->plan,
+				     s->levels->group && sink == NULL, path,
+				     &s->err);
 	if (rc == SHARDPIPE_OK && sink != NULL && s->levels->group)
 		rc = sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 				"a sink receives one array: a pyramid or an "
@@ -538,6 +545,9 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				"reduce entry)", s->be->name);
 	if (rc == SHARDPIPE_OK && s->levels->group)
 		rc = open_levels(s, path, &s->err);
+	if (rc == SHARDPIPE_OK && s->fm != NULL)
+		rc = frame_meta_stores(s->fm, s->group, path, &s->attrs,
+				       &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = share_lanes(s, &s->err);
 	if (rc == SHARDPIPE_OK)
@@ -664,6 +674,16 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	if (out == NULL || path == NULL) {
 		sp_last_error_set("shardpipe_stream_reopen: NULL argument");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	/* Before the store is locked or read (§28.9). */
+	if (desc != NULL &&
+	    DESC_HAS(desc, n_frame_fields) && desc->n_frame_fields > 0) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%s: a continued store takes no "
+			 "frame fields; nothing was touched", path);
+		sp_last_error_set(msg);
+		return SHARDPIPE_ERR_UNSUPPORTED;
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));

@@ -34,8 +34,9 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	/* A pyramid's user attributes are its group's (§28.4). */
 	pthread_mutex_lock(&s->mu);
 	rc = zarr_meta_render(&s->plan, rows,
-			      s->group != NULL ? NULL : &s->attrs, &json, &len,
-			      err);
+			      s->group == NULL ? &s->attrs
+			      : s->fm != NULL ? &s->fm->level0 : NULL,
+			      &json, &len, err);
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
 	if (s->store != NULL)
@@ -47,6 +48,9 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	else
 		rc = SHARDPIPE_OK;
 	free(json);
+	/* After the image's rows, never before them (§28.9). */
+	if (rc == SHARDPIPE_OK && s->fm != NULL)
+		rc = frame_meta_publish(s->fm, &s->mu, rows, err);
 	return rc;
 }
 

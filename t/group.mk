@@ -22,3 +22,15 @@ EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py \
 t_plate_SOURCES = t/plate.c
 t_plate_LDADD = $(TEST_LDADD) -lpthread
 t_plate_LDFLAGS = $(TEST_LDFLAGS)
+
+# Per-frame metadata (issue 42 item 2, doc/design.md §28.9): the library
+# (t/frame-meta: values decoded back, rows never ahead of the image's,
+# skips, refusals), the CLI (t/cli-frame-meta.sh: --frame-meta FILE.csv
+# read back by zarr-python) and, through Python,
+# python/tests/test_frame_meta.py (zarr-python and xarray).
+check_PROGRAMS += t/frame-meta
+TESTS += t/frame-meta t/cli-frame-meta.sh
+EXTRA_DIST += t/cli-frame-meta.sh
+t_frame_meta_SOURCES = t/frame-meta.c
+t_frame_meta_LDADD = $(TEST_LDADD)
+t_frame_meta_LDFLAGS = $(TEST_LDFLAGS)

@@ -381,6 +381,44 @@ static void field_refusals(const char *tmp)
 		field_refused(p, root, "A", "1", 0, -1, &d,
 			      SHARDPIPE_ERR_EXISTS, "written already",
 			      "a field written twice, even with overwrite");
+		d.overwrite = 0;
+		free(row);
+	}
+	{
+		/* A field is written at its first row: one closed with none
+		 * is opened again; one still open is its stream's. */
+		shardpipe_stream *s, *s2 = (shardpipe_stream *)1;
+		size_t n = (size_t)(ny * nx * 2);
+		uint8_t *row = calloc(1, n);
+		int rc;
+
+		ok(shardpipe_plate_field(&s, p, "A", "2", 0, -1, &d) ==
+			   SHARDPIPE_OK && shardpipe_stream_close(s) ==
+			   SHARDPIPE_OK, "field A/2/0 opened and closed with "
+		   "no row") || (diag("%s", shardpipe_last_error_message()), 0);
+		rc = shardpipe_plate_field(&s, p, "A", "2", 0, -1, &d);
+		if (!ok(rc == SHARDPIPE_OK, "a field with no row is opened "
+			"again"))
+			diag("got %d: %s", rc, shardpipe_last_error_message());
+		if (rc == SHARDPIPE_OK) {
+			rc = shardpipe_plate_field(&s2, p, "A", "2", 0, -1,
+						   &d);
+			if (!ok(rc == SHARDPIPE_ERR_EXISTS && s2 == NULL &&
+				strstr(shardpipe_last_error_message(),
+				       "written already") != NULL,
+				"while it is open, a second open is refused: "
+				"written already"))
+				diag("got %d: %s", rc,
+				     shardpipe_last_error_message());
+			ok(shardpipe_stream_append(s, row, n) == SHARDPIPE_OK &&
+			   shardpipe_stream_close(s) == SHARDPIPE_OK,
+			   "the reopened field takes its row");
+		} else {
+			skip(2, "no reopened field");
+		}
+		field_refused(p, root, "A", "2", 0, -1, &d,
+			      SHARDPIPE_ERR_EXISTS, "written already",
+			      "a field with a row is written already");
 		free(row);
 	}
 	{
@@ -445,7 +483,7 @@ int main(int argc, char **argv)
 	int files = 0, same;
 	uint64_t nt;
 
-	plan(27);
+	plan(32);
 	ny = (uint64_t)test_sized("plate y", 37, 13);
 	nx = (uint64_t)test_sized("plate x", 41, 11);
 	/* One shape for every field: ome-zarr stitches a plate's wells

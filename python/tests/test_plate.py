@@ -337,3 +337,26 @@ def test_plate_refusals(tmp_path):
     p.close()
     assert p.closed and "closed" in repr(p)
     refused(root, shardpipe.ClosedError, 18, p.field, "B", "1", **kw)
+
+
+def test_plate_field_retried_after_a_refused_first_append(tmp_path):
+    """A field whose first append was refused is closed by `with` with no
+    row; it is not written yet, so the same field opens again and takes
+    its frames (doc/design.md §28.8)."""
+    root = str(tmp_path / "retry.zarr")
+    p = shardpipe.Plate(root, rows=["A"], columns=["1"], field_count=1)
+    kw = field_kwargs(False)
+    with pytest.raises(ValueError):
+        with p.field("A", "1", 0, **kw) as s:
+            s.append(np.zeros((1, NY + 1, NX), np.uint16))
+    frames = np.arange(2 * NY * NX, dtype=np.uint16).reshape(2, NY, NX)
+    with p.field("A", "1", 0, **kw) as s:
+        s.append(frames)
+    got = zarr.open_array(os.path.join(root, "A", "1", "0", "0"), mode="r")
+    assert np.array_equal(got[:], frames)
+    assert [i["path"] for i in attrs(root, "A/1")["ome"]["well"]["images"]] \
+        == ["0"]
+    # Written now: a second time is refused, with the tree as it was.
+    assert "written already" in refused(root, shardpipe.StorageError, 12,
+                                        p.field, "A", "1", 0, **kw)
+    p.close()

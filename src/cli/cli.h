@@ -188,4 +188,16 @@ int cli_backends(int argc, char **argv);
 int cli_conform(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
+/* write --frame-meta FILE.csv (frame_csv.c, design §28.9): the header's
+ * fields and one row of values a frame, rows of them. */
+struct frame_csv {
+	shardpipe_frame_field fields[SHARDPIPE_MAX_FRAME_FIELDS];
+	char *names[SHARDPIPE_MAX_FRAME_FIELDS];
+	int n;
+	shardpipe_frame_value *vals;   /* rows * n */
+	uint64_t rows;
+};
+int frame_csv_read(struct frame_csv *c, const char *file);
+void frame_csv_free(struct frame_csv *c);
+
 #endif

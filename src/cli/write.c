@@ -123,6 +123,12 @@ static void write_usage(FILE *f)
 		"written once\n"
 		"  --acquisition ID  the plate's acquisition the field belongs "
 		"to\n"
+		"  --frame-meta FILE.csv  per-frame values of an image (--ngff "
+		"or --downsample):\n"
+		"                    a header of fields NAME[:f64|i64|bool], "
+		"then one line of\n"
+		"                    values a frame; each field an array "
+		"OUT.zarr/NAME\n"
 		"Pyramids (an OME-NGFF 0.5 image: a group, arrays OUT/0, OUT/1, "
 		"...):\n"
 		"  --downsample D,..  dims that halve from each level to the "
@@ -250,6 +256,7 @@ static const char *const write_opts[] = {
 	"--backend", "--threads", "--overwrite", "--pad-partial",
 	"--allow-short", "--quiet", "--fill-value", "--write-empty-chunks",
 	"--durable", "--attr", "--array", "--plate-field", "--acquisition",
+	"--frame-meta",
 	"--append",
 	"--truncate-to-advertised", "--downsample", "--method",
 	"--append-method", "--levels", "--stop", "--ngff", "--units",
@@ -263,6 +270,7 @@ struct write_args {
 	const char *array;        /* --array NAME, or NULL */
 	/* --plate-field ROW/COL/F, split; --acquisition ID (-1: none). */
 	const char *plate_field, *acquisition;
+	const char *frame_meta;   /* --frame-meta FILE.csv, or NULL */
 	char row[256], col[256];
 	int field, acq;
 	int pad_partial, allow_short, quiet, append, truncate;
@@ -377,6 +385,10 @@ static int parse_args(struct write_args *a, int argc, char **argv)
 			if (cli_take(&a->o.seen, argc, argv, &i,
 				     &a->plate_field) != 0)
 				return CLI_EXIT_USAGE;
+		} else if (strcmp(arg, "--frame-meta") == 0) {
+			if (cli_take(&a->o.seen, argc, argv, &i,
+				     &a->frame_meta) != 0)
+				return CLI_EXIT_USAGE;
 		} else if (strcmp(arg, "--acquisition") == 0) {
 			if (cli_take(&a->o.seen, argc, argv, &i,
 				     &a->acquisition) != 0)
@@ -440,6 +452,7 @@ struct writer {
 	unsigned char *buf;
 	size_t bufsize, held;     /* held: a partial row kept back */
 	double t0;
+	struct frame_csv csv;     /* --frame-meta; csv.n 0 without */
 };
 
 /* The row and array sizes in bytes; 0 when they overflow, leaving the
@@ -582,8 +595,35 @@ static void catch_stops(const int ignored[N_STOP_SIGS])
  * code's exit status. */
 static int append(struct writer *w, size_t n)
 {
-	int rc = shardpipe_stream_append(w->s, w->buf, n);
+	int rc;
 
+	if (w->csv.n > 0) {
+		/* Whole rows: --pad-partial is refused with --frame-meta. */
+		uint64_t row0 = w->appended / w->row_bytes;
+		uint64_t k = n / w->row_bytes;
+
+		if (row0 + k > w->csv.rows) {
+			cli_error("write: --frame-meta %s holds values for %llu "
+				  "frames; the input's frame %llu has none "
+				  "(the %llu frames before it are written)",
+				  w->a->frame_meta,
+				  (unsigned long long)w->csv.rows,
+				  (unsigned long long)w->csv.rows,
+				  (unsigned long long)w->csv.rows);
+			k = w->csv.rows > row0 ? w->csv.rows - row0 : 0;
+			if (k > 0 && shardpipe_stream_append_meta(w->s, w->buf,
+					(size_t)(k * w->row_bytes),
+					w->csv.vals + row0 * w->csv.n) ==
+					SHARDPIPE_OK)
+				w->appended += k * w->row_bytes;
+			return CLI_EXIT_USAGE;
+		}
+		rc = shardpipe_stream_append_meta(w->s, w->buf, n,
+						  w->csv.vals +
+						  row0 * w->csv.n);
+	} else {
+		rc = shardpipe_stream_append(w->s, w->buf, n);
+	}
 	if (rc != SHARDPIPE_OK) {
 		cli_error("write: %s: %s", shardpipe_strerror(rc),
 			  shardpipe_stream_message(w->s));
@@ -690,6 +730,15 @@ static int finish_input(struct writer *w)
 			  "the fill value)", w->held,
 			  (unsigned long long)w->row_bytes,
 			  shardpipe_dtype_name(w->desc.dtype),
+			  (unsigned long long)(w->appended / w->row_bytes));
+		return CLI_EXIT_USAGE;
+	}
+	if (w->csv.n > 0 && w->appended / w->row_bytes != w->csv.rows) {
+		cli_error("write: --frame-meta %s holds values for %llu frames, "
+			  "the input %llu; the %llu frames are written with "
+			  "theirs", a->frame_meta,
+			  (unsigned long long)w->csv.rows,
+			  (unsigned long long)(w->appended / w->row_bytes),
 			  (unsigned long long)(w->appended / w->row_bytes));
 		return CLI_EXIT_USAGE;
 	}
@@ -923,10 +972,22 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 		rc = cli_levels_build(&a->l, &w->desc);
 	if (rc != CLI_EXIT_OK)
 		return rc;
+	if (a->frame_meta != NULL && (a->append || a->pad_partial)) {
+		cli_error("write: --frame-meta: not with %s",
+			  a->append ? "--append (a continued store takes no "
+			  "frame metadata)" : "--pad-partial (each frame's "
+			  "values go with a whole frame)");
+		return CLI_EXIT_USAGE;
+	}
+	if (a->frame_meta != NULL &&
+	    (rc = frame_csv_read(&w->csv, a->frame_meta)) != CLI_EXIT_OK)
+		return rc;
 	note_ignored(ignored);
 	/* The library checks them at open, before anything is written. */
 	w->desc.attributes = a->attrs;
 	w->desc.nattributes = (size_t)a->nattrs;
+	w->desc.frame_fields = w->csv.fields;
+	w->desc.n_frame_fields = (size_t)w->csv.n;
 	sizes_of(w);
 	w->in = strcmp(a->input, "-") == 0 ? stdin : fopen(a->input, "rb");
 	if (w->in == NULL) {
@@ -1004,6 +1065,7 @@ static int write_store(struct write_args *a, int argc, char **argv)
 	else
 		strcpy(w.path, a->out);
 	status = run_write(&w, ignored);
+	frame_csv_free(&w.csv);
 	free(w.path);
 	return status;
 }

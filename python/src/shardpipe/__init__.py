@@ -589,6 +589,112 @@ class _Progress:
             pass
 
 
+_FRAME_DTYPES = {"float64": "f64", "int64": "i64", "bool": "b"}
+
+
+def _frame_fields(frame_meta: _Any) -> tuple[tuple[str, str], ...]:
+    """frame_meta as (name, dtype) pairs in the order given; the names'
+    rules are the library's (doc/design.md §28.9)."""
+    if frame_meta is None:
+        return ()
+    if not isinstance(frame_meta, dict):
+        raise TypeError("frame_meta = %r: not a dict from field name to "
+                        "dtype" % (frame_meta,))
+    out = []
+    for k, v in frame_meta.items():
+        if not isinstance(k, str):
+            raise TypeError("frame_meta: key %r is not a str" % (k,))
+        try:
+            import numpy as np
+            name = np.dtype(v).name if not isinstance(v, str) else v
+        except TypeError:
+            name = repr(v)
+        if name not in _FRAME_DTYPES:
+            raise ValueError("frame_meta[%r] = %r: a field is 'float64', "
+                             "'int64' or 'bool'" % (k, v))
+        out.append((k, name))
+    return tuple(out)
+
+
+def _frame_values(fields: tuple[tuple[str, str], ...], meta: _Any,
+                  k: int) -> bytes | None:
+    """meta, k rows' values of fields, as the library's
+    shardpipe_frame_value array (8 bytes each, row by row); None for a
+    stream without fields.  Every check before anything is appended."""
+    import struct
+    if not fields:
+        if meta is not None:
+            raise ValueError("append: meta given, but the stream has no "
+                             "frame_meta fields; nothing appended")
+        return None
+    if meta is None:
+        raise ValueError("append: the stream has frame_meta fields %s: "
+                         "give meta={...} with each append; nothing "
+                         "appended" % ", ".join(n for n, _ in fields))
+    if not isinstance(meta, dict):
+        raise TypeError("append: meta = %r: not a dict" % (meta,))
+    names = [n for n, _ in fields]
+    for key in meta:
+        if key not in names:
+            raise ValueError("append: meta[%r]: not a field of the stream "
+                             "(%s); nothing appended"
+                             % (key, ", ".join(names)))
+    import numpy as np
+    cols = []
+    for name, dt in fields:
+        if name not in meta:
+            raise ValueError("append: meta lacks field %r; nothing "
+                             "appended" % name)
+        v = meta[name]
+        if isinstance(v, (str, bytes, dict)):
+            seq = None
+        else:
+            try:
+                seq = list(v)
+            except TypeError:
+                seq = None
+        if seq is None:
+            seq = [v]
+            if k != 1:
+                raise ValueError("append: meta[%r] = %r: one value for %d "
+                                 "rows; give a sequence of %d; nothing "
+                                 "appended" % (name, v, k, k))
+        elif len(seq) != k:
+            raise ValueError("append: meta[%r] has %d values for %d rows; "
+                             "nothing appended" % (name, len(seq), k))
+        col = []
+        for x in seq:
+            if isinstance(x, np.generic):
+                x = x.item()
+            if dt == "bool":
+                if not isinstance(x, bool):
+                    raise TypeError("append: meta[%r] = %r: field %r is "
+                                    "bool, not %s; nothing appended"
+                                    % (name, x, name, type(x).__name__))
+                col.append(struct.pack("=i4x", int(x)))
+            elif dt == "int64":
+                if isinstance(x, float) and x.is_integer():
+                    x = int(x)
+                if isinstance(x, bool) or not isinstance(x, int):
+                    raise TypeError("append: meta[%r] = %r: field %r is "
+                                    "int64, not %s%s; nothing appended"
+                                    % (name, x, name, type(x).__name__,
+                                       " with a fraction"
+                                       if isinstance(x, float) else ""))
+                if not -2**63 <= x < 2**63:
+                    raise ValueError("append: meta[%r] = %d: outside "
+                                     "int64; nothing appended" % (name, x))
+                col.append(struct.pack("=q", x))
+            else:
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise TypeError("append: meta[%r] = %r: field %r is "
+                                    "float64, not %s; nothing appended"
+                                    % (name, x, name, type(x).__name__))
+                col.append(struct.pack("=d", float(x)))
+        cols.append(col)
+    return b"".join(cols[i][r] for r in range(k) for i in range(len(cols)))
+
+
 class Stream:
     """A stream writing one sharded Zarr v3 array.
 
@@ -648,6 +754,15 @@ class Stream:
     OME-NGFF unit (``"micrometer"``, ``"second"``, ...), the physical size
     of a level-0 element, and ``"space"``, ``"time"`` or ``"channel"``
     for dims not named t, c, z, y or x.  Attributes go into the group.
+
+    Per-frame metadata (see shardpipe(3), "Frame metadata"):
+    ``frame_meta`` a dict from field name to ``"float64"``, ``"int64"`` or
+    ``"bool"``, for an image only (``ngff=True`` or ``downsample``, and
+    in a Group or a Plate); each field a 1-D array ``path/NAME`` beside
+    the levels, with a ``skipped`` bool field added, and ``append(frame,
+    meta={...})`` gives each frame's values.  xarray's zarr engine opens
+    the image with the fields as coordinates of dim 0.  Mode "a" of an
+    image with fields is refused.
 
     Input that ends early follows ``shardpipe write``'s rules (see
     ``close()``): ``pad_partial=True`` (``--pad-partial``) lets the input
@@ -725,7 +840,8 @@ class Stream:
                  stop: dict[str | int, int] | None = None,
                  pad_partial: bool = False, allow_short: bool = False,
                  mode: str = "w", progress: bool = False,
-                 truncate_to_advertised: bool = False):
+                 truncate_to_advertised: bool = False,
+                 frame_meta: dict[str, str] | None = None):
         if not isinstance(mode, str):
             raise TypeError("mode = %r: not a str" % (mode,))
         if mode not in _MODES:
@@ -845,6 +961,12 @@ class Stream:
                 _pyramid_args(dimension_names, rank, downsample, method,
                               append_method, levels, ngff, units, scale,
                               axis_types, stop)))
+        fields = _frame_fields(frame_meta)
+        if fields and reopen:
+            raise ValueError("frame_meta: mode 'a' continues no frame "
+                             "metadata (doc/design.md §28.9)")
+        if fields:
+            pyr["frame_fields"] = fields
         pad_partial = _flag("pad_partial", pad_partial)
         allow_short = _flag("allow_short", allow_short)
         # An argument left at its _Default is the store's in mode "a"
@@ -891,6 +1013,7 @@ class Stream:
             self._row_bytes *= n
         # Bytes of a bounded dim 0, or None when it grows.
         self._cap = shape[0] * self._row_bytes if shape[0] else None
+        self._fields = fields
         self._pad_partial = pad_partial
         self._allow_short = allow_short
         self._start_row = start_row
@@ -944,7 +1067,7 @@ class Stream:
         if self._progress is not None and self._row_bytes:
             self._progress.update(self._lib // self._row_bytes)
 
-    def append(self, a: _Any) -> None:
+    def append(self, a: _Any, meta: dict[str, _Any] | None = None) -> None:
         """Append ``a``, a NumPy array of the stream's dtype holding whole
         rows of dim 0: of shape ``(k, *inner)`` (k rows, k >= 0) or exactly
         ``inner`` (one row), where ``inner = shape[1:]`` of the stream.
@@ -976,8 +1099,19 @@ class Stream:
         appended (the message says how many rows are left); the stream
         stays open.  The GIL is released while the library copies and
         works.  Ctrl-C during a long append closes the stream (what was
-        appended so far is a valid store) and raises KeyboardInterrupt."""
+        appended so far is a valid store) and raises KeyboardInterrupt.
+
+        ``meta``: a stream opened with ``frame_meta`` takes each frame's
+        values with it, a dict from every field to its value (one frame)
+        or a sequence of k values (k rows); a key missing or unknown, a
+        value of the wrong type (a str or bool for float64, a float for
+        int64, anything but a bool for bool), or a count that is not k
+        raises TypeError or ValueError naming the field, nothing
+        appended.  A stream without fields refuses ``meta``, one with
+        them an append without it."""
         arr = self._as_array(a)
+        k = arr.shape[0] if arr.ndim == len(self._inner) + 1 else 1
+        values = _frame_values(self._fields, meta, k)
         self._enter()
         try:
             if self._held:
@@ -1002,7 +1136,13 @@ class Stream:
                         _ERR_BEYOND_END)
             if not arr.flags.c_contiguous:
                 arr = self._np.ascontiguousarray(arr)
-            self._give(arr, arr.nbytes)
+            if values is None:
+                self._give(arr, arr.nbytes)
+            elif k > 0:
+                self._s.append_meta(arr, values)
+                self._lib += arr.nbytes
+                if self._progress is not None and self._row_bytes:
+                    self._progress.update(self._lib // self._row_bytes)
         finally:
             self._busy.release()
 
@@ -1082,7 +1222,13 @@ class Stream:
         made with ``pad_partial=True``, else left out and ``close()`` raises
         IncompleteError.  Past a bounded dim 0 it takes what fits and raises
         BeyondEndError; the stream stays open.  The GIL is released while
-        the library copies and works; Ctrl-C as for ``append()``."""
+        the library copies and works; Ctrl-C as for ``append()``.  A
+        stream with ``frame_meta`` fields refuses it (ValueError): raw
+        bytes carry no values; use ``append(frame, meta=...)``."""
+        if self._fields:
+            raise ValueError("append_bytes: the stream has frame_meta "
+                             "fields; append whole frames with "
+                             "append(frame, meta={...}); nothing appended")
         np = self._np
         what = type(buf).__name__
         self._enter()
@@ -1999,7 +2145,10 @@ class Plate:
         this returns.  Refused before anything is written: a row or column
         not in the plate, a field outside 0..field_count - 1 or an
         acquisition the plate lacks (InvalidDescriptionError naming it), a
-        field written before (StorageError, code 12), and whatever Stream
+        field written before or open in another stream (StorageError,
+        code 12; a field is written at its first row, so one whose first
+        append was refused and whose ``with`` block closed it opens
+        again), and whatever Stream
         refuses; ClosedError once the plate is closed."""
         for k in ("path", "sink", "threads", "mode", "overwrite", "ngff"):
             if k in kwargs:

@@ -107,6 +107,7 @@ typedef struct {
 	uint64_t shape[SHARDPIPE_MAX_RANK];
 	unsigned char fill[8];
 	uint64_t start_row;
+	int nfields;           /* frame_meta fields, "skipped" not counted */
 } StreamObject;
 
 static PyObject *u64_tuple(const uint64_t *v, int n);
@@ -542,8 +543,10 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
 		"units", "scales", "axis_types", "reopen", "truncate",
-		"max_levels_dim", "plate", "field", NULL,
+		"max_levels_dim", "plate", "field", "frame_fields", NULL,
 	};
+	PyObject *frame_obj = Py_None;
+	shardpipe_frame_field ff[SHARDPIPE_MAX_FRAME_FIELDS];
 	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
 	PyObject *group = Py_None, *plate = Py_None, *field = Py_None;
 	const char *array = NULL, *path = NULL, *row = NULL, *col = NULL;
@@ -565,7 +568,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOO",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOOO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -575,7 +578,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
 					 &reopen, &truncate, &stops, &plate,
-					 &field))
+					 &field, &frame_obj))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -783,6 +786,37 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 				goto out;
 		}
 	}
+	if (frame_obj != Py_None) {
+		/* (name, dtype name) pairs; the strings live as long as
+		 * the tuple does, and the stream copies them at open. */
+		Py_ssize_t n = PySequence_Size(frame_obj);
+
+		if (n < 0)
+			goto out;
+		if (n > SHARDPIPE_MAX_FRAME_FIELDS) {
+			raise_code(SHARDPIPE_ERR_INVALID_ARGUMENT, "frame_meta: "
+				   "more fields than SHARDPIPE_MAX_FRAME_FIELDS");
+			goto out;
+		}
+		for (Py_ssize_t k = 0; k < n; k++) {
+			PyObject *t = PySequence_GetItem(frame_obj, k);
+			const char *dt = NULL;
+			int good = t != NULL &&
+				   PyArg_ParseTuple(t, "ss;frame_fields: (name, "
+						    "dtype) pairs", &ff[k].name,
+						    &dt);
+
+			Py_XDECREF(t);
+			if (!good)
+				goto out;
+			ff[k].dtype = strcmp(dt, "float64") == 0
+				? SHARDPIPE_DTYPE_FLOAT64
+				: strcmp(dt, "int64") == 0
+				? SHARDPIPE_DTYPE_INT64 : SHARDPIPE_DTYPE_BOOL;
+		}
+		desc.frame_fields = ff;
+		desc.n_frame_fields = (size_t)n;
+	}
 	if (attrs != Py_None) {
 		nattrs = PySequence_Size(attrs);
 		if (nattrs < 0)
@@ -861,6 +895,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		self->shape[d] = desc.dims[d].size;
 	memcpy(self->fill, desc.fill_value, sizeof(self->fill));
 	self->start_row = rows;
+	self->nfields = (int)desc.n_frame_fields;
 	/* The rows the reopened stream continues after, as it read them
 	 * under its lock: its rows written before anything is appended. */
 	if (reopen) {
@@ -1054,6 +1089,55 @@ fail:
 	return NULL;
 }
 
+/* Whole frames and their values (the Python layer packed them as
+ * shardpipe_frame_value, row by row), in one call: a frame's values go
+ * with its bytes. */
+static PyObject *stream_append_meta(StreamObject *self, PyObject *args)
+{
+	Py_buffer view, vals;
+	PyObject *obj, *vobj;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "OO", &obj, &vobj))
+		return NULL;
+	if (stream_enter(self) != 0)
+		return NULL;
+	if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS) != 0) {
+		stream_leave(self);
+		return NULL;
+	}
+	if (PyObject_GetBuffer(vobj, &vals, PyBUF_SIMPLE) != 0) {
+		PyBuffer_Release(&view);
+		stream_leave(self);
+		return NULL;
+	}
+	{
+		/* The values the library reads: the Python layer's count,
+		 * checked so that a wrong one is no overread. */
+		uint64_t row = self->itemsize, k;
+
+		for (int d = 1; d < self->rank; d++)
+			row *= self->shape[d];
+		k = row ? (uint64_t)view.len / row : 0;
+		if ((uint64_t)vals.len != k * (uint64_t)self->nfields *
+					  sizeof(shardpipe_frame_value)) {
+			PyBuffer_Release(&vals);
+			PyBuffer_Release(&view);
+			stream_leave(self);
+			PyErr_SetString(PyExc_ValueError, "append_meta: the "
+					"values do not match the rows");
+			return NULL;
+		}
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = shardpipe_stream_append_meta(self->s, view.buf, (size_t)view.len,
+					  vals.buf);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&vals);
+	PyBuffer_Release(&view);
+	return stream_done(self, rc);
+}
+
 /* Skips are cut into spans like appends, so that Ctrl-C ends a long one
  * (an unbounded stream takes any count). */
 static PyObject *stream_skip(StreamObject *self, PyObject *arg)
@@ -1186,6 +1270,9 @@ static PyObject *stream_get_closed(StreamObject *self, void *closure)
 static PyMethodDef stream_methods[] = {
 	{ "append", (PyCFunction)stream_append, METH_O,
 	  "append(buf) -> None: append C-contiguous array bytes." },
+	{ "append_meta", (PyCFunction)stream_append_meta, METH_VARARGS,
+	  "append_meta(buf, values) -> None: whole frames with their "
+	  "frame_meta values (shardpipe_frame_value, row by row)." },
 	{ "skip", (PyCFunction)stream_skip, METH_O,
 	  "skip(nbytes) -> None: advance by nbytes of the fill value." },
 	{ "set_attribute", (PyCFunction)stream_set_attribute, METH_VARARGS,

@@ -53,7 +53,9 @@ class Stream:
                  truncate: bool = False,
                  max_levels_dim: Sequence[int] | None = None,
                  plate: Plate | None = None,
-                 field: tuple[str, str, int, int] | None = None) -> None: ...
+                 field: tuple[str, str, int, int] | None = None,
+                 frame_fields: Sequence[tuple[str, str]] | None = None
+                 ) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the
@@ -63,6 +65,10 @@ class Stream:
         buffer must hold the stream's dtype.  The package checks shapes
         (Stream.append) and keeps a partial row back (Stream.append_bytes)
         before calling it."""
+    def append_meta(self, buf: Any, values: bytes, /) -> None:
+        """Whole frames and their frame_meta values, packed as the
+        library's shardpipe_frame_value (8 bytes each, row by row); the
+        package checks the values (Stream.append) first."""
     def skip(self, nbytes: int, /) -> None:
         """Advance by nbytes of the fill value."""
     def set_attribute(self, key: str, json: str | None, /) -> None:
