@@ -277,7 +277,7 @@ static int order_settings(struct plan *p, const shardpipe_desc *desc,
 	}
 	/* Appends arrive along append dim 0, and epochs, shard rows and
 	 * zarr.json's growth are along storage dim 0 (§14.2, §14.3). */
-	SP_RETURN_IF(p->order[0] != 0, err, SHARDPIPE_ERR_UNSUPPORTED,
+	SP_RETURN_IF(p->order[0] != 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "storage_order[0] = %d: the append dim (append dim 0) "
 		     "must stay storage dim 0; storing it as another dim is "
 		     "not supported", p->order[0]);
@@ -597,7 +597,7 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     "downsample does not halve",
 		     ome_method_name(pl->append_method));
 	SP_RETURN_IF(p0->permuted && pl->downsample != 0, err,
-		     SHARDPIPE_ERR_UNSUPPORTED,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "downsample 0x%x with a storage_order that is not the "
 		     "identity: pyramids of a permuted store are not supported",
 		     (unsigned)pl->downsample);

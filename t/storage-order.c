@@ -247,14 +247,14 @@ static void refusals(const char *root)
 	case_desc(&c, &d, 1, "cpu");
 	d.storage_order[0] = 1, d.storage_order[1] = 0;
 	d.storage_order[2] = 2, d.storage_order[3] = 3;
-	test_refused(tmp, &d, SHARDPIPE_ERR_UNSUPPORTED,
+	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "must stay storage dim 0", "the append dim moved");
 	case_desc(&c, &d, 1, "cpu");
 	d.downsample = 0xc;
 	d.dims[0].name = "t", d.dims[1].name = "c";
 	d.dims[2].name = "y", d.dims[3].name = "x";
 	d.max_levels = 2;
-	test_refused(tmp, &d, SHARDPIPE_ERR_UNSUPPORTED,
+	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "pyramids of a permuted store are not supported",
 		     "a pyramid with a storage order");
 	free(tmp);

@@ -7,3 +7,7 @@ TESTS += $(STORAGE_ORDER_TESTS)
 t_storage_order_LDADD = $(TEST_LDADD)
 t_storage_order_LDFLAGS = $(TEST_LDFLAGS)
 EXTRA_DIST += t/storage-order.c
+
+STORAGE_ORDER_SH_TESTS = t/cli-storage-order.sh
+TESTS += $(STORAGE_ORDER_SH_TESTS)
+EXTRA_DIST += $(STORAGE_ORDER_SH_TESTS)

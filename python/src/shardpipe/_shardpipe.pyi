@@ -53,7 +53,8 @@ class Stream:
                  truncate: bool = False,
                  max_levels_dim: Sequence[int] | None = None,
                  plate: Plate | None = None,
-                 field: tuple[str, str, int, int] | None = None) -> None: ...
+                 field: tuple[str, str, int, int] | None = None,
+                 storage_order: Sequence[int] | None = None) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the
