@@ -1,6 +1,6 @@
 #!/bin/sh
-# cli-storage-order.sh - shardpipe write --storage-order (doc/design.md
-# §3.3) as a user meets it: interleaved (t, y, x, c) input stored planar
+# cli-storage-order.sh - shardpipe write --storage-order as a user meets
+# it (doc/design.md §3.3): interleaved (t, y, x, c) input stored planar
 # (t, c, y, x) gives the files of the planar array written directly, cat
 # and verify read it in storage order, bench takes the option, and every
 # refusal exits 2 creating nothing, naming the option and the value.
