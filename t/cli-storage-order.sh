@@ -10,7 +10,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input
 
 scratch cliorder
 test_seed
-plan 22
+plan 24
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -68,4 +68,7 @@ refused 2 'storage-order.*must stay storage dim 0' "the append dim moved" -- \
 refused 2 'storage-order: entry 3 "x" is not a number' "not a number" -- w --storage-order 0,1,x,2
 refused 2 'pyramids of a permuted store' "with a pyramid" -- \
 	w --names t,c,y,x --storage-order 0,1,3,2 --downsample y,x --levels 2
+refused 2 'conform: --storage-order is not supported' "conform" -- \
+	"$SP" conform --backends cpu --shape 0,3,6,7 --chunk 2,1,4,4 \
+	--storage-order 0,3,1,2
 done_testing
