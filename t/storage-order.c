@@ -1,11 +1,12 @@
 /*
  * storage-order.c - a storage order (doc/design.md §3.3): random seeded
  * shapes, dtypes, codecs and permutations written with storage_order on
- * cpu, reference and opencl give stores byte-identical, file by file, to
- * the permuted array written with the identity order on cpu (the test
- * permutes in C), and read back as the permuted array; descriptions that
- * are not a permutation, or that the library does not support, are
- * refused before anything is written.
+ * cpu, reference, opencl and cuda (each where usable, else a TAP skip)
+ * give stores byte-identical, file by file, to the permuted array (the
+ * test permutes in C) written with the identity order on the same
+ * backend, and for codec none to cpu's; each reads back as the permuted
+ * array.  Descriptions that are not a permutation, or that the library
+ * does not support, are refused before anything is written.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -19,7 +20,7 @@
 
 #define CASES 14
 
-static const char *const backends[] = { "cpu", "reference", "opencl" };
+static const char *const backends[] = { "cpu", "reference", "opencl", "cuda" };
 #define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 
 struct scase {

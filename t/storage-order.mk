@@ -1,5 +1,5 @@
 # Storage order (doc/design.md §3.3): stores written with a permutation of
-# the dims on cpu, reference and opencl against the permuted array written
+# the dims on cpu, reference, opencl and cuda against the permuted array written
 # directly, the reader's decode, and the refusals; the CLI's option.
 STORAGE_ORDER_TESTS = t/storage-order
 check_PROGRAMS += $(STORAGE_ORDER_TESTS)
