@@ -264,6 +264,48 @@ DEAL4(deal_1x4, uint8_t)
 DEAL3(deal_4x3, uint32_t)
 DEAL4(deal_4x4, uint32_t)
 
+/*
+ * One of every S elements of src to dst: a run of a storage order that
+ * moved the innermost dim (design §3.3), S the stride of the input's
+ * (t, y, x, c) rows stored (t, c, y, x).  A constant stride lets the
+ * compiler use the dealers' shuffles instead of a load per element.
+ */
+#define PICK(name, T, S)                                                      \
+	DEAL_ATTR static void name(uint8_t *dst, const uint8_t *src,          \
+				   uint64_t n)                                \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d = (T *)(void *)dst;                             \
+		for (uint64_t j = 0; j < n; j++)                              \
+			d[j] = s[S * j];                                      \
+	}
+PICK(pick_1x2, uint8_t, 2)
+PICK(pick_1x3, uint8_t, 3)
+PICK(pick_1x4, uint8_t, 4)
+PICK(pick_2x2, uint16_t, 2)
+PICK(pick_2x3, uint16_t, 3)
+PICK(pick_2x4, uint16_t, 4)
+PICK(pick_4x2, uint32_t, 2)
+PICK(pick_4x3, uint32_t, 3)
+PICK(pick_4x4, uint32_t, 4)
+
+typedef void (*pick_fn)(uint8_t *, const uint8_t *, uint64_t);
+
+/* The specialised picker for es-byte elements `stride` apart, or NULL. */
+static pick_fn pick_pick(size_t es, uint64_t stride)
+{
+	static const pick_fn t[3][3] = {
+		{ pick_1x2, pick_1x3, pick_1x4 },
+		{ pick_2x2, pick_2x3, pick_2x4 },
+		{ pick_4x2, pick_4x3, pick_4x4 },
+	};
+	int e = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : -1;
+
+	if (e < 0 || stride < 2 || stride > 4)
+		return NULL;
+	return t[e][stride - 2];
+}
+
 typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
 
 /* The specialised dealer for es-byte elements in rows of ng, or NULL. */
@@ -320,6 +362,7 @@ void gather_item(const struct plan *p, const struct view *v,
 	/* Rows that hold exactly the item's chunks, one element each. */
 	deal_fn deal = cl == 1 && sl == 1 && v->G == row ?
 			       deal_pick(es, v->G) : NULL;
+	pick_fn pick = sl != 1 ? pick_pick(es, sl) : NULL;
 
 	item_box(v, item, origin, ext);
 	for (int d = 0; d < sec; d++)
@@ -362,7 +405,10 @@ void gather_item(const struct plan *p, const struct view *v,
 
 					if (e > cl)
 						e = cl;
-					if (sl != 1) {
+					if (pick != NULL) {
+						pick(o, in + g * cl * sl * es,
+						     e);
+					} else if (sl != 1) {
 						/* A permuted last dim
 						 * (design §3.3). */
 						copy_strided(o, in + g * cl *
