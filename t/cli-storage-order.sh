@@ -10,7 +10,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input
 
 scratch cliorder
 test_seed
-plan 24
+plan 26
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -43,6 +43,18 @@ for codec in none zstd gzip; do
 		diff -r "$tmp/o-$codec.zarr" "$tmp/p-$codec.zarr" > /dev/null
 	ok $? "$codec: the same files as the planar array written directly"
 done
+# Continued after 3 of the 5 frames, inside a chunk and a shard row: the
+# rows read back are appended again in the input's order.
+head -c $((3 * 6 * 7 * 3 * 2)) "$tmp/in.raw" > "$tmp/in1.raw"
+tail -c $((2 * 6 * 7 * 3 * 2)) "$tmp/in.raw" > "$tmp/in2.raw"
+"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \
+	--dtype uint16 --names t,c,y,x --storage-order 0,3,1,2 \
+	--input "$tmp/in1.raw" --quiet "$tmp/r.zarr" &&
+	"$SP" write --append --storage-order 0,3,1,2 --input "$tmp/in2.raw" \
+		--quiet "$tmp/r.zarr"
+ok $? "write 3 frames, then --append --storage-order the other 2"
+diff -r "$tmp/r.zarr" "$tmp/o-zstd.zarr" > /dev/null
+ok $? "the same files as the 5 frames written in one run"
 "$SP" cat "$tmp/o-zstd.zarr" | cmp -s - "$tmp/planar.raw"
 ok $? "cat reads it back in storage order"
 "$SP" verify --against "$tmp/planar.raw" "$tmp/o-zstd.zarr" > /dev/null
