@@ -86,3 +86,20 @@ def test_pyramid_refused(tmp_path):
                levels=2)
     assert "pyramids of a permuted store" in str(e.value)
     assert not os.path.exists(tmp_path / "s.zarr")
+
+
+def test_mode_a_continues_in_append_order(tmp_path, rng):
+    # 3 frames (inside a chunk and a shard row), closed, then 2 more with
+    # mode "a": the files of the 5 written in one run.
+    data = rng.integers(0, 1 << 16, size=(5, 20, 24, 3), dtype=np.uint16)
+    with stream(tmp_path / "r.zarr", (0, 3, 1, 2)) as s:
+        s.append(data[:3])
+    with shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                          storage_order=(0, 3, 1, 2)) as s:
+        s.append(data[3:])
+    with stream(tmp_path / "o.zarr", (0, 3, 1, 2)) as s:
+        s.append(data)
+    assert files(tmp_path / "r.zarr") == files(tmp_path / "o.zarr")
+    assert np.array_equal(zarr.open_array(str(tmp_path / "r.zarr"),
+                                          mode="r")[...],
+                          np.transpose(data, (0, 3, 1, 2)))
