@@ -386,6 +386,17 @@ typedef struct shardpipe_desc {
 	 * shardpipe_stream_append() is refused.  Default none. */
 	const shardpipe_frame_field *frame_fields;
 	size_t n_frame_fields;
+	/* Storage order (see "Storage order" in shardpipe(3)): the store
+	 * holds the appended array transposed, storage dim i being append
+	 * dim storage_order[i] (numpy's stored = appended.transpose(order)).
+	 * dims[] (sizes, chunks, shards, names) and every other per-dim
+	 * field are in STORAGE order, as zarr.json lists them; each append
+	 * gives rows in append order, whose dim storage_order[i] has size
+	 * dims[i].size.  All zero (default): identity.  Otherwise a
+	 * permutation of 0 .. rank-1 (entries past rank 0) that keeps the
+	 * append dim first (storage_order[0] == 0), and no downsample.  A
+	 * caller built before this field gets the identity. */
+	int storage_order[SHARDPIPE_MAX_RANK];
 } shardpipe_desc;
 
 /*

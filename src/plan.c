@@ -237,19 +237,75 @@ static int compute_batch(struct plan *p, struct sp_err *err)
 	return check_batch(p, err);
 }
 
+/*
+ * The storage order (design §3.3): a permutation of 0..rank-1 keeping the
+ * append dim first, or all zero for the identity.  Every refusal names
+ * the entry at fault.
+ */
+static int order_settings(struct plan *p, const shardpipe_desc *desc,
+			  struct sp_err *err)
+{
+	int seen[SHARDPIPE_MAX_RANK] = { 0 }, any = 0;
+
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
+		p->order[d] = d;
+	if (!SHARDPIPE_HAS_FIELD(desc, storage_order))
+		return SHARDPIPE_OK;
+	for (int d = 0; d < SHARDPIPE_MAX_RANK; d++)
+		any |= desc->storage_order[d] != 0;
+	if (!any)
+		return SHARDPIPE_OK;
+	for (int d = p->rank; d < SHARDPIPE_MAX_RANK; d++)
+		SP_RETURN_IF(desc->storage_order[d] != 0, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "storage_order[%d] = %d lies past rank %d "
+			     "(entries past the rank must be 0)", d,
+			     desc->storage_order[d], p->rank);
+	for (int d = 0; d < p->rank; d++) {
+		int a = desc->storage_order[d];
+
+		SP_RETURN_IF(a < 0 || a >= p->rank, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "storage_order[%d] = %d is outside 0..%d", d, a,
+			     p->rank - 1);
+		SP_RETURN_IF(seen[a], err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "storage_order[%d] = %d repeats an earlier entry: "
+			     "not a permutation of 0..%d", d, a, p->rank - 1);
+		seen[a] = 1;
+		p->order[d] = a;
+		p->permuted |= a != d;
+	}
+	/* Appends arrive along append dim 0, and epochs, shard rows and
+	 * zarr.json's growth are along storage dim 0 (§14.2, §14.3). */
+	SP_RETURN_IF(p->order[0] != 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "storage_order[0] = %d: the append dim (append dim 0) "
+		     "must stay storage dim 0; storing it as another dim is "
+		     "not supported", p->order[0]);
+	return SHARDPIPE_OK;
+}
+
 static void compute_strides(struct plan *p)
 {
 	uint64_t in = 1, elem = 1, tile = p->chunk_elems;
+	uint64_t ashape[SHARDPIPE_MAX_RANK], astride[SHARDPIPE_MAX_RANK];
 
+	/* The caller's rows are row-major in append order, whose dim
+	 * order[d] is storage dim d; the scatter walks storage order, so
+	 * storage dim d steps by its append dim's stride. */
+	for (int d = 0; d < p->rank; d++)
+		ashape[p->order[d]] = p->size[d];
+	for (int a = p->rank - 1; a >= 0; a--) {
+		astride[a] = in;
+		if (a > 0)
+			in *= ashape[a];
+	}
 	for (int d = p->rank - 1; d >= 0; d--) {
-		p->in_stride[d] = in;
+		p->in_stride[d] = astride[p->order[d]];
 		p->elem_stride[d] = elem;
 		p->tile_stride[d] = d > 0 ? tile : 0;
 		elem *= p->chunk[d];
-		if (d > 0) {
-			in *= p->size[d];
+		if (d > 0)
 			tile *= p->chunk_count[d];
-		}
 	}
 }
 
@@ -344,6 +400,7 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 				 dim->name);
 	}
 	SP_FORWARD(fill_settings(p, desc, err));
+	SP_FORWARD(order_settings(p, desc, err));
 	SP_FORWARD(compute_sizes(p, err));
 	SP_FORWARD(compute_batch(p, err));
 	compute_strides(p);
@@ -534,6 +591,11 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     "append_method %s: it reduces along dim 0, which "
 		     "downsample does not halve",
 		     ome_method_name(pl->append_method));
+	SP_RETURN_IF(p0->permuted && pl->downsample != 0, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "downsample 0x%x with a storage_order that is not the "
+		     "identity: pyramids of a permuted store are not supported",
+		     (unsigned)pl->downsample);
 	SP_RETURN_IF(max_levels < 0 || max_levels > SHARDPIPE_MAX_LEVELS, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "max_levels %d is outside 0..%d", max_levels,

@@ -118,6 +118,11 @@ struct plan {
 	 * the encoders write at level, ZSTD_LEVEL_DEFAULT.  Read by the
 	 * host only, so appended without an ABI bump (§5.3). */
 	int level_default;
+	/* Storage order (doc/design.md §3.3): storage dim d is append dim
+	 * order[d]; permuted when that is not the identity.  in_stride
+	 * already holds it, so backends read nothing here; the host's. */
+	int order[SHARDPIPE_MAX_RANK];
+	int permuted;
 };
 
 /*

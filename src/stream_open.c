@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 
 #include "copy.h"
 #include "reader_impl.h"
@@ -377,6 +378,38 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 }
 
 /*
+ * n rows read back from the store, in storage order, into `out` in the
+ * append order the stream's rows take (design §3.3): storage element x
+ * goes to the input offset the plan's in_stride gives it, the scatter's
+ * inverse.
+ */
+static void rows_to_append_order(const struct plan *p, const uint8_t *in,
+				 uint8_t *out, uint64_t n)
+{
+	uint64_t x[SHARDPIPE_MAX_RANK] = { 0 }, size[SHARDPIPE_MAX_RANK];
+	uint64_t total = n;
+	const size_t es = p->esize;
+
+	size[0] = n;
+	for (int d = 1; d < p->rank; d++) {
+		size[d] = p->size[d];
+		total *= size[d];
+	}
+	for (uint64_t k = 0; k < total; k++) {
+		uint64_t off = 0;
+
+		for (int d = 0; d < p->rank; d++)
+			off += x[d] * p->in_stride[d];
+		memcpy(out + off * es, in + k * es, es);
+		for (int d = p->rank - 1; d >= 0; d--) {
+			if (++x[d] < size[d])
+				break;
+			x[d] = 0;
+		}
+	}
+}
+
+/*
  * A continued array (doc/design.md §29), once its threads run: every
  * level counts from row b (reopen_base), the rows b.. of level 0 the store
  * advertises are read back (decoded) and appended, so that every level
@@ -394,7 +427,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
 	uint64_t from = r > b ? b : r >= sr ? r - sr : r;
 	struct shardpipe_stream *l;
-	uint8_t *buf;
+	uint8_t *buf, *abuf = NULL;
 	int rc = SHARDPIPE_OK, L;
 
 	for (l = s, L = 0; l != NULL; l = l->next, L++) {
@@ -418,6 +451,13 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	for (int d = 1; d < p->rank; d++)
 		count[d] = p->size[d];
 	buf = malloc((size_t)(p->chunk[0] * p->row_bytes));
+	/* A storage order: the rows read back are transposed back into
+	 * the order appends give them. */
+	if (buf != NULL && p->permuted &&
+	    (abuf = malloc((size_t)(p->chunk[0] * p->row_bytes))) == NULL) {
+		free(buf);
+		buf = NULL;
+	}
 	SP_RETURN_IF(buf == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for %llu rows of the store",
 		     (unsigned long long)p->chunk[0]);
@@ -432,10 +472,15 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		if (rc != SHARDPIPE_OK)
 			rc = sp_err_set(&s->err, rc, "cannot continue it: %s; "
 					"nothing was touched", ro->r->err.msg);
-		else if (row >= b)
+		else if (row >= b && abuf != NULL) {
+			rows_to_append_order(p, buf, abuf, count[0]);
+			rc = shardpipe_stream_append(s, abuf, n);
+		} else if (row >= b) {
 			rc = shardpipe_stream_append(s, buf, n);
+		}
 	}
 	free(buf);
+	free(abuf);
 	SP_FORWARD(rc);
 	pthread_mutex_lock(&s->mu);
 	s->refed = s->stats.bytes_in;

@@ -22,6 +22,9 @@ struct view {
 	uint64_t chunk[SHARDPIPE_MAX_RANK];
 	uint64_t count[SHARDPIPE_MAX_RANK];  /* chunks along each dim */
 	uint64_t in_stride[SHARDPIPE_MAX_RANK];
+	/* in_stride is row-major over the view's sizes: no storage order
+	 * (design §3.3) that the merging did not undo. */
+	int dense;
 	/* A work item gathers A x G chunks: G along the last dim (1 or all
 	 * of them) and A along the second-last (1, or all when G is all). */
 	uint64_t A, G;

@@ -61,20 +61,27 @@ void view_init(struct view *v, const struct plan *p, int fused)
 
 	memset(v, 0, sizeof(*v));
 	v->size[0] = v->chunk[0] = p->chunk[0];
+	v->in_stride[0] = p->in_stride[0];
+	/* A storage order (design §3.3) permutes the plan's in_stride: a
+	 * dim merges only where the input's strides agree with it. */
 	for (int d = 1; d < p->rank; d++) {
-		if (p->chunk[d] == p->size[d]) {
+		if (p->chunk[d] == p->size[d] &&
+		    v->in_stride[r] == p->in_stride[d] * p->size[d]) {
 			v->size[r] *= p->size[d];
 			v->chunk[r] *= p->chunk[d];
+			v->in_stride[r] = p->in_stride[d];
 		} else {
 			r++;
 			v->size[r] = p->size[d];
 			v->chunk[r] = p->chunk[d];
+			v->in_stride[r] = p->in_stride[d];
 		}
 	}
 	v->rank = r + 1;
+	v->dense = 1;
 	for (int d = v->rank - 1; d >= 0; d--) {
 		v->count[d] = sp_ceil_div(v->size[d], v->chunk[d]);
-		v->in_stride[d] = s;
+		v->dense &= v->in_stride[d] == s;
 		s *= v->size[d];
 	}
 	v->A = v->G = 1;
@@ -257,6 +264,48 @@ DEAL4(deal_1x4, uint8_t)
 DEAL3(deal_4x3, uint32_t)
 DEAL4(deal_4x4, uint32_t)
 
+/*
+ * One of every S elements of src to dst: a run of a storage order that
+ * moved the innermost dim (design §3.3), S the stride of the input's
+ * (t, y, x, c) rows stored (t, c, y, x).  A constant stride lets the
+ * compiler use the dealers' shuffles instead of a load per element.
+ */
+#define PICK(name, T, S)                                                      \
+	DEAL_ATTR static void name(uint8_t *dst, const uint8_t *src,          \
+				   uint64_t n)                                \
+	{                                                                     \
+		const T *restrict s = (const T *)(const void *)src;           \
+		T *restrict d = (T *)(void *)dst;                             \
+		for (uint64_t j = 0; j < n; j++)                              \
+			d[j] = s[S * j];                                      \
+	}
+PICK(pick_1x2, uint8_t, 2)
+PICK(pick_1x3, uint8_t, 3)
+PICK(pick_1x4, uint8_t, 4)
+PICK(pick_2x2, uint16_t, 2)
+PICK(pick_2x3, uint16_t, 3)
+PICK(pick_2x4, uint16_t, 4)
+PICK(pick_4x2, uint32_t, 2)
+PICK(pick_4x3, uint32_t, 3)
+PICK(pick_4x4, uint32_t, 4)
+
+typedef void (*pick_fn)(uint8_t *, const uint8_t *, uint64_t);
+
+/* The specialised picker for es-byte elements `stride` apart, or NULL. */
+static pick_fn pick_pick(size_t es, uint64_t stride)
+{
+	static const pick_fn t[3][3] = {
+		{ pick_1x2, pick_1x3, pick_1x4 },
+		{ pick_2x2, pick_2x3, pick_2x4 },
+		{ pick_4x2, pick_4x3, pick_4x4 },
+	};
+	int e = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : -1;
+
+	if (e < 0 || stride < 2 || stride > 4)
+		return NULL;
+	return t[e][stride - 2];
+}
+
 typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
 
 /* The specialised dealer for es-byte elements in rows of ng, or NULL. */
@@ -308,17 +357,19 @@ void gather_item(const struct plan *p, const struct view *v,
 	uint64_t n[SHARDPIPE_MAX_RANK] = { 0 };
 	uint64_t lines = 1;
 	const uint64_t cl = v->chunk[last], C1 = v->chunk[sec];
-	const uint64_t row = v->in_stride[sec];
+	const uint64_t row = v->in_stride[sec], sl = v->in_stride[last];
 	const size_t tile = (size_t)(C1 * cl) * es;
 	/* Rows that hold exactly the item's chunks, one element each. */
-	deal_fn deal = cl == 1 && v->G == row ? deal_pick(es, v->G) : NULL;
+	deal_fn deal = cl == 1 && sl == 1 && v->G == row ?
+			       deal_pick(es, v->G) : NULL;
+	pick_fn pick = sl != 1 ? pick_pick(es, sl) : NULL;
 
 	item_box(v, item, origin, ext);
 	for (int d = 0; d < sec; d++)
 		lines *= v->chunk[d];
 
 	for (uint64_t l = 0; l < lines; l++) {
-		uint64_t off = origin[last];
+		uint64_t off = origin[last] * sl;
 		int inside = 1;
 
 		for (int d = 0; d < sec; d++) {
@@ -341,8 +392,8 @@ void gather_item(const struct plan *p, const struct view *v,
 			for (uint64_t g = 0; g < v->G && cl == 1 && !deal; g++)
 				/* One element per input row and chunk:
 				 * typed loads down the rows. */
-				copy_strided(dst + g * cs, src + g * es, rows,
-					     row, es);
+				copy_strided(dst + g * cs, src + g * sl * es,
+					     rows, row, es);
 			for (uint64_t j = 0; j < rows && cl > 1; j++) {
 				/* Each input row once, dealt out. */
 				const uint8_t *in = src + j * row * es;
@@ -352,13 +403,27 @@ void gather_item(const struct plan *p, const struct view *v,
 					uint64_t e = v->size[last] - gl;
 					uint8_t *o = dst + g * cs + j * cl * es;
 
-					if (e >= cl) {
+					if (e > cl)
+						e = cl;
+					if (pick != NULL) {
+						pick(o, in + g * cl * sl * es,
+						     e);
+					} else if (sl != 1) {
+						/* A permuted last dim
+						 * (design §3.3). */
+						copy_strided(o, in + g * cl *
+								 sl * es,
+							     e, sl, es);
+					} else if (e == cl) {
 						copy_run(o, in + g * cl * es,
 							 (size_t)(cl * es));
 						continue;
+					} else {
+						memcpy(o, in + g * cl * es,
+						       (size_t)(e * es));
 					}
-					memcpy(o, in + g * cl * es,
-					       (size_t)(e * es));
+					if (e == cl)
+						continue;
 					memset(o + e * es, 0,
 					       (size_t)((cl - e) * es));
 				}
@@ -404,6 +469,10 @@ int item_is_fill(const struct plan *p, const struct view *v,
 	uint64_t xn, yn, runs;
 	size_t run;
 
+	/* Permuted input (design §3.3) has no runs to read in place: the
+	 * gathered chunks are checked one by one (left_out) instead. */
+	if (!v->dense)
+		return 0;
 	item_box(v, item, origin, ext);
 	xn = v->G * v->chunk[last];
 	if (xn > v->size[last] - origin[last])

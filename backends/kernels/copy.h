@@ -45,6 +45,36 @@ DEVICE_FN void lane_copy(GLOBAL u8 *dst, GLOBAL const u8 *src, u64 nbytes,
 	}
 }
 
+/* Elements lane, lane + lanes, ... of n, of esize bytes, `stride`
+ * elements apart in src, to consecutive ones in dst: a run of a storage
+ * order that moves the innermost dim (design §3.3). */
+DEVICE_FN void lane_gather(GLOBAL u8 *dst, GLOBAL const u8 *src, u64 n,
+			   u64 stride, u64 esize, u64 lane, u64 lanes)
+{
+	WORK(lane_words(n, lane, lanes));
+	switch (esize) {
+	case 8:
+		for (u64 k = lane; k < n; k += lanes)
+			((GLOBAL w64 *)dst)[k] =
+				((GLOBAL const w64 *)src)[k * stride];
+		break;
+	case 4:
+		for (u64 k = lane; k < n; k += lanes)
+			((GLOBAL w32 *)dst)[k] =
+				((GLOBAL const w32 *)src)[k * stride];
+		break;
+	case 2:
+		for (u64 k = lane; k < n; k += lanes)
+			((GLOBAL w16 *)dst)[k] =
+				((GLOBAL const w16 *)src)[k * stride];
+		break;
+	default:
+		for (u64 k = lane; k < n; k += lanes)
+			dst[k] = src[k * stride];
+		break;
+	}
+}
+
 DEVICE_FN void lane_zero(GLOBAL u8 *dst, u64 nbytes, u64 unit, u64 lane,
 			 u64 lanes)
 {

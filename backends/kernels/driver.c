@@ -398,6 +398,10 @@ static void fill_geometry(const struct plan *p, uint64_t nruns,
 	 * size[inner] elements apart, so both lengths bound the word. */
 	if (inner > 0)
 		bits |= p->esize * p->size[inner];
+	/* A storage order (design §3.3) may give outer dims strides that
+	 * are no multiple of size[inner]; runs start at their multiples. */
+	for (int d = 0; d < inner; d++)
+		bits |= p->esize * p->in_stride[d];
 	geo[SP_GEO_RANK] = (uint64_t)p->rank;
 	geo[SP_GEO_ESIZE] = p->esize;
 	geo[SP_GEO_UNIT] = unit_of(bits);

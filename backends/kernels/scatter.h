@@ -13,7 +13,9 @@
  * included: no separate clear, no race.  The input offset of a run is the
  * dot product of its epoch coordinate with the plan's in_stride, the
  * coordinate being lifted from (chunk index, within-chunk index) per
- * dimension.
+ * dimension.  A storage order (design §3.3) lives in those strides only;
+ * when it moves the innermost dim, a run's elements lie in_stride[D-1]
+ * apart and are copied one by one.
  *
  * A run is copied by a team of SP_GEO_RUN_LANES work-items, word k by
  * lane k mod lanes, so that a GPU's neighbouring items move neighbouring
@@ -102,6 +104,7 @@ SP_KERNEL_ENTRY(sp_scatter)
 	const u64 esize = geo[SP_GEO_ESIZE], unit = geo[SP_GEO_UNIT];
 	const u64 items = (nruns + per - 1) / per;
 	const u64 lane = GLOBAL_ID() % lanes, teams = GLOBAL_SIZE() / lanes;
+	const u64 sx = geo[SP_GEO_IN_STRIDE(inner)];
 
 	for (u64 it = GLOBAL_ID() / lanes; it < items; it += teams) {
 		u64 r = it * per, end = r + per < nruns ? r + per : nruns;
@@ -111,6 +114,16 @@ SP_KERNEL_ENTRY(sp_scatter)
 			u64 src, valid;
 
 			scatter_locate(geo, r, &src, &valid);
+			if (sx != 1) {
+				/* A storage order moved the innermost dim
+				 * (design §3.3): element by element. */
+				lane_gather(dst, in + src * esize, valid, sx,
+					    esize, lane, lanes);
+				lane_zero(dst + valid * esize,
+					  run_bytes - valid * esize, esize,
+					  lane, lanes);
+				continue;
+			}
 			lane_copy(dst, in + src * esize, valid * esize, unit,
 				  lane, lanes);
 			lane_zero(dst + valid * esize,

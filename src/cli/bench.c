@@ -64,7 +64,7 @@ static void bench_usage(FILE *f)
 		"  --dtype T       element type (default uint16)\n"
 		"  --shape, --chunk, --shard, --names, --index-location\n"
 		"                  any other geometry, as for write\n"
-		"  --fill-value, --write-empty-chunks, --durable\n"
+		"  --fill-value, --write-empty-chunks, --durable, --storage-order\n"
 		"                  as for write (--durable needs --output)\n"
 		"  --rows N        append N rows of dim 0 (default: the "
 		"workload's size)\n"

@@ -86,6 +86,9 @@ struct cli_desc_opts {
 	const char *fill_value;
 	int write_empty_chunks;
 	int durable;
+	/* --storage-order I,J,..: append dims in storage order (numpy's
+	 * transpose axes, design §3.3) */
+	const char *storage_order;
 	/* every option of the command line, the command's own included */
 	struct cli_seen seen;
 };
@@ -94,7 +97,7 @@ struct cli_desc_opts {
  * If argv[*i] is one of the description options (--shape, --chunk,
  * --shard-shape, --chunks-per-shard, --shard, --names, --dtype, --codec,
  * --index-location, --backend, --threads, --overwrite, --fill-value,
- * --write-empty-chunks, --durable), consume it and its value, advancing *i,
+ * --write-empty-chunks, --durable, --storage-order), consume it and its value, advancing *i,
  * and return 1; 0 if it is not; -1 (after printing why) on a missing
  * value, a repeat (o->seen, set up by cli_seen_init) or a bad --threads.
  */

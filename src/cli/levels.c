@@ -301,6 +301,7 @@ static const char *const fields[][2] = {
 	{ "ngff", "--ngff" },
 	{ "unit", "--units" },
 	{ "scale", "--scale" },
+	{ "storage_order", "--storage-order" },
 };
 
 static int ident_char(char c)

@@ -212,7 +212,7 @@ int cli_parse_codec(const char *s, shardpipe_desc *desc)
 static const char *const desc_opts[] = {
 	"--shape", "--chunk", "--shard", "--names", "--dtype", "--codec",
 	"--index-location", "--backend", "--shard-shape", "--chunks-per-shard",
-	"--fill-value", "--threads",
+	"--fill-value", "--storage-order", "--threads",
 };
 
 int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
@@ -221,7 +221,7 @@ int cli_desc_option(struct cli_desc_opts *o, int argc, char **argv, int *i)
 	const char **slots[] = {
 		&o->shape, &o->chunk, &o->shard, &o->names, &o->dtype,
 		&o->codec, &o->index_location, &o->backend, &o->shard_shape,
-		&o->chunks_per_shard, &o->fill_value, NULL,
+		&o->chunks_per_shard, &o->fill_value, &o->storage_order, NULL,
 	};
 	const char *const flags[] = {
 		"--overwrite", "--write-empty-chunks", "--durable",
@@ -428,6 +428,35 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 	return 0;
 }
 
+/*
+ * --storage-order I,J,..: for each storage dim, the append dim it holds
+ * (design §3.3), one per dim of --shape.  Whether the list is a
+ * permutation the library decides and names; a count other than the rank
+ * is refused here, where the rank is known.
+ */
+static int parse_order(const char *s, shardpipe_desc *desc)
+{
+	uint64_t v[SHARDPIPE_MAX_RANK];
+	int n = cli_parse_list("--storage-order", s, v);
+
+	if (n < 0)
+		return -1;
+	if (n != desc->rank) {
+		cli_error("--storage-order: \"%s\" lists %d dims, the array "
+			  "has %d", s, n, desc->rank);
+		return -1;
+	}
+	for (int d = 0; d < n; d++) {
+		if (v[d] >= (uint64_t)n) {
+			cli_error("--storage-order: entry %d is %llu, outside "
+				  "0..%d", d, (unsigned long long)v[d], n - 1);
+			return -1;
+		}
+		desc->storage_order[d] = (int)v[d];
+	}
+	return 0;
+}
+
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 {
 	shardpipe_desc_init(desc);
@@ -592,6 +621,8 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc)
 	desc->overwrite = o->overwrite;
 	desc->write_empty_chunks = o->write_empty_chunks;
 	desc->durable = o->durable;
+	if (o->storage_order != NULL && parse_order(o->storage_order, desc) != 0)
+		return CLI_EXIT_USAGE;
 	if (o->fill_value != NULL && parse_fill(o->fill_value, desc) != 0) {
 		cli_error("--fill-value: \"%s\" is not a %s value", o->fill_value,
 			  shardpipe_dtype_name(desc->dtype));

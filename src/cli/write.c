@@ -30,7 +30,8 @@ static void write_usage(FILE *f)
 		"         [--append-method M] [--levels N] [--stop D=N,..] "
 		"[--ngff]\n"
 		"         [--units D=U,..] [--scale D=S,..] [--axis-types D=T,..] "
-		"OUT.zarr\n"
+		"\n"
+		"         [--storage-order I,J,..] OUT.zarr\n"
 		"       shardpipe write --append [--truncate-to-advertised] "
 		"[options] OUT.zarr\n\n"
 		"Streams raw row-major array bytes in host byte order (stdin "
@@ -103,6 +104,15 @@ static void write_usage(FILE *f)
 		"  --durable         fsync every shard, directory and zarr.json "
 		"before zarr.json\n"
 		"                    advertises it\n"
+		"  --storage-order I,J,..  storage dim i holds append dim "
+		"entry i (numpy's\n"
+		"                    transpose axes): --shape, --chunk, --names "
+		"and the rest are\n"
+		"                    in storage order, the input's rows in append "
+		"order; the\n"
+		"                    first entry must be 0 (e.g. 0,3,1,2: "
+		"(t,y,x,c) frames stored\n"
+		"                    as (t,c,y,x)); default the identity\n"
 		"  --attr KEY=JSON   a user attribute in zarr.json (KEY: up to "
 		"the first '=';\n"
 		"                    JSON: one JSON value); repeatable, a later "
@@ -260,7 +270,7 @@ static const char *const write_opts[] = {
 	"--append",
 	"--truncate-to-advertised", "--downsample", "--method",
 	"--append-method", "--levels", "--stop", "--ngff", "--units",
-	"--scale", "--axis-types", "--help",
+	"--scale", "--axis-types", "--storage-order", "--help",
 };
 
 struct write_args {

@@ -771,8 +771,18 @@ class Stream:
     dim 0 is full.  Without them close writes the whole rows, closes, and
     raises IncompleteError.
 
+    ``storage_order``: the store holds the appended array transposed,
+    ``stored = appended.transpose(storage_order)`` (NumPy's axes: storage
+    dim i is append dim ``storage_order[i]``); ``shape``, ``chunks``,
+    ``shards`` and every per-dim argument are in storage order, as the
+    store's zarr.json, while ``append`` takes rows in append order.  Its
+    first entry must be 0 (the append dim stays first), and it is refused
+    with a pyramid.  ``(0, 3, 1, 2)``: (t, y, x, c) frames stored planar
+    as (t, c, y, x).  Default None: the identity.
+
     ``append(a)`` takes NumPy arrays of whole rows of dim 0, shape
-    ``(k, *shape[1:])`` or ``shape[1:]``, and checks shape and dtype;
+    ``(k, *shape[1:])`` or ``shape[1:]`` (in append order with a
+    ``storage_order``), and checks shape and dtype;
     ``append_bytes(buf)`` takes raw array bytes in spans of any size.
 
     ``mode``: ``"w"`` (the default) creates a new array, refusing a path
@@ -841,7 +851,8 @@ class Stream:
                  pad_partial: bool = False, allow_short: bool = False,
                  mode: str = "w", progress: bool = False,
                  truncate_to_advertised: bool = False,
-                 frame_meta: dict[str, str] | None = None):
+                 frame_meta: dict[str, str] | None = None,
+                 storage_order: _Sequence[int] | None = None):
         if not isinstance(mode, str):
             raise TypeError("mode = %r: not a str" % (mode,))
         if mode not in _MODES:
@@ -914,6 +925,20 @@ class Stream:
                 raise InvalidDescriptionError(
                     "dimension_names has %d entries, %s %d"
                     % (len(dimension_names), given[0][0], rank), 25)
+        order = None
+        if storage_order is not None:
+            if isinstance(storage_order, (str, bytes)) or \
+                    not hasattr(storage_order, "__len__"):
+                raise TypeError("storage_order = %r: not a sequence of dim "
+                                "indices" % (storage_order,))
+            if rank is not None and len(storage_order) != rank:
+                raise InvalidDescriptionError(
+                    "storage_order has %d entries, %s %d"
+                    % (len(storage_order), given[0][0], rank), _ERR_INVALID)
+            n = rank if rank is not None else len(storage_order)
+            order = tuple(_integer("storage_order[%d]" % d, v, 0, n - 1,
+                                   _ERR_INVALID)
+                          for d, v in enumerate(storage_order))
         if chunks is not None and shards is not None:
             for d in range(len(chunks)):
                 if shards[d] % chunks[d]:
@@ -996,7 +1021,8 @@ class Stream:
             index_location, _text("backend", backend), threads, overwrite,
             sink, fill, _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
-            **pyr, reopen=reopen, truncate=truncate, **plate)
+            **pyr, reopen=reopen, truncate=truncate, **plate,
+            storage_order=order)
         import numpy as np
 
         self._np = np
@@ -1005,7 +1031,12 @@ class Stream:
         # bound of this run.
         shape, name, fill, start_row = self._s.info()
         self._shape = shape
-        self._inner = shape[1:]          # the shape of one row of dim 0
+        # The shape of one row of dim 0, as appends give it: in append
+        # order, whose dim order[i] is storage dim i (design §3.3).
+        inner = list(shape)
+        for d, a in enumerate(order or ()):
+            inner[a] = shape[d]
+        self._inner = tuple(inner[1:])
         self._dtype = np.dtype(name)
         self._fill = fill                # one element of fill, its bytes
         self._row_bytes = self._dtype.itemsize

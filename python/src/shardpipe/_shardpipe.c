@@ -543,7 +543,8 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
 		"units", "scales", "axis_types", "reopen", "truncate",
-		"max_levels_dim", "plate", "field", "frame_fields", NULL,
+		"max_levels_dim", "plate", "field", "frame_fields", "storage_order",
+		NULL,
 	};
 	PyObject *frame_obj = Py_None;
 	shardpipe_frame_field ff[SHARDPIPE_MAX_FRAME_FIELDS];
@@ -552,7 +553,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	const char *array = NULL, *path = NULL, *row = NULL, *col = NULL;
 	int field_index = 0, acquisition = -1;
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
-	PyObject *stops = Py_None;
+	PyObject *stops = Py_None, *order = Py_None;
 	unsigned int downsample = 0;
 	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
 	int reopen = 0, truncate = 0;
@@ -568,7 +569,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOOO",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOOOO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -578,7 +579,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
 					 &reopen, &truncate, &stops, &plate,
-					 &field, &frame_obj))
+					 &field, &frame_obj, &order))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -760,6 +761,29 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.append_method = append_method;
 	desc.max_levels = max_levels;
 	desc.ngff = ngff;
+	/* storage_order: one int per dim, checked by the package; whether
+	 * it is a permutation, by the library. */
+	if (order != Py_None) {
+		Py_ssize_t n = PySequence_Size(order);
+
+		if (n < 0)
+			goto out;
+		if (n != desc.rank) {
+			PyErr_Format(PyExc_ValueError, "storage_order has %zd "
+				     "entries, the array %d dims", n, desc.rank);
+			goto out;
+		}
+		for (int d = 0; d < desc.rank; d++) {
+			PyObject *v = PySequence_GetItem(order, d);
+
+			if (v == NULL)
+				goto out;
+			desc.storage_order[d] = (int)PyLong_AsLong(v);
+			Py_DECREF(v);
+			if (PyErr_Occurred())
+				goto out;
+		}
+	}
 	for (int d = 0; d < desc.rank; d++) {
 		PyObject *t[4] = { units, scales, axis_types, stops };
 

@@ -54,8 +54,8 @@ class Stream:
                  max_levels_dim: Sequence[int] | None = None,
                  plate: Plate | None = None,
                  field: tuple[str, str, int, int] | None = None,
-                 frame_fields: Sequence[tuple[str, str]] | None = None
-                 ) -> None: ...
+                 frame_fields: Sequence[tuple[str, str]] | None = None,
+                 storage_order: Sequence[int] | None = None) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the

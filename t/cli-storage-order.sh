@@ -1,0 +1,86 @@
+#!/bin/sh
+# cli-storage-order.sh - shardpipe write --storage-order as a user meets
+# it (doc/design.md §3.3): interleaved (t, y, x, c) input stored planar
+# (t, c, y, x) gives the files of the planar array written directly, cat
+# and verify read it in storage order, bench takes the option, and every
+# refusal exits 2 creating nothing, naming the option and the value.
+. "${top_srcdir:-.}/t/lib.sh"
+need_shardpipe
+command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input"
+
+scratch cliorder
+test_seed
+plan 26
+
+# 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
+random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
+# The planar array, permuted here with the standard library only.
+python3 - "$tmp/in.raw" "$tmp/planar.raw" <<'PY'
+import sys
+T, Y, X, C, E = 5, 6, 7, 3, 2
+src = open(sys.argv[1], "rb").read()
+out = bytearray()
+for t in range(T):
+    for c in range(C):
+        for y in range(Y):
+            for x in range(X):
+                o = (((t * Y + y) * X + x) * C + c) * E
+                out += src[o:o + E]
+open(sys.argv[2], "wb").write(out)
+PY
+ok $? "the planar array, permuted independently"
+
+for codec in none zstd gzip; do
+	"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \
+		--dtype uint16 --codec $codec --names t,c,y,x \
+		--storage-order 0,3,1,2 --input "$tmp/in.raw" --quiet \
+		"$tmp/o-$codec.zarr"
+	ok $? "$codec: write --storage-order 0,3,1,2"
+	"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \
+		--dtype uint16 --codec $codec --names t,c,y,x \
+		--input "$tmp/planar.raw" --quiet "$tmp/p-$codec.zarr"
+	[ "$(tree_sum "$tmp/o-$codec.zarr")" = "$(tree_sum "$tmp/p-$codec.zarr")" ] &&
+		diff -r "$tmp/o-$codec.zarr" "$tmp/p-$codec.zarr" > /dev/null
+	ok $? "$codec: the same files as the planar array written directly"
+done
+# Continued after 3 of the 5 frames, inside a chunk and a shard row: the
+# rows read back are appended again in the input's order.
+head -c $((3 * 6 * 7 * 3 * 2)) "$tmp/in.raw" > "$tmp/in1.raw"
+tail -c $((2 * 6 * 7 * 3 * 2)) "$tmp/in.raw" > "$tmp/in2.raw"
+"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \
+	--dtype uint16 --names t,c,y,x --storage-order 0,3,1,2 \
+	--input "$tmp/in1.raw" --quiet "$tmp/r.zarr" &&
+	"$SP" write --append --storage-order 0,3,1,2 --input "$tmp/in2.raw" \
+		--quiet "$tmp/r.zarr"
+ok $? "write 3 frames, then --append --storage-order the other 2"
+diff -r "$tmp/r.zarr" "$tmp/o-zstd.zarr" > /dev/null
+ok $? "the same files as the 5 frames written in one run"
+"$SP" cat "$tmp/o-zstd.zarr" | cmp -s - "$tmp/planar.raw"
+ok $? "cat reads it back in storage order"
+"$SP" verify --against "$tmp/planar.raw" "$tmp/o-zstd.zarr" > /dev/null
+ok $? "verify --against the planar array"
+"$SP" bench frames --rows 2 --storage-order 0,1,3,2 --shape 2,2,64,48 \
+	--chunk 1,1,32,16 --shard 1,1,2,3 > "$tmp/bench.out" 2>&1
+ok $? "bench takes --storage-order"
+
+watch=$tmp/w
+mkdir "$watch"
+watch_absent=$watch/s.zarr
+w() {
+	"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --dtype uint16 \
+		--input "$tmp/in.raw" --quiet "$@" "$watch/s.zarr"
+}
+refused 2 'storage-order.*repeats' "a repeated entry" -- w --storage-order 0,1,1,2
+refused 2 'storage-order: entry 3 is 4, outside 0..3' "an entry out of range" -- \
+	w --storage-order 0,1,2,4
+refused 2 'storage-order: "0,2,1" lists 3 dims, the array has 4' "too few entries" -- \
+	w --storage-order 0,2,1
+refused 2 'storage-order.*must stay storage dim 0' "the append dim moved" -- \
+	w --storage-order 1,0,2,3
+refused 2 'storage-order: entry 3 "x" is not a number' "not a number" -- w --storage-order 0,1,x,2
+refused 2 'pyramids of a permuted store' "with a pyramid" -- \
+	w --names t,c,y,x --storage-order 0,1,3,2 --downsample y,x --levels 2
+refused 2 'conform: --storage-order is not supported' "conform" -- \
+	"$SP" conform --backends cpu --shape 0,3,6,7 --chunk 2,1,4,4 \
+	--storage-order 0,3,1,2
+done_testing
