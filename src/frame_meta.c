@@ -252,9 +252,12 @@ static int write_field_meta(struct frame_meta *fm, int i, uint64_t rows,
 }
 
 /* Chunk c of every field from rows (bit patterns, n a row, of rows
- * c * chunk ..), have of them known, the rest fill. */
+ * c * chunk ..), have of them known, the rest fill; of those, the ones
+ * before `in` (advertised, never appended: a bounded dim 0 closed short,
+ * §14.2) are "skipped", as the fill the image holds there. */
 static int write_chunk(struct frame_meta *fm, uint64_t c, const uint64_t *v,
-		       uint64_t have, uint8_t *buf, struct sp_err *err)
+		       uint64_t have, uint64_t in, uint8_t *buf,
+		       struct sp_err *err)
 {
 	char key[32];
 
@@ -265,7 +268,8 @@ static int write_chunk(struct frame_meta *fm, uint64_t c, const uint64_t *v,
 
 		for (uint64_t r = 0; r < fm->chunk; r++) {
 			uint64_t x = r < have ? v[r * (uint64_t)fm->n + i]
-					      : fill_of(fm->dtype[i]);
+				     : i == fm->n - 1 && r < in
+					     ? 1 : fill_of(fm->dtype[i]);
 
 			for (unsigned b = 0; b < w; b++)
 				buf[r * w + b] = (uint8_t)(x >> (8 * b));
@@ -309,7 +313,7 @@ int frame_meta_write(struct frame_meta *fm, pthread_mutex_t *mu,
 		uint64_t known = have > off ? have - off : 0;
 
 		rc = write_chunk(fm, c, known > 0 ? copy + off * n : copy,
-				 known < in ? known : in, buf, err);
+				 known < in ? known : in, in, buf, err);
 	}
 	free(buf);
 	free(copy);

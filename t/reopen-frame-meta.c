@@ -381,6 +381,62 @@ static void lagging(uint64_t *rng)
 	free(zj);
 }
 
+/* Byte r of field dir's chunks (w bytes a row, little-endian), decoded
+ * here; 0 when unreadable. */
+static int field_row(const char *root, const char *dir, uint64_t r,
+		     unsigned w, uint64_t *out)
+{
+	char *path;
+	uint8_t *buf;
+	size_t n;
+
+	if (asprintf(&path, "%s/%s/c/%llu", root, dir,
+		     (unsigned long long)(r / SR)) < 0)
+		bail("out of memory");
+	buf = test_slurp(path, &n);
+	free(path);
+	if (buf == NULL || n != SR * w) {
+		free(buf);
+		return 0;
+	}
+	*out = 0;
+	for (unsigned b = 0; b < w; b++)
+		*out |= (uint64_t)buf[(r % SR) * w + b] << (8 * b);
+	free(buf);
+	return 1;
+}
+
+/* A bounded image closed short advertises all of its rows (§14.2): the
+ * rows never appended are the fill value, and "skipped" says so. */
+static void closed_short(uint64_t *rng)
+{
+	char *a = path_of("short.zarr");
+	shardpipe_desc d;
+	int good = 1;
+
+	image_desc(&d, 0, N);
+	if (run(a, &d, 0, 0, 10, rng) != SHARDPIPE_OK)
+		bail("the image closed short");
+	for (uint64_t r = 0; r < N; r++) {
+		uint64_t sk = 2, t = 0, n = 1;
+		double x = 0;
+
+		good &= field_row(a, "skipped", r, 1, &sk) &&
+			field_row(a, "time", r, 8, &t) &&
+			field_row(a, "n", r, 8, &n);
+		memcpy(&x, &t, 8);
+		if (r >= 10 || skipped(r))
+			good &= sk == 1 && x != x && n == 0;
+		else
+			good &= sk == 0 &&
+				memcmp(&t, &vals[r][0].f64, 8) == 0 &&
+				n == (uint64_t)vals[r][1].i64;
+	}
+	ok(good, "a bounded image of %d frames closed after 10: rows 10.. "
+	   "read skipped true, NaN and 0, the rows before as given", N);
+	free(a);
+}
+
 static void refusals(uint64_t *rng)
 {
 	char *a = path_of("ref.zarr"), *c = path_of("ref-copy.zarr");
@@ -443,7 +499,7 @@ int main(void)
 		if (skipped((uint64_t)r))
 			memset(input + (size_t)r * ROW_BYTES, 0, ROW_BYTES);
 	}
-	plan(4 + 2 * (int)rounds + 6);
+	plan(4 + 2 * (int)rounds + 7);
 	closed(0, 0, &rng);
 	closed(0, 1, &rng);
 	closed(1, 0, &rng);
@@ -451,6 +507,7 @@ int main(void)
 	killed(0, rounds, &rng);
 	killed(2, rounds, &rng);
 	lagging(&rng);
+	closed_short(&rng);
 	refusals(&rng);
 	test_rmtree(tmp);
 	free(tmp);
