@@ -964,7 +964,7 @@ class Stream:
                               append_method, levels, ngff, units, scale,
                               axis_types, stop)))
         fields = _frame_fields(frame_meta)
-        if reopen and frame_meta is None:
+        if reopen and not fields:
             # The store's fields (§28.9), given back to the library,
             # which refuses them if the store changed meanwhile.
             assert path is not None              # refused in mode "a"
