@@ -389,11 +389,15 @@ int reopen_field_values(const struct reopen *ro, uint64_t from, uint64_t to,
 				for (unsigned b = 0; b < w; b++)
 					x |= (uint64_t)buf[(row - c * ch) * w +
 							   b] << (8 * b);
-				SP_RETURN_IF(w == 1 && x > 1, err,
-					     SHARDPIPE_ERR_FORMAT, "%s: row "
-					     "%llu holds %llu, not a bool",
-					     r->path, (unsigned long long)row,
-					     (unsigned long long)x);
+				if (w == 1 && x > 1)
+					rc = sp_err_set(err,
+							SHARDPIPE_ERR_FORMAT,
+							"%s: row %llu holds "
+							"%llu, not a bool; "
+							"nothing was touched",
+							r->path,
+							(unsigned long long)row,
+							(unsigned long long)x);
 				bits[(row - from) * n + (uint64_t)i] = x;
 			}
 			if (o != NULL)

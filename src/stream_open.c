@@ -376,16 +376,8 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
-/*
- * A continued array (doc/design.md §29), once its threads run: every
- * level counts from row b (reopen_base), the rows b.. of level 0 the store
- * advertises are read back (decoded) and appended, so that every level
- * rebuilds its rows from there; with none to read back, level 0's last
- * whole shard row is decoded as a check, so that a damaged last shard
- * refuses the open before anything is written (no shard epoch completes
- * inside one shard row); then each level's orphans past its advertised
- * rows are removed.
- */
+/* A continued image's frame fields (doc/design.md §29): the values of
+ * rows b..R-1, read back from their chunks, recorded from row b. */
 static int resume_fields(struct shardpipe_stream *s, const struct reopen *ro,
 			 uint64_t b)
 {
@@ -407,6 +399,16 @@ static int resume_fields(struct shardpipe_stream *s, const struct reopen *ro,
 	return rc;
 }
 
+/*
+ * A continued array (doc/design.md §29), once its threads run: every
+ * level counts from row b (reopen_base), the rows b.. of level 0 the store
+ * advertises are read back (decoded) and appended, so that every level
+ * rebuilds its rows from there; with none to read back, level 0's last
+ * whole shard row is decoded as a check, so that a damaged last shard
+ * refuses the open before anything is written (no shard epoch completes
+ * inside one shard row); then each level's orphans past its advertised
+ * rows are removed.
+ */
 static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 {
 	const struct plan *p = &s->plan;
