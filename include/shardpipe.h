@@ -544,7 +544,11 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
  * already: a closed bounded array advertises all of its rows).  The rest
  * of desc (backend, threads, durable, max_memory, write_empty_chunks)
  * applies to this run; the store's user attributes are kept and desc's
- * set over them.  overwrite must be 0.
+ * set over them.  overwrite must be 0.  An image's frame fields
+ * continue: n_frame_fields 0 takes the store's, fields given must be
+ * the store's, names, dtypes and order (else SHARDPIPE_ERR_INVALID_ARGUMENT
+ * naming the field); frames are then appended with
+ * shardpipe_stream_append_meta().
  *
  * The advertised rows stay byte for byte.  Those in the last, partial
  * shard row are read back (decoded), and that row's shards are written
@@ -578,9 +582,11 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
  * them: rank, dims with dims[0].size 0, dtype, codec and its settings,
  * index_location, fill_value and dimension names; for an image also its
  * pyramid: downsample, method, append_method, max_levels, ngff,
- * axis_type, unit and scale) from the array or image at path, and *rows,
+ * axis_type, unit and scale, and its frame_fields and n_frame_fields,
+ * "skipped" left out) from the array or image at path, and *rows,
  * when rows is not NULL, to the rows its zarr.json advertises (an
- * image's level 0's).  The dimension names and units point into storage
+ * image's level 0's).  The dimension names, units and frame fields point
+ * into storage
  * of the library's that lives until the next call of this function on
  * the same thread.  Other fields are left as they are; nothing is
  * written.  Refused as shardpipe_stream_reopen() refuses a store, *desc

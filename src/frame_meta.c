@@ -252,9 +252,12 @@ static int write_field_meta(struct frame_meta *fm, int i, uint64_t rows,
 }
 
 /* Chunk c of every field from rows (bit patterns, n a row, of rows
- * c * chunk ..), have of them known, the rest fill. */
+ * c * chunk ..), have of them known, the rest fill; of those, the ones
+ * before `in` (advertised, never appended: a bounded dim 0 closed short,
+ * §14.2) are "skipped", as the fill the image holds there. */
 static int write_chunk(struct frame_meta *fm, uint64_t c, const uint64_t *v,
-		       uint64_t have, uint8_t *buf, struct sp_err *err)
+		       uint64_t have, uint64_t in, uint8_t *buf,
+		       struct sp_err *err)
 {
 	char key[32];
 
@@ -265,7 +268,8 @@ static int write_chunk(struct frame_meta *fm, uint64_t c, const uint64_t *v,
 
 		for (uint64_t r = 0; r < fm->chunk; r++) {
 			uint64_t x = r < have ? v[r * (uint64_t)fm->n + i]
-					      : fill_of(fm->dtype[i]);
+				     : i == fm->n - 1 && r < in
+					     ? 1 : fill_of(fm->dtype[i]);
 
 			for (unsigned b = 0; b < w; b++)
 				buf[r * w + b] = (uint8_t)(x >> (8 * b));
@@ -276,8 +280,8 @@ static int write_chunk(struct frame_meta *fm, uint64_t c, const uint64_t *v,
 	return SHARDPIPE_OK;
 }
 
-int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
-		       uint64_t rows, struct sp_err *err)
+int frame_meta_write(struct frame_meta *fm, pthread_mutex_t *mu,
+		     uint64_t rows, struct sp_err *err)
 {
 	uint64_t first, have, *copy = NULL, n = (uint64_t)fm->n;
 	uint8_t *buf = NULL;
@@ -295,25 +299,37 @@ int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
 		have = known;
 	}
 	pthread_mutex_unlock(mu);
-	if (rows > first) {
-		buf = malloc(fm->chunk * 8);
-		if (copy == NULL || buf == NULL)
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory for frame metadata");
-		for (uint64_t c = first / fm->chunk;
-		     rc == SHARDPIPE_OK && c * fm->chunk < rows; c++) {
-			uint64_t off = c * fm->chunk - first;
-			uint64_t in = rows - c * fm->chunk < fm->chunk
-				      ? rows - c * fm->chunk : fm->chunk;
-			uint64_t known = have > off ? have - off : 0;
+	if (rows <= first)
+		return SHARDPIPE_OK;
+	buf = malloc(fm->chunk * 8);
+	if (copy == NULL || buf == NULL)
+		rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				"out of memory for frame metadata");
+	for (uint64_t c = first / fm->chunk;
+	     rc == SHARDPIPE_OK && c * fm->chunk < rows; c++) {
+		uint64_t off = c * fm->chunk - first;
+		uint64_t in = rows - c * fm->chunk < fm->chunk
+			      ? rows - c * fm->chunk : fm->chunk;
+		uint64_t known = have > off ? have - off : 0;
 
-			rc = write_chunk(fm, c, known > 0 ? copy + off * n
-							     : copy,
-					 known < in ? known : in, buf, err);
-		}
+		rc = write_chunk(fm, c, known > 0 ? copy + off * n : copy,
+				 known < in ? known : in, in, buf, err);
 	}
 	free(buf);
 	free(copy);
+	/* On disk before level 0's zarr.json advertises the rows: a
+	 * continued image reads them back from here (§29). */
+	for (int i = 0; i < fm->n && rc == SHARDPIPE_OK; i++)
+		rc = store_sync(fm->store[i], err);
+	return rc;
+}
+
+int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
+		       uint64_t rows, struct sp_err *err)
+{
+	uint64_t n = (uint64_t)fm->n;
+	int rc = SHARDPIPE_OK;
+
 	for (int i = 0; i < fm->n && rc == SHARDPIPE_OK; i++) {
 		rc = write_field_meta(fm, i, rows, err);
 		if (rc == SHARDPIPE_OK)
@@ -333,6 +349,31 @@ int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
 		fm->first += drop;
 	}
 	pthread_mutex_unlock(mu);
+	return SHARDPIPE_OK;
+}
+
+int frame_meta_resume(struct frame_meta *fm, uint64_t first,
+		      const uint64_t *bits, uint64_t k, struct sp_err *err)
+{
+	const uint64_t n = (uint64_t)fm->n;
+
+	fm->first = first;
+	fm->rows = 0;
+	if (k > fm->cap) {
+		uint64_t cap = fm->cap ? fm->cap : fm->chunk;
+		uint64_t *nv;
+
+		while (cap < k)
+			cap *= 2;
+		nv = realloc(fm->vals, cap * n * sizeof(*nv));
+		SP_RETURN_IF(nv == NULL, err, SHARDPIPE_ERR_NOMEM,
+			     "out of memory for frame metadata");
+		fm->vals = nv;
+		fm->cap = cap;
+	}
+	if (k > 0)
+		memcpy(fm->vals, bits, k * n * sizeof(*bits));
+	fm->rows = k;
 	return SHARDPIPE_OK;
 }
 

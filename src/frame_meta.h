@@ -65,12 +65,23 @@ SP_INTERNAL uint64_t frame_meta_rows(const struct frame_meta *fm);
 SP_INTERNAL void frame_meta_truncate(struct frame_meta *fm, uint64_t rows);
 
 /*
- * After the image's zarr.json advertised rows: every field's chunks up
- * to rows (the last partial one rewritten, rows never recorded as
- * fill), then its zarr.json advertising rows.  mu guards the values.
+ * Before the image's zarr.json advertises rows: every field's chunks up
+ * to rows (the last partial one rewritten, rows never recorded as fill),
+ * synced.  After it, frame_meta_publish: each field's zarr.json
+ * advertising rows, and the whole chunks' values dropped.  mu guards the
+ * values.
  */
+SP_INTERNAL int frame_meta_write(struct frame_meta *fm, pthread_mutex_t *mu,
+				 uint64_t rows, struct sp_err *err);
 SP_INTERNAL int frame_meta_publish(struct frame_meta *fm, pthread_mutex_t *mu,
 				   uint64_t rows, struct sp_err *err);
+
+/* A continued image (doc/design.md §29): the values start at row first
+ * (a chunk's first), with k rows of bits (n a row, "skipped" included)
+ * read back from the store.  Before the stream's threads publish. */
+SP_INTERNAL int frame_meta_resume(struct frame_meta *fm, uint64_t first,
+				  const uint64_t *bits, uint64_t k,
+				  struct sp_err *err);
 
 SP_INTERNAL void frame_meta_free(struct frame_meta *fm);
 

@@ -261,6 +261,10 @@ void reopen_free(struct reopen *ro)
 {
 	shardpipe_reader_close(ro->r);
 	ro->r = NULL;
+	for (int i = 0; i < ro->n_fields; i++) {
+		shardpipe_reader_close(ro->fr[i]);
+		ro->fr[i] = NULL;
+	}
 	if (ro->group != NULL)
 		json_free(ro->group);
 	ro->group = NULL;
@@ -405,6 +409,50 @@ static int first_difference(const shardpipe_desc *st, const shardpipe_desc *g,
 	return 0;
 }
 
+/* Frame fields given (none: the store's) must be the store's, in its
+ * order, which is the order of each frame's values (§28.9). */
+static int fields_differ(const struct reopen *ro, const char *path,
+			 const shardpipe_desc *g, struct sp_err *err)
+{
+	const size_t ns = ro->desc.n_frame_fields;
+	const size_t ng = DESC_HAS(g, n_frame_fields) ? g->n_frame_fields : 0;
+
+	if (ng == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(g->frame_fields == NULL, err,
+		     SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: n_frame_fields %zu "
+		     "with frame_fields NULL", path, ng);
+	for (size_t i = 0; i < ns || i < ng; i++) {
+		const shardpipe_frame_field *s = i < ns ? &ro->fields[i] : NULL;
+		const shardpipe_frame_field *f = i < ng ? &g->frame_fields[i]
+						       : NULL;
+		const char *gn = f != NULL && f->name != NULL ? f->name : "";
+
+		SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "%s: frame field %zu \"%s\": the store has %zu "
+			     "field(s), and not this one; nothing was touched",
+			     path, i, gn, ns);
+		SP_RETURN_IF(f == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+			     "%s: frame field %zu \"%s\": the store has it, "
+			     "the description does not (it names %zu); "
+			     "nothing was touched", path, i, s->name, ng);
+		SP_RETURN_IF(strcmp(s->name, gn) != 0, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: frame field "
+			     "%zu: the store has \"%s\", the description "
+			     "\"%s\"; nothing was touched", path, i, s->name,
+			     gn);
+		SP_RETURN_IF(s->dtype != f->dtype, err,
+			     SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: frame field "
+			     "\"%s\": the store has dtype %s, the "
+			     "description %s; nothing was touched", path,
+			     s->name, shardpipe_dtype_name(s->dtype),
+			     (unsigned)f->dtype < SHARDPIPE_DTYPE_COUNT_
+				     ? shardpipe_dtype_name(f->dtype)
+				     : "(unknown)");
+	}
+	return SHARDPIPE_OK;
+}
+
 int reopen_merge(const struct reopen *ro, const char *path,
 		 const shardpipe_desc *given, shardpipe_desc *out,
 		 struct sp_err *err)
@@ -462,6 +510,7 @@ int reopen_merge(const struct reopen *ro, const char *path,
 					  "description %s; nothing was touched",
 					  path, pf.name, pf.store, pf.given);
 	}
+	SP_FORWARD(fields_differ(ro, path, &g, err));
 	if (g.rank != 0 && first_difference(st, &g, &f))
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 				  "%s: %s: the store has %s, the description "
@@ -497,6 +546,8 @@ int reopen_merge(const struct reopen *ro, const char *path,
 	out->blosc_blocksize = st->blosc_blocksize;
 	out->index_location = st->index_location;
 	memcpy(out->fill_value, st->fill_value, sizeof(out->fill_value));
+	out->frame_fields = st->frame_fields;
+	out->n_frame_fields = st->n_frame_fields;
 	if (ro->group != NULL) {
 		out->downsample = st->downsample;
 		out->method = st->method;
@@ -556,6 +607,8 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 {
 	static __thread char names[SHARDPIPE_MAX_RANK][64];
 	static __thread char units[SHARDPIPE_MAX_RANK][32];
+	static __thread char fnames[SHARDPIPE_MAX_FRAME_FIELDS][64];
+	static __thread shardpipe_frame_field fields[SHARDPIPE_MAX_FRAME_FIELDS];
 	struct reopen ro;
 	struct sp_err err;
 	int rc;
@@ -585,6 +638,12 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 		if (ro.desc.unit[d] != NULL)
 			ro.desc.unit[d] = units[d];
 	}
+	for (size_t i = 0; i < ro.desc.n_frame_fields; i++) {
+		memcpy(fnames[i], ro.field_names[i], sizeof(fnames[i]));
+		fields[i].name = fnames[i];
+		fields[i].dtype = ro.fields[i].dtype;
+	}
+	ro.desc.frame_fields = ro.desc.n_frame_fields ? fields : NULL;
 	/* Only the fields inside the caller's struct: it may be older. */
 #define SET(field)                                                        \
 	do {                                                              \
@@ -613,6 +672,9 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	SET(axis_type);
 	SET(unit);
 	SET(scale);
+	/* An image's frame fields (§28.9), in thread-local storage. */
+	SET(frame_fields);
+	SET(n_frame_fields);
 #undef SET
 	if (rows != NULL)
 		*rows = ro.rows;

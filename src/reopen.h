@@ -37,6 +37,16 @@ struct reopen {
 	 * that row's old shards are replaced or removed. */
 	int truncated;
 	char units[SHARDPIPE_MAX_RANK][32];
+	/*
+	 * An image's frame fields (doc/design.md §28.9), from its group's
+	 * attributes.shardpipe.frame_meta: n_fields, "skipped" the last;
+	 * fields[] the others, as desc.frame_fields (names point into
+	 * field_names); fr[i] reads field i's array.
+	 */
+	int n_fields;
+	char field_names[SHARDPIPE_MAX_FRAME_FIELDS + 1][64];
+	shardpipe_frame_field fields[SHARDPIPE_MAX_FRAME_FIELDS];
+	struct shardpipe_reader *fr[SHARDPIPE_MAX_FRAME_FIELDS + 1];
 };
 
 /* Read the array at path (a directory or an S3 prefix; an image at a
@@ -68,6 +78,16 @@ SP_INTERNAL int reopen_merge(const struct reopen *ro, const char *path,
  */
 SP_INTERNAL int reopen_load_image(struct reopen *ro, const char *path,
 				  struct sp_err *err);
+/*
+ * The frame fields' values of rows from..to-1 of the image into bits
+ * (ro->n_fields a row, bit patterns as frame_meta keeps them), read from
+ * the fields' chunks: each chunk up to level 0's advertised rows was
+ * written before level 0's zarr.json advertised them (§28.9), even where
+ * a writer killed meanwhile left a field's zarr.json advertising fewer.
+ */
+SP_INTERNAL int reopen_field_values(const struct reopen *ro, uint64_t from,
+				    uint64_t to, uint64_t *bits,
+				    struct sp_err *err);
 /* Level 0's array fields of an array's reader into ro->desc (shared by
  * arrays and images). */
 SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,

@@ -8,7 +8,9 @@
 #define _GNU_SOURCE
 #include "reopen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 #include "ome.h"
@@ -198,6 +200,113 @@ static int pyramid_fields(struct reopen *ro, const char *path,
 	return SHARDPIPE_OK;
 }
 
+/* A name frame_meta.c writes: 1..63 of A-Z a-z 0-9 _ (frame_meta_init
+ * checks the rest), so path/name stays inside the image. */
+static int plain_name(const char *s, size_t n)
+{
+	if (n == 0 || n > 63)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)s[k];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Field i's array at path/name: one shardpipe writes (§28.9), 1-D,
+ * unsharded, bytes little-endian alone, chunked by level 0's shard
+ * rows along level 0's dim 0. */
+static int load_field(struct reopen *ro, const char *path, int i,
+		      struct sp_err *err)
+{
+	struct shardpipe_reader *r = reader_alloc();
+	const char *why = NULL;
+
+	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	ro->fr[i] = r;
+	if (asprintf(&r->path, "%s/%s", path, ro->field_names[i]) < 0) {
+		r->path = NULL;
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	if (reader_open_store(r) != SHARDPIPE_OK) {
+		*err = r->err;
+		return sp_err_set(err, err->code, "%s (frame field \"%s\"); "
+				  "nothing was touched", r->err.msg,
+				  ro->field_names[i]);
+	}
+	if (r->rank != 1 || r->sharded || r->chain.n != 0 ||
+	    r->key_v2 || r->sep != '/')
+		why = "it is not a 1-D array of bytes alone, unsharded, "
+		      "with \"/\" chunk keys";
+	else if (r->dtype != SHARDPIPE_DTYPE_FLOAT64 &&
+		 r->dtype != SHARDPIPE_DTYPE_INT64 &&
+		 r->dtype != SHARDPIPE_DTYPE_BOOL)
+		why = "its dtype is not float64, int64 or bool";
+	else if (r->chain.big_endian && r->dtype != SHARDPIPE_DTYPE_BOOL)
+		why = "it is big-endian";
+	else if (r->shard[0] != ro->level_sr[0])
+		why = "its chunk is not level 0's shard row";
+	else if (strcmp(r->names[0], ro->names[0]) != 0)
+		why = "its dimension is not level 0's dim 0";
+	else if (i == ro->n_fields - 1 && r->dtype != SHARDPIPE_DTYPE_BOOL)
+		why = "\"skipped\" is not bool";
+	if (why != NULL)
+		return sp_err_set(err, SHARDPIPE_ERR_UNSUPPORTED,
+				  "%s: frame field \"%s\": cannot be "
+				  "continued: %s, which shardpipe does not "
+				  "write; nothing was touched", r->path,
+				  ro->field_names[i], why);
+	if (i < ro->n_fields - 1) {
+		ro->fields[i].name = ro->field_names[i];
+		ro->fields[i].dtype = r->dtype;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* The image's frame fields (§28.9), as its group lists them. */
+static int load_fields(struct reopen *ro, const char *path,
+		       struct sp_err *err)
+{
+	const struct json_value *sp, *fm, *v;
+	int n = 0;
+
+	sp = json_get(json_get(json_root(ro->group), "attributes"),
+		      "shardpipe");
+	fm = json_get(sp, "frame_meta");
+	if (fm == NULL)
+		return SHARDPIPE_OK;
+	if (fm->type != JSON_OBJECT)
+		return refuse(path, "its attributes.shardpipe.frame_meta is "
+			      "not an object of fields", err);
+	for (v = fm->child; v != NULL; v = v->next, n++) {
+		if (n == SHARDPIPE_MAX_FRAME_FIELDS + 1 ||
+		    !plain_name(v->key, v->key_len) ||
+		    v->type != JSON_STRING || v->len != v->key_len ||
+		    memcmp(v->str, v->key, v->len) != 0)
+			return refuse(path, "its attributes.shardpipe."
+				      "frame_meta lists a field shardpipe "
+				      "does not write (a name of A-Z a-z 0-9 "
+				      "_ at its own path, 33 at most)", err);
+		memcpy(ro->field_names[n], v->key, v->key_len);
+		ro->field_names[n][v->key_len] = '\0';
+	}
+	if (n == 0 || strcmp(ro->field_names[n - 1], "skipped") != 0)
+		return refuse(path, "its attributes.shardpipe.frame_meta does "
+			      "not end with \"skipped\"", err);
+	if (!json_is_str(json_get(sp, "dimension"), ro->names[0]))
+		return refuse(path, "its attributes.shardpipe.dimension is "
+			      "not level 0's dim 0", err);
+	ro->n_fields = n;
+	for (int i = 0; i < n; i++)
+		SP_FORWARD(load_field(ro, path, i, err));
+	ro->desc.frame_fields = ro->fields;
+	ro->desc.n_frame_fields = (size_t)n - 1;
+	return SHARDPIPE_OK;
+}
+
 int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 {
 	const struct json_value *ms;
@@ -212,14 +321,6 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 		return refuse(path, "it is an OME-NGFF image shardpipe did "
 			      "not write (its levels' reduction is unknown)",
 			      err);
-	/* Its frame fields' partial chunks are not rebuilt (§28.9). */
-	SP_RETURN_IF(json_get(json_get(json_get(json_root(ro->group),
-						"attributes"), "shardpipe"),
-			      "frame_meta") != NULL, err,
-		     SHARDPIPE_ERR_UNSUPPORTED, "%s: the image has frame "
-		     "metadata (attributes.shardpipe.frame_meta), which a "
-		     "continued stream does not extend; nothing was touched",
-		     path);
 	r = reader_alloc();
 	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	ro->r = r;
@@ -239,5 +340,70 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 	for (int L = 1; L < ro->levels; L++)
 		SP_FORWARD(level_rows(path, L, &ro->level_rows[L],
 				      &ro->level_sr[L], err));
-	return SHARDPIPE_OK;
+	return load_fields(ro, path, err);
+}
+
+int reopen_field_values(const struct reopen *ro, uint64_t from, uint64_t to,
+			uint64_t *bits, struct sp_err *err)
+{
+	const uint64_t ch = ro->level_sr[0], n = (uint64_t)ro->n_fields;
+	uint8_t *buf = malloc(ch * 8);
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(buf == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < ro->n_fields && rc == SHARDPIPE_OK; i++) {
+		struct shardpipe_reader *r = ro->fr[i];
+		const unsigned w = r->dtype == SHARDPIPE_DTYPE_BOOL ? 1 : 8;
+
+		for (uint64_t c = from / ch; rc == SHARDPIPE_OK && c * ch < to;
+		     c++) {
+			struct source_obj *o = NULL;
+			uint64_t size = 0;
+			char key[32];
+
+			snprintf(key, sizeof(key), "c/%llu",
+				 (unsigned long long)c);
+			rc = r->src->ops->open(r->src, key, &o, &size, err);
+			if (rc == SHARDPIPE_OK && (o == NULL || size != ch * w))
+				rc = sp_err_set(err, SHARDPIPE_ERR_FORMAT,
+						"%s/%s: %s, where the image "
+						"advertises rows %llu..%llu; "
+						"cannot continue it; nothing "
+						"was touched", r->path, key,
+						o == NULL ? "missing"
+							  : "not one chunk's "
+							    "bytes",
+						(unsigned long long)(c * ch),
+						(unsigned long long)to - 1);
+			if (rc == SHARDPIPE_OK)
+				rc = r->src->ops->read(r->src, o, buf,
+						       (size_t)(ch * w), 0,
+						       err);
+			for (uint64_t row = c * ch;
+			     rc == SHARDPIPE_OK && row < (c + 1) * ch &&
+			     row < to; row++) {
+				uint64_t x = 0;
+
+				if (row < from)
+					continue;
+				for (unsigned b = 0; b < w; b++)
+					x |= (uint64_t)buf[(row - c * ch) * w +
+							   b] << (8 * b);
+				if (w == 1 && x > 1)
+					rc = sp_err_set(err,
+							SHARDPIPE_ERR_FORMAT,
+							"%s: row %llu holds "
+							"%llu, not a bool; "
+							"nothing was touched",
+							r->path,
+							(unsigned long long)row,
+							(unsigned long long)x);
+				bits[(row - from) * n + (uint64_t)i] = x;
+			}
+			if (o != NULL)
+				r->src->ops->close(r->src, o);
+		}
+	}
+	free(buf);
+	return rc;
 }

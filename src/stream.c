@@ -519,7 +519,7 @@ int shardpipe_stream_append_meta(shardpipe_stream *s, const void *data,
 		uint64_t taken = bytes_in(s) / p->row_bytes;
 
 		pthread_mutex_lock(&s->mu);
-		frame_meta_truncate(s->fm, taken);
+		frame_meta_truncate(s->fm, s->base_rows + taken);
 		pthread_mutex_unlock(&s->mu);
 	}
 	return rc;
@@ -553,7 +553,8 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 		int rc;
 
 		pthread_mutex_lock(&s->mu);
-		had = frame_meta_rows(s->fm);
+		/* A continued image's rows count from its base (§29). */
+		had = frame_meta_rows(s->fm) - s->base_rows;
 		rc = done > had ? frame_meta_add(s->fm, NULL, done - had,
 						 &s->err) : SHARDPIPE_OK;
 		pthread_mutex_unlock(&s->mu);
@@ -570,7 +571,7 @@ int shardpipe_stream_skip(shardpipe_stream *s, uint64_t nbytes)
 				uint64_t taken = bytes_in(s) / p->row_bytes;
 
 				pthread_mutex_lock(&s->mu);
-				frame_meta_truncate(s->fm, taken);
+				frame_meta_truncate(s->fm, s->base_rows + taken);
 				pthread_mutex_unlock(&s->mu);
 			}
 			return rc;

@@ -377,6 +377,29 @@ static int create_store(struct shardpipe_stream *s, struct sp_err *err)
 	return SHARDPIPE_OK;
 }
 
+/* A continued image's frame fields (doc/design.md §29): the values of
+ * rows b..R-1, read back from their chunks, recorded from row b. */
+static int resume_fields(struct shardpipe_stream *s, const struct reopen *ro,
+			 uint64_t b)
+{
+	const uint64_t r = ro->rows, k = r > b ? r - b : 0;
+	uint64_t *bits = malloc((k ? k : 1) * (uint64_t)s->fm->n *
+				sizeof(*bits));
+	int rc;
+
+	SP_RETURN_IF(bits == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %llu rows of frame metadata",
+		     (unsigned long long)k);
+	rc = reopen_field_values(ro, b, r, bits, &s->err);
+	if (rc == SHARDPIPE_OK) {
+		pthread_mutex_lock(&s->mu);
+		rc = frame_meta_resume(s->fm, b, bits, k, &s->err);
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(bits);
+	return rc;
+}
+
 /*
  * n rows read back from the store, in storage order, into `out` in the
  * append order the stream's rows take (design §3.3): storage element x
@@ -450,6 +473,10 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	}
 	for (int d = 1; d < p->rank; d++)
 		count[d] = p->size[d];
+	/* The frame fields' values of the rows read back, all of them
+	 * before any row: a shard row they complete publishes them. */
+	if (s->fm != NULL)
+		SP_FORWARD(resume_fields(s, ro, b));
 	buf = malloc((size_t)(p->chunk[0] * p->row_bytes));
 	/* A storage order: the rows read back are transposed back into
 	 * the order appends give them. */
@@ -472,11 +499,16 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		if (rc != SHARDPIPE_OK)
 			rc = sp_err_set(&s->err, rc, "cannot continue it: %s; "
 					"nothing was touched", ro->r->err.msg);
-		else if (row >= b && abuf != NULL) {
-			rows_to_append_order(p, buf, abuf, count[0]);
-			rc = shardpipe_stream_append(s, abuf, n);
-		} else if (row >= b) {
-			rc = shardpipe_stream_append(s, buf, n);
+		else if (row >= b) {
+			const uint8_t *rows = buf;
+
+			if (abuf != NULL) {
+				rows_to_append_order(p, buf, abuf, count[0]);
+				rows = abuf;
+			}
+			stream_begin_append(s);
+			rc = stream_append_span(s, rows, n);
+			stream_count_wait(s);
 		}
 	}
 	free(buf);
@@ -493,6 +525,14 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 					      sp_ceil_div(ro->level_rows[L], lsr),
 					      &s->err);
 	}
+	/* A field's chunks past the rows: one run's would end there. */
+	for (int i = 0; s->fm != NULL && i < s->fm->n && rc == SHARDPIPE_OK;
+	     i++)
+		rc = s->fm->store[i]->ops->drop_rows(s->fm->store[i],
+						     b / s->fm->chunk,
+						     sp_ceil_div(r,
+								 s->fm->chunk),
+						     &s->err);
 	/* An image's group: the temporary of a zarr.json being replaced
 	 * when its writer was killed. */
 	if (rc == SHARDPIPE_OK && s->group != NULL)
@@ -558,7 +598,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
-	if (rc == SHARDPIPE_OK && ro == NULL)
+	/* A continued image's fields are its store's (reopen_merge). */
+	if (rc == SHARDPIPE_OK)
 		rc = frame_meta_init(&s->fm, desc, &s->plan,
 				     s->levels->group && sink == NULL, path,
 				     &s->err);
@@ -719,16 +760,6 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	if (out == NULL || path == NULL) {
 		sp_last_error_set("shardpipe_stream_reopen: NULL argument");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
-	}
-	/* Before the store is locked or read (§28.9). */
-	if (desc != NULL &&
-	    DESC_HAS(desc, n_frame_fields) && desc->n_frame_fields > 0) {
-		char msg[300];
-
-		snprintf(msg, sizeof(msg), "%s: a continued store takes no "
-			 "frame fields; nothing was touched", path);
-		sp_last_error_set(msg);
-		return SHARDPIPE_ERR_UNSUPPORTED;
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));

@@ -39,6 +39,13 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 			      &json, &len, err);
 	pthread_mutex_unlock(&s->mu);
 	SP_FORWARD(rc);
+	/* The fields' chunks before the rows, their zarr.json after
+	 * (§28.9). */
+	if (s->fm != NULL)
+		rc = frame_meta_write(s->fm, &s->mu, rows, err);
+	if (rc != SHARDPIPE_OK)
+		free(json);
+	SP_FORWARD(rc);
 	if (s->store != NULL)
 		rc = s->store->ops->write_meta(s->store, json, len, err);
 	else if (s->sink.metadata != NULL &&

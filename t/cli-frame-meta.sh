@@ -3,14 +3,16 @@
 # an image written with a CSV of random per-frame values, every field read
 # back by zarr-python equal to the CSV as Python's csv module reads it; a
 # CSV shorter or longer than the input exits 2 with the frames that have
-# values written; every refusal exits with its status, names what is at
-# fault and writes nothing.
+# values written; --append continues an image's fields (4 frames, then
+# the 5 others with the rest of the CSV: the one run's files); every
+# refusal exits with its status, names what is at fault and writes
+# nothing.
 . "${top_srcdir:-.}/t/lib.sh"
 need_shardpipe
 
 scratch cliframemeta
 test_seed
-plan 18
+plan 25
 
 frames=9
 random_bytes $((frames * 8 * 6 * 2)) "$tmp/f.raw"
@@ -80,3 +82,34 @@ refused 1 'nope.csv: No such file' "a CSV that is not there" -- \
 	img "$watch_absent" --ngff --frame-meta "$tmp/nope.csv"
 refused 2 'not with --pad-partial' "--frame-meta --pad-partial" -- \
 	img "$watch_absent" --ngff --frame-meta "$tmp/m.csv" --pad-partial
+
+# --append (design §29): the first 4 frames and their lines, then the rest.
+fb=$((8 * 6 * 2))
+head -c $((4 * fb)) "$tmp/f.raw" > "$tmp/f1.raw"
+tail -c +$((4 * fb + 1)) "$tmp/f.raw" > "$tmp/f2.raw"
+head -5 "$tmp/m.csv" > "$tmp/m1.csv"
+{ head -1 "$tmp/m.csv"; tail -n +6 "$tmp/m.csv"; } > "$tmp/m2.csv"
+"$SP" write --shape 0,8,6 --chunk 2,4,3 --shard-shape 4,8,6 --dtype uint16 \
+	--names t,y,x --input "$tmp/f1.raw" --quiet --ngff \
+	--frame-meta "$tmp/m1.csv" "$tmp/p.zarr" 2> "$tmp/err"
+ok $? "4 frames with their values" || diag "$(cat "$tmp/err")"
+cp -a "$tmp/p.zarr" "$tmp/p4.zarr"
+"$SP" write --append --input "$tmp/f2.raw" --quiet \
+	--frame-meta "$tmp/m2.csv" "$tmp/p.zarr" 2> "$tmp/err"
+ok $? "write --append --frame-meta: the 5 others" || diag "$(cat "$tmp/err")"
+diff -r "$tmp/a.zarr" "$tmp/p.zarr" > "$tmp/diff" 2>&1
+ok $? "continued: the one run's files, fields included" ||
+	diag "$(head -5 "$tmp/diff")"
+
+rm -rf "$tmp/p.zarr"
+cp -a "$tmp/p4.zarr" "$tmp/p.zarr"
+watch=$tmp/p.zarr
+watch_absent=
+refused 2 'has frame fields (time,z_um,n,flag): give --frame-meta' \
+	"--append of an image with fields, no --frame-meta" -- \
+	"$SP" write --append --input "$tmp/f2.raw" --quiet "$tmp/p.zarr"
+sed '1s/n:i64/n:f64/' "$tmp/m2.csv" > "$tmp/m2-type.csv"
+refused 2 'frame field "n": the store has dtype int64, the description float64' \
+	"--append with a field of another dtype" -- \
+	"$SP" write --append --input "$tmp/f2.raw" --quiet \
+	--frame-meta "$tmp/m2-type.csv" "$tmp/p.zarr"

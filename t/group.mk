@@ -34,3 +34,10 @@ EXTRA_DIST += t/cli-frame-meta.sh
 t_frame_meta_SOURCES = t/frame-meta.c
 t_frame_meta_LDADD = $(TEST_LDADD)
 t_frame_meta_LDFLAGS = $(TEST_LDFLAGS)
+# Continuing an image with frame fields (§29): after a close at every k
+# and after SIGKILL, the one run's files, field arrays included.
+check_PROGRAMS += t/reopen-frame-meta
+TESTS += t/reopen-frame-meta
+t_reopen_frame_meta_SOURCES = t/reopen-frame-meta.c
+t_reopen_frame_meta_LDADD = $(TEST_LDADD)
+t_reopen_frame_meta_LDFLAGS = $(TEST_LDFLAGS)

@@ -194,13 +194,75 @@ def test_refusals_name_the_field(tmp_path):
                        match="frame metadata needs an image"):
         shardpipe.Stream(path, **kwargs())
     assert not os.path.exists(path)
-    # Continuing the image: refused, its files as they were.
-    with pytest.raises(shardpipe.Error) as e:
-        shardpipe.Stream(root, mode="a")
-    assert "frame metadata" in str(e.value)
-    with pytest.raises(ValueError, match="mode 'a' continues no frame"):
-        shardpipe.Stream(root, mode="a", frame_meta=FIELDS)
+    # Continuing the image with other fields: refused naming the field,
+    # its files as they were.
+    for bad, word in (
+            (dict(FIELDS, n="float64"),
+             'frame field "n": the store has dtype int64, the description '
+             'float64'),
+            (dict(FIELDS, extra="bool"), 'frame field 4 "extra": the store '
+             'has 4 field(s)'),
+            ({k: v for k, v in FIELDS.items() if k != "flag"},
+             'frame field 3 "flag": the store has it')):
+        with pytest.raises(shardpipe.InvalidDescriptionError) as e:
+            shardpipe.Stream(root, mode="a", frame_meta=bad)
+        assert word in str(e.value)
     assert rows(root) == 1
+
+
+def tree(root):
+    """Every file under root, by its path relative to root: its bytes."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+def test_mode_a_continues_the_fields(tmp_path, rng):
+    """k frames, close, Stream(mode="a") and the rest, for k at 0,
+    inside a chunk, at a shard row's edge and past the skip, with
+    frame_meta given or the store's: the files of one run, and
+    zarr-python reads every field equal to the values given."""
+    n = 11
+    imgs = rng.integers(0, 60000, (n, NY, NX), dtype=np.uint16)
+    imgs[6] = 0
+    cols = {"time": rng.random(n), "z_um": rng.normal(size=n),
+            "n": rng.integers(-2**62, 2**62, n),
+            "flag": rng.integers(0, 2, n).astype(bool)}
+
+    def frames(s, a, b):
+        for i in range(a, b):
+            if i == 6:
+                s.skip(1)
+            else:
+                s.append(imgs[i], meta={k: v[i].item()
+                                        for k, v in cols.items()})
+
+    one = str(tmp_path / "one.zarr")
+    with shardpipe.Stream(one, ngff=True, **kwargs()) as s:
+        frames(s, 0, n)
+    want = tree(one)
+    for k in (0, 3, 4, 7, 10):
+        for given in (False, True):
+            two = str(tmp_path / ("two-%d-%d.zarr" % (k, given)))
+            with shardpipe.Stream(two, ngff=True, **kwargs()) as s:
+                frames(s, 0, k)
+            extra = {"frame_meta": FIELDS} if given else {}
+            with shardpipe.Stream(two, mode="a", backend="cpu",
+                                  **extra) as s:
+                assert s.start_row == k
+                frames(s, k, n)
+            assert tree(two) == want, (k, given)
+    g = zarr.open_group(two, mode="r")
+    for k, v in cols.items():
+        got = g[k][:]
+        assert got[6] == (False if k == "flag" else 0) or np.isnan(got[6])
+        assert np.array_equal(np.delete(got, 6), np.delete(v, 6)), k
+    assert g["skipped"][:].tolist() == [i == 6 for i in range(n)]
+    assert np.array_equal(g["0"][:], imgs)
 
 
 def test_overwrite_removes_the_old_fields_only(tmp_path, rng):

@@ -982,11 +982,24 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 		rc = cli_levels_build(&a->l, &w->desc);
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	if (a->frame_meta != NULL && (a->append || a->pad_partial)) {
-		cli_error("write: --frame-meta: not with %s",
-			  a->append ? "--append (a continued store takes no "
-			  "frame metadata)" : "--pad-partial (each frame's "
-			  "values go with a whole frame)");
+	if (a->frame_meta != NULL && a->pad_partial) {
+		cli_error("write: --frame-meta: not with --pad-partial (each "
+			  "frame's values go with a whole frame)");
+		return CLI_EXIT_USAGE;
+	}
+	/* A continued image's fields go on (§29): its frames need their
+	 * values, the CSV's fields the library checks against the store's. */
+	if (a->append && a->frame_meta == NULL && w->desc.n_frame_fields > 0) {
+		char names[SHARDPIPE_MAX_FRAME_FIELDS * 66] = "";
+		size_t len = 0;
+
+		for (size_t i = 0; i < w->desc.n_frame_fields; i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len,
+						"%s%s", i ? "," : "",
+						w->desc.frame_fields[i].name);
+		cli_error("write: --append: the image %s has frame fields "
+			  "(%s): give --frame-meta FILE.csv with the values of "
+			  "the frames appended", w->path, names);
 		return CLI_EXIT_USAGE;
 	}
 	if (a->frame_meta != NULL &&

@@ -762,7 +762,9 @@ class Stream:
     the levels, with a ``skipped`` bool field added, and ``append(frame,
     meta={...})`` gives each frame's values.  xarray's zarr engine opens
     the image with the fields as coordinates of dim 0.  Mode "a" of an
-    image with fields is refused.
+    image with fields continues them: ``frame_meta`` not given is the
+    store's fields, given it must equal them (InvalidDescriptionError
+    naming the field), and ``append(frame, meta={...})`` goes on.
 
     Input that ends early follows ``shardpipe write``'s rules (see
     ``close()``): ``pad_partial=True`` (``--pad-partial``) lets the input
@@ -987,9 +989,11 @@ class Stream:
                               append_method, levels, ngff, units, scale,
                               axis_types, stop)))
         fields = _frame_fields(frame_meta)
-        if fields and reopen:
-            raise ValueError("frame_meta: mode 'a' continues no frame "
-                             "metadata (doc/design.md §28.9)")
+        if reopen and not fields:
+            # The store's fields (§28.9), given back to the library,
+            # which refuses them if the store changed meanwhile.
+            assert path is not None              # refused in mode "a"
+            fields = tuple(_shardpipe.desc_from_store(path)[8])
         if fields:
             pyr["frame_fields"] = fields
         pad_partial = _flag("pad_partial", pad_partial)

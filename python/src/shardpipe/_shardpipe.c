@@ -1625,7 +1625,7 @@ static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
 {
 	uint64_t size[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK], rows = 0;
-	PyObject *path_bytes, *names;
+	PyObject *path_bytes, *names, *fields;
 	shardpipe_desc desc;
 	int rc;
 
@@ -1660,7 +1660,25 @@ static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
 		chunk[d] = desc.dims[d].chunk;
 		shard[d] = desc.dims[d].chunk * desc.dims[d].chunks_per_shard;
 	}
-	return Py_BuildValue("(NNNsNsy#K)", u64_tuple(size, desc.rank),
+	/* An image's frame fields (name, dtype name), "skipped" left out. */
+	fields = PyTuple_New((Py_ssize_t)desc.n_frame_fields);
+	if (fields == NULL) {
+		Py_DECREF(names);
+		return NULL;
+	}
+	for (size_t k = 0; k < desc.n_frame_fields; k++) {
+		PyObject *t = Py_BuildValue(
+			"(ss)", desc.frame_fields[k].name,
+			shardpipe_dtype_name(desc.frame_fields[k].dtype));
+
+		if (t == NULL) {
+			Py_DECREF(names);
+			Py_DECREF(fields);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(fields, (Py_ssize_t)k, t);
+	}
+	return Py_BuildValue("(NNNsNsy#KN)", u64_tuple(size, desc.rank),
 			     u64_tuple(chunk, desc.rank),
 			     u64_tuple(shard, desc.rank),
 			     shardpipe_dtype_name(desc.dtype), names,
@@ -1668,7 +1686,7 @@ static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
 				     ? "start" : "end",
 			     (const char *)desc.fill_value,
 			     (Py_ssize_t)shardpipe_dtype_size(desc.dtype),
-			     (unsigned long long)rows);
+			     (unsigned long long)rows, fields);
 }
 
 static PyObject *mod_set_errors(PyObject *m, PyObject *tup)

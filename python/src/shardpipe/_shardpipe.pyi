@@ -146,10 +146,11 @@ def backends() -> list[tuple[str, bool, bool, str]]:
     """Every backend the library knows: (name, usable, gpu, detail)."""
 def desc_from_store(path: _Path, /) -> tuple[
     tuple[int, ...], tuple[int, ...], tuple[int, ...], str,
-    tuple[str | None, ...], str, bytes, int]:
+    tuple[str | None, ...], str, bytes, int, tuple[tuple[str, str], ...]]:
     """The array at path (shardpipe_desc_from_store): shape (shape[0] the
     rows its zarr.json advertises), chunks, shards (elements), dtype name,
-    dimension names, index location, fill bytes, rows."""
+    dimension names, index location, fill bytes, rows, and an image's
+    frame fields as (name, dtype name) pairs ("skipped" left out)."""
 def strerror(code: int, /) -> str:
     """The library's sentence for an error code."""
 def _set_errors(classes: tuple[type[BaseException], ...], /) -> None:
