@@ -549,10 +549,11 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
  * SHARDPIPE_ERR_EXISTS; an s3:// path, downsample or ngff ->
  * SHARDPIPE_ERR_UNSUPPORTED; overwrite -> SHARDPIPE_ERR_INVALID_ARGUMENT.
  * Region writers share the store's lock (an ordinary stream on it, or one
- * opened while they hold it, gets SHARDPIPE_ERR_BUSY); two region writers
- * writing the same shard at the same moment: the second gets
- * SHARDPIPE_ERR_BUSY naming the shard (overlaps that do not meet in time
- * are not detected).  stats.rows_written counts rows of the box whose
+ * opened while they hold it, gets SHARDPIPE_ERR_BUSY); each claims its
+ * box while open: a region writer whose box overlaps that of one open
+ * gets SHARDPIPE_ERR_BUSY naming it at open, and so does a writer of a
+ * shard another is writing at that moment (overlapping writers open one
+ * after the other are not detected).  stats.rows_written counts rows of the box whose
  * shards are all written.
  */
 SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
@@ -569,8 +570,9 @@ SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
  * covering those rows has closed successfully.  An existing zarr.json of
  * the same array is replaced (a re-run is an identical rewrite); one of a
  * different array -> SHARDPIPE_ERR_EXISTS; rows beyond a bounded dim 0
- * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path ->
- * SHARDPIPE_ERR_BUSY.
+ * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path,
+ * or a region writer still open -> SHARDPIPE_ERR_BUSY (a killed
+ * writer's claim is removed).
  */
 SHARDPIPE_API int shardpipe_array_publish(const char *path,
 					  const shardpipe_desc *desc,

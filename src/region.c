@@ -176,12 +176,13 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 				 const shardpipe_desc *desc,
 				 const uint64_t *lo, const uint64_t *hi)
 {
-	uint64_t shards[SHARDPIPE_MAX_RANK] = { 0 };
+	struct region_box where;
 	shardpipe_desc box;
 	struct plan p;
 	struct sp_err err;
 	int rc;
 
+	memset(&where, 0, sizeof(where));
 	if (out != NULL)
 		*out = NULL;
 	if (out == NULL || path == NULL || desc == NULL || lo == NULL ||
@@ -200,7 +201,9 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 				"the old array first, once", path);
 	if (rc == SHARDPIPE_OK) {
 		desc_copy(&box, desc);
-		rc = check_box(&p, lo, hi, &box, shards, &err);
+		rc = check_box(&p, lo, hi, &box, where.shards, &err);
+		memcpy(where.lo, lo, sizeof(lo[0]) * (size_t)p.rank);
+		memcpy(where.hi, hi, sizeof(hi[0]) * (size_t)p.rank);
 	}
 	if (rc == SHARDPIPE_OK)
 		rc = check_meta(path, &p, &err);
@@ -209,7 +212,7 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 		sp_last_error_set(err.msg);
 		return rc;
 	}
-	return stream_open_box(out, path, &box, shards);
+	return stream_open_box(out, path, &box, &where);
 }
 
 int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
@@ -249,9 +252,10 @@ int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
 	if (rc == SHARDPIPE_OK)
 		rc = check_meta(path, &p, &err);
 	/* Shared, like the region writers': not under an ordinary stream
-	 * writing the array. */
+	 * writing the array, nor while a region writer holds its box (it
+	 * has not closed); a killed writer's claim is removed. */
 	if (rc == SHARDPIPE_OK)
-		rc = store_fs_region(&lock, path, 0, &err);
+		rc = store_fs_region(&lock, path, 0, p.rank, NULL, NULL, &err);
 	if (rc == SHARDPIPE_OK)
 		rc = zarr_meta_render(&p, rows, &attrs, &json, &len, &err);
 	if (rc == SHARDPIPE_OK)

@@ -23,6 +23,10 @@ struct store_fs {
 	 * zarr.json never written, each shard through a temporary named for
 	 * it alone and flock'ed while it is written. */
 	int region;
+	/* Its box's claim (§30): ".box.L-H.L-H....lock" in the root, locked
+	 * while it writes, removed when it is freed; -1 none. */
+	int claim_fd;
+	char *claim;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -144,6 +148,18 @@ static int check_chunk_root(const char *path, struct sp_err *err)
 	return rc;
 }
 
+/* Whether another writer holds the lock on the directory at path. */
+static int root_held(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), held;
+
+	if (fd < 0)
+		return 0;
+	held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 int store_fs_check(struct store **out, const char *path, int overwrite,
 		   int durable, struct sp_err *err)
 {
@@ -222,6 +238,12 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 				     "(nothing was touched)", path);
 			SP_FORWARD(check_chunk_root(path, err));
 		}
+		/* Region writers there, before they publish (§30): busy,
+		 * not the user's. */
+		SP_RETURN_IF(!exists && root_held(path), err,
+			     SHARDPIPE_ERR_BUSY,
+			     "%s: region writers are writing this array (they "
+			     "hold its lock); nothing was touched", path);
 		/* Without zarr.json the files there are the user's, not a
 		 * store's: refuse with or without overwrite. */
 		SP_RETURN_IF(!exists && !dir_is_empty(path), err,
@@ -810,6 +832,14 @@ static void fs_free(struct store *base)
 {
 	struct store_fs *s = (struct store_fs *)base;
 
+	/* The claim goes before its lock: a writer finding the name locked
+	 * meanwhile is refused, one finding it unlocked ignores it. */
+	if (s->claim != NULL)
+		unlink(s->claim);
+	if (s->claim_fd >= 0 && s->region)
+		close(s->claim_fd);
+	free(s->claim);
+
 	if (s->lock_fd > 0)
 		close(s->lock_fd);
 	free(s->root);
@@ -967,12 +997,143 @@ int store_fs_reopen(struct store **out, const char *path, int durable,
 	return SHARDPIPE_OK;
 }
 
+/* A claim's box from its name: 0, or -1 when it is no claim of rank. */
+static int claim_box(const char *name, int rank, uint64_t *lo, uint64_t *hi)
+{
+	const char *p = name;
+	char *end;
+
+	if (strncmp(p, ".box.", 5) != 0)
+		return -1;
+	p += 5;
+	for (int d = 0; d < rank; d++) {
+		lo[d] = strtoull(p, &end, 10);
+		if (end == p || *end != '-')
+			return -1;
+		p = end + 1;
+		hi[d] = strtoull(p, &end, 10);
+		if (end == p || *end != (d + 1 < rank ? '.' : '.'))
+			return -1;
+		p = end + 1;
+	}
+	return strcmp(p, "lock") == 0 ? 0 : -1;
+}
+
+/* Whether two boxes meet: every dim's ranges overlap (hi 0 on dim 0 is
+ * to the end). */
+static int boxes_meet(int rank, const uint64_t *alo, const uint64_t *ahi,
+		      const uint64_t *blo, const uint64_t *bhi)
+{
+	for (int d = 0; d < rank; d++) {
+		uint64_t ah = d == 0 && ahi[0] == 0 ? UINT64_MAX : ahi[d];
+		uint64_t bh = d == 0 && bhi[0] == 0 ? UINT64_MAX : bhi[d];
+
+		if (alo[d] >= bh || blo[d] >= ah)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The claims of other writers in the root (§30): one that meets lo..hi
+ * (every one, when lo is NULL: publish) and is locked is a writer still
+ * writing: SHARDPIPE_ERR_BUSY naming its box; one unlocked is a killed
+ * writer's, removed by publish, ignored by a writer.
+ */
+static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
+			const uint64_t *hi, struct sp_err *err)
+{
+	uint64_t olo[SHARDPIPE_MAX_RANK], ohi[SHARDPIPE_MAX_RANK];
+	DIR *d = opendir(s->root);
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
+		     s->root, strerror(errno));
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		char *full;
+		int fd;
+
+		if (claim_box(e->d_name, rank, olo, ohi) != 0 ||
+		    (s->claim != NULL &&
+		     strcmp(strrchr(s->claim, '/') + 1, e->d_name) == 0) ||
+		    (lo != NULL && !boxes_meet(rank, lo, hi, olo, ohi)))
+			continue;
+		if (asprintf(&full, "%s/%s", s->root, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		fd = open(full, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0)
+			rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
+					"%s: another region writer is writing "
+					"the box %s, which %s; nothing was "
+					"written", s->root, e->d_name + 5,
+					lo != NULL ? "overlaps this one"
+						   : "is not closed yet");
+		else if (fd >= 0 && lo == NULL)
+			unlink(full);
+		if (fd >= 0)
+			close(fd);
+		free(full);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Claim the box lo..hi: its name made (or a killed writer's taken over)
+ * and locked, then the other claims checked. */
+static int claim(struct store_fs *s, int rank, const uint64_t *lo,
+		 const uint64_t *hi, struct sp_err *err)
+{
+	char name[64 * SHARDPIPE_MAX_RANK];
+	size_t n = (size_t)snprintf(name, sizeof(name), "%s/.box.", s->root);
+
+	if (n >= sizeof(name) - 64 * (size_t)rank)
+		return sp_err_set(err, SHARDPIPE_ERR_PATH, "%s: path too long",
+				  s->root);
+	for (int d = 0; d < rank; d++)
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%llu-%llu.",
+				      (unsigned long long)lo[d],
+				      (unsigned long long)hi[d]);
+	snprintf(name + n, sizeof(name) - n, "lock");
+	for (;;) {
+		struct stat a, b;
+		int fd = open(name, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+
+		SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
+			     name, strerror(errno));
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);
+			return sp_err_set(err, SHARDPIPE_ERR_BUSY,
+					  "%s: another region writer is "
+					  "writing the same box %s; nothing "
+					  "was written", s->root,
+					  strrchr(name, '/') + 6);
+		}
+		/* Removed (its writer closed, or publish) since it was
+		 * opened: claim the name anew. */
+		if (fstat(fd, &a) == 0 && stat(name, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+			s->claim_fd = fd;
+			break;
+		}
+		close(fd);
+	}
+	s->claim = strdup(name);
+	SP_RETURN_IF(s->claim == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	return check_claims(s, rank, lo, hi, err);
+}
+
 /*
  * A region writer's store (doc/design.md §30): a directory that exists
  * and holds nothing but an array's zarr.json and c/ tree (and hidden
  * names), shared-locked; the caller has compared its zarr.json.
  */
 int store_fs_region(struct store **out, const char *path, int durable,
+		    int rank, const uint64_t *lo, const uint64_t *hi,
 		    struct sp_err *err)
 {
 	struct store_fs *s;
@@ -1008,9 +1169,13 @@ int store_fs_region(struct store **out, const char *path, int durable,
 	s->existed = 1;
 	s->reopened = 1;
 	s->region = 1;
+	s->claim_fd = -1;
 	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory")
 			     : lock_root(s, err);
+	if (rc == SHARDPIPE_OK)
+		rc = lo != NULL ? claim(s, rank, lo, hi, err)
+				: check_claims(s, rank, NULL, NULL, err);
 	if (rc != SHARDPIPE_OK) {
 		fs_free(&s->base);
 		return rc;

@@ -186,11 +186,18 @@ struct shardpipe_stream {
 	uint64_t region_shards[SHARDPIPE_MAX_RANK];
 };
 
+/* A region writer's box in the array (§30): its first shard along each
+ * dim, and lo..hi in elements (hi[0] 0: to the end). */
+struct region_box {
+	uint64_t shards[SHARDPIPE_MAX_RANK];
+	uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
+};
+
 /* stream_open.c: a region writer over the box *box describes (its plan,
- * dims sizes the box's), its shard offsets along each dim (§30). */
+ * dims sizes the box's) at *where in the array (§30). */
 SP_INTERNAL int stream_open_box(shardpipe_stream **out, const char *path,
 				const shardpipe_desc *box,
-				const uint64_t *shards);
+				const struct region_box *where);
 
 /* Bytes of fill value that skip appends at a time: a multiple of every
  * element size. */

@@ -457,7 +457,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc,
 		       struct lanes *lanes, struct reopen *ro,
-		       const uint64_t *region)
+		       const struct region_box *region)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -526,10 +526,12 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		ro->store = NULL;
 	} else if (rc == SHARDPIPE_OK && region != NULL) {
 		rc = store_fs_region(&s->store, path, s->plan.durable,
+				     s->plan.rank, region->lo, region->hi,
 				     &s->err);
 		s->region = 1;
-		s->base_shards = region[0];
-		memcpy(s->region_shards, region, sizeof(s->region_shards));
+		s->base_shards = region->shards[0];
+		memcpy(s->region_shards, region->shards,
+		       sizeof(s->region_shards));
 	} else if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
@@ -618,9 +620,9 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 }
 
 int stream_open_box(shardpipe_stream **out, const char *path,
-		    const shardpipe_desc *box, const uint64_t *shards)
+		    const shardpipe_desc *box, const struct region_box *where)
 {
-	return stream_open(out, path, NULL, box, NULL, NULL, shards);
+	return stream_open(out, path, NULL, box, NULL, NULL, where);
 }
 
 int stream_open_lanes(shardpipe_stream **out, const char *path,

@@ -445,6 +445,23 @@ static void locks(void)
 	is_int(shardpipe_stream_open(&n, dir, &d), SHARDPIPE_ERR_BUSY,
 	       "an ordinary stream meanwhile: BUSY (%s)",
 	       shardpipe_last_error_message());
+	rc = shardpipe_stream_open_region(&n, dir, &d, lo, hi);
+	ok(rc == SHARDPIPE_ERR_BUSY &&
+		   strstr(shardpipe_last_error_message(), "0-4.0-3.0-4"),
+	   "the same box at once: BUSY naming it (%s)",
+	   shardpipe_last_error_message());
+	rc = shardpipe_stream_open_region(&n, dir, &d, (uint64_t[]){ 0, 0, 0 },
+					  (uint64_t[]){ 10, 3, 7 });
+	ok(rc == SHARDPIPE_ERR_BUSY &&
+		   strstr(shardpipe_last_error_message(), "overlaps"),
+	   "an overlapping box at once: BUSY (%s)",
+	   shardpipe_last_error_message());
+	is_int(shardpipe_array_publish(dir, &d, 10), SHARDPIPE_ERR_BUSY,
+	       "publish while region writers are open: BUSY (%s)",
+	       shardpipe_last_error_message());
+	shardpipe_stream_close(b);
+	is_int(shardpipe_stream_open_region(&b, dir, &d, lo2, hi2),
+	       SHARDPIPE_OK, "its box again once it closed");
 	shardpipe_stream_close(b);
 	/* Another writer in the middle of shard 0/0/0: its temporary
 	 * locked. */
