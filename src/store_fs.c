@@ -20,6 +20,14 @@ struct store_fs {
 	int existed;    /* the root was there when checked */
 	int reopened;   /* an existing array continued: nothing to create */
 	int lock_fd;    /* the root, flock'ed while the store is written */
+	/* A region writer (doc/design.md §30): the root's flock shared,
+	 * zarr.json never written, each shard through a temporary named for
+	 * it alone and flock'ed while it is written. */
+	int region;
+	/* Its box's claim (§30): ".box.L-H.L-H....lock" in the root, locked
+	 * while it writes, removed when it is freed; -1 none. */
+	int claim_fd;
+	char *claim;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -141,6 +149,18 @@ static int check_chunk_root(const char *path, struct sp_err *err)
 	return rc;
 }
 
+/* Whether another writer holds the lock on the directory at path. */
+static int root_held(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), held;
+
+	if (fd < 0)
+		return 0;
+	held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 int store_fs_check(struct store **out, const char *path, int overwrite,
 		   int durable, struct sp_err *err)
 {
@@ -219,6 +239,12 @@ int store_fs_check(struct store **out, const char *path, int overwrite,
 				     "(nothing was touched)", path);
 			SP_FORWARD(check_chunk_root(path, err));
 		}
+		/* Region writers there, before they publish (§30): busy,
+		 * not the user's. */
+		SP_RETURN_IF(!exists && root_held(path), err,
+			     SHARDPIPE_ERR_BUSY,
+			     "%s: region writers are writing this array (they "
+			     "hold its lock); nothing was touched", path);
 		/* Without zarr.json the files there are the user's, not a
 		 * store's: refuse with or without overwrite. */
 		SP_RETURN_IF(!exists && !dir_is_empty(path), err,
@@ -536,7 +562,9 @@ static int lock_root(struct store_fs *s, struct sp_err *err)
 
 	SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
 		     s->root, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	/* Region writers share the array (§30); an ordinary stream or a
+	 * continuation excludes them all. */
+	if (flock(fd, (s->region ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
 		int e = errno;
 
 		close(fd);
@@ -632,6 +660,19 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 		int made = mkdir(dir, 0777) == 0;
 		int bad = !made && errno != EEXIST;
 		int e = errno;
+		struct stat st;
+		/* A region writer does not walk the whole tree at open (every
+		 * writer would, §30): each directory it writes through is
+		 * checked to be one, not a link to the user's. */
+		if (!bad && !made && s->region &&
+		    (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			int rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					    "%s: not a directory of the store "
+					    "(a link?); nothing written there",
+					    dir);
+			dir[i] = c;
+			return rc;
+		}
 		if (bad) {
 			int rc = sp_err_set(err, store_fs_errno_code(e),
 					    "%s: %s", dir, strerror(e));
@@ -690,6 +731,84 @@ static int write_all(int fd, const struct iovec *parts, size_t n)
 		memmove(v, v + k, (cnt - k) * sizeof(*v));
 		cnt -= k;
 	}
+}
+
+/*
+ * A region writer's shard (doc/design.md §30): its temporary is named for
+ * the shard alone (".LEAF.0.0.tmp", a name drop_rows knows), created or
+ * taken over, and flock'ed until it is renamed into place: a second writer
+ * of the same shard meanwhile finds it locked (SHARDPIPE_ERR_BUSY), and
+ * one left by a killed writer is taken over by its retry.  The lock is
+ * taken on what the name pointed at when opened; a writer that renamed it
+ * away meanwhile leaves a locked file that is no longer the temporary, so
+ * the name is opened again.
+ */
+static int put_region_shard(struct store_fs *s, const char *dir,
+			    const char *leaf, const struct iovec *parts,
+			    size_t n, struct sp_err *err)
+{
+	char *tmp = NULL, *final = NULL;
+	int fd = -1, rc = SHARDPIPE_OK;
+
+	if (asprintf(&tmp, "%s/.%s.0.0.tmp", dir, leaf) < 0 ||
+	    asprintf(&final, "%s/%s", dir, leaf) < 0) {
+		free(tmp);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	for (;;) {
+		struct stat a, b;
+
+		fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: %s", tmp, strerror(errno));
+			break;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			int e = errno;
+
+			rc = e == EWOULDBLOCK
+				     ? sp_err_set(err, SHARDPIPE_ERR_BUSY,
+						  "%s: another region writer "
+						  "is writing this shard (the "
+						  "regions overlap)", final)
+				     : sp_err_set(err, store_fs_errno_code(e),
+						  "%s: cannot lock it: %s",
+						  tmp, strerror(e));
+			break;
+		}
+		if (fstat(fd, &a) == 0 && stat(tmp, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	if (rc == SHARDPIPE_OK && ftruncate(fd, 0) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", tmp,
+				strerror(errno));
+	if (rc == SHARDPIPE_OK && write_all(fd, parts, n) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: write failed: %s", final, strerror(errno));
+	if (rc == SHARDPIPE_OK && s->durable && fsync(fd) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: fsync failed: %s", final, strerror(errno));
+	/* Renamed while still locked: nobody takes it over half written. */
+	if (rc == SHARDPIPE_OK && rename(tmp, final) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: rename failed: %s", final,
+				strerror(errno));
+	if (rc == SHARDPIPE_OK && s->durable)
+		rc = sync_dir(dir, err);
+	/* A failed write leaves its temporary (ours while locked) for the
+	 * retry to take over; a busy one is the other writer's. */
+	if (fd >= 0 && rc != SHARDPIPE_OK && rc != SHARDPIPE_ERR_BUSY)
+		unlink(tmp);
+	if (fd >= 0 && close(fd) != 0 && rc == SHARDPIPE_OK)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: close failed: %s", final, strerror(errno));
+	free(tmp);
+	free(final);
+	return rc;
 }
 
 /* Write dir/leaf through a hidden temporary in the same directory. */
@@ -751,7 +870,9 @@ static int fs_write(struct store *base, const char *key,
 	leaf = strrchr(dir, '/');
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
-	if (rc == SHARDPIPE_OK)
+	if (rc == SHARDPIPE_OK && s->region)
+		rc = put_region_shard(s, dir, leaf, parts, n, err);
+	else if (rc == SHARDPIPE_OK)
 		rc = put_object(s, dir, leaf, parts, n, err);
 	free(dir);
 	return rc;
@@ -769,6 +890,14 @@ static int fs_write_meta(struct store *base, const char *json, size_t len,
 static void fs_free(struct store *base)
 {
 	struct store_fs *s = (struct store_fs *)base;
+
+	/* The claim goes before its lock: a writer finding the name locked
+	 * meanwhile is refused, one finding it unlocked ignores it. */
+	if (s->claim != NULL)
+		unlink(s->claim);
+	if (s->claim_fd >= 0 && s->region)
+		close(s->claim_fd);
+	free(s->claim);
 
 	if (s->lock_fd > 0)
 		close(s->lock_fd);
@@ -919,6 +1048,193 @@ int store_fs_reopen(struct store **out, const char *path, int durable,
 	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory")
 			     : lock_root(s, err);
+	if (rc != SHARDPIPE_OK) {
+		fs_free(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SHARDPIPE_OK;
+}
+
+/* A claim's box from its name: 0, or -1 when it is no claim of rank. */
+static int claim_box(const char *name, int rank, uint64_t *lo, uint64_t *hi)
+{
+	const char *p = name;
+	char *end;
+
+	if (strncmp(p, ".box.", 5) != 0)
+		return -1;
+	p += 5;
+	for (int d = 0; d < rank; d++) {
+		lo[d] = strtoull(p, &end, 10);
+		if (end == p || *end != '-')
+			return -1;
+		p = end + 1;
+		hi[d] = strtoull(p, &end, 10);
+		if (end == p || *end != (d + 1 < rank ? '.' : '.'))
+			return -1;
+		p = end + 1;
+	}
+	return strcmp(p, "lock") == 0 ? 0 : -1;
+}
+
+/* Whether two boxes meet: every dim's ranges overlap (hi 0 on dim 0 is
+ * to the end). */
+static int boxes_meet(int rank, const uint64_t *alo, const uint64_t *ahi,
+		      const uint64_t *blo, const uint64_t *bhi)
+{
+	for (int d = 0; d < rank; d++) {
+		uint64_t ah = d == 0 && ahi[0] == 0 ? UINT64_MAX : ahi[d];
+		uint64_t bh = d == 0 && bhi[0] == 0 ? UINT64_MAX : bhi[d];
+
+		if (alo[d] >= bh || blo[d] >= ah)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The claims of other writers in the root (§30): one that meets lo..hi
+ * (every one, when lo is NULL: publish) and is locked is a writer still
+ * writing: SHARDPIPE_ERR_BUSY naming its box; one unlocked is a killed
+ * writer's, removed by publish, ignored by a writer.
+ */
+static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
+			const uint64_t *hi, struct sp_err *err)
+{
+	uint64_t olo[SHARDPIPE_MAX_RANK], ohi[SHARDPIPE_MAX_RANK];
+	DIR *d = opendir(s->root);
+	struct dirent *e;
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
+		     s->root, strerror(errno));
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		char *full;
+		int fd;
+
+		if (claim_box(e->d_name, rank, olo, ohi) != 0 ||
+		    (s->claim != NULL &&
+		     strcmp(strrchr(s->claim, '/') + 1, e->d_name) == 0) ||
+		    (lo != NULL && !boxes_meet(rank, lo, hi, olo, ohi)))
+			continue;
+		if (asprintf(&full, "%s/%s", s->root, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			break;
+		}
+		fd = open(full, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0)
+			rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
+					"%s: another region writer is writing "
+					"the box %s, which %s; nothing was "
+					"written", s->root, e->d_name + 5,
+					lo != NULL ? "overlaps this one"
+						   : "is not closed yet");
+		else if (fd >= 0 && lo == NULL)
+			unlink(full);
+		if (fd >= 0)
+			close(fd);
+		free(full);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Claim the box lo..hi: its name made (or a killed writer's taken over)
+ * and locked, then the other claims checked. */
+static int claim(struct store_fs *s, int rank, const uint64_t *lo,
+		 const uint64_t *hi, struct sp_err *err)
+{
+	char name[64 * SHARDPIPE_MAX_RANK];
+	size_t n = (size_t)snprintf(name, sizeof(name), "%s/.box.", s->root);
+
+	if (n >= sizeof(name) - 64 * (size_t)rank)
+		return sp_err_set(err, SHARDPIPE_ERR_PATH, "%s: path too long",
+				  s->root);
+	for (int d = 0; d < rank; d++)
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%llu-%llu.",
+				      (unsigned long long)lo[d],
+				      (unsigned long long)hi[d]);
+	snprintf(name + n, sizeof(name) - n, "lock");
+	for (;;) {
+		struct stat a, b;
+		int fd = open(name, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+
+		SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
+			     name, strerror(errno));
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);
+			return sp_err_set(err, SHARDPIPE_ERR_BUSY,
+					  "%s: another region writer is "
+					  "writing the same box %s; nothing "
+					  "was written", s->root,
+					  strrchr(name, '/') + 6);
+		}
+		/* Removed (its writer closed, or publish) since it was
+		 * opened: claim the name anew. */
+		if (fstat(fd, &a) == 0 && stat(name, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+			s->claim_fd = fd;
+			break;
+		}
+		close(fd);
+	}
+	s->claim = strdup(name);
+	SP_RETURN_IF(s->claim == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	return check_claims(s, rank, lo, hi, err);
+}
+
+/*
+ * A region writer's store (doc/design.md §30): a directory that exists
+ * and holds nothing but an array's zarr.json and c/ tree (and hidden
+ * names), shared-locked; the caller has compared its zarr.json.
+ */
+int store_fs_region(struct store **out, const char *path, int durable,
+		    int rank, const uint64_t *lo, const uint64_t *hi,
+		    struct sp_err *err)
+{
+	struct store_fs *s;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int rc;
+
+	*out = NULL;
+	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
+		     "empty store path");
+	SP_RETURN_IF(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), err,
+		     SHARDPIPE_ERR_PATH,
+		     "%s: a region writer needs the array's directory to "
+		     "exist (made by the caller or its client)", path);
+	d = opendir(path);
+	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
+		     path, strerror(errno));
+	rc = SHARDPIPE_OK;
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "c") != 0 &&
+		    strcmp(e->d_name, "zarr.json") != 0)
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					"%s: holds %s, not an array's file; "
+					"nothing was touched", path, e->d_name);
+	closedir(d);
+	SP_FORWARD(rc);
+	s = calloc(1, sizeof(*s));
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	s->root = strdup(path);
+	s->base.ops = &fs_ops;
+	s->durable = durable;
+	s->existed = 1;
+	s->reopened = 1;
+	s->region = 1;
+	s->claim_fd = -1;
+	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory")
+			     : lock_root(s, err);
+	if (rc == SHARDPIPE_OK)
+		rc = lo != NULL ? claim(s, rank, lo, hi, err)
+				: check_claims(s, rank, NULL, NULL, err);
 	if (rc != SHARDPIPE_OK) {
 		fs_free(&s->base);
 		return rc;

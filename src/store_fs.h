@@ -25,6 +25,17 @@ SP_INTERNAL int store_fs_check(struct store **out, const char *path,
 SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
 				int durable, struct sp_err *err);
 
+/* A region writer's store (doc/design.md §30): the existing directory at
+ * path, holding nothing but an array's files, locked shared (an ordinary
+ * stream's exclusive lock refuses it: SHARDPIPE_ERR_BUSY); each shard is
+ * written through a temporary of its own, locked while written.  lo..hi
+ * (rank dims, hi[0] 0: to the end): the box it claims, refused (BUSY)
+ * while another writer's claim overlaps it; lo NULL (publish): every
+ * claim must be a killed writer's, and is removed. */
+SP_INTERNAL int store_fs_region(struct store **out, const char *path,
+				int durable, int rank, const uint64_t *lo,
+				const uint64_t *hi, struct sp_err *err);
+
 /* Open the directory at path for reading. */
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,
 			       struct sp_err *err);

@@ -183,7 +183,25 @@ struct shardpipe_stream {
 	/* Per-frame metadata (doc/design.md §28.9), level 0 only: NULL
 	 * when the stream has no frame fields. */
 	struct frame_meta *fm;
+	/* A region writer (doc/design.md §30): the plan is the box's, its
+	 * shards sit region_shards[d] shards into the array along dims 1..
+	 * (base_shards along dim 0), and zarr.json is never written. */
+	int region;
+	uint64_t region_shards[SHARDPIPE_MAX_RANK];
 };
+
+/* A region writer's box in the array (§30): its first shard along each
+ * dim, and lo..hi in elements (hi[0] 0: to the end). */
+struct region_box {
+	uint64_t shards[SHARDPIPE_MAX_RANK];
+	uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
+};
+
+/* stream_open.c: a region writer over the box *box describes (its plan,
+ * dims sizes the box's) at *where in the array (§30). */
+SP_INTERNAL int stream_open_box(shardpipe_stream **out, const char *path,
+				const shardpipe_desc *box,
+				const struct region_box *where);
 
 /* Bytes of fill value that skip appends at a time: a multiple of every
  * element size. */
