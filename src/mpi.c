@@ -356,9 +356,15 @@ static int check_tiling(shardpipe_mpi_array *a)
 			const uint64_t *b = a->boxes + (size_t)r * w;
 			const uint64_t *c = a->boxes + (size_t)q * w;
 			if (intersect(a->nd, b, b + a->nd, c, c + a->nd, ilo, ihi)) {
+				char where[256];
+				int o = 0;
+				for (int d = 0; d < a->nd && o < 200; d++)
+					o += snprintf(where + o, sizeof where - (size_t)o,
+						      "%sdim %d %llu..%llu", d ? ", " : "",
+						      d + 1, (unsigned long long)ilo[d],
+						      (unsigned long long)ihi[d]);
 				say(a->msg, "the boxes of ranks %d and %d overlap "
-					    "(at dim 1 index %llu, ...)",
-				    r, q, (unsigned long long)ilo[0]);
+					    "(%s)", r, q, where);
 				return SHARDPIPE_ERR_INVALID_ARGUMENT;
 			}
 		}
