@@ -2,12 +2,13 @@
 # libshardpipe and the MPI configure found, so that libshardpipe never
 # depends on MPI; and examples/heat3d, which shows it.
 EXTRA_DIST += include/shardpipe_mpi.h src/mpi.c examples/heat3d.c \
-	shardpipe-mpi.pc.in
+	shardpipe-mpi.pc.in doc/shardpipe_mpi.3
 DISTCLEANFILES += shardpipe-mpi.pc
 if HAVE_MPI
 lib_LTLIBRARIES += libshardpipe-mpi.la
 include_HEADERS += include/shardpipe_mpi.h
 pkgconfig_DATA += shardpipe-mpi.pc
+man_MANS = doc/shardpipe_mpi.3
 libshardpipe_mpi_la_SOURCES = src/mpi.c
 libshardpipe_mpi_la_CPPFLAGS = $(AM_CPPFLAGS) -DSHARDPIPE_BUILDING_LIBRARY
 libshardpipe_mpi_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(MPI_CFLAGS)
