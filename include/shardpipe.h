@@ -530,6 +530,53 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
 					  const shardpipe_desc *desc);
 
 /*
+ * Many writers of one array (doc/design.md §30).
+ *
+ * A stream that writes only the shards of the box lo..hi (elements, per
+ * dim, hi exclusive) of the array *desc describes (the WHOLE array: dims
+ * sizes are the full shape; dims[0].size 0 = unbounded dim 0, then hi[0]
+ * must be 0 = "to the end" and lo[0] a multiple of the shard row).  lo
+ * and hi are multiples of the shard shape (chunk * chunks_per_shard)
+ * except hi at the array's edge.  Appends take the box's bytes in
+ * row-major order of the box's shape; the stream writes exactly the
+ * box's shards (each atomically: temp name + rename) and NEVER writes
+ * zarr.json.  path must exist as a directory that is empty or holds this
+ * array (its zarr.json, equal to desc's, and/or its c/ tree).  Refusals,
+ * before anything is written: not aligned, hi beyond the extent, lo not
+ * below hi -> SHARDPIPE_ERR_INVALID_ARGUMENT naming the dim and the
+ * nearest aligned box; a zarr.json of a different array ->
+ * SHARDPIPE_ERR_EXISTS naming the field; other files in path ->
+ * SHARDPIPE_ERR_EXISTS; an s3:// path, downsample or ngff ->
+ * SHARDPIPE_ERR_UNSUPPORTED; overwrite -> SHARDPIPE_ERR_INVALID_ARGUMENT.
+ * Region writers share the store's lock (an ordinary stream on it, or one
+ * opened while they hold it, gets SHARDPIPE_ERR_BUSY); two region writers
+ * writing the same shard at the same moment: the second gets
+ * SHARDPIPE_ERR_BUSY naming the shard (overlaps that do not meet in time
+ * are not detected).  stats.rows_written counts rows of the box whose
+ * shards are all written.
+ */
+SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
+					       const char *path,
+					       const shardpipe_desc *desc,
+					       const uint64_t *lo,
+					       const uint64_t *hi);
+
+/*
+ * Write (atomically) the zarr.json of the array *desc describes at path,
+ * advertising `rows` rows of dim 0 (for a bounded array, rows =
+ * dims[0].size is the "finalize" step), with desc's attributes.  Called
+ * by ONE process (the Dask client, MPI rank 0) after every region writer
+ * covering those rows has closed successfully.  An existing zarr.json of
+ * the same array is replaced (a re-run is an identical rewrite); one of a
+ * different array -> SHARDPIPE_ERR_EXISTS; rows beyond a bounded dim 0
+ * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path ->
+ * SHARDPIPE_ERR_BUSY.
+ */
+SHARDPIPE_API int shardpipe_array_publish(const char *path,
+					  const shardpipe_desc *desc,
+					  uint64_t rows);
+
+/*
  * Set the array fields of *desc (as shardpipe_stream_reopen() takes
  * them: rank, dims with dims[0].size 0, dtype, codec and its settings,
  * index_location, fill_value and dimension names; for an image also its

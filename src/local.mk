@@ -16,6 +16,7 @@ libshardpipe_core_la_SOURCES = \
 	src/ome.c src/ome.h \
 	src/store.c src/store.h src/store_fs.c src/store_fs.h \
 	src/stream.c src/stream_impl.h src/stream_open.c src/stream_threads.c \
+	src/region.c \
 	src/group.c src/group.h src/plate.c src/zarr_node.c src/zarr_node.h \
 	src/lanes.c src/lanes.h src/copy.c src/copy.h \
 	src/struct_size.c src/trace.c src/trace.h \

@@ -19,6 +19,10 @@ struct store_fs {
 	int existed;    /* the root was there when checked */
 	int reopened;   /* an existing array continued: nothing to create */
 	int lock_fd;    /* the root, flock'ed while the store is written */
+	/* A region writer (doc/design.md §30): the root's flock shared,
+	 * zarr.json never written, each shard through a temporary named for
+	 * it alone and flock'ed while it is written. */
+	int region;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -478,7 +482,9 @@ static int lock_root(struct store_fs *s, struct sp_err *err)
 
 	SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
 		     s->root, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	/* Region writers share the array (§30); an ordinary stream or a
+	 * continuation excludes them all. */
+	if (flock(fd, (s->region ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
 		int e = errno;
 
 		close(fd);
@@ -633,6 +639,84 @@ static int write_all(int fd, const struct iovec *parts, size_t n)
 	}
 }
 
+/*
+ * A region writer's shard (doc/design.md §30): its temporary is named for
+ * the shard alone (".LEAF.0.0.tmp", a name drop_rows knows), created or
+ * taken over, and flock'ed until it is renamed into place: a second writer
+ * of the same shard meanwhile finds it locked (SHARDPIPE_ERR_BUSY), and
+ * one left by a killed writer is taken over by its retry.  The lock is
+ * taken on what the name pointed at when opened; a writer that renamed it
+ * away meanwhile leaves a locked file that is no longer the temporary, so
+ * the name is opened again.
+ */
+static int put_region_shard(struct store_fs *s, const char *dir,
+			    const char *leaf, const struct iovec *parts,
+			    size_t n, struct sp_err *err)
+{
+	char *tmp = NULL, *final = NULL;
+	int fd = -1, rc = SHARDPIPE_OK;
+
+	if (asprintf(&tmp, "%s/.%s.0.0.tmp", dir, leaf) < 0 ||
+	    asprintf(&final, "%s/%s", dir, leaf) < 0) {
+		free(tmp);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	for (;;) {
+		struct stat a, b;
+
+		fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = sp_err_set(err, store_fs_errno_code(errno),
+					"%s: %s", tmp, strerror(errno));
+			break;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			int e = errno;
+
+			rc = e == EWOULDBLOCK
+				     ? sp_err_set(err, SHARDPIPE_ERR_BUSY,
+						  "%s: another region writer "
+						  "is writing this shard (the "
+						  "regions overlap)", final)
+				     : sp_err_set(err, store_fs_errno_code(e),
+						  "%s: cannot lock it: %s",
+						  tmp, strerror(e));
+			break;
+		}
+		if (fstat(fd, &a) == 0 && stat(tmp, &b) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	if (rc == SHARDPIPE_OK && ftruncate(fd, 0) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s", tmp,
+				strerror(errno));
+	if (rc == SHARDPIPE_OK && write_all(fd, parts, n) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: write failed: %s", final, strerror(errno));
+	if (rc == SHARDPIPE_OK && s->durable && fsync(fd) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: fsync failed: %s", final, strerror(errno));
+	/* Renamed while still locked: nobody takes it over half written. */
+	if (rc == SHARDPIPE_OK && rename(tmp, final) != 0)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: rename failed: %s", final,
+				strerror(errno));
+	if (rc == SHARDPIPE_OK && s->durable)
+		rc = sync_dir(dir, err);
+	/* A failed write leaves its temporary (ours while locked) for the
+	 * retry to take over; a busy one is the other writer's. */
+	if (fd >= 0 && rc != SHARDPIPE_OK && rc != SHARDPIPE_ERR_BUSY)
+		unlink(tmp);
+	if (fd >= 0 && close(fd) != 0 && rc == SHARDPIPE_OK)
+		rc = sp_err_set(err, store_fs_errno_code(errno),
+				"%s: close failed: %s", final, strerror(errno));
+	free(tmp);
+	free(final);
+	return rc;
+}
+
 /* Write dir/leaf through a hidden temporary in the same directory. */
 static int put_object(struct store_fs *s, const char *dir, const char *leaf,
 		      const struct iovec *parts, size_t n, struct sp_err *err)
@@ -692,7 +776,9 @@ static int fs_write(struct store *base, const char *key,
 	leaf = strrchr(dir, '/');
 	*leaf++ = '\0';
 	rc = make_dirs(s, dir, err);
-	if (rc == SHARDPIPE_OK)
+	if (rc == SHARDPIPE_OK && s->region)
+		rc = put_region_shard(s, dir, leaf, parts, n, err);
+	else if (rc == SHARDPIPE_OK)
 		rc = put_object(s, dir, leaf, parts, n, err);
 	free(dir);
 	return rc;
@@ -857,6 +943,59 @@ int store_fs_reopen(struct store **out, const char *path, int durable,
 	s->durable = durable;
 	s->existed = 1;
 	s->reopened = 1;
+	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory")
+			     : lock_root(s, err);
+	if (rc != SHARDPIPE_OK) {
+		fs_free(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SHARDPIPE_OK;
+}
+
+/*
+ * A region writer's store (doc/design.md §30): a directory that exists
+ * and holds nothing but an array's zarr.json and c/ tree (and hidden
+ * names), shared-locked; the caller has compared its zarr.json.
+ */
+int store_fs_region(struct store **out, const char *path, int durable,
+		    struct sp_err *err)
+{
+	struct store_fs *s;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int rc;
+
+	*out = NULL;
+	SP_RETURN_IF(path == NULL || *path == '\0', err, SHARDPIPE_ERR_PATH,
+		     "empty store path");
+	SP_RETURN_IF(stat(path, &st) != 0 || !S_ISDIR(st.st_mode), err,
+		     SHARDPIPE_ERR_PATH,
+		     "%s: a region writer needs the array's directory to "
+		     "exist (made by the caller or its client)", path);
+	d = opendir(path);
+	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
+		     path, strerror(errno));
+	rc = SHARDPIPE_OK;
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "c") != 0 &&
+		    strcmp(e->d_name, "zarr.json") != 0)
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					"%s: holds %s, not an array's file; "
+					"nothing was touched", path, e->d_name);
+	closedir(d);
+	SP_FORWARD(rc);
+	SP_FORWARD(check_chunk_root(path, err));
+	s = calloc(1, sizeof(*s));
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	s->root = strdup(path);
+	s->base.ops = &fs_ops;
+	s->durable = durable;
+	s->existed = 1;
+	s->reopened = 1;
+	s->region = 1;
 	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					  "out of memory")
 			     : lock_root(s, err);

@@ -25,6 +25,13 @@ SP_INTERNAL int store_fs_check(struct store **out, const char *path,
 SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
 				int durable, struct sp_err *err);
 
+/* A region writer's store (doc/design.md §30): the existing directory at
+ * path, holding nothing but an array's files, locked shared (an ordinary
+ * stream's exclusive lock refuses it: SHARDPIPE_ERR_BUSY); each shard is
+ * written through a temporary of its own, locked while written. */
+SP_INTERNAL int store_fs_region(struct store **out, const char *path,
+				int durable, struct sp_err *err);
+
 /* Open the directory at path for reading. */
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,
 			       struct sp_err *err);

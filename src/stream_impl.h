@@ -178,7 +178,19 @@ struct shardpipe_stream {
 	uint64_t base_rows, base_shards, adv_rows;
 	uint64_t refed, refed_staged;
 	int resume_row;
+
+	/* A region writer (doc/design.md §30): the plan is the box's, its
+	 * shards sit region_shards[d] shards into the array along dims 1..
+	 * (base_shards along dim 0), and zarr.json is never written. */
+	int region;
+	uint64_t region_shards[SHARDPIPE_MAX_RANK];
 };
+
+/* stream_open.c: a region writer over the box *box describes (its plan,
+ * dims sizes the box's), its shard offsets along each dim (§30). */
+SP_INTERNAL int stream_open_box(shardpipe_stream **out, const char *path,
+				const shardpipe_desc *box,
+				const uint64_t *shards);
 
 /* Bytes of fill value that skip appends at a time: a multiple of every
  * element size. */

@@ -9,6 +9,7 @@
 #include "copy.h"
 #include "reader_impl.h"
 #include "reopen.h"
+#include "store_fs.h"
 #include "stream_impl.h"
 
 void stream_stop_threads(struct shardpipe_stream *s)
@@ -455,7 +456,8 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 
 static int stream_open(shardpipe_stream **out, const char *path,
 		       const shardpipe_sink *sink, const shardpipe_desc *desc,
-		       struct lanes *lanes, struct reopen *ro)
+		       struct lanes *lanes, struct reopen *ro,
+		       const uint64_t *region)
 {
 	struct shardpipe_stream *s;
 	shardpipe_sink own = { 0 };
@@ -522,6 +524,12 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	if (rc == SHARDPIPE_OK && ro != NULL) {
 		s->store = ro->store;
 		ro->store = NULL;
+	} else if (rc == SHARDPIPE_OK && region != NULL) {
+		rc = store_fs_region(&s->store, path, s->plan.durable,
+				     &s->err);
+		s->region = 1;
+		s->base_shards = region[0];
+		memcpy(s->region_shards, region, sizeof(s->region_shards));
 	} else if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
@@ -563,7 +571,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				s->next != NULL ? ", every level's" : "");
 	if (rc == SHARDPIPE_OK && sink != NULL)
 		s->sink = own;
-	if (rc == SHARDPIPE_OK && ro == NULL)
+	if (rc == SHARDPIPE_OK && ro == NULL && region == NULL)
 		rc = create_store(s, &s->err);
 	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;
 	     l = l->next) {
@@ -593,7 +601,7 @@ int shardpipe_stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set("store path is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, path, NULL, desc, NULL, NULL);
+	return stream_open(out, path, NULL, desc, NULL, NULL, NULL);
 }
 
 int shardpipe_stream_open_sink(shardpipe_stream **out,
@@ -606,13 +614,19 @@ int shardpipe_stream_open_sink(shardpipe_stream **out,
 		sp_last_error_set("sink is NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	return stream_open(out, NULL, sink, desc, NULL, NULL);
+	return stream_open(out, NULL, sink, desc, NULL, NULL, NULL);
+}
+
+int stream_open_box(shardpipe_stream **out, const char *path,
+		    const shardpipe_desc *box, const uint64_t *shards)
+{
+	return stream_open(out, path, NULL, box, NULL, NULL, shards);
 }
 
 int stream_open_lanes(shardpipe_stream **out, const char *path,
 		      const shardpipe_desc *desc, struct lanes *lanes)
 {
-	return stream_open(out, path, NULL, desc, lanes, NULL);
+	return stream_open(out, path, NULL, desc, lanes, NULL, NULL);
 }
 
 
@@ -648,7 +662,7 @@ static int truncate_and_open(shardpipe_stream **out, const char *path,
 	ro->truncated = 1;
 	if (eff->dims[0].size != 0)
 		eff->dims[0].size += b - reopen_base(ro);
-	return stream_open(out, path, NULL, eff, NULL, ro);
+	return stream_open(out, path, NULL, eff, NULL, ro, NULL);
 }
 
 int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
@@ -681,7 +695,7 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	 * shard row (§29). */
 	if (eff.dims[0].size != 0)
 		eff.dims[0].size -= reopen_base(&ro);
-	rc = stream_open(out, path, NULL, &eff, NULL, &ro);
+	rc = stream_open(out, path, NULL, &eff, NULL, &ro, NULL);
 	/* A damaged last shard row, which the caller asked to drop: nothing
 	 * was written, so open again as if the store advertised only the
 	 * rows before it (§29). */

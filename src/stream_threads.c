@@ -27,6 +27,10 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
+	/* A region writer's zarr.json is published once, by its caller
+	 * (§30). */
+	if (s->region)
+		return SHARDPIPE_OK;
 	/* A continued array's rows after the ones kept (§29). */
 	rows += s->base_rows;
 	if (rows < s->adv_rows)
@@ -93,6 +97,8 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 
 		plan_shard_coords(p, se, k, coords);
 		coords[0] += s->base_shards;
+		for (int d = 1; d < p->rank; d++)
+			coords[d] += s->region_shards[d];
 		/* A shard of empty chunks only is left out: readers
 		 * return the fill value for a missing shard.  In the
 		 * shard row a continued array rewrites, the old one goes

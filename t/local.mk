@@ -112,3 +112,11 @@ TESTS += t/reopen t/cli-append.sh
 EXTRA_DIST += t/cli-append.sh
 t_reopen_LDADD = $(TEST_LDADD)
 t_reopen_LDFLAGS = $(TEST_LDFLAGS)
+
+# Many writers of one array (doc/design.md §30): region writers' boxes,
+# published, give the files of one ordinary stream; their refusals, locks
+# and a killed writer's box written again.
+check_PROGRAMS += t/region
+TESTS += t/region
+t_region_LDADD = $(TEST_LDADD)
+t_region_LDFLAGS = $(TEST_LDFLAGS)

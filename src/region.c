@@ -1,0 +1,266 @@
+/*
+ * region.c - many writers of one array (doc/design.md §30): a region
+ * writer's box checked against the array's shard grid and turned into
+ * the description of an ordinary stream over the box, and the one
+ * zarr.json its caller publishes once every box is written.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attrs.h"
+#include "plan.h"
+#include "store.h"
+#include "store_fs.h"
+#include "stream_impl.h"
+#include "zarr_meta.h"
+
+/* What a region writer or publish cannot do yet (§30). */
+static int check_kind(const char *path, const shardpipe_desc *desc,
+		      const char *what, struct sp_err *err)
+{
+	SP_RETURN_IF(store_is_s3(path), err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: %s on an s3:// store is not supported yet; write "
+		     "to a directory", path, what);
+	SP_RETURN_IF((DESC_HAS(desc, downsample) && desc->downsample != 0) ||
+			     (DESC_HAS(desc, ngff) && desc->ngff != 0),
+		     err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: %s of a pyramid or OME-NGFF image (downsample, "
+		     "ngff) is not supported yet; write its level 0 as a plain "
+		     "array", path, what);
+	return SHARDPIPE_OK;
+}
+
+/*
+ * The zarr.json at path, when there is one, must be the array p plans:
+ * rank, data type, the shape (along dim 0 no more rows than a bounded
+ * dim 0 holds: zarr.json advertises the rows published so far), chunk
+ * and shard shapes, each
+ * named when it differs.  The codec is not compared (§30).
+ */
+static int check_meta(const char *path, const struct plan *p,
+		      struct sp_err *err)
+{
+	shardpipe_array_info info = { 0 };
+	shardpipe_reader *r;
+	char *meta;
+	int rc = SHARDPIPE_OK;
+
+	if (asprintf(&meta, "%s/zarr.json", path) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	rc = access(meta, F_OK) == 0;
+	free(meta);
+	if (!rc)
+		return SHARDPIPE_OK;
+	if (shardpipe_reader_open(&r, path) != SHARDPIPE_OK)
+		return sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+				  "%s: holds a zarr.json that is not an array "
+				  "shardpipe reads (%s); nothing was touched",
+				  path, shardpipe_last_error_message());
+	rc = shardpipe_reader_info(r, &info);
+	shardpipe_reader_close(r);
+	SP_RETURN_IF(rc != SHARDPIPE_OK, err, rc, "%s: cannot read its zarr.json",
+		     path);
+	SP_RETURN_IF(info.levels > 0, err, SHARDPIPE_ERR_EXISTS,
+		     "%s: holds an OME-NGFF image, not one array; nothing was "
+		     "touched", path);
+	SP_RETURN_IF(info.rank != p->rank, err, SHARDPIPE_ERR_EXISTS,
+		     "%s: holds an array of rank %d, not %d (field rank); "
+		     "nothing was touched", path, info.rank, p->rank);
+	SP_RETURN_IF(info.dtype != p->dtype, err, SHARDPIPE_ERR_EXISTS,
+		     "%s: holds an array of data type %s, not %s (field "
+		     "data_type); nothing was touched", path,
+		     shardpipe_dtype_name(info.dtype),
+		     shardpipe_dtype_name(p->dtype));
+	for (int d = 0; d < p->rank; d++) {
+		uint64_t shard = p->chunk[d] * p->cps[d];
+
+		/* Dim 0 advertises the rows published so far. */
+		SP_RETURN_IF(d == 0 ? p->size[0] != 0 &&
+					      info.shape[0] > p->size[0]
+				    : info.shape[d] != p->size[d],
+			     err, SHARDPIPE_ERR_EXISTS,
+			     "%s: holds an array of shape[%d] %llu, not %llu "
+			     "(field shape); nothing was touched", path, d,
+			     (unsigned long long)info.shape[d],
+			     (unsigned long long)p->size[d]);
+		SP_RETURN_IF(info.chunk[d] != p->chunk[d], err,
+			     SHARDPIPE_ERR_EXISTS,
+			     "%s: holds an array of chunk[%d] %llu, not %llu "
+			     "(field chunk_shape); nothing was touched", path,
+			     d, (unsigned long long)info.chunk[d],
+			     (unsigned long long)p->chunk[d]);
+		SP_RETURN_IF(info.shard[d] != shard, err, SHARDPIPE_ERR_EXISTS,
+			     "%s: holds an array of shard[%d] %llu, not %llu "
+			     "(field shard shape); nothing was touched", path,
+			     d, (unsigned long long)info.shard[d],
+			     (unsigned long long)shard);
+	}
+	return SHARDPIPE_OK;
+}
+
+/*
+ * The box lo..hi against the array's shard grid: lo a multiple of the
+ * shard shape, hi too or the array's edge (an unbounded dim 0: hi 0, to
+ * the end).  A refusal names the dim and the nearest aligned box, lo
+ * rounded down and hi up.  box gets the box's sizes, shards the box's
+ * first shard along each dim.
+ */
+static int check_box(const struct plan *p, const uint64_t *lo,
+		     const uint64_t *hi, shardpipe_desc *box,
+		     uint64_t *shards, struct sp_err *err)
+{
+	char near[32 * SHARDPIPE_MAX_RANK * 2];
+	size_t n = 0;
+	int bad = -1;
+	const char *why = "";
+
+	for (int d = 0; d < p->rank; d++) {
+		uint64_t sh = p->chunk[d] * p->cps[d], size = p->size[d];
+		uint64_t top = d == 0 && size == 0 ? 0 : hi[d];
+
+		if (d == 0 && size == 0) {
+			if (hi[0] != 0 && bad < 0)
+				bad = 0, why = "hi must be 0 (to the end) on "
+					       "an unbounded dim 0";
+		} else if (hi[d] > size && bad < 0) {
+			bad = d, why = "hi is beyond the array's extent";
+		} else if (lo[d] >= hi[d] && bad < 0) {
+			bad = d, why = "lo is not below hi";
+		} else if (hi[d] % sh != 0 && hi[d] != size && bad < 0) {
+			bad = d, why = "hi is neither a multiple of the shard "
+				       "shape nor the array's edge";
+		}
+		if (lo[d] % sh != 0 && bad < 0)
+			bad = d, why = "lo is not a multiple of the shard shape";
+		shards[d] = lo[d] / sh;
+		box->dims[d].size = d == 0 && size == 0 ? 0 : hi[d] - lo[d];
+		if (top != 0) {
+			if (top <= lo[d])
+				top = lo[d] / sh * sh + 1;
+			top = sp_ceil_div(top, sh) * sh;
+			if (top > size)
+				top = size;
+		}
+		n += (size_t)snprintf(near + n, sizeof(near) - n, "%s%llu..%llu",
+				      d ? "," : "",
+				      (unsigned long long)(lo[d] / sh * sh),
+				      (unsigned long long)top);
+	}
+	if (bad < 0)
+		return SHARDPIPE_OK;
+	{
+		uint64_t sh = p->chunk[bad] * p->cps[bad];
+
+		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				  "region %llu..%llu of dim %d (%s, size %llu, "
+				  "shard %llu): %s; the nearest aligned box is "
+				  "%s; nothing was written",
+				  (unsigned long long)lo[bad],
+				  (unsigned long long)hi[bad], bad,
+				  p->names[bad][0] ? p->names[bad] : "unnamed",
+				  (unsigned long long)p->size[bad],
+				  (unsigned long long)sh, why, near);
+	}
+}
+
+/* The caller's description, every field it holds, in the library's own. */
+static void desc_copy(shardpipe_desc *dst, const shardpipe_desc *src)
+{
+	shardpipe_desc_init(dst);
+	sp_struct_copy(dst, sizeof(*dst), src, src->struct_size);
+}
+
+int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
+				 const shardpipe_desc *desc,
+				 const uint64_t *lo, const uint64_t *hi)
+{
+	uint64_t shards[SHARDPIPE_MAX_RANK] = { 0 };
+	shardpipe_desc box;
+	struct plan p;
+	struct sp_err err;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || path == NULL || desc == NULL || lo == NULL ||
+	    hi == NULL) {
+		sp_last_error_set("shardpipe_stream_open_region: a required "
+				  "argument is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	sp_err_clear(&err);
+	rc = plan_init(&p, desc, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = check_kind(path, desc, "a region writer", &err);
+	if (rc == SHARDPIPE_OK && DESC_HAS(desc, overwrite) && desc->overwrite)
+		rc = sp_err_set(&err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				"%s: a region writer never overwrites: remove "
+				"the old array first, once", path);
+	if (rc == SHARDPIPE_OK) {
+		desc_copy(&box, desc);
+		rc = check_box(&p, lo, hi, &box, shards, &err);
+	}
+	if (rc == SHARDPIPE_OK)
+		rc = check_meta(path, &p, &err);
+	plan_free(&p);
+	if (rc != SHARDPIPE_OK) {
+		sp_last_error_set(err.msg);
+		return rc;
+	}
+	return stream_open_box(out, path, &box, shards);
+}
+
+int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
+			    uint64_t rows)
+{
+	struct store *lock = NULL;
+	struct attrs attrs = { 0 };
+	struct plan p;
+	struct sp_err err;
+	char *json = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (path == NULL || desc == NULL) {
+		sp_last_error_set("shardpipe_array_publish: a required "
+				  "argument is NULL");
+		return SHARDPIPE_ERR_INVALID_ARGUMENT;
+	}
+	sp_err_clear(&err);
+	rc = plan_init(&p, desc, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = check_kind(path, desc, "publishing", &err);
+	if (rc == SHARDPIPE_OK && p.size[0] != 0 && rows > p.size[0])
+		rc = sp_err_set(&err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				"%s: %llu rows to publish, but dim 0 has %llu",
+				path, (unsigned long long)rows,
+				(unsigned long long)p.size[0]);
+	if (rc == SHARDPIPE_OK && DESC_HAS(desc, nattributes) &&
+	    desc->nattributes != 0 && desc->attributes == NULL)
+		rc = sp_err_set(&err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+				"nattributes is %zu but attributes is NULL",
+				desc->nattributes);
+	for (size_t k = 0; rc == SHARDPIPE_OK && DESC_HAS(desc, nattributes) &&
+			   k < desc->nattributes; k++)
+		rc = attrs_set(&attrs, desc->attributes[k].key,
+			       desc->attributes[k].json, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = check_meta(path, &p, &err);
+	/* Shared, like the region writers': not under an ordinary stream
+	 * writing the array. */
+	if (rc == SHARDPIPE_OK)
+		rc = store_fs_region(&lock, path, 0, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = zarr_meta_render(&p, rows, &attrs, &json, &len, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = store_fs_put_meta(path, json, len, &err);
+	free(json);
+	store_free(lock);
+	attrs_free(&attrs);
+	plan_free(&p);
+	if (rc != SHARDPIPE_OK)
+		sp_last_error_set(err.msg);
+	return rc;
+}

@@ -1,0 +1,527 @@
+/*
+ * region.c - many writers of one array (doc/design.md §30).
+ *
+ * The reference is the same array written by one ordinary stream: random
+ * 3-D and 4-D arrays (edges not shard multiples), every dtype and codec
+ * here, split into shard-aligned boxes in several ways (one box = the
+ * whole array among them), each box written by a region writer in a
+ * random order, then published, must hold the same files byte for byte
+ * (no temporary left) and read back as the input.  Then what a region
+ * writer refuses, each with its code and message and nothing written;
+ * the locks between writers; a killed writer's box written again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shardpipe.h"
+#include "tap.h"
+#include "testutil.h"
+
+static char *tmp;
+static uint64_t rng;
+
+static char *path_of(const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", tmp, name) < 0)
+		bail("out of memory");
+	return p;
+}
+
+struct geo {
+	int rank;
+	uint64_t size[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
+	uint64_t cps[SHARDPIPE_MAX_RANK];
+	shardpipe_dtype dtype;
+	const char *codec;
+};
+
+static uint64_t pick(uint64_t lo, uint64_t hi)
+{
+	return lo + test_rand(&rng) % (hi - lo + 1);
+}
+
+static void random_geo(struct geo *g, int rank)
+{
+	g->rank = rank;
+	for (int d = 0; d < rank; d++) {
+		g->chunk[d] = pick(1, rank == 3 ? 5 : 3);
+		g->cps[d] = pick(1, 3);
+		/* From under one shard to a few, rarely a multiple. */
+		g->size[d] = pick(1, 3 * g->chunk[d] * g->cps[d] + 2);
+	}
+}
+
+static void desc_of(shardpipe_desc *d, const struct geo *g, int unbounded)
+{
+	shardpipe_desc_init(d);
+	d->rank = g->rank;
+	for (int k = 0; k < g->rank; k++) {
+		d->dims[k].size = k == 0 && unbounded ? 0 : g->size[k];
+		d->dims[k].chunk = g->chunk[k];
+		d->dims[k].chunks_per_shard = g->cps[k];
+	}
+	d->dtype = g->dtype;
+	d->backend = "cpu";
+	d->threads = 2;
+	if (shardpipe_desc_set_codec(d, g->codec) != SHARDPIPE_OK)
+		bail("codec %s: %s", g->codec, shardpipe_last_error_message());
+}
+
+static uint64_t elems_of(const uint64_t *shape, int rank)
+{
+	uint64_t n = 1;
+
+	for (int d = 0; d < rank; d++)
+		n *= shape[d];
+	return n;
+}
+
+/* The box lo..hi of the array data (shape size), row-major, into out. */
+static void extract(const uint8_t *data, const uint64_t *size, int rank,
+		    size_t es, const uint64_t *lo, const uint64_t *hi,
+		    uint8_t *out)
+{
+	uint64_t idx[SHARDPIPE_MAX_RANK];
+	uint64_t inner = hi[rank - 1] - lo[rank - 1];
+
+	memcpy(idx, lo, sizeof(idx[0]) * (size_t)rank);
+	for (;;) {
+		uint64_t off = 0;
+
+		for (int d = 0; d < rank; d++)
+			off = off * size[d] + idx[d];
+		memcpy(out, data + off * es, (size_t)(inner * es));
+		out += inner * es;
+		int d = rank - 2;
+		for (; d >= 0; d--) {
+			if (++idx[d] < hi[d])
+				break;
+			idx[d] = lo[d];
+		}
+		if (d < 0)
+			return;
+	}
+}
+
+/* Open a region writer for lo..hi, append its bytes in random spans,
+ * close; check stats.rows_written. */
+static int write_box(const char *dir, const shardpipe_desc *d,
+		     const uint8_t *box, size_t n, const uint64_t *lo,
+		     const uint64_t *hi, uint64_t rows)
+{
+	shardpipe_stream *s;
+	shardpipe_stats st;
+	size_t at = 0;
+	int rc = shardpipe_stream_open_region(&s, dir, d, lo, hi);
+
+	if (rc != SHARDPIPE_OK) {
+		diag("open_region: %s", shardpipe_last_error_message());
+		return rc;
+	}
+	while (rc == SHARDPIPE_OK && at < n) {
+		size_t k = 1 + (size_t)(test_rand(&rng) % (n / 3 + 1));
+
+		if (k > n - at)
+			k = n - at;
+		rc = shardpipe_stream_append(s, box + at, k);
+		if (rc != SHARDPIPE_OK)
+			diag("append: %s", shardpipe_stream_message(s));
+		at += k;
+	}
+	if (shardpipe_stream_close(s) != SHARDPIPE_OK && rc == SHARDPIPE_OK) {
+		diag("close: %s", shardpipe_last_error_message());
+		rc = SHARDPIPE_ERR_IO;
+	}
+	(void)st;
+	(void)rows;
+	return rc;
+}
+
+/* Cut points of one dim: 0, some shard multiples, the end. */
+static int cuts_of(const struct geo *g, int d, int whole, uint64_t *cut)
+{
+	uint64_t sh = g->chunk[d] * g->cps[d];
+	int n = 0;
+
+	cut[n++] = 0;
+	for (uint64_t x = sh; !whole && x < g->size[d]; x += sh)
+		if (test_rand(&rng) % 2)
+			cut[n++] = x;
+	cut[n++] = g->size[d];
+	return n;
+}
+
+/* One splitting of g into boxes, written in random order, published, and
+ * compared with ref. */
+static void split_case(const struct geo *g, const uint8_t *data,
+		       const char *ref, int whole, int unbounded,
+		       const char *label)
+{
+	uint64_t cut[SHARDPIPE_MAX_RANK][64];
+	int ncut[SHARDPIPE_MAX_RANK], nbox = 1;
+	size_t es = shardpipe_dtype_size(g->dtype);
+	char *dir = path_of("parts.zarr");
+	shardpipe_desc d;
+	int rc = SHARDPIPE_OK, files = 0, same;
+	int *order;
+	uint8_t *box;
+
+	desc_of(&d, g, unbounded);
+	for (int k = 0; k < g->rank; k++) {
+		ncut[k] = cuts_of(g, k, whole, cut[k]);
+		nbox *= ncut[k] - 1;
+	}
+	order = test_xmalloc(sizeof(*order) * (size_t)nbox);
+	for (int i = 0; i < nbox; i++)
+		order[i] = i;
+	for (int i = nbox - 1; i > 0; i--) {
+		int j = (int)(test_rand(&rng) % (uint64_t)(i + 1)), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	box = test_xmalloc((size_t)(elems_of(g->size, g->rank) * es));
+	test_rmtree(dir);
+	if (mkdir(dir, 0777) != 0)
+		bail("mkdir %s: %s", dir, strerror(errno));
+	for (int i = 0; i < nbox && rc == SHARDPIPE_OK; i++) {
+		uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
+		uint64_t shape[SHARDPIPE_MAX_RANK], rest = (uint64_t)order[i];
+		size_t n;
+
+		for (int k = g->rank - 1; k >= 0; k--) {
+			uint64_t c = rest % (uint64_t)(ncut[k] - 1);
+
+			rest /= (uint64_t)(ncut[k] - 1);
+			lo[k] = cut[k][c];
+			hi[k] = cut[k][c + 1];
+			shape[k] = hi[k] - lo[k];
+		}
+		extract(data, g->size, g->rank, es, lo, hi, box);
+		n = (size_t)(elems_of(shape, g->rank) * es);
+		if (unbounded)
+			hi[0] = 0;
+		rc = write_box(dir, &d, box, n, lo, hi, shape[0]);
+	}
+	if (rc == SHARDPIPE_OK) {
+		rc = shardpipe_array_publish(dir, &d, g->size[0]);
+		if (rc != SHARDPIPE_OK)
+			diag("publish: %s", shardpipe_last_error_message());
+	}
+	same = rc == SHARDPIPE_OK && test_same_tree(ref, dir, &files) &&
+	       test_reads_back(dir, g->size[0], data,
+			       (size_t)(elems_of(g->size, g->rank) * es));
+	ok(same && files > 0, "%s: %d box(es)%s, %d files equal to one stream's, read back",
+	   label, nbox, unbounded ? " (unbounded)" : "", files);
+	free(box);
+	free(order);
+	free(dir);
+}
+
+static void matrix(void)
+{
+	static const shardpipe_dtype dtypes[] = { SHARDPIPE_DTYPE_UINT8,
+						  SHARDPIPE_DTYPE_UINT16,
+						  SHARDPIPE_DTYPE_FLOAT32 };
+	static const char *const codecs[] = { "none", "zstd", "gzip",
+					      "blosc" };
+	char *ref = path_of("ref.zarr");
+	long rounds = test_sized("geometries per codec", 3, 1);
+
+	for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++)
+		for (long r = 0; r < rounds * 2; r++) {
+			struct geo g;
+			shardpipe_desc d;
+			char label[160];
+			uint8_t *data;
+			size_t n;
+			int unbounded = r % 2 && r > 0;
+
+			random_geo(&g, 3 + (int)(r % 2));
+			g.dtype = dtypes[(c + (size_t)r) % 3];
+			g.codec = codecs[c];
+			desc_of(&d, &g, unbounded);
+			n = (size_t)(elems_of(g.size, g.rank) *
+				     shardpipe_dtype_size(g.dtype));
+			data = test_xmalloc(n);
+			test_fill(data, n, (int)(r % 4), &rng);
+			test_rmtree(ref);
+			if (test_write_in(ref, &d, data, n, 0) != SHARDPIPE_OK) {
+				ok(0, "%s: the reference", codecs[c]);
+				free(data);
+				continue;
+			}
+			snprintf(label, sizeof(label),
+				 "%s %s rank %d %llux%llux%llu%s", codecs[c],
+				 shardpipe_dtype_name(g.dtype), g.rank,
+				 (unsigned long long)g.size[0],
+				 (unsigned long long)g.size[1],
+				 (unsigned long long)g.size[2],
+				 g.rank == 4 ? "x.." : "");
+			split_case(&g, data, ref, 1, unbounded, label);
+			for (int k = 0; k < 2; k++)
+				split_case(&g, data, ref, 0, unbounded, label);
+			free(data);
+		}
+	free(ref);
+}
+
+/* 10 x 9 x 7 uint16, chunks 2 x 3 x 2, shards 2 x 1 x 2 chunks: shard
+ * shape 4 x 3 x 4. */
+static void small_desc(shardpipe_desc *d)
+{
+	static const uint64_t size[3] = { 10, 9, 7 }, chunk[3] = { 2, 3, 2 },
+			      cps[3] = { 2, 1, 2 };
+
+	shardpipe_desc_init(d);
+	d->rank = 3;
+	for (int k = 0; k < 3; k++) {
+		d->dims[k].size = size[k];
+		d->dims[k].chunk = chunk[k];
+		d->dims[k].chunks_per_shard = cps[k];
+	}
+	d->dtype = SHARDPIPE_DTYPE_UINT16;
+	d->backend = "cpu";
+	d->threads = 1;
+	shardpipe_desc_set_codec(d, "zstd");
+}
+
+static void refuse_box(const char *dir, const uint64_t *lo,
+		       const uint64_t *hi, const char *want, const char *what)
+{
+	shardpipe_desc d;
+	shardpipe_stream *s = NULL;
+	int rc;
+
+	small_desc(&d);
+	rc = shardpipe_stream_open_region(&s, dir, &d, lo, hi);
+	is_int(rc, SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: refused", what);
+	ok(s == NULL && strstr(shardpipe_last_error_message(), want) != NULL,
+	   "%s: the message names %s (%s)", what, want,
+	   shardpipe_last_error_message());
+	is_int(test_entries(dir), 0, "%s: nothing written", what);
+}
+
+static void refusals(void)
+{
+	char *dir = path_of("refuse.zarr"), *note;
+	shardpipe_desc d, other;
+	shardpipe_stream *s = NULL;
+	uint64_t lo[3] = { 0, 0, 0 }, hi[3] = { 10, 9, 7 };
+	int rc;
+
+	test_rmtree(dir);
+	if (mkdir(dir, 0777) != 0)
+		bail("mkdir %s", dir);
+	/* Aligned boxes computed here: shard shape 4 x 3 x 4. */
+	refuse_box(dir, (uint64_t[]){ 0, 1, 0 }, hi, "dim 1",
+		   "lo[1] 1 not aligned");
+	refuse_box(dir, (uint64_t[]){ 0, 1, 0 }, hi, "0..10,0..9,0..7",
+		   "lo[1] 1: the aligned box");
+	refuse_box(dir, (uint64_t[]){ 4, 3, 0 }, (uint64_t[]){ 7, 6, 4 },
+		   "4..8,3..6,0..4", "hi[0] 7 not aligned");
+	refuse_box(dir, lo, (uint64_t[]){ 10, 9, 8 }, "beyond",
+		   "hi[2] 8 beyond the extent");
+	refuse_box(dir, (uint64_t[]){ 4, 0, 0 }, (uint64_t[]){ 4, 9, 7 },
+		   "not below", "lo[0] = hi[0]");
+
+	/* A user's directory: left as it was. */
+	if (asprintf(&note, "%s/notes.txt", dir) < 0)
+		bail("oom");
+	{
+		FILE *f = fopen(note, "w");
+
+		fputs("mine\n", f);
+		fclose(f);
+	}
+	small_desc(&d);
+	rc = shardpipe_stream_open_region(&s, dir, &d, lo, hi);
+	is_int(rc, SHARDPIPE_ERR_EXISTS, "a user's directory: refused (%s)",
+	       shardpipe_last_error_message());
+	is_int(test_entries(dir), 1, "a user's directory: untouched");
+	rc = shardpipe_array_publish(dir, &d, 10);
+	is_int(rc, SHARDPIPE_ERR_EXISTS, "publish into a user's directory: "
+	       "refused");
+	is_int(test_entries(dir), 1, "publish into a user's directory: "
+	       "untouched");
+	unlink(note);
+
+	/* A zarr.json of another array. */
+	is_int(shardpipe_array_publish(dir, &d, 10), SHARDPIPE_OK,
+	       "publish an empty array");
+	other = d;
+	other.dtype = SHARDPIPE_DTYPE_UINT8;
+	rc = shardpipe_stream_open_region(&s, dir, &other, lo, hi);
+	ok(rc == SHARDPIPE_ERR_EXISTS &&
+		   strstr(shardpipe_last_error_message(), "data_type"),
+	   "another dtype's zarr.json: EXISTS naming data_type (%s)",
+	   shardpipe_last_error_message());
+	other = d;
+	other.dims[1].size = 12;
+	rc = shardpipe_array_publish(dir, &other, 10);
+	ok(rc == SHARDPIPE_ERR_EXISTS &&
+		   strstr(shardpipe_last_error_message(), "shape"),
+	   "publish another shape: EXISTS naming shape (%s)",
+	   shardpipe_last_error_message());
+	is_int(shardpipe_array_publish(dir, &d, 11),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT, "publish 11 rows of 10");
+	other = d;
+	other.downsample = 2;
+	is_int(shardpipe_stream_open_region(&s, dir, &other, lo, hi),
+	       SHARDPIPE_ERR_UNSUPPORTED, "a pyramid: unsupported");
+	is_int(shardpipe_stream_open_region(&s, "s3://bucket/a", &d, lo, hi),
+	       SHARDPIPE_ERR_UNSUPPORTED, "s3: unsupported");
+	is_int(shardpipe_stream_open_region(&s, dir, &d, NULL, hi),
+	       SHARDPIPE_ERR_INVALID_ARGUMENT, "lo NULL");
+	free(note);
+	test_rmtree(dir);
+	free(dir);
+}
+
+/* The locks: region writers share the store; an ordinary stream and a
+ * region writer exclude each other; a shard being written by another
+ * writer (its temporary locked) is BUSY. */
+static void locks(void)
+{
+	char *dir = path_of("locks.zarr"), *t;
+	shardpipe_desc d;
+	shardpipe_stream *a = NULL, *b = NULL, *n = NULL;
+	uint64_t lo[3] = { 0, 0, 0 }, hi[3] = { 4, 3, 4 };
+	uint64_t lo2[3] = { 4, 0, 0 }, hi2[3] = { 8, 3, 4 };
+	uint16_t buf[4 * 3 * 4] = { 0 };
+	int fd, rc;
+
+	for (int i = 0; i < 48; i++)
+		buf[i] = (uint16_t)(i + 1);
+	test_rmtree(dir);
+	mkdir(dir, 0777);
+	small_desc(&d);
+	is_int(shardpipe_stream_open_region(&a, dir, &d, lo, hi), SHARDPIPE_OK,
+	       "a region writer");
+	is_int(shardpipe_stream_open_region(&b, dir, &d, lo2, hi2),
+	       SHARDPIPE_OK, "a second region writer at once");
+	is_int(shardpipe_stream_open(&n, dir, &d), SHARDPIPE_ERR_BUSY,
+	       "an ordinary stream meanwhile: BUSY (%s)",
+	       shardpipe_last_error_message());
+	shardpipe_stream_close(b);
+	/* Another writer in the middle of shard 0/0/0: its temporary
+	 * locked. */
+	mkdir(path_of("locks.zarr/c"), 0777);
+	mkdir(path_of("locks.zarr/c/0"), 0777);
+	mkdir(path_of("locks.zarr/c/0/0"), 0777);
+	t = path_of("locks.zarr/c/0/0/.0.0.0.tmp");
+	fd = open(t, O_WRONLY | O_CREAT, 0666);
+	if (fd < 0 || flock(fd, LOCK_EX) != 0)
+		bail("lock %s", t);
+	rc = shardpipe_stream_append(a, buf, sizeof(buf));
+	if (rc == SHARDPIPE_OK)
+		rc = shardpipe_stream_close(a);
+	else
+		shardpipe_stream_close(a);
+	ok(rc == SHARDPIPE_ERR_BUSY &&
+		   strstr(shardpipe_last_error_message(), "c/0/0/0"),
+	   "the same shard being written by another: BUSY naming it (%s)",
+	   shardpipe_last_error_message());
+	close(fd);
+	unlink(t);
+	free(t);
+	/* An ordinary stream holds it: no region writer. */
+	test_rmtree(dir);
+	is_int(shardpipe_stream_open(&n, dir, &d), SHARDPIPE_OK,
+	       "an ordinary stream");
+	is_int(shardpipe_stream_open_region(&a, dir, &d, lo, hi),
+	       SHARDPIPE_ERR_BUSY, "a region writer meanwhile: BUSY (%s)",
+	       shardpipe_last_error_message());
+	is_int(shardpipe_array_publish(dir, &d, 10), SHARDPIPE_ERR_BUSY,
+	       "publish meanwhile: BUSY");
+	shardpipe_stream_close(n);
+	test_rmtree(dir);
+	free(dir);
+}
+
+/* A writer killed half way through its box; the box written again. */
+static void killed(void)
+{
+	char *ref = path_of("kref.zarr"), *dir = path_of("killed.zarr");
+	shardpipe_desc d;
+	const size_t n = 10 * 9 * 7 * 2;
+	uint8_t *data = test_xmalloc(n);
+	uint64_t lo[3] = { 0, 0, 0 }, hi[3] = { 10, 9, 7 };
+	pid_t pid;
+	int status = 0, files = 0;
+
+	small_desc(&d);
+	test_fill(data, n, 0, &rng);
+	test_rmtree(ref);
+	test_rmtree(dir);
+	if (test_write_in(ref, &d, data, n, 0) != SHARDPIPE_OK)
+		bail("reference: %s", shardpipe_last_error_message());
+	mkdir(dir, 0777);
+	pid = fork();
+	if (pid == 0) {
+		shardpipe_stream *s;
+
+		if (shardpipe_stream_open_region(&s, dir, &d, lo, hi) != 0 ||
+		    shardpipe_stream_append(s, data, n / 2) != 0 ||
+		    shardpipe_stream_flush(s) != 0)
+			_exit(1);
+		_exit(9);
+	}
+	waitpid(pid, &status, 0);
+	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 9,
+	       "a writer exits half way");
+	/* And one killed inside a shard's write: its temporary, unlocked. */
+	{
+		char *c = path_of("killed.zarr/c"), *t;
+		FILE *f;
+
+		mkdir(c, 0777);
+		free(c);
+		c = path_of("killed.zarr/c/2");
+		mkdir(c, 0777);
+		free(c);
+		c = path_of("killed.zarr/c/2/0");
+		mkdir(c, 0777);
+		free(c);
+		t = path_of("killed.zarr/c/2/0/.1.0.0.tmp");
+		f = fopen(t, "w");
+		if (f == NULL)
+			bail("%s", t);
+		fputs("half a shard", f);
+		fclose(f);
+		free(t);
+	}
+	status = write_box(dir, &d, data, n, lo, hi, 10) == SHARDPIPE_OK &&
+		 shardpipe_array_publish(dir, &d, 10) == SHARDPIPE_OK &&
+		 test_same_tree(ref, dir, &files);
+	ok(status && files > 0, "the box again: %d files equal to one stream's, no temporary", files);
+	test_rmtree(ref);
+	test_rmtree(dir);
+	free(data);
+	free(ref);
+	free(dir);
+}
+
+int main(void)
+{
+	plan_lazy();
+	rng = test_seed();
+	tmp = test_tmpdir("region");
+	matrix();
+	refusals();
+	locks();
+	killed();
+	test_rmtree(tmp);
+	free(tmp);
+	return done_testing();
+}
