@@ -116,7 +116,12 @@ for f in $flavors; do
 		fi
 		mpirun_ "$f" 2 "$prog" refuse "$tmp/$f-refuse-$how" "$how" > "$tmp/refuse.log" 2>&1
 		rc=$?
-		ok $rc "$f: a step whose boxes $how is refused with INVALID_ARGUMENT on both ranks, the next steps go on"
+		case $how in
+		overlap) why="whose boxes overlap" ;;
+		gap) why="whose boxes leave a gap" ;;
+		null) why="where rank 1 passes no data" ;;
+		esac
+		ok $rc "$f: a step $why is refused with INVALID_ARGUMENT on both ranks, the next steps go on"
 		sed 's/^/# /' "$tmp/refuse.log"
 	done
 done
