@@ -14,4 +14,5 @@ EXTRA_DIST += t/python-package.sh t/python/pytest_tap.py \
 	bench/python_vs_acquire_zarr.py python/MANIFEST.in
 EXTRA_DIST += python/tests/test_namespace.py python/tests/test_reopen.py \
 	python/tests/test_progress.py python/tests/test_reader_numpy.py \
-	python/tests/test_plate.py
+	python/tests/test_plate.py python/tests/test_dask.py \
+	python/src/shardpipe/dask.py

@@ -57,7 +57,7 @@ from . import _shardpipe  # noqa: E402
 
 __all__ = [
     "Stream", "Stats", "Reader", "Group", "Plate", "BackendInfo", "open",
-    "backends",
+    "backends", "publish", "write_region",
     "Error", "InvalidDescriptionError", "BeyondEndError", "IncompleteError",
     "StorageError", "BusyError",
     "CorruptStoreError", "UnsupportedError", "DeviceError", "SinkError", "ClosedError",
@@ -701,6 +701,16 @@ class Stream:
     stream, whether or not an exception is passing.  Every stream on a
     directory store holds a lock on it until closed: a second stream on
     the same store raises BusyError.
+
+    ``region=(lo, hi)``: a region writer (shardpipe(3),
+    shardpipe_stream_open_region; design §30) writing only the shards of
+    the box lo..hi (hi exclusive; hi[0] 0 on an unbounded dim 0) of the
+    array ``shape`` describes, into the existing directory ``path``; its
+    appends take the box's rows (shape ``hi - lo``), it never writes
+    zarr.json (``publish()`` does, once), and many region writers hold
+    the store at once.  lo and hi must be multiples of ``shards`` (hi may
+    be the array's edge): else InvalidDescriptionError naming the dim and
+    the nearest aligned box.
     """
 
     def __init__(self, path: _Path | None,
@@ -725,7 +735,9 @@ class Stream:
                  stop: dict[str | int, int] | None = None,
                  pad_partial: bool = False, allow_short: bool = False,
                  mode: str = "w", progress: bool = False,
-                 truncate_to_advertised: bool = False):
+                 truncate_to_advertised: bool = False,
+                 region: tuple[_Sequence[int], _Sequence[int]] | None = None,
+                 _publish: int | None = None):
         if not isinstance(mode, str):
             raise TypeError("mode = %r: not a str" % (mode,))
         if mode not in _MODES:
@@ -868,13 +880,34 @@ class Stream:
                 assert path is not None          # refused in mode "a"
                 name = _shardpipe.desc_from_store(path)[3]
             fill = _fill_bytes(name, fill_value)
+        if region is not None:
+            if reopen or sink is not None or group is not None or plate:
+                raise ValueError("region: a region writer writes a "
+                                 "directory's array in mode 'w' (no sink, "
+                                 "group, plate or mode 'a')")
+            try:
+                lo, hi = region
+            except (TypeError, ValueError):
+                raise TypeError("region = %r: not a pair (lo, hi)"
+                                % (region,)) from None
+            assert rank is not None
+            lo = _extents("region lo", lo, 0, _ERR_INVALID)
+            hi = _extents("region hi", hi, 0, _ERR_INVALID)
+            if len(lo) != rank or len(hi) != rank:
+                raise InvalidDescriptionError(
+                    "region has %d and %d entries, shape %d"
+                    % (len(lo), len(hi), rank), _ERR_INVALID)
+            region = (lo, hi)
         self._path = path
         self._s = _shardpipe.Stream(
             path, shape, chunks, shards, name, codec, dimension_names,
             index_location, _text("backend", backend), threads, overwrite,
             sink, fill, _flag("write_empty_chunks", write_empty_chunks),
             _flag("durable", durable), max_memory, pairs, group, array,
-            **pyr, reopen=reopen, truncate=truncate, **plate)
+            **pyr, reopen=reopen, truncate=truncate, **plate,
+            region=region, publish=_publish)
+        if _publish is not None:
+            return                       # publish(): no stream
         import numpy as np
 
         self._np = np
@@ -1371,6 +1404,59 @@ class Stream:
 
 # ---------------------------------------------------------------- reading
 
+def publish(path: _Path, rows: int | None = None, **array_kwargs: _Any
+            ) -> None:
+    """Write the zarr.json of the array ``array_kwargs`` describe (as
+    ``Stream`` takes them: shape, chunks, shards, dtype, codec, ...,
+    attributes) at the directory ``path``, advertising ``rows`` rows of
+    dim 0 (default: a bounded ``shape[0]``; needed when dim 0 is
+    unbounded).  Called once, by one process, after every region writer
+    covering those rows closed (shardpipe_array_publish, design §30).  A
+    zarr.json of the same array is replaced with identical bytes; one of
+    another array raises StorageError (code EXISTS) naming the field."""
+    shape = array_kwargs.get("shape")
+    if rows is None:
+        if shape is None or not len(shape) or not shape[0]:
+            raise ValueError("publish: rows is needed when dim 0 is "
+                             "unbounded (shape[0] 0)")
+        rows = shape[0]
+    rows = _integer("rows", rows, 0, _U64_MAX, _ERR_INVALID)
+    s = Stream.__new__(Stream)
+    Stream.__init__(s, path, _publish=rows, **array_kwargs)
+
+
+def write_region(path: _Path, array_kwargs: dict[str, _Any],
+                 lo: _Sequence[int], a: _Any) -> Stats:
+    """Write the NumPy array ``a`` as the box of the array ``array_kwargs``
+    describe that starts at ``lo`` (its shape the box's; on an unbounded
+    dim 0 it runs to the end), through a region writer
+    (``Stream(path, region=(lo, hi), **array_kwargs)``; the GIL is
+    released while it compresses), and return its Stats.  zarr.json is
+    not written: ``publish()`` it once every box is written."""
+    import numpy as np
+
+    a = np.asarray(a)
+    shape = array_kwargs.get("shape")
+    if shape is None:
+        raise TypeError("write_region: array_kwargs needs shape")
+    lo = tuple(int(v) for v in lo)
+    if a.ndim != len(shape) or len(lo) != len(shape):
+        raise ValueError("write_region: a block of shape %s and lo %s for "
+                         "an array of shape %s"
+                         % (_shape_text(a.shape), lo, _shape_text(shape)))
+    hi = [lo[d] + a.shape[d] for d in range(a.ndim)]
+    if not shape[0]:
+        hi[0] = 0
+    with Stream(path, region=(lo, hi), **array_kwargs) as s:
+        if a.size:
+            s.append(a)
+        # Every shard of the box written: the counters include them
+        # (after close they would stand as close began).
+        s.flush()
+        stats = s.stats
+    return stats
+
+
 def _group_arrays(path: _Any) -> tuple[str, ...] | None:
     """The arrays of the group at path, or None when it is no group."""
     try:
@@ -1789,6 +1875,15 @@ class Reader:
         """Dask's name of the data: the store and the array's layout."""
         return ("shardpipe.Reader", self.__getstate__()["path"],
                 self.shape, self.chunks, self.shards, self.dtype.str)
+
+    def to_dask(self, chunks: _Any = None) -> _Any:
+        """The array as a dask.array (needs dask), read by this Reader
+        (which pickles by path, so the tasks run on dask.distributed
+        workers too); ``chunks`` default: the shard shape."""
+        import dask.array as da
+
+        return da.from_array(self, chunks=self.shards if chunks is None
+                             else chunks)
 
     def check(self) -> None:
         """Check every stored object (index CRCs, bounds, every chunk

@@ -542,14 +542,15 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		"durable", "max_memory", "attributes", "group", "array",
 		"downsample", "method", "append_method", "max_levels", "ngff",
 		"units", "scales", "axis_types", "reopen", "truncate",
-		"max_levels_dim", "plate", "field", NULL,
+		"max_levels_dim", "plate", "field", "region", "publish", NULL,
 	};
 	PyObject *path_obj, *shape, *chunks, *shards, *names, *sink, *attrs;
 	PyObject *group = Py_None, *plate = Py_None, *field = Py_None;
 	const char *array = NULL, *path = NULL, *row = NULL, *col = NULL;
 	int field_index = 0, acquisition = -1;
 	PyObject *units = Py_None, *scales = Py_None, *axis_types = Py_None;
-	PyObject *stops = Py_None;
+	PyObject *stops = Py_None, *region = Py_None, *publish = Py_None;
+	uint64_t lo[SHARDPIPE_MAX_RANK] = { 0 }, hi[SHARDPIPE_MAX_RANK] = { 0 };
 	unsigned int downsample = 0;
 	int method = 0, append_method = -1, max_levels = 0, ngff = 0;
 	int reopen = 0, truncate = 0;
@@ -565,7 +566,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	shardpipe_sink sk;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOO",
+					 "OOOOzzOzsipOz#ppKO|OzIiiipOOOppOOOOO",
 					 kwlist, &path_obj, &shape, &chunks,
 					 &shards, &dtype, &codec, &names,
 					 &index_location, &backend, &threads,
@@ -575,7 +576,7 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					 &method, &append_method, &max_levels,
 					 &ngff, &units, &scales, &axis_types,
 					 &reopen, &truncate, &stops, &plate,
-					 &field))
+					 &field, &region, &publish))
 		return -1;
 	if (group != Py_None && (!PyObject_TypeCheck(group, &GroupType) ||
 				 ((GroupObject *)group)->g == NULL)) {
@@ -824,8 +825,34 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	/* The store's dimension names (a reopen that did not give them)
 	 * live until the next shardpipe_desc_from_store() on this thread:
 	 * none comes before the reopen. */
+	if (region != Py_None) {
+		PyObject *l = NULL, *h = NULL;
+
+		if (!PyArg_ParseTuple(region, "OO;region: (lo, hi)", &l, &h))
+			goto out;
+		for (int d = 0; d < desc.rank; d++)
+			if (seq_u64(l, d, &lo[d]) != 0 ||
+			    seq_u64(h, d, &hi[d]) != 0)
+				goto out;
+	}
+	if (publish != Py_None) {
+		unsigned long long n = PyLong_AsUnsignedLongLong(publish);
+
+		if (PyErr_Occurred())
+			goto out;
+		Py_BEGIN_ALLOW_THREADS
+		rc = shardpipe_array_publish(path, &desc, n);
+		Py_END_ALLOW_THREADS
+		if (rc != SHARDPIPE_OK)
+			raise_lib(rc, shardpipe_last_error_message());
+		else
+			ret = 0;
+		goto out;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	if (plate != Py_None) {
+	if (region != Py_None)
+		rc = shardpipe_stream_open_region(&s, path, &desc, lo, hi);
+	else if (plate != Py_None) {
 		PlateObject *po = (PlateObject *)plate;
 
 		PyThread_acquire_lock(po->lock, WAIT_LOCK);
@@ -859,6 +886,11 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	self->rank = desc.rank;
 	for (int d = 0; d < desc.rank; d++)
 		self->shape[d] = desc.dims[d].size;
+	/* A region writer takes the box's bytes (an unbounded dim 0 stays
+	 * unbounded). */
+	for (int d = 0; region != Py_None && d < desc.rank; d++)
+		self->shape[d] = d == 0 && desc.dims[0].size == 0
+					 ? 0 : hi[d] - lo[d];
 	memcpy(self->fill, desc.fill_value, sizeof(self->fill));
 	self->start_row = rows;
 	/* The rows the reopened stream continues after, as it read them

@@ -31,6 +31,9 @@ class Stream:
     # path must be a directory, with no sink and no group.  plate: the
     # field (row, column, index, acquisition id or -1) of that Plate
     # (shardpipe_plate_field), path then being the field's directory.
+    # region (lo, hi): a region writer of that box (shardpipe_stream_
+    # open_region); publish rows: no stream, zarr.json published
+    # (shardpipe_array_publish), design §30.
     def __init__(self, path: _Path | None, shape: Sequence[int] | None,
                  chunks: Sequence[int] | None,
                  shards: Sequence[int] | None,
@@ -53,7 +56,9 @@ class Stream:
                  truncate: bool = False,
                  max_levels_dim: Sequence[int] | None = None,
                  plate: Plate | None = None,
-                 field: tuple[str, str, int, int] | None = None) -> None: ...
+                 field: tuple[str, str, int, int] | None = None,
+                 region: tuple[Sequence[int], Sequence[int]] | None = None,
+                 publish: int | None = None) -> None: ...
     def info(self) -> tuple[tuple[int, ...], str, bytes, int]:
         """What the stream was opened with, open or closed: (shape, dim 0
         the bound or 0; dtype name; one element of fill, its bytes; the

@@ -1,0 +1,154 @@
+"""shardpipe.dask.to_store (design §30): a dask array written block by
+block by region writers, the client publishing zarr.json, gives the files
+of one shardpipe.Stream writing the same numpy array, byte for byte, and
+zarr-python reads it back equal; on the threaded scheduler and on a
+dask.distributed LocalCluster (>= 1 GiB, and a worker killed in a task,
+retried)."""
+
+import filecmp
+import os
+
+import numpy as np
+import pytest
+
+import shardpipe
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+from shardpipe import dask as spd  # noqa: E402
+
+
+def _files(root):
+    out = set()
+    for d, _, names in os.walk(root):
+        for n in names:
+            out.add(os.path.relpath(os.path.join(d, n), root))
+    return out
+
+
+def _same_tree(a, b):
+    fa, fb = _files(a), _files(b)
+    assert fa == fb, "files differ: %s" % sorted(fa ^ fb)[:5]
+    assert not [f for f in fa if os.path.basename(f).startswith(".")]
+    for f in fa:
+        assert filecmp.cmp(os.path.join(a, f), os.path.join(b, f),
+                           shallow=False), f
+    return len(fa)
+
+
+def _reference(path, x, **kw):
+    with shardpipe.Stream(str(path), shape=x.shape, dtype=x.dtype, **kw) as s:
+        step = max(1, x.shape[0] // 8)
+        for i in range(0, x.shape[0], step):
+            s.append(np.asarray(x[i:i + step]))
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd:3", "gzip:1",
+                                   "blosc:lz4:1:shuffle"])
+def test_threaded_unaligned_blocks(tmp_path, rng, codec):
+    zarr = pytest.importorskip("zarr")
+    shape = (23, 17, 11)
+    a = rng.integers(0, 1000, size=shape).astype("uint16")
+    x = da.from_array(a, chunks=(5, 7, 4))     # not shard-aligned
+    kw = dict(chunks=(2, 3, 2), shards=(4, 6, 4), codec=codec,
+              backend="cpu")
+    with dask.config.set(scheduler="threads"):
+        st = spd.to_store(x, tmp_path / "d.zarr", threads=1, **kw)
+    _reference(tmp_path / "s.zarr", a, **kw)
+    assert _same_tree(tmp_path / "d.zarr", tmp_path / "s.zarr") > 0
+    assert st["bytes_in"] == a.nbytes
+    assert st["bytes_stored"] > 0 and st["tasks"]
+    z = zarr.open_array(str(tmp_path / "d.zarr"), mode="r")
+    np.testing.assert_array_equal(z[...], a)
+    # The reader's dask array, chunks of shards by default.
+    r = shardpipe.open(tmp_path / "d.zarr").to_dask()
+    assert r.chunks[1][0] == 6
+    np.testing.assert_array_equal(r.compute(scheduler="threads"), a)
+
+
+def test_rechunk_false_refused(tmp_path):
+    x = da.zeros((8, 8), chunks=(3, 8), dtype="uint8")
+    with pytest.raises(ValueError, match=r"dim 0.*\[3, 6, 8\]"):
+        spd.to_store(x, tmp_path / "d.zarr", chunks=(2, 2), shards=(4, 4),
+                     rechunk=False)
+    assert not (tmp_path / "d.zarr").exists()
+
+
+def test_region_refusals(tmp_path):
+    kw = dict(shape=(8, 8), chunks=(2, 2), shards=(4, 4), dtype="uint8")
+    p = tmp_path / "r.zarr"
+    p.mkdir()
+    with pytest.raises(shardpipe.InvalidDescriptionError,
+                       match="dim 1.*0..4,0..4"):
+        shardpipe.Stream(p, region=((0, 1), (4, 4)), **kw)
+    with shardpipe.Stream(p, region=((0, 0), (4, 4)), **kw) as s:
+        with pytest.raises(ValueError, match=r"\(4, 3\).*\(k, 4\)"):
+            s.append(np.zeros((4, 3), "uint8"))
+        s.append(np.zeros((4, 4), "uint8"))
+    shardpipe.publish(p, **kw)
+    with pytest.raises(shardpipe.StorageError, match="data_type"):
+        shardpipe.publish(p, **dict(kw, dtype="uint16"))
+    assert os.listdir(p) == ["zarr.json"]
+
+
+def _cluster():
+    distributed = pytest.importorskip("distributed")
+    return distributed.Client(distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True,
+        dashboard_address=":0", silence_logs=40))
+
+
+def _pattern(block, block_info=None):
+    # A cheap seeded pattern from each element's global position.
+    loc = block_info[None]["array-location"]
+    idx = np.ogrid[tuple(slice(a, b) for a, b in loc)]
+    v = idx[0] * 2654435761 + idx[1] * 40503 + idx[2] * 97
+    return ((v >> 5) & 0x3FF).astype("uint16")
+
+
+def test_distributed_one_gib(tmp_path):
+    client = _cluster()
+    zarr = pytest.importorskip("zarr")
+    shape = (256, 2048, 1024)                       # 1 GiB of uint16
+    x = da.zeros(shape, chunks=(32, 1024, 1024), dtype="uint16")
+    x = x.map_blocks(_pattern, dtype="uint16")
+    kw = dict(chunks=(16, 256, 256), shards=(32, 512, 1024),
+              codec="zstd:1", backend="cpu")
+    try:
+        st = spd.to_store(x, tmp_path / "d.zarr", **kw)
+    finally:
+        client.close()
+    assert st["bytes_in"] == 2 * 256 * 2048 * 1024
+    with dask.config.set(scheduler="threads"):
+        _reference(tmp_path / "s.zarr", x, threads=2, **kw)
+    assert _same_tree(tmp_path / "d.zarr", tmp_path / "s.zarr") > 0
+    z = zarr.open_array(str(tmp_path / "d.zarr"), mode="r")
+    for i in (0, 131, 255):
+        np.testing.assert_array_equal(z[i], np.asarray(x[i]))
+
+
+def _dies_once(block, marker=None, block_info=None):
+    loc = block_info[None]["array-location"]
+    if loc[0][0] == 4 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(9)
+    return block + np.uint16(loc[0][0])
+
+
+def test_distributed_killed_task_retried(tmp_path):
+    client = _cluster()
+    a = np.arange(12 * 8 * 6, dtype="uint16").reshape(12, 8, 6)
+    x = da.from_array(a, chunks=(4, 8, 6)).map_blocks(
+        _dies_once, marker=str(tmp_path / "marker"), dtype="uint16")
+    kw = dict(chunks=(2, 4, 3), shards=(4, 8, 6), codec="zstd:1",
+              backend="cpu")
+    try:
+        spd.to_store(x, tmp_path / "d.zarr", **kw)
+    finally:
+        client.close()
+    assert (tmp_path / "marker").exists()
+    with dask.config.set(scheduler="threads"):
+        _reference(tmp_path / "s.zarr", x.compute(scheduler="threads"),
+                   **kw)
+    assert _same_tree(tmp_path / "d.zarr", tmp_path / "s.zarr") > 0
