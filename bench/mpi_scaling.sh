@@ -30,7 +30,11 @@ run() { # N PY PX SPLIT
 	rm -rf "$tmp/o"
 	"mpiexec.$f" "$@"
 }
-echo "# $f, $T steps of ${Z}x${Y}x$X float32"
+# Shards of 4 steps x 64 x 128 x 128 (8 a step of the default array):
+# MPI_WRITE_CHUNKS_PER_SHARD=2,2,2,2 gives t/mpi.sh's 32^3 (128 a step),
+# where one region stream per shard costs most of the time (design §31.1).
+export MPI_WRITE_CHUNKS_PER_SHARD=${MPI_WRITE_CHUNKS_PER_SHARD:-2,4,8,8}
+echo "# $f, $T steps of ${Z}x${Y}x$X float32, chunks per shard $MPI_WRITE_CHUNKS_PER_SHARD"
 start=$(date +%s.%N)
 "$tmp/mpi-write" ref "$tmp/o" 1 $T $Z $Y $X 0
 end=$(date +%s.%N)

@@ -428,6 +428,8 @@ static int count_one(const shardpipe_mpi_array *a, uint64_t k, void *arg)
 {
 	pack_ctx *p = arg;
 	uint64_t slo[MAXD], shi[MAXD], ilo[MAXD], ihi[MAXD];
+	if (k % (uint64_t)a->nranks == (uint64_t)a->me)
+		return 0; /* copied straight to its buffer by pack_one */
 	shard_box(a, k, slo, shi);
 	intersect(a->nd, p->lo, p->hi, slo, shi, ilo, ihi);
 	p->at[k % (uint64_t)a->nranks] +=
@@ -442,6 +444,14 @@ static int pack_one(const shardpipe_mpi_array *a, uint64_t k, void *arg)
 	int dest = (int)(k % (uint64_t)a->nranks);
 	shard_box(a, k, slo, shi);
 	intersect(a->nd, p->lo, p->hi, slo, shi, ilo, ihi);
+	if (dest == a->me) {
+		/* This rank's own shard: no trip through the exchange.  own[]
+		 * holds shards me, me + P, me + 2P, ... */
+		const owned *o = &a->own[(k - (uint64_t)a->me) / (uint64_t)a->nranks];
+		copy_box(a->nd, a->esize, o->buf, o->lo, o->hi, p->data, p->lo,
+			 p->hi, ilo, ihi);
+		return 0;
+	}
 	copy_box(a->nd, a->esize, p->sbuf + a->sdispl[dest] + p->at[dest],
 		 ilo, ihi, p->data, p->lo, p->hi, ilo, ihi);
 	p->at[dest] += box_volume(a->nd, ilo, ihi) * a->esize;
@@ -478,7 +488,7 @@ static int exchange(shardpipe_mpi_array *a, const uint64_t *lo,
 	for (size_t q = 0; q < r; q++) {
 		const uint64_t *b = a->boxes + q * w;
 		uint64_t n = 0, ilo[MAXD], ihi[MAXD];
-		for (size_t i = 0; i < a->nown; i++)
+		for (size_t i = 0; q != (size_t)a->me && i < a->nown; i++)
 			if (intersect(a->nd, b, b + a->nd, a->own[i].lo,
 				      a->own[i].hi, ilo, ihi))
 				n += box_volume(a->nd, ilo, ihi) * a->esize;
@@ -531,7 +541,7 @@ out:
 		for (size_t q = 0; q < r; q++) {
 			const uint64_t *b = a->boxes + q * w;
 			size_t off = (size_t)a->rdispl[q];
-			for (size_t i = 0; i < a->nown; i++) {
+			for (size_t i = 0; q != (size_t)a->me && i < a->nown; i++) {
 				owned *o = &a->own[i];
 				uint64_t ilo[MAXD], ihi[MAXD];
 				if (!intersect(a->nd, b, b + a->nd, o->lo, o->hi,

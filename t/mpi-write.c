@@ -17,7 +17,8 @@
  *       SHARDPIPE_ERR_INVALID_ARGUMENT on every rank, and the array then
  *       takes valid steps as before.
  *
- * The element at (t, z, y, x) is a pattern of its coordinates and SEED
+ * Chunks of 2 x 16^3; MPI_WRITE_CHUNKS_PER_SHARD="a,b,c,d" sets the chunks
+ * per shard (default 2,2,2,2).  The element at (t, z, y, x) is a pattern of its coordinates and SEED
  * that t/python/mpi_check.py computes independently.  Exit status 0 when
  * every expectation held; a failure says what on stderr.
  */
@@ -41,7 +42,13 @@ static void describe(shardpipe_desc *d, const uint64_t *shape, int bounded)
 	static const char *names[4] = { "t", "z", "y", "x" };
 	/* Shards of 4 steps by 32 x 32 x 32: y and x have edge shards. */
 	static const uint64_t chunk[4] = { 2, 16, 16, 16 };
-	static const uint64_t cps[4] = { 2, 2, 2, 2 };
+	uint64_t cps[4] = { 2, 2, 2, 2 };
+	/* bench/mpi_scaling.sh asks for bigger shards: "2,4,8,8". */
+	const char *env = getenv("MPI_WRITE_CHUNKS_PER_SHARD");
+	if (env && sscanf(env, "%llu,%llu,%llu,%llu", (unsigned long long *)&cps[0],
+			  (unsigned long long *)&cps[1], (unsigned long long *)&cps[2],
+			  (unsigned long long *)&cps[3]) != 4)
+		cps[0] = cps[1] = cps[2] = cps[3] = 2;
 	shardpipe_desc_init(d);
 	d->rank = 4;
 	for (int i = 0; i < 4; i++) {
