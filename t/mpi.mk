@@ -3,7 +3,8 @@
 # MPI's mpicc.openmpi) and runs them under that MPI's mpiexec; it skips
 # when configure built no libshardpipe-mpi.
 TESTS += t/mpi.sh
-EXTRA_DIST += t/mpi.sh t/mpi-write.c t/python/mpi_check.py bench/mpi_scaling.sh
+EXTRA_DIST += t/mpi.sh t/mpi-write.c t/python/mpi_check.py \
+	t/python/heat3d_check.py bench/mpi_scaling.sh
 if HAVE_MPI
 # The default MPI's build of the test program, so that `make check`
 # compiles it against the installed-style library too.

@@ -37,7 +37,7 @@ runs="4:2:2:even:0 4:2:2:uneven:0 4:4:1:uneven:0 4:1:4:uneven:1 1:1:1:even:0
 2:2:1:uneven:0 2:1:2:uneven:1 3:3:1:empty:0"
 nruns=$(echo $runs | wc -w)
 flavor_count=$(echo $flavors | wc -w)
-plan $((flavor_count * (1 + 2 * nruns + 3) + 2 + 1))
+plan $((flavor_count * (1 + 2 * nruns + 3) + 2 + 1 + 1))
 
 # The references, once: one ordinary stream, unbounded and bounded.
 built=
@@ -132,5 +132,23 @@ if [ $python_ok = 1 ] && [ -n "${checked:-}" ]; then
 	ok $ok_py "zarr-python reads an uneven 4-rank store ($checked) equal to the pattern"
 else
 	skip 1 "zarr-python reads an MPI store: ${python_why:-no 4-rank store written}"
+fi
+# examples/heat3d as make built it, under the MPI it was linked with.
+heat=$top_builddir/examples/heat3d
+case $(ldd "$top_builddir/examples/.libs/heat3d" 2> /dev/null) in
+*libmpich*) heat_mpi=mpich ;;
+*libmpi.so*) heat_mpi=openmpi ;;
+*) heat_mpi= ;;
+esac
+if [ ! -x "$heat" ] || [ -z "$heat_mpi" ] || ! command -v "mpiexec.$heat_mpi" > /dev/null 2>&1; then
+	skip 1 "examples/heat3d: not built, or its MPI's mpiexec not found"
+elif [ $python_ok != 1 ]; then
+	skip 1 "examples/heat3d against NumPy: $python_why"
+else
+	mpirun_ "$heat_mpi" 4 "$heat" "$tmp/heat.zarr" 12 24 64 48 > "$tmp/heat.log" 2>&1 &&
+		"$PY" "$top_srcdir/t/python/heat3d_check.py" "$tmp/heat.zarr" 12 24 64 48 >> "$tmp/heat.log" 2>&1
+	rc=$?
+	ok $rc "examples/heat3d, 4 ranks of $heat_mpi: every step equals a serial NumPy stencil"
+	sed 's/^/# /' "$tmp/heat.log"
 fi
 done_testing
