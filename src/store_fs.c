@@ -579,6 +579,19 @@ static int make_dirs(struct store_fs *s, char *dir, struct sp_err *err)
 		int made = mkdir(dir, 0777) == 0;
 		int bad = !made && errno != EEXIST;
 		int e = errno;
+		struct stat st;
+		/* A region writer does not walk the whole tree at open (every
+		 * writer would, §30): each directory it writes through is
+		 * checked to be one, not a link to the user's. */
+		if (!bad && !made && s->region &&
+		    (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			int rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					    "%s: not a directory of the store "
+					    "(a link?); nothing written there",
+					    dir);
+			dir[i] = c;
+			return rc;
+		}
 		if (bad) {
 			int rc = sp_err_set(err, store_fs_errno_code(e),
 					    "%s: %s", dir, strerror(e));
@@ -987,7 +1000,6 @@ int store_fs_region(struct store **out, const char *path, int durable,
 					"nothing was touched", path, e->d_name);
 	closedir(d);
 	SP_FORWARD(rc);
-	SP_FORWARD(check_chunk_root(path, err));
 	s = calloc(1, sizeof(*s));
 	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
 	s->root = strdup(path);

@@ -383,6 +383,38 @@ static void refusals(void)
 	       SHARDPIPE_ERR_UNSUPPORTED, "s3: unsupported");
 	is_int(shardpipe_stream_open_region(&s, dir, &d, NULL, hi),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT, "lo NULL");
+	/* A link in the chunk tree to a user's directory: not written
+	 * through. */
+	{
+		char *mine = path_of("mine"), *c = path_of("refuse.zarr/c"),
+		     *l = path_of("refuse.zarr/c/0");
+		uint16_t z[4 * 3 * 4] = { 1 };
+
+		test_rmtree(dir);
+		mkdir(dir, 0777);
+		mkdir(mine, 0777);
+		mkdir(c, 0777);
+		if (symlink(mine, l) != 0)
+			bail("symlink %s", l);
+		rc = shardpipe_stream_open_region(&s, dir, &d, lo,
+						  (uint64_t[]){ 4, 3, 4 });
+		if (rc == SHARDPIPE_OK) {
+			rc = shardpipe_stream_append(s, z, sizeof(z));
+			if (rc == SHARDPIPE_OK)
+				rc = shardpipe_stream_close(s);
+			else
+				shardpipe_stream_close(s);
+		}
+		is_int(rc, SHARDPIPE_ERR_EXISTS, "c/0 a link: refused (%s)",
+		       shardpipe_last_error_message());
+		is_int(test_entries(mine), 0, "c/0 a link: the directory it "
+		       "names untouched");
+		unlink(l);
+		test_rmtree(mine);
+		free(mine);
+		free(c);
+		free(l);
+	}
 	free(note);
 	test_rmtree(dir);
 	free(dir);
