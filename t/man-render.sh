@@ -3,7 +3,7 @@
 # (-ww: every warning; -z: no output), and, where installed, through
 # mandoc's linter, which also knows the man(7) conventions.
 . "${top_srcdir:-.}/t/lib.sh"
-pages="doc/shardpipe.1 doc/shardpipe.3"
+pages="doc/shardpipe.1 doc/shardpipe.3 doc/shardpipe_mpi.3"
 have_groff=0 have_mandoc=0
 command -v groff > /dev/null 2>&1 && have_groff=1
 command -v mandoc > /dev/null 2>&1 && have_mandoc=1
@@ -11,7 +11,7 @@ command -v mandoc > /dev/null 2>&1 && have_mandoc=1
 	skip_all "neither groff nor mandoc is installed (Debian: groff-base)"
 
 scratch man
-plan 6
+plan 9
 
 for page in $pages; do
 	src="${top_srcdir:-.}/$page"
@@ -34,7 +34,7 @@ for page in $pages; do
 	fi
 	# The page names the version being built (configure's).
 	version=$(sed -n 's/^VERSION = //p' "${top_builddir:-.}/Makefile")
-	grep -q "^\.TH SHARDPIPE [13] [0-9-]* \"shardpipe $version\"" "$src"
+	grep -q "^\.TH SHARDPIPE\(_MPI\)\{0,1\} [13] [0-9-]* \"shardpipe $version\"" "$src"
 	ok $? "$page is marked shardpipe $version"
 done
 done_testing
