@@ -67,6 +67,20 @@ def test_threaded_unaligned_blocks(tmp_path, rng, codec):
     np.testing.assert_array_equal(r.compute(scheduler="threads"), a)
 
 
+def test_numpy_input(tmp_path, rng):
+    """A NumPy array is taken as a dask array of whole shards; something
+    that is no array is a TypeError naming its type, nothing made."""
+    a = rng.integers(0, 50, size=(9, 10)).astype("int16")
+    kw = dict(chunks=(2, 5), shards=(4, 10), backend="cpu")
+    with dask.config.set(scheduler="threads"):
+        spd.to_store(a, tmp_path / "d.zarr", threads=1, **kw)
+    _reference(tmp_path / "s.zarr", a, **kw)
+    assert _same_tree(tmp_path / "d.zarr", tmp_path / "s.zarr") > 0
+    with pytest.raises(TypeError, match="list"):
+        spd.to_store([[1, 2]], tmp_path / "e.zarr", **kw)
+    assert not (tmp_path / "e.zarr").exists()
+
+
 def test_rechunk_false_refused(tmp_path):
     x = da.zeros((8, 8), chunks=(3, 8), dtype="uint8")
     with pytest.raises(ValueError, match=r"dim 0.*\[3, 6, 8\]"):

@@ -75,10 +75,20 @@ def to_store(x: _Any, path: _Any, chunks: _Sequence[int],
     ``Stream``'s arguments (backend, fill_value, dimension_names,
     attributes, ...).  Returns a dict: bytes_in, bytes_stored, tasks (a
     list of per-task dicts: lo, bytes_in, bytes_stored, seconds) and
-    seconds (the whole)."""
+    seconds (the whole).  Another array (a NumPy array, anything with
+    shape and dtype that dask.array.asarray takes) is taken as one dask
+    array in blocks of whole shards."""
     import dask
+    import dask.array as da
 
     t0 = _time.perf_counter()
+    if not isinstance(x, da.Array):
+        if not (hasattr(x, "shape") and hasattr(x, "dtype")):
+            raise TypeError("to_store: x = %s: not an array (a "
+                            "dask.array.Array, or an array with shape and "
+                            "dtype)" % (type(x).__name__,))
+        x = da.asarray(x, chunks=tuple(int(n) for n in shards)
+                       if len(shards) == len(x.shape) else "auto")
     shape = tuple(int(n) for n in x.shape)
     shards = tuple(int(n) for n in shards)
     if len(shards) != len(shape):
