@@ -32,15 +32,48 @@ static int check_kind(const char *path, const shardpipe_desc *desc,
 	return SHARDPIPE_OK;
 }
 
+/* The description's user attributes, as zarr.json renders them. */
+static int desc_attrs(const shardpipe_desc *desc, struct attrs *attrs,
+		      struct sp_err *err)
+{
+	SP_RETURN_IF(DESC_HAS(desc, nattributes) && desc->nattributes != 0 &&
+			     desc->attributes == NULL,
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "nattributes is %zu but attributes is NULL",
+		     desc->nattributes);
+	for (size_t k = 0; DESC_HAS(desc, nattributes) &&
+			   k < desc->nattributes; k++)
+		SP_FORWARD(attrs_set(attrs, desc->attributes[k].key,
+				     desc->attributes[k].json, err));
+	return SHARDPIPE_OK;
+}
+
+/* Whether the file at meta holds exactly the n bytes of json. */
+static int same_text(const char *meta, const char *json, size_t n)
+{
+	FILE *f = fopen(meta, "rb");
+	int same = f != NULL;
+
+	for (size_t i = 0; same && i <= n; i++) {
+		int c = fgetc(f);
+
+		same = i == n ? c == EOF : c == (unsigned char)json[i];
+	}
+	if (f != NULL)
+		fclose(f);
+	return same;
+}
+
 /*
  * The zarr.json at path, when there is one, must be the array p plans:
  * rank, data type, the shape (along dim 0 no more rows than a bounded
  * dim 0 holds: zarr.json advertises the rows published so far), chunk
- * and shard shapes, each
- * named when it differs.  The codec is not compared (§30).
+ * and shard shapes, each named when it differs; and then the very text
+ * publish would write for the rows it advertises, so that a codec, fill
+ * value, name or attribute of another array is refused too (§30.2).
  */
 static int check_meta(const char *path, const struct plan *p,
-		      struct sp_err *err)
+		      const struct attrs *attrs, struct sp_err *err)
 {
 	shardpipe_array_info info = { 0 };
 	shardpipe_reader *r;
@@ -97,6 +130,22 @@ static int check_meta(const char *path, const struct plan *p,
 			     d, (unsigned long long)info.shard[d],
 			     (unsigned long long)shard);
 	}
+	{
+		char *json = NULL;
+		size_t len = 0;
+
+		SP_FORWARD(zarr_meta_render(p, info.shape[0], attrs, &json,
+					    &len, err));
+		if (asprintf(&meta, "%s/zarr.json", path) < 0)
+			meta = NULL;
+		rc = meta != NULL && same_text(meta, json, len);
+		free(meta);
+		free(json);
+	}
+	SP_RETURN_IF(!rc, err, SHARDPIPE_ERR_EXISTS,
+		     "%s: holds an array of this shape whose zarr.json is not "
+		     "this description's (its codec, fill value, dimension "
+		     "names or attributes differ); nothing was touched", path);
 	return SHARDPIPE_OK;
 }
 
@@ -177,6 +226,7 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 				 const uint64_t *lo, const uint64_t *hi)
 {
 	struct region_box where;
+	struct attrs attrs = { 0 };
 	shardpipe_desc box;
 	struct plan p;
 	struct sp_err err;
@@ -206,8 +256,11 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 		memcpy(where.hi, hi, sizeof(hi[0]) * (size_t)p.rank);
 	}
 	if (rc == SHARDPIPE_OK)
-		rc = check_meta(path, &p, &err);
+		rc = desc_attrs(desc, &attrs, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = check_meta(path, &p, &attrs, &err);
 	plan_free(&p);
+	attrs_free(&attrs);
 	if (rc != SHARDPIPE_OK) {
 		sp_last_error_set(err.msg);
 		return rc;
@@ -240,17 +293,10 @@ int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
 				"%s: %llu rows to publish, but dim 0 has %llu",
 				path, (unsigned long long)rows,
 				(unsigned long long)p.size[0]);
-	if (rc == SHARDPIPE_OK && DESC_HAS(desc, nattributes) &&
-	    desc->nattributes != 0 && desc->attributes == NULL)
-		rc = sp_err_set(&err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-				"nattributes is %zu but attributes is NULL",
-				desc->nattributes);
-	for (size_t k = 0; rc == SHARDPIPE_OK && DESC_HAS(desc, nattributes) &&
-			   k < desc->nattributes; k++)
-		rc = attrs_set(&attrs, desc->attributes[k].key,
-			       desc->attributes[k].json, &err);
 	if (rc == SHARDPIPE_OK)
-		rc = check_meta(path, &p, &err);
+		rc = desc_attrs(desc, &attrs, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = check_meta(path, &p, &attrs, &err);
 	/* Shared, like the region writers': not under an ordinary stream
 	 * writing the array, nor while a region writer holds its box (it
 	 * has not closed); a killed writer's claim is removed. */

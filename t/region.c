@@ -373,6 +373,26 @@ static void refusals(void)
 		   strstr(shardpipe_last_error_message(), "shape"),
 	   "publish another shape: EXISTS naming shape (%s)",
 	   shardpipe_last_error_message());
+	/* Same shape, another codec, fill value or attribute: its
+	 * zarr.json's text differs from what publish would write. */
+	other = d;
+	shardpipe_desc_set_codec(&other, "gzip");
+	rc = shardpipe_stream_open_region(&s, dir, &other, lo, hi);
+	ok(rc == SHARDPIPE_ERR_EXISTS &&
+		   strstr(shardpipe_last_error_message(), "codec"),
+	   "another codec's zarr.json: EXISTS naming the codec (%s)",
+	   shardpipe_last_error_message());
+	other = d;
+	other.fill_value[0] = 7;
+	is_int(shardpipe_array_publish(dir, &other, 10), SHARDPIPE_ERR_EXISTS,
+	       "publish another fill value: EXISTS");
+	other = d;
+	other.attributes = (shardpipe_attribute[]){ { "lab", "\"x\"" } };
+	other.nattributes = 1;
+	is_int(shardpipe_array_publish(dir, &other, 10), SHARDPIPE_ERR_EXISTS,
+	       "publish with another attribute: EXISTS");
+	is_int(shardpipe_array_publish(dir, &d, 10), SHARDPIPE_OK,
+	       "publish the same array again: an identical rewrite");
 	is_int(shardpipe_array_publish(dir, &d, 11),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT, "publish 11 rows of 10");
 	other = d;
