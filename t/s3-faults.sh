@@ -11,6 +11,9 @@
 # multipart upload remains (listed through the S3 API).
 . "${top_srcdir:-.}/t/lib.sh"
 . "${top_srcdir:-.}/t/s3-lib.sh"
+# Its proxies start again on their own ports: a range no other test
+# binds in (t/s3-lib.sh).
+S3_PROXY_PORTS=47200-47249
 s3_need
 test_seed
 s3_start bkt

@@ -17,7 +17,8 @@
 #                        start a proxy in front of the server; its port is
 #                        in $proxy_port, its log in $tmp/NAME.log, its pid
 #                        in $proxy_pid; a second call on the same NAME
-#                        takes the same port again
+#                        takes the same port again; S3_PROXY_PORTS is the
+#                        range to bind in (default 47250-47299)
 #   s3_admin ARGS...     t/python/s3_admin.py, talking to the server
 #                        directly
 s3_pids=
@@ -94,7 +95,10 @@ s3_start() {
 s3_proxy() {
 	_name=$1
 	shift
-	_ports=47200-47299
+	# A test that starts a proxy again on its port (t/s3-faults.sh)
+	# gives itself a range of its own (S3_PROXY_PORTS), so that another
+	# test running beside it cannot take that port meanwhile.
+	_ports=${S3_PROXY_PORTS:-47250-47299}
 	[ -s "$tmp/$_name.port" ] && _ports="$(cat "$tmp/$_name.port")-$(cat "$tmp/$_name.port")"
 	rm -f "$tmp/$_name.port.new"
 	"$py" "$pyt/s3_proxy.py" "$tmp/$_name.port.new" "$s3_endpoint" \
