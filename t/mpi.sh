@@ -13,6 +13,11 @@ top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 [ -f "$top_builddir/.libs/libshardpipe-mpi.so" ] ||
 	skip_all "configure built no libshardpipe-mpi (--with-mpi=no, or no MPI found)"
+# The programs here are built by each MPI's mpicc, without the sanitizer
+# the library was built with: its runtime would not come first.
+case "${SHARDPIPE_SANITIZER:-}" in
+?*) skip_all "built with $SHARDPIPE_SANITIZER, which the MPI programs (built by mpicc) cannot load" ;;
+esac
 flavors=
 for f in mpich openmpi; do
 	command -v "mpicc.$f" > /dev/null 2>&1 &&

@@ -485,9 +485,15 @@ static void locks(void)
 	shardpipe_stream_close(b);
 	/* Another writer in the middle of shard 0/0/0: its temporary
 	 * locked. */
-	mkdir(path_of("locks.zarr/c"), 0777);
-	mkdir(path_of("locks.zarr/c/0"), 0777);
-	mkdir(path_of("locks.zarr/c/0/0"), 0777);
+	for (int k = 0; k < 3; k++) {
+		static const char *const sub[] = { "locks.zarr/c",
+						   "locks.zarr/c/0",
+						   "locks.zarr/c/0/0" };
+
+		t = path_of(sub[k]);
+		mkdir(t, 0777);
+		free(t);
+	}
 	t = path_of("locks.zarr/c/0/0/.0.0.0.tmp");
 	fd = open(t, O_WRONLY | O_CREAT, 0666);
 	if (fd < 0 || flock(fd, LOCK_EX) != 0)
