@@ -331,29 +331,38 @@ static void swap_elements(uint8_t *p, size_t n, size_t esize)
 		}
 }
 
-int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,
-		     uint64_t lin, uint64_t off, uint64_t n,
-		     struct reader_scratch *sc, struct sp_err *err)
+/* The n bytes at off of shard sh (chunk lin's, or from it on) into the
+ * scratch buffer *buf of *cap bytes, grown as needed; n is bounded by
+ * the index's checks or the source's coalesce size. */
+static int fetch_into(struct shardpipe_reader *r, const struct reader_shard *sh,
+		      uint64_t lin, uint64_t off, uint64_t n, uint8_t **buf,
+		      size_t *cap, struct sp_err *err)
 {
 	struct sp_err e;
 
-	if (n > sc->run_cap) {
-		/* Bounded by the source's coalesce size. */
-		uint8_t *p = realloc(sc->run, n);
+	if (n > *cap) {
+		uint8_t *p = realloc(*buf, n);
 
 		if (p == NULL)
 			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
 				     (int64_t)lin,
 				     "out of memory for %llu bytes",
 				     (unsigned long long)n);
-		sc->run = p;
-		sc->run_cap = n;
+		*buf = p;
+		*cap = n;
 	}
 	sp_err_clear(&e);
-	if (fetch(r, sh, sc->run, n, off, &e) != SHARDPIPE_OK)
+	if (n > 0 && fetch(r, sh, *buf, n, off, &e) != SHARDPIPE_OK)
 		return fault(r, sh, err, e.code, (int64_t)lin,
 			     "read failed: %s", e.msg);
 	return SHARDPIPE_OK;
+}
+
+int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,
+		     uint64_t lin, uint64_t off, uint64_t n,
+		     struct reader_scratch *sc, struct sp_err *err)
+{
+	return fetch_into(r, sh, lin, off, n, &sc->run, &sc->run_cap, err);
 }
 
 /*
@@ -390,22 +399,9 @@ int reader_load_chunk(struct shardpipe_reader *r,
 		len = nb;
 		goto decoded;
 	}
-	if (nb > sc->enc_cap) {
-		/* Bounded by max_encoded, checked with the index. */
-		uint8_t *p = realloc(sc->enc, nb);
-
-		if (p == NULL)
-			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
-				     (int64_t)lin,
-				     "out of memory for %llu bytes",
-				     (unsigned long long)nb);
-		sc->enc = p;
-		sc->enc_cap = nb;
-	}
-	sp_err_clear(&e);
-	if (nb > 0 && fetch(r, sh, sc->enc, nb, off, &e) != SHARDPIPE_OK)
-		return fault(r, sh, err, e.code, (int64_t)lin,
-			     "read failed: %s", e.msg);
+	/* Bounded by max_encoded, checked with the index. */
+	SP_FORWARD(fetch_into(r, sh, lin, off, nb, &sc->enc, &sc->enc_cap,
+			      err));
 	cur = sc->enc;
 	len = nb;
 fetched:

@@ -449,6 +449,35 @@ static int remove_array(const char *dir, int durable, struct sp_err *err)
 }
 
 /*
+ * root/name (n bytes of name), when it is a directory holding a
+ * zarr.json: its objects removed as a single store's would be, and the
+ * directory with them when nothing else is left in it.
+ */
+static int remove_child_array(const char *root, const char *name, size_t n,
+			      int durable, struct sp_err *err)
+{
+	struct stat st;
+	char *dir = NULL, *meta = NULL;
+	int rc = SHARDPIPE_OK;
+
+	if (asprintf(&dir, "%s/%.*s", root, (int)n, name) < 0 ||
+	    asprintf(&meta, "%s/zarr.json", dir) < 0) {
+		free(dir);
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	}
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
+		rc = remove_array(dir, durable, err);
+		/* Kept when it holds more. */
+		if (rc == SHARDPIPE_OK && rmdir(dir) == 0 && durable)
+			rc = sync_dir(root, err);
+	}
+	free(meta);
+	free(dir);
+	return rc;
+}
+
+/*
  * The frame fields' arrays of an old image at root (design §28.9),
  * which its zarr.json lists in attributes.shardpipe.frame_meta:
  * each a name of A-Z a-z 0-9 _ and a directory holding a zarr.json, its
@@ -469,8 +498,6 @@ static int remove_frame_fields(const char *root, int durable,
 	rc = SHARDPIPE_OK;
 	for (f = f != NULL && f->type == JSON_OBJECT ? f->child : NULL;
 	     f != NULL && rc == SHARDPIPE_OK; f = f->next) {
-		struct stat st;
-		char *dir = NULL, *meta = NULL;
 		int plain = f->key_len > 0 && f->key_len < 64 &&
 			    strlen(f->key) == f->key_len;
 
@@ -481,24 +508,9 @@ static int remove_frame_fields(const char *root, int durable,
 				(c >= 'A' && c <= 'Z') ||
 				(c >= '0' && c <= '9') || c == '_';
 		}
-		if (!plain)
-			continue;
-		if (asprintf(&dir, "%s/%.*s", root, (int)f->key_len,
-			     f->key) < 0 ||
-		    asprintf(&meta, "%s/zarr.json", dir) < 0) {
-			free(dir);
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory");
-			break;
-		}
-		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = remove_array(dir, durable, err);
-			if (rc == SHARDPIPE_OK && rmdir(dir) == 0 && durable)
-				rc = sync_dir(root, err);
-		}
-		free(meta);
-		free(dir);
+		if (plain)
+			rc = remove_child_array(root, f->key, f->key_len,
+						durable, err);
 	}
 	json_free(doc);
 	free(text);
@@ -507,9 +519,7 @@ static int remove_frame_fields(const char *root, int durable,
 
 /*
  * The arrays of an old pyramid below root (doc/design.md §28.5): the
- * directories named by a level's number that hold a zarr.json.  Each goes
- * as a single store's objects would, and its directory with them when
- * nothing else is left in it.
+ * directories named by a level's number that hold a zarr.json.
  */
 static int remove_levels(const char *root, int durable, struct sp_err *err)
 {
@@ -520,31 +530,11 @@ static int remove_levels(const char *root, int durable, struct sp_err *err)
 	if (d == NULL)
 		return SHARDPIPE_OK;
 	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
-		struct stat st;
-		char *dir, *meta;
+		size_t n = strlen(e->d_name);
 
-		if (!store_is_key_part(e->d_name, strlen(e->d_name)))
-			continue;
-		if (asprintf(&dir, "%s/%s", root, e->d_name) < 0) {
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory");
-			break;
-		}
-		if (asprintf(&meta, "%s/zarr.json", dir) < 0) {
-			free(dir);
-			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					"out of memory");
-			break;
-		}
-		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    lstat(meta, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = remove_array(dir, durable, err);
-			/* Kept when it holds more. */
-			if (rc == SHARDPIPE_OK && rmdir(dir) == 0 && durable)
-				rc = sync_dir(root, err);
-		}
-		free(meta);
-		free(dir);
+		if (store_is_key_part(e->d_name, n))
+			rc = remove_child_array(root, e->d_name, n, durable,
+						err);
 	}
 	closedir(d);
 	return rc;
@@ -931,6 +921,36 @@ static int fs_remove(struct store *base, const char *key, struct sp_err *err)
 	return rc;
 }
 
+
+/* A store over the directory path, which exists and holds an array or
+ * its shards, locked as a reopened stream (region 0) or a region writer
+ * (region 1) locks it (§29, §30.3); freed when the lock is refused. */
+static int store_existing(struct store_fs **out, const char *path,
+			  int durable, int region, struct sp_err *err)
+{
+	struct store_fs *s = calloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	s->root = strdup(path);
+	s->base.ops = &fs_ops;
+	s->durable = durable;
+	s->existed = 1;
+	s->reopened = 1;
+	s->region = region;
+	s->claim_fd = -1;
+	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					  "out of memory")
+			     : lock_root(s, err);
+	if (rc != SHARDPIPE_OK) {
+		fs_free(&s->base);
+		return rc;
+	}
+	*out = s;
+	return SHARDPIPE_OK;
+}
+
 /*
  * What a writer that was killed left past what zarr.json advertises
  * (doc/design.md §29): every shard whose first coordinate is `shards` or
@@ -1038,22 +1058,10 @@ int store_fs_reopen(struct store **out, const char *path, int durable,
 		     "%s: cannot be continued: %s; nothing was touched", path,
 		     strerror(errno));
 	SP_FORWARD(check_chunk_root(path, err));
-	s = calloc(1, sizeof(*s));
-	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	s->root = strdup(path);
-	s->base.ops = &fs_ops;
-	s->durable = durable;
-	s->existed = 1;
-	s->reopened = 1;
-	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					  "out of memory")
-			     : lock_root(s, err);
-	if (rc != SHARDPIPE_OK) {
-		fs_free(&s->base);
-		return rc;
-	}
-	*out = &s->base;
-	return SHARDPIPE_OK;
+	rc = store_existing(&s, path, durable, 0, err);
+	if (rc == SHARDPIPE_OK)
+		*out = &s->base;
+	return rc;
 }
 
 /* A claim's box from its name: 0, or -1 when it is no claim of rank. */
@@ -1220,20 +1228,8 @@ int store_fs_region(struct store **out, const char *path, int durable,
 					"nothing was touched", path, e->d_name);
 	closedir(d);
 	SP_FORWARD(rc);
-	s = calloc(1, sizeof(*s));
-	SP_RETURN_IF(s == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	s->root = strdup(path);
-	s->base.ops = &fs_ops;
-	s->durable = durable;
-	s->existed = 1;
-	s->reopened = 1;
-	s->region = 1;
-	s->claim_fd = -1;
-	rc = s->root == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					  "out of memory")
-			     : lock_root(s, err);
-	if (rc == SHARDPIPE_OK)
-		rc = lo != NULL ? claim(s, rank, lo, hi, err)
+	SP_FORWARD(store_existing(&s, path, durable, 1, err));
+	rc = lo != NULL ? claim(s, rank, lo, hi, err)
 				: check_claims(s, rank, NULL, NULL, err);
 	if (rc != SHARDPIPE_OK) {
 		fs_free(&s->base);
