@@ -12,7 +12,7 @@ need_shardpipe
 
 scratch cliframemeta
 test_seed
-plan 25
+plan 27
 
 frames=9
 random_bytes $((frames * 8 * 6 * 2)) "$tmp/f.raw"
@@ -73,6 +73,10 @@ refused 2 'type "f32" is not f64, i64 or bool' "a type of no field" -- \
 printf 'n:i64\n1.5\n' > "$tmp/bad-value.csv"
 refused 2 'line 2, field "n": "1.5" is not an int64' "a fraction for i64" -- \
 	img "$watch_absent" --ngff --frame-meta "$tmp/bad-value.csv"
+printf 'time:f64\ninf\n1e400\n' > "$tmp/too-big.csv"
+refused 2 'line 3, field "time": "1e400" is not a float64' \
+	"a float64 beyond the range (inf itself is taken)" -- \
+	img "$watch_absent" --ngff --frame-meta "$tmp/too-big.csv"
 refused 2 'frame metadata needs an image' "fields on a plain array" -- \
 	img "$watch_absent" --frame-meta "$tmp/m.csv"
 printf 'skipped:bool\n1\n' > "$tmp/skipped.csv"

@@ -71,7 +71,7 @@ w() {
 		--input "$tmp/in.raw" --quiet "$@" "$watch/s.zarr"
 }
 refused 2 'storage-order.*repeats' "a repeated entry" -- w --storage-order 0,1,1,2
-refused 2 'storage-order: entry 3 is 4, outside 0..3' "an entry out of range" -- \
+refused 2 'storage-order: entry 4 is 4, outside 0..3' "an entry out of range" -- \
 	w --storage-order 0,1,2,4
 refused 2 'storage-order: "0,2,1" lists 3 dims, the array has 4' "too few entries" -- \
 	w --storage-order 0,2,1

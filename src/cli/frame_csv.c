@@ -87,7 +87,10 @@ static int parse_cell(const struct frame_csv *c, const char *cell, int i,
 	switch (c->fields[i].dtype) {
 	case SHARDPIPE_DTYPE_FLOAT64:
 		v->f64 = strtod(cell, &end);
-		if (*cell != '\0' && *end == '\0')
+		/* "inf" is a value; 1e400, which strtod makes one, is a
+		 * typo, not a measurement. */
+		if (*cell != '\0' && *end == '\0' &&
+		    !(errno == ERANGE && isinf(v->f64)))
 			return CLI_EXIT_OK;
 		break;
 	case SHARDPIPE_DTYPE_INT64:

@@ -448,8 +448,10 @@ static int parse_order(const char *s, shardpipe_desc *desc)
 	}
 	for (int d = 0; d < n; d++) {
 		if (v[d] >= (uint64_t)n) {
+			/* Counted from 1, as cli_parse_list counts. */
 			cli_error("--storage-order: entry %d is %llu, outside "
-				  "0..%d", d, (unsigned long long)v[d], n - 1);
+				  "0..%d", d + 1, (unsigned long long)v[d],
+				  n - 1);
 			return -1;
 		}
 		desc->storage_order[d] = (int)v[d];
