@@ -199,16 +199,21 @@ static void load_plugin(struct entry *e)
 
 static int probe_entry(struct entry *e, struct backend_probe *info)
 {
+	int rc = SHARDPIPE_OK;
+
 	memset(info, 0, sizeof(*info));
 	info->name = e->name;
+	/* Probes take turns too: streams opened on several threads at once
+	 * (a Dask worker's tasks, backend auto) asked PoCL about its devices
+	 * at the same moment, and PoCL crashed in clGetDeviceInfo. */
 	pthread_mutex_lock(&lock);
 	load_plugin(e);
-	pthread_mutex_unlock(&lock);
-	if (e->ops == NULL) {
+	if (e->ops == NULL)
 		snprintf(info->detail, sizeof(info->detail), "%s", e->why);
-		return SHARDPIPE_OK;
-	}
-	return e->ops->probe(info);
+	else
+		rc = e->ops->probe(info);
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 int shardpipe_backend_count(void)

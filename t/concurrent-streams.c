@@ -2,7 +2,8 @@
  * concurrent-streams.c - streams are independent: several streams written
  * at once from different threads, to different stores, write the same
  * bytes (every shard and zarr.json) as the same streams written one at a
- * time, and every store holds its input.
+ * time, and every store holds its input; and the backends probed from
+ * several threads at once, as streams opening with backend auto do.
  *
  * Each stream has its own random geometry, dtype, codec, index location,
  * span sizes and flushes.  This is also the program the ThreadSanitizer
@@ -101,6 +102,23 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
+/* Every backend probed, over and over: what each stream with backend
+ * auto does at open, here from several threads at once. */
+static void *probe_all(void *arg)
+{
+	int *bad = arg;
+
+	for (int k = 0; k < 20; k++)
+		for (int i = 0; i < shardpipe_backend_count(); i++) {
+			shardpipe_backend_info info;
+
+			if (shardpipe_backend_probe(i, &info) != SHARDPIPE_OK ||
+			    info.name == NULL)
+				__atomic_add_fetch(bad, 1, __ATOMIC_RELAXED);
+		}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t rng;
@@ -111,7 +129,21 @@ int main(int argc, char **argv)
 	alarm(fc_timeout(300));
 	rng = test_seed();
 	tmp = test_tmpdir("concurrent");
-	plan(2 * ROUNDS);
+	plan(2 * ROUNDS + 1);
+	{
+		pthread_t th[STREAMS];
+		int bad = 0;
+
+		for (int i = 0; i < STREAMS; i++)
+			if (pthread_create(&th[i], NULL, probe_all, &bad) != 0)
+				bail("pthread_create failed");
+		for (int i = 0; i < STREAMS; i++)
+			pthread_join(th[i], NULL);
+		/* Two streams opening with backend auto at once crashed in
+		 * PoCL before probes took turns. */
+		ok(bad == 0, "every backend probed from %d threads at once, "
+		   "20 times each", STREAMS);
+	}
 	for (int round = 0; round < ROUNDS; round++) {
 		struct job seq[STREAMS], par[STREAMS];
 		pthread_t th[STREAMS];

@@ -81,6 +81,37 @@ def test_numpy_input(tmp_path, rng):
     assert not (tmp_path / "e.zarr").exists()
 
 
+def test_refusals_leave_nothing(tmp_path):
+    """A description every task refuses leaves no directory behind (a
+    directory that was there stays, with what it held); a path that is a
+    file is a StorageError naming it; to_dask's chunks below 1 are a
+    ValueError naming the dim."""
+    x = da.zeros((8, 8), chunks=4, dtype="uint8")
+    with dask.config.set(scheduler="threads"):
+        with pytest.raises(shardpipe.InvalidDescriptionError,
+                           match=r"chunks\[0\]"):
+            spd.to_store(x, tmp_path / "d.zarr", chunks=(0, 2),
+                         shards=(4, 4))
+        assert not (tmp_path / "d.zarr").exists()
+        (tmp_path / "mine").mkdir()
+        with pytest.raises(shardpipe.InvalidDescriptionError):
+            spd.to_store(x, tmp_path / "mine", chunks=(0, 2),
+                         shards=(4, 4))
+        assert (tmp_path / "mine").is_dir()
+        (tmp_path / "f.raw").write_bytes(b"mine")
+        with pytest.raises(shardpipe.StorageError, match="f.raw"):
+            spd.to_store(x, tmp_path / "f.raw", chunks=(2, 2),
+                         shards=(4, 4))
+        assert (tmp_path / "f.raw").read_bytes() == b"mine"
+        spd.to_store(x, tmp_path / "ok.zarr", chunks=(2, 2), shards=(4, 4))
+    r = shardpipe.open(tmp_path / "ok.zarr")
+    with pytest.raises(ValueError, match=r"chunks\[1\] = 0"):
+        r.to_dask(chunks=(4, 0))
+    with pytest.raises(ValueError, match="3 entries"):
+        r.to_dask(chunks=(4, 4, 4))
+    assert r.to_dask(chunks=(4, -1)).chunks == ((4, 4), (8,))
+
+
 def test_rechunk_false_refused(tmp_path):
     x = da.zeros((8, 8), chunks=(3, 8), dtype="uint8")
     with pytest.raises(ValueError, match=r"dim 0.*\[3, 6, 8\]"):

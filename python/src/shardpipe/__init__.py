@@ -2062,6 +2062,17 @@ class Reader:
         workers too); ``chunks`` default: the shard shape."""
         import dask.array as da
 
+        if chunks is not None and not isinstance(chunks, (int, str)):
+            chunks = tuple(chunks)
+            if len(chunks) != len(self.shape):
+                raise ValueError("to_dask: chunks = %r has %d entries, the "
+                                 "array %d dims" % (chunks, len(chunks),
+                                                    len(self.shape)))
+            for d, c in enumerate(chunks):
+                if isinstance(c, int) and not isinstance(c, bool) and \
+                        c < 1 and c != -1:
+                    raise ValueError("to_dask: chunks[%d] = %d: below 1 "
+                                     "(-1: the whole dim)" % (d, c))
         return da.from_array(self, chunks=self.shards if chunks is None
                              else chunks)
 

@@ -111,6 +111,11 @@ def to_store(x: _Any, path: _Any, chunks: _Sequence[int],
     if tuple(new) != tuple(x.chunks):
         x = x.rechunk(tuple(new))
     path = _os.fspath(path)
+    if _os.path.lexists(path) and not _os.path.isdir(path):
+        raise _sp.StorageError(
+            "to_store: %s: not a directory; nothing was touched"
+            % (_os.fsdecode(path),), _sp._ERR_PATH)
+    made = not _os.path.lexists(path)
     _os.makedirs(path, exist_ok=True)
     array = dict(kw, shape=shape, chunks=tuple(chunks), shards=shards,
                  dtype=x.dtype, codec=codec)
@@ -121,8 +126,18 @@ def to_store(x: _Any, path: _Any, chunks: _Sequence[int],
         lo = tuple(starts[d][i] for d, i in enumerate(idx))
         tasks.append(dask.delayed(_write_block, pure=False)(
             blocks[idx], path, array, lo, threads))
-    results = list(dask.compute(*tasks))
-    _sp.publish(path, **array)
+    try:
+        results = list(dask.compute(*tasks))
+        _sp.publish(path, **array)
+    except BaseException:
+        # A description every task refused wrote nothing: the directory
+        # made here goes too (rmdir takes only an empty one).
+        if made:
+            try:
+                _os.rmdir(path)
+            except OSError:
+                pass
+        raise
     return {"bytes_in": sum(r["bytes_in"] for r in results),
             "bytes_stored": sum(r["bytes_stored"] for r in results),
             "tasks": results, "seconds": _time.perf_counter() - t0}
