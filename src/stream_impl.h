@@ -170,24 +170,25 @@ struct shardpipe_stream {
 	/*
 	 * A continued array (doc/design.md §29): the stream's rows and
 	 * shard epochs count from base_rows, the first row of the store's
-	 * last partial shard row (base_shards of them before it); zarr.json
+	 * last partial shard row (shard_offset[0] of them before it); zarr.json
 	 * never advertises fewer than the adv_rows it did; refed, staged
 	 * of it: the bytes read back and appended at open, which the stats
 	 * leave out; resume_row: shard epoch 0 rewrites a row whose old
 	 * shards are there, so one left empty now is removed.
 	 */
-	uint64_t base_rows, base_shards, adv_rows;
+	uint64_t base_rows, adv_rows;
 	uint64_t refed, refed_staged;
 	int resume_row;
 
 	/* Per-frame metadata (doc/design.md §28.9), level 0 only: NULL
 	 * when the stream has no frame fields. */
 	struct frame_meta *fm;
-	/* A region writer (doc/design.md §30): the plan is the box's, its
-	 * shards sit region_shards[d] shards into the array along dims 1..
-	 * (base_shards along dim 0), and zarr.json is never written. */
+	/* Added to every shard's coordinates: a continued array's shard
+	 * rows before base_rows (dim 0, §29), a region writer's box's first
+	 * shard along each dim (§30, whose plan is the box's). */
+	uint64_t shard_offset[SHARDPIPE_MAX_RANK];
+	/* A region writer: zarr.json is never written. */
 	int region;
-	uint64_t region_shards[SHARDPIPE_MAX_RANK];
 };
 
 /* A region writer's box in the array (§30): its first shard along each

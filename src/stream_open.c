@@ -467,7 +467,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 			     (unsigned long long)ro->level_sr[L],
 			     (unsigned long long)lsr);
 		l->base_rows = b >> ro->level_shift[L];
-		l->base_shards = l->base_rows / lsr;
+		l->shard_offset[0] = l->base_rows / lsr;
 		l->adv_rows = ro->level_rows[L];
 		l->resume_row = ro->truncated ||
 				ro->level_rows[L] > l->base_rows;
@@ -622,9 +622,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				     s->plan.rank, region->lo, region->hi,
 				     &s->err);
 		s->region = 1;
-		s->base_shards = region->shards[0];
-		memcpy(s->region_shards, region->shards,
-		       sizeof(s->region_shards));
+		memcpy(s->shard_offset, region->shards,
+		       sizeof(s->shard_offset));
 	} else if (rc == SHARDPIPE_OK && path != NULL)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);

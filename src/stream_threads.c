@@ -107,9 +107,8 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		int rc = SHARDPIPE_OK;
 
 		plan_shard_coords(p, se, k, coords);
-		coords[0] += s->base_shards;
-		for (int d = 1; d < p->rank; d++)
-			coords[d] += s->region_shards[d];
+		for (int d = 0; d < p->rank; d++)
+			coords[d] += s->shard_offset[d];
 		/* A shard of empty chunks only is left out: readers
 		 * return the fill value for a missing shard.  In the
 		 * shard row a continued array rewrites, the old one goes
