@@ -615,12 +615,13 @@ SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
  * advertising `rows` rows of dim 0 (for a bounded array, rows =
  * dims[0].size is the "finalize" step), with desc's attributes.  Called
  * by ONE process (the Dask client, MPI rank 0) after every region writer
- * covering those rows has closed successfully.  An existing zarr.json of
+ * covering those rows has closed successfully or written them.  An existing zarr.json of
  * the same array is replaced (a re-run is an identical rewrite); one of a
  * different array -> SHARDPIPE_ERR_EXISTS; rows beyond a bounded dim 0
  * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path,
- * or a region writer still open -> SHARDPIPE_ERR_BUSY (a killed
- * writer's claim is removed).
+ * or a region writer still open that has not written its shards of
+ * those rows -> SHARDPIPE_ERR_BUSY (a killed writer's claim is
+ * removed).
  */
 SHARDPIPE_API int shardpipe_array_publish(const char *path,
 					  const shardpipe_desc *desc,

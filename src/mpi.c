@@ -2,9 +2,9 @@
  * mpi.c - libshardpipe-mpi: one time step from many ranks (design §31).
  *
  * Built on the region writers of design §30 and nothing else of the
- * library's internals: a rank owns whole shards of dims 1.., each written
- * by one region stream for the whole run, and the ranks' subdomains are
- * moved to the owners by one MPI_Alltoallv per step.
+ * library's internals: a rank owns one box of whole shards of dims 1..,
+ * written by one region stream for the whole run, and the ranks'
+ * subdomains are moved to the owners by one MPI_Alltoallv per step.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,15 +19,6 @@
 
 #define MAXD SHARDPIPE_MAX_RANK
 
-/* One owned shard of dims 1..: its box, stream and step buffer. */
-typedef struct owned {
-	uint64_t k; /* row-major shard number over dims 1.. */
-	uint64_t lo[MAXD], hi[MAXD];
-	shardpipe_stream *s;
-	unsigned char *buf; /* one step of the box */
-	size_t bytes;
-} owned;
-
 struct shardpipe_mpi_array {
 	MPI_Comm comm;
 	int me, nranks;
@@ -35,10 +26,16 @@ struct shardpipe_mpi_array {
 	shardpipe_desc desc;
 	int nd;             /* dims of one step: desc.rank - 1 */
 	uint64_t size[MAXD], shard[MAXD], nsh[MAXD]; /* dims 1.. */
-	uint64_t nshards;
 	size_t esize;
-	owned *own;
-	size_t nown;
+	/* The grid of owners' boxes (design §31.1): part[d] blocks of shards
+	 * along dim d + 1, owners = their product, rank r < owners owning
+	 * block r (row-major); this rank's box, its stream and a step of it. */
+	uint64_t part[MAXD];
+	int owners;
+	uint64_t olo[MAXD], ohi[MAXD];
+	shardpipe_stream *s;
+	unsigned char *buf;
+	size_t bytes;
 	uint64_t steps, published;
 	int failed;         /* agreed: every rank has the same value */
 	int pending;        /* rank 0: a publish that failed, for the next step */
@@ -128,24 +125,70 @@ static void copy_box(int nd, size_t esize, unsigned char *t,
 	}
 }
 
-/* The box of shard number k over dims 1.. */
-static void shard_box(const shardpipe_mpi_array *a, uint64_t k, uint64_t *lo,
-		      uint64_t *hi)
+/* " (dim 1 0..64, dim 2 ...)": a box over dims 1.. for a message. */
+static void format_box(char *out, size_t n, int nd, const uint64_t *lo,
+		       const uint64_t *hi)
 {
-	for (int d = a->nd - 1; d >= 0; d--) {
-		uint64_t j = k % a->nsh[d];
-		k /= a->nsh[d];
-		lo[d] = j * a->shard[d];
-		hi[d] = lo[d] + a->shard[d] < a->size[d] ? lo[d] + a->shard[d]
-							 : a->size[d];
+	size_t o = 0;
+	out[0] = 0;
+	for (int d = 0; d < nd && o + 1 < n; d++)
+		o += (size_t)snprintf(out + o, n - o, "%sdim %d %llu..%llu",
+				      d ? ", " : "", d + 1,
+				      (unsigned long long)lo[d],
+				      (unsigned long long)hi[d]);
+}
+
+/* The owners' grid (design §31.1): along each dim in turn, the number of
+ * blocks of shards that lets the most ranks own a box, counting what the
+ * dims after it can still split; a tie goes to the outer dim, whose
+ * blocks are the longer runs of a rank's step in memory. */
+static void partition(shardpipe_mpi_array *a)
+{
+	uint64_t left = (uint64_t)a->nranks, after[MAXD + 1];
+	after[a->nd] = 1;
+	for (int d = a->nd - 1; d >= 0; d--)
+		after[d] = after[d + 1] > UINT64_MAX / a->nsh[d]
+				   ? UINT64_MAX
+				   : after[d + 1] * a->nsh[d];
+	a->owners = 1;
+	for (int d = 0; d < a->nd; d++) {
+		uint64_t best = 1, most = 0;
+		for (uint64_t p = 1; p <= a->nsh[d] && p <= left; p++) {
+			uint64_t rest = left / p < after[d + 1] ? left / p
+								: after[d + 1];
+			if (p * rest >= most) {
+				most = p * rest;
+				best = p;
+			}
+		}
+		a->part[d] = best;
+		left /= best;
+		a->owners *= (int)best;
 	}
+}
+
+/* The box rank r owns over dims 1..: block r of the grid, row-major, its
+ * ends on shard boundaries or the array's edge.  0 when r owns none. */
+static int owner_box(const shardpipe_mpi_array *a, int r, uint64_t *lo,
+		     uint64_t *hi)
+{
+	if (r >= a->owners)
+		return 0;
+	uint64_t k = (uint64_t)r;
+	for (int d = a->nd - 1; d >= 0; d--) {
+		uint64_t c = k % a->part[d];
+		k /= a->part[d];
+		lo[d] = c * a->nsh[d] / a->part[d] * a->shard[d];
+		hi[d] = (c + 1) * a->nsh[d] / a->part[d] * a->shard[d];
+		if (hi[d] > a->size[d])
+			hi[d] = a->size[d];
+	}
+	return 1;
 }
 
 static void free_array(shardpipe_mpi_array *a)
 {
-	for (size_t i = 0; i < a->nown; i++)
-		free(a->own[i].buf);
-	free(a->own);
+	free(a->buf);
 	free(a->boxes);
 	free(a->scount);
 	free(a->sdispl);
@@ -171,7 +214,6 @@ static int plan(shardpipe_mpi_array *a, const shardpipe_desc *desc)
 		say(a->msg, "shardpipe_mpi_open: unknown dtype %d", (int)desc->dtype);
 		return SHARDPIPE_ERR_DTYPE;
 	}
-	a->nshards = 1;
 	for (int d = 0; d < a->nd; d++) {
 		const shardpipe_dim *dim = &desc->dims[d + 1];
 		a->size[d] = dim->size;
@@ -187,76 +229,57 @@ static int plan(shardpipe_mpi_array *a, const shardpipe_desc *desc)
 			return SHARDPIPE_ERR_DIM_SIZE;
 		}
 		a->nsh[d] = (dim->size + a->shard[d] - 1) / a->shard[d];
-		if (a->nshards > UINT64_MAX / a->nsh[d])
-			return SHARDPIPE_ERR_OVERFLOW;
-		a->nshards *= a->nsh[d];
 	}
+	partition(a);
 	return SHARDPIPE_OK;
 }
 
-/* This rank's shards (round-robin, design §31.1): boxes, buffers, streams. */
+/* This rank's box (design §31.1): its step buffer and its region stream. */
 static int open_owned(shardpipe_mpi_array *a)
 {
-	uint64_t n = a->nshards > (uint64_t)a->me
-			     ? (a->nshards - (uint64_t)a->me - 1) /
-					       (uint64_t)a->nranks + 1
-			     : 0;
-	a->own = calloc(n ? n : 1, sizeof *a->own);
-	if (!a->own) {
-		say(a->msg, "rank %d: out of memory for %llu shards", a->me,
-		    (unsigned long long)n);
+	uint64_t lo[MAXD], hi[MAXD];
+	char box[256];
+	if (!owner_box(a, a->me, a->olo, a->ohi))
+		return SHARDPIPE_OK; /* more ranks than blocks: it only sends */
+	format_box(box, sizeof box, a->nd, a->olo, a->ohi);
+	a->bytes = (size_t)box_volume(a->nd, a->olo, a->ohi) * a->esize;
+	a->buf = malloc(a->bytes);
+	if (!a->buf) {
+		say(a->msg, "rank %d: out of memory for a step of its box (%s, "
+			    "%zu bytes)", a->me, box, a->bytes);
 		return SHARDPIPE_ERR_NOMEM;
 	}
-	for (uint64_t k = (uint64_t)a->me; k < a->nshards; k += (uint64_t)a->nranks) {
-		owned *o = &a->own[a->nown++];
-		uint64_t lo[MAXD], hi[MAXD];
-		o->k = k;
-		shard_box(a, k, o->lo, o->hi);
-		o->bytes = (size_t)box_volume(a->nd, o->lo, o->hi) * a->esize;
-		o->buf = malloc(o->bytes);
-		if (!o->buf) {
-			say(a->msg, "rank %d: out of memory for a step of shard "
-				    "%llu (%zu bytes)",
-			    a->me, (unsigned long long)k, o->bytes);
-			return SHARDPIPE_ERR_NOMEM;
-		}
-		lo[0] = 0;
-		hi[0] = a->desc.dims[0].size; /* 0: unbounded, "to the end" */
-		memcpy(lo + 1, o->lo, sizeof(uint64_t) * (size_t)a->nd);
-		memcpy(hi + 1, o->hi, sizeof(uint64_t) * (size_t)a->nd);
-		int rc = shardpipe_stream_open_region(&o->s, a->path, &a->desc,
-						      lo, hi);
-		if (rc) {
-			o->s = NULL;
-			say(a->msg, "rank %d: shard %llu: %s", a->me,
-			    (unsigned long long)k, shardpipe_last_error_message());
-			return rc;
-		}
+	lo[0] = 0;
+	hi[0] = a->desc.dims[0].size; /* 0: unbounded, "to the end" */
+	memcpy(lo + 1, a->olo, sizeof(uint64_t) * (size_t)a->nd);
+	memcpy(hi + 1, a->ohi, sizeof(uint64_t) * (size_t)a->nd);
+	int rc = shardpipe_stream_open_region(&a->s, a->path, &a->desc, lo, hi);
+	if (rc) {
+		a->s = NULL;
+		say(a->msg, "rank %d: box %s: %s", a->me, box,
+		    shardpipe_last_error_message());
 	}
-	return SHARDPIPE_OK;
+	return rc;
 }
 
 static int close_owned(shardpipe_mpi_array *a, uint64_t *rows)
 {
-	int first = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK;
 	*rows = UINT64_MAX;
-	for (size_t i = 0; i < a->nown; i++) {
-		owned *o = &a->own[i];
-		if (!o->s)
-			continue;
-		int rc = shardpipe_stream_close(o->s);
-		if (rc && !first) {
-			first = rc;
-			say(a->msg, "rank %d: closing shard %llu: %s", a->me,
-			    (unsigned long long)o->k,
-			    shardpipe_last_error_message());
+	if (a->s) {
+		rc = shardpipe_stream_close(a->s);
+		if (rc) {
+			char box[256];
+			format_box(box, sizeof box, a->nd, a->olo, a->ohi);
+			say(a->msg, "rank %d: closing its box (%s): %s", a->me,
+			    box, shardpipe_last_error_message());
 		}
-		o->s = NULL;
+		a->s = NULL;
 	}
 	/* A closed stream has written every row appended to it. */
-	if (!first)
+	if (!rc)
 		*rows = a->steps;
-	return first;
+	return rc;
 }
 
 int shardpipe_mpi_open(shardpipe_mpi_array **out, MPI_Comm comm,
@@ -310,9 +333,8 @@ int shardpipe_mpi_open(shardpipe_mpi_array **out, MPI_Comm comm,
 	int all = agree(comm, rc, NULL);
 	if (all) {
 		if (a) {
-			for (size_t i = 0; i < a->nown; i++)
-				if (a->own[i].s)
-					shardpipe_stream_close(a->own[i].s);
+			if (a->s)
+				shardpipe_stream_close(a->s);
 			/* An empty directory this call made goes again; a
 			 * failed region open writes nothing (design §30). */
 			if (made)
@@ -363,12 +385,7 @@ static int check_tiling(shardpipe_mpi_array *a)
 			const uint64_t *c = a->boxes + (size_t)q * w;
 			if (intersect(a->nd, b, b + a->nd, c, c + a->nd, ilo, ihi)) {
 				char where[256];
-				int o = 0;
-				for (int d = 0; d < a->nd && o < 200; d++)
-					o += snprintf(where + o, sizeof where - (size_t)o,
-						      "%sdim %d %llu..%llu", d ? ", " : "",
-						      d + 1, (unsigned long long)ilo[d],
-						      (unsigned long long)ihi[d]);
+				format_box(where, sizeof where, a->nd, ilo, ihi);
 				say(a->msg, "the boxes of ranks %d and %d overlap "
 					    "(%s)", r, q, where);
 				return SHARDPIPE_ERR_INVALID_ARGUMENT;
@@ -385,174 +402,85 @@ static int check_tiling(shardpipe_mpi_array *a)
 	return SHARDPIPE_OK;
 }
 
-/* Call fn for each shard meeting box lo..hi, in ascending shard number. */
-static int each_shard(const shardpipe_mpi_array *a, const uint64_t *lo,
-		      const uint64_t *hi,
-		      int (*fn)(const shardpipe_mpi_array *, uint64_t, void *),
-		      void *arg)
-{
-	uint64_t jlo[MAXD], jhi[MAXD], j[MAXD];
-	if (box_volume(a->nd, lo, hi) == 0)
-		return 0;
-	for (int d = 0; d < a->nd; d++) {
-		jlo[d] = lo[d] / a->shard[d];
-		jhi[d] = (hi[d] + a->shard[d] - 1) / a->shard[d];
-		j[d] = jlo[d];
-	}
-	for (;;) {
-		uint64_t k = 0;
-		for (int d = 0; d < a->nd; d++)
-			k = k * a->nsh[d] + j[d];
-		int rc = fn(a, k, arg);
-		if (rc)
-			return rc;
-		int d = a->nd - 1;
-		for (; d >= 0; d--) {
-			if (++j[d] < jhi[d])
-				break;
-			j[d] = jlo[d];
-		}
-		if (d < 0)
-			return 0;
-	}
-}
-
-typedef struct pack_ctx {
-	const uint64_t *lo, *hi; /* this rank's box */
-	const unsigned char *data;
-	unsigned char *sbuf;
-	uint64_t *at;            /* per destination: bytes so far */
-} pack_ctx;
-
-static int count_one(const shardpipe_mpi_array *a, uint64_t k, void *arg)
-{
-	pack_ctx *p = arg;
-	uint64_t slo[MAXD], shi[MAXD], ilo[MAXD], ihi[MAXD];
-	if (k % (uint64_t)a->nranks == (uint64_t)a->me)
-		return 0; /* copied straight to its buffer by pack_one */
-	shard_box(a, k, slo, shi);
-	intersect(a->nd, p->lo, p->hi, slo, shi, ilo, ihi);
-	p->at[k % (uint64_t)a->nranks] +=
-		box_volume(a->nd, ilo, ihi) * a->esize;
-	return 0;
-}
-
-static int pack_one(const shardpipe_mpi_array *a, uint64_t k, void *arg)
-{
-	pack_ctx *p = arg;
-	uint64_t slo[MAXD], shi[MAXD], ilo[MAXD], ihi[MAXD];
-	int dest = (int)(k % (uint64_t)a->nranks);
-	shard_box(a, k, slo, shi);
-	intersect(a->nd, p->lo, p->hi, slo, shi, ilo, ihi);
-	if (dest == a->me) {
-		/* This rank's own shard: no trip through the exchange.  own[]
-		 * holds shards me, me + P, me + 2P, ... */
-		const owned *o = &a->own[(k - (uint64_t)a->me) / (uint64_t)a->nranks];
-		copy_box(a->nd, a->esize, o->buf, o->lo, o->hi, p->data, p->lo,
-			 p->hi, ilo, ihi);
-		return 0;
-	}
-	copy_box(a->nd, a->esize, p->sbuf + a->sdispl[dest] + p->at[dest],
-		 ilo, ihi, p->data, p->lo, p->hi, ilo, ihi);
-	p->at[dest] += box_volume(a->nd, ilo, ihi) * a->esize;
-	return 0;
-}
-
-/* Pack this rank's box by owner, exchange, unpack into the owned shards'
- * step buffers.  Returns a code; the caller agrees on it. */
+/* Pack this rank's box by owner, exchange, unpack into this rank's step
+ * buffer: one piece per pair of ranks whose boxes meet, each box row-major.
+ * Returns a code; the caller agrees on it. */
 static int exchange(shardpipe_mpi_array *a, const uint64_t *lo,
 		    const uint64_t *hi, const void *data)
 {
 	size_t w = 2 * (size_t)a->nd + 1, r = (size_t)a->nranks;
-	uint64_t *at = calloc(r, sizeof *at);
-	unsigned char *sbuf = NULL, *rbuf = NULL;
-	uint64_t stot = 0, rtot = 0;
+	uint64_t stot = 0, rtot = 0, olo[MAXD], ohi[MAXD], ilo[MAXD], ihi[MAXD];
 	int rc = SHARDPIPE_OK;
-	if (!at)
-		return SHARDPIPE_ERR_NOMEM;
-	pack_ctx p = { lo, hi, data, NULL, at };
-	each_shard(a, lo, hi, count_one, &p);
-	for (size_t q = 0; q < r; q++) {
-		if (at[q] > INT_MAX || stot > INT_MAX - at[q]) {
-			say(a->msg, "rank %d: more than 2 GiB for one rank in "
-				    "one step (MPI_Alltoallv counts are int)",
-			    a->me);
-			rc = SHARDPIPE_ERR_OVERFLOW;
-			goto out;
-		}
-		a->scount[q] = (int)at[q];
-		a->sdispl[q] = (int)stot;
-		stot += at[q];
-	}
-	/* What each source sends here: its box against the owned shards. */
-	for (size_t q = 0; q < r; q++) {
+	for (size_t q = 0; q < r && !rc; q++) {
+		/* What this rank sends owner q (its box against q's) and
+		 * what it receives from source q (q's box against its own). */
 		const uint64_t *b = a->boxes + q * w;
-		uint64_t n = 0, ilo[MAXD], ihi[MAXD];
-		for (size_t i = 0; q != (size_t)a->me && i < a->nown; i++)
-			if (intersect(a->nd, b, b + a->nd, a->own[i].lo,
-				      a->own[i].hi, ilo, ihi))
-				n += box_volume(a->nd, ilo, ihi) * a->esize;
-		if (n > INT_MAX || rtot > INT_MAX - n) {
-			say(a->msg, "rank %d: more than 2 GiB to receive in one "
-				    "step (MPI_Alltoallv counts are int)",
-			    a->me);
+		uint64_t sn = 0, rn = 0;
+		if (q != (size_t)a->me && owner_box(a, (int)q, olo, ohi) &&
+		    intersect(a->nd, lo, hi, olo, ohi, ilo, ihi))
+			sn = box_volume(a->nd, ilo, ihi) * a->esize;
+		if (q != (size_t)a->me && a->s &&
+		    intersect(a->nd, b, b + a->nd, a->olo, a->ohi, ilo, ihi))
+			rn = box_volume(a->nd, ilo, ihi) * a->esize;
+		if (sn > INT_MAX || stot > INT_MAX - sn || rn > INT_MAX ||
+		    rtot > INT_MAX - rn) {
+			say(a->msg, "rank %d: more than 2 GiB to %s one rank in "
+				    "one step (MPI_Alltoallv counts are int)",
+			    a->me, sn > INT_MAX || stot > INT_MAX - sn
+					   ? "send to" : "receive from");
 			rc = SHARDPIPE_ERR_OVERFLOW;
-			goto out;
+			break;
 		}
-		a->rcount[q] = (int)n;
+		a->scount[q] = (int)sn;
+		a->sdispl[q] = (int)stot;
+		a->rcount[q] = (int)rn;
 		a->rdispl[q] = (int)rtot;
-		rtot += n;
+		stot += sn;
+		rtot += rn;
 	}
-	if (stot > a->scap) {
+	if (!rc && stot > a->scap) {
 		free(a->sbuf);
 		a->scap = 0;
 		if ((a->sbuf = malloc(stot)))
 			a->scap = stot;
 	}
-	if (rtot > a->rcap) {
+	if (!rc && rtot > a->rcap) {
 		free(a->rbuf);
 		a->rcap = 0;
 		if ((a->rbuf = malloc(rtot)))
 			a->rcap = rtot;
 	}
-	sbuf = a->sbuf;
-	rbuf = a->rbuf;
-	if (a->scap < stot || a->rcap < rtot) {
+	if (!rc && (a->scap < stot || a->rcap < rtot)) {
 		say(a->msg, "rank %d: out of memory for the exchange", a->me);
 		rc = SHARDPIPE_ERR_NOMEM;
-		goto out;
 	}
-	memset(at, 0, r * sizeof *at);
-	p.sbuf = sbuf;
-	each_shard(a, lo, hi, pack_one, &p);
-out:
+	for (size_t q = 0; q < r && !rc; q++) {
+		if (!owner_box(a, (int)q, olo, ohi) ||
+		    !intersect(a->nd, lo, hi, olo, ohi, ilo, ihi))
+			continue;
+		if (q == (size_t)a->me) /* its own piece skips the exchange */
+			copy_box(a->nd, a->esize, a->buf, a->olo, a->ohi, data,
+				 lo, hi, ilo, ihi);
+		else
+			copy_box(a->nd, a->esize, a->sbuf + a->sdispl[q], ilo,
+				 ihi, data, lo, hi, ilo, ihi);
+	}
 	/* Everyone must know whether the exchange goes ahead. */
 	rc = agree(a->comm, rc, NULL);
 	if (!rc &&
-	    MPI_Alltoallv(sbuf, a->scount, a->sdispl, MPI_BYTE, rbuf,
+	    MPI_Alltoallv(a->sbuf, a->scount, a->sdispl, MPI_BYTE, a->rbuf,
 			  a->rcount, a->rdispl, MPI_BYTE,
 			  a->comm) != MPI_SUCCESS) {
 		say(a->msg, "rank %d: MPI_Alltoallv failed", a->me);
 		rc = SHARDPIPE_ERR_IO;
 	}
-	if (!rc)
-		/* Each source packed its pieces for this rank in ascending
-		 * shard number, as own[] is ordered. */
-		for (size_t q = 0; q < r; q++) {
-			const uint64_t *b = a->boxes + q * w;
-			size_t off = (size_t)a->rdispl[q];
-			for (size_t i = 0; q != (size_t)a->me && i < a->nown; i++) {
-				owned *o = &a->own[i];
-				uint64_t ilo[MAXD], ihi[MAXD];
-				if (!intersect(a->nd, b, b + a->nd, o->lo, o->hi,
-					       ilo, ihi))
-					continue;
-				copy_box(a->nd, a->esize, o->buf, o->lo, o->hi,
-					 rbuf + off, ilo, ihi, ilo, ihi);
-				off += box_volume(a->nd, ilo, ihi) * a->esize;
-			}
-		}
-	free(at);
+	for (size_t q = 0; q < r && !rc; q++) {
+		const uint64_t *b = a->boxes + q * w;
+		if (q != (size_t)a->me && a->s &&
+		    intersect(a->nd, b, b + a->nd, a->olo, a->ohi, ilo, ihi))
+			copy_box(a->nd, a->esize, a->buf, a->olo, a->ohi,
+				 a->rbuf + a->rdispl[q], ilo, ihi, ilo, ihi);
+	}
 	return rc;
 }
 
@@ -622,22 +550,17 @@ int shardpipe_mpi_write_step(shardpipe_mpi_array *a, const uint64_t *lo,
 	double t1 = MPI_Wtime();
 	a->t_exchange += t1 - t0;
 	uint64_t rows = UINT64_MAX;
-	if (!rc)
-		for (size_t i = 0; i < a->nown; i++) {
-			owned *o = &a->own[i];
-			shardpipe_stats st;
-			rc = shardpipe_stream_append(o->s, o->buf, o->bytes);
-			if (!rc)
-				rc = shardpipe_stream_stats(o->s, &st);
-			if (rc) {
-				say(a->msg, "rank %d: shard %llu: %s", a->me,
-				    (unsigned long long)o->k,
-				    shardpipe_stream_message(o->s));
-				break;
-			}
-			if (st.rows_written < rows)
-				rows = st.rows_written;
-		}
+	if (!rc && a->s) {
+		shardpipe_stats st;
+		rc = shardpipe_stream_append(a->s, a->buf, a->bytes);
+		if (!rc)
+			rc = shardpipe_stream_stats(a->s, &st);
+		if (rc)
+			say(a->msg, "rank %d: its box: %s", a->me,
+			    shardpipe_stream_message(a->s));
+		else
+			rows = st.rows_written;
+	}
 	a->t_append += MPI_Wtime() - t1;
 	int all = agree(a->comm, rc, &rows);
 	if (all) {

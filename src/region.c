@@ -301,7 +301,8 @@ int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
 	 * writing the array, nor while a region writer holds its box (it
 	 * has not closed); a killed writer's claim is removed. */
 	if (rc == SHARDPIPE_OK)
-		rc = store_fs_region(&lock, path, 0, p.rank, NULL, NULL, &err);
+		rc = store_fs_region(&lock, path, 0, p.rank, NULL, NULL, rows,
+				     &err);
 	if (rc == SHARDPIPE_OK)
 		rc = zarr_meta_render(&p, rows, &attrs, &json, &len, &err);
 	if (rc == SHARDPIPE_OK)

@@ -25,9 +25,12 @@ struct store_fs {
 	 * it alone and flock'ed while it is written. */
 	int region;
 	/* Its box's claim (§30): ".box.L-H.L-H....lock" in the root, locked
-	 * while it writes, removed when it is freed; -1 none. */
+	 * while it writes, removed when it is freed; -1 none.  It holds the
+	 * rows below which every shard of the box is written (§30.3),
+	 * claim_lo0 (the box's first row) until a shard row completes. */
 	int claim_fd;
 	char *claim;
+	uint64_t claim_lo0;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -1101,14 +1104,55 @@ static int boxes_meet(int rank, const uint64_t *alo, const uint64_t *ahi,
 	return 1;
 }
 
+/* The claim's record, a fixed-width decimal so that a rewrite in place
+ * never leaves a longer old one's tail. */
+#define CLAIM_DIGITS 20
+
+int store_fs_region_progress(struct store *base, uint64_t rows,
+			     struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+	char rec[CLAIM_DIGITS + 2];
+
+	if (base == NULL || base->ops != &fs_ops || s->claim_fd < 0)
+		return SHARDPIPE_OK;
+	snprintf(rec, sizeof(rec), "%0*llu\n", CLAIM_DIGITS,
+		 (unsigned long long)(s->claim_lo0 + rows));
+	SP_RETURN_IF(pwrite(s->claim_fd, rec, CLAIM_DIGITS + 1, 0) !=
+			     CLAIM_DIGITS + 1,
+		     err, store_fs_errno_code(errno), "%s: %s", s->claim,
+		     strerror(errno));
+	return SHARDPIPE_OK;
+}
+
+/* The rows a live claim records as written, read until two reads agree
+ * (its writer rewrites it in place meanwhile); 0 when unreadable. */
+static uint64_t claim_rows(int fd)
+{
+	char a[CLAIM_DIGITS + 1], b[CLAIM_DIGITS + 1];
+
+	for (int tries = 0; tries < 8; tries++) {
+		if (pread(fd, a, CLAIM_DIGITS, 0) != CLAIM_DIGITS ||
+		    pread(fd, b, CLAIM_DIGITS, 0) != CLAIM_DIGITS)
+			return 0;
+		if (memcmp(a, b, CLAIM_DIGITS) == 0) {
+			a[CLAIM_DIGITS] = '\0';
+			return strtoull(a, NULL, 10);
+		}
+	}
+	return 0;
+}
+
 /*
  * The claims of other writers in the root (§30): one that meets lo..hi
- * (every one, when lo is NULL: publish) and is locked is a writer still
- * writing: SHARDPIPE_ERR_BUSY naming its box; one unlocked is a killed
- * writer's, removed by publish, ignored by a writer.
+ * and is locked is a writer still writing: SHARDPIPE_ERR_BUSY naming its
+ * box; one unlocked is a killed writer's, ignored by a writer.  When lo is
+ * NULL (publish of rows), a locked claim is refused unless its box starts
+ * at or past rows or it records every shard of its box below rows as
+ * written; unlocked ones are removed.
  */
 static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
-			const uint64_t *hi, struct sp_err *err)
+			const uint64_t *hi, uint64_t rows, struct sp_err *err)
 {
 	uint64_t olo[SHARDPIPE_MAX_RANK], ohi[SHARDPIPE_MAX_RANK];
 	DIR *d = opendir(s->root);
@@ -1132,15 +1176,33 @@ static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
 			break;
 		}
 		fd = open(full, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0)
-			rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
-					"%s: another region writer is writing "
-					"the box %s, which %s; nothing was "
-					"written", s->root, e->d_name + 5,
-					lo != NULL ? "overlaps this one"
-						   : "is not closed yet");
-		else if (fd >= 0 && lo == NULL)
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			uint64_t need = ohi[0] != 0 && ohi[0] < rows ? ohi[0]
+								     : rows;
+			uint64_t done = lo == NULL ? claim_rows(fd) : 0;
+			/* The box without ".lock". */
+			int box_len = (int)strlen(e->d_name + 5) - 5;
+
+			if (lo != NULL)
+				rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
+						"%s: another region writer is "
+						"writing the box %.*s, which "
+						"overlaps this one; nothing was "
+						"written", s->root, box_len,
+						e->d_name + 5);
+			else if (olo[0] < rows && done < need)
+				rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
+						"%s: the region writer of the "
+						"box %.*s has written its shards "
+						"of rows below %llu, not of "
+						"the %llu to publish; nothing "
+						"was written", s->root,
+						box_len, e->d_name + 5,
+						(unsigned long long)done,
+						(unsigned long long)rows);
+		} else if (fd >= 0 && lo == NULL) {
 			unlink(full);
+		}
 		if (fd >= 0)
 			close(fd);
 		free(full);
@@ -1167,7 +1229,7 @@ static int claim(struct store_fs *s, int rank, const uint64_t *lo,
 	snprintf(name + n, sizeof(name) - n, "lock");
 	for (;;) {
 		struct stat a, b;
-		int fd = open(name, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+		int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 
 		SP_RETURN_IF(fd < 0, err, store_fs_errno_code(errno), "%s: %s",
 			     name, strerror(errno));
@@ -1191,8 +1253,11 @@ static int claim(struct store_fs *s, int rank, const uint64_t *lo,
 	s->claim = strdup(name);
 	SP_RETURN_IF(s->claim == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory");
-	return check_claims(s, rank, lo, hi, err);
+	s->claim_lo0 = lo[0];
+	SP_FORWARD(store_fs_region_progress(&s->base, 0, err));
+	return check_claims(s, rank, lo, hi, 0, err);
 }
+
 
 /*
  * A region writer's store (doc/design.md §30): a directory that exists
@@ -1201,7 +1266,7 @@ static int claim(struct store_fs *s, int rank, const uint64_t *lo,
  */
 int store_fs_region(struct store **out, const char *path, int durable,
 		    int rank, const uint64_t *lo, const uint64_t *hi,
-		    struct sp_err *err)
+		    uint64_t rows, struct sp_err *err)
 {
 	struct store_fs *s;
 	struct stat st;
@@ -1230,7 +1295,7 @@ int store_fs_region(struct store **out, const char *path, int durable,
 	SP_FORWARD(rc);
 	SP_FORWARD(store_existing(&s, path, durable, 1, err));
 	rc = lo != NULL ? claim(s, rank, lo, hi, err)
-				: check_claims(s, rank, NULL, NULL, err);
+				: check_claims(s, rank, NULL, NULL, rows, err);
 	if (rc != SHARDPIPE_OK) {
 		fs_free(&s->base);
 		return rc;

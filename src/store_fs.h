@@ -30,11 +30,20 @@ SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
  * stream's exclusive lock refuses it: SHARDPIPE_ERR_BUSY); each shard is
  * written through a temporary of its own, locked while written.  lo..hi
  * (rank dims, hi[0] 0: to the end): the box it claims, refused (BUSY)
- * while another writer's claim overlaps it; lo NULL (publish): every
- * claim must be a killed writer's, and is removed. */
+ * while another writer's claim overlaps it; lo NULL (publish of rows):
+ * every live claim must start at or past rows or have written its shards
+ * of the rows below it (store_fs_region_progress), and a killed writer's
+ * is removed. */
 SP_INTERNAL int store_fs_region(struct store **out, const char *path,
 				int durable, int rank, const uint64_t *lo,
-				const uint64_t *hi, struct sp_err *err);
+				const uint64_t *hi, uint64_t rows,
+				struct sp_err *err);
+
+/* A region writer records in its claim that every shard of its box's
+ * first rows rows is written (§30.3), where a publish of those rows
+ * reads it; nothing for any other store. */
+SP_INTERNAL int store_fs_region_progress(struct store *s, uint64_t rows,
+					 struct sp_err *err);
 
 /* Open the directory at path for reading. */
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,

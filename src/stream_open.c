@@ -619,7 +619,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		ro->store = NULL;
 	} else if (rc == SHARDPIPE_OK && region != NULL) {
 		rc = store_fs_region(&s->store, path, s->plan.durable,
-				     s->plan.rank, region->lo, region->hi,
+				     s->plan.rank, region->lo, region->hi, 0,
 				     &s->err);
 		s->region = 1;
 		memcpy(s->shard_offset, region->shards,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "copy.h"
+#include "store_fs.h"
 #include "stream_impl.h"
 
 
@@ -27,10 +28,10 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	size_t len;
 	int rc;
 
-	/* A region writer's zarr.json is published once, by its caller
-	 * (§30). */
+	/* A region writer's zarr.json is published by its caller (§30); its
+	 * claim records how far it got, for that publish to check. */
 	if (s->region)
-		return SHARDPIPE_OK;
+		return store_fs_region_progress(s->store, rows, err);
 	/* A continued array's rows after the ones kept (§29). */
 	rows += s->base_rows;
 	if (rows < s->adv_rows)

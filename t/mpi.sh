@@ -36,13 +36,13 @@ python_usable 8 numpy zarr && python_ok=1
 [ $python_ok = 1 ] || diag "zarr-python checks skipped: $python_why"
 
 # The array: 8 steps of 32 x 96 x 80 float32 (7.9 MB), shards of 4 steps
-# by 32^3 (edge shards in y and x), ranks round-robin over 18 shards.
+# by 32^3 (edge shards in y and x), each rank owning one box of them.
 T=8 Z=32 Y=96 X=80
 runs="4:2:2:even:0 4:2:2:uneven:0 4:4:1:uneven:0 4:1:4:uneven:1 1:1:1:even:0
-2:2:1:uneven:0 2:1:2:uneven:1 3:3:1:empty:0"
+2:2:1:uneven:0 2:1:2:uneven:1 3:3:1:empty:0 5:5:1:uneven:0"
 nruns=$(echo $runs | wc -w)
 flavor_count=$(echo $flavors | wc -w)
-plan $((flavor_count * (1 + 2 * nruns + 3) + 2 + 1 + 1))
+plan $((flavor_count * (1 + 2 * nruns + 3) + 2 + 1 + 1 + 2))
 
 # The references, once: one ordinary stream, unbounded and bounded.
 built=
@@ -130,6 +130,25 @@ for f in $flavors; do
 		sed 's/^/# /' "$tmp/refuse.log"
 	done
 done
+# Shards of a whole step (one box of one shard): 4 ranks, of which 3 own
+# nothing and only send (design §31.1).
+what="${first:-no MPI}: mpiexec -n 4, shards of the whole step"
+if [ -n "$ref_prog" ]; then
+	export MPI_WRITE_CHUNKS_PER_SHARD=2,2,6,5
+	"$ref_prog" ref "$tmp/ref-one" "$seed" $T $Z $Y $X 0 > "$tmp/one.log" 2>&1 &&
+		mpirun_ "$first" 4 "$ref_prog" write "$tmp/one" "$seed" $T $Z $Y $X 2 2 uneven 0 \
+			>> "$tmp/one.log" 2>&1
+	rc=$?
+	unset MPI_WRITE_CHUNKS_PER_SHARD
+	ok $rc "$what: writes (status $rc)"
+	[ $rc = 0 ] || sed 's/^/# /' "$tmp/one.log"
+	diff -r "$tmp/ref-one" "$tmp/one" > "$tmp/one.diff" 2>&1
+	rc=$?
+	ok $rc "$what: every file equals the reference's"
+	head -5 "$tmp/one.diff" | sed 's/^/# /'
+else
+	skip 2 "$what: no program"
+fi
 if [ $python_ok = 1 ] && [ -n "${checked:-}" ]; then
 	ok_py=0
 	"$PY" "$top_srcdir/t/python/mpi_check.py" "$checked" "$seed" $T $Z $Y $X > "$tmp/py.err" 2>&1 || ok_py=1

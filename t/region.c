@@ -483,6 +483,48 @@ static void locks(void)
 	is_int(shardpipe_stream_open_region(&b, dir, &d, lo2, hi2),
 	       SHARDPIPE_OK, "its box again once it closed");
 	shardpipe_stream_close(b);
+	/* A writer still open publishes the rows it has written (MPI's
+	 * zarr.json growing step by step, §30.3): its claim records them. */
+	{
+		shardpipe_stream *w = NULL;
+		uint64_t wlo[3] = { 0, 6, 0 }, whi[3] = { 0, 9, 7 };
+		uint16_t rows[5 * 3 * 7];
+		shardpipe_desc u;
+
+		for (size_t i = 0; i < sizeof(rows) / 2; i++)
+			rows[i] = (uint16_t)(i * 7 + 3);
+		small_desc(&u);
+		u.dims[0].size = 0; /* unbounded */
+		shardpipe_stream_close(a);
+		a = NULL;
+		test_rmtree(dir);
+		mkdir(dir, 0777);
+		rc = shardpipe_stream_open_region(&w, dir, &u, wlo, whi);
+		is_int(rc, SHARDPIPE_OK, "an unbounded box, open");
+		if (rc == SHARDPIPE_OK) {
+			rc = shardpipe_stream_append(w, rows, sizeof(rows));
+			if (rc == SHARDPIPE_OK)
+				rc = shardpipe_stream_flush(w);
+			is_int(rc, SHARDPIPE_OK, "5 rows appended and flushed");
+			is_int(shardpipe_array_publish(dir, &u, 4), SHARDPIPE_OK,
+			       "publish its 4 written rows while it is open");
+			rc = shardpipe_array_publish(dir, &u, 5);
+			ok(rc == SHARDPIPE_ERR_BUSY &&
+				   strstr(shardpipe_last_error_message(),
+					  "below 4"),
+			   "publish 5, the last row's shards not written: "
+			   "BUSY naming 4 (%s)",
+			   shardpipe_last_error_message());
+			is_int(shardpipe_stream_close(w), SHARDPIPE_OK,
+			       "it closes");
+			is_int(shardpipe_array_publish(dir, &u, 5), SHARDPIPE_OK,
+			       "publish 5 once it closed");
+		}
+		test_rmtree(dir);
+		mkdir(dir, 0777);
+		is_int(shardpipe_stream_open_region(&a, dir, &d, lo, hi),
+		       SHARDPIPE_OK, "the first box again");
+	}
 	/* Another writer in the middle of shard 0/0/0: its temporary
 	 * locked. */
 	for (int k = 0; k < 3; k++) {
