@@ -600,8 +600,11 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
  * opened while they hold it, gets SHARDPIPE_ERR_BUSY); each claims its
  * box while open: a region writer whose box overlaps that of one open
  * gets SHARDPIPE_ERR_BUSY naming it at open, and so does a writer of a
- * shard another is writing at that moment (overlapping writers open one
- * after the other are not detected).  stats.rows_written counts rows of the box whose
+ * shard another is writing at that moment; one whose box meets a box
+ * written whole since the array was last published gets
+ * SHARDPIPE_ERR_EXISTS naming it (at open; at close for a box to the
+ * end, hi[0] 0, whose rows are known only then), while the same box
+ * again (a retried task) is written.  stats.rows_written counts rows of the box whose
  * shards are all written.
  */
 SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,

@@ -31,6 +31,10 @@ struct store_fs {
 	int claim_fd;
 	char *claim;
 	uint64_t claim_lo0;
+	/* The box is written whole (store_fs_region_done): the claim stays,
+	 * unlocked, until publish, so that a later writer of a box meeting
+	 * it is refused (§30.3). */
+	int claim_kept;
 	/* The deepest shard directory known to exist, so that mkdir runs
 	 * once per directory rather than once per shard. */
 	char *made;
@@ -886,7 +890,7 @@ static void fs_free(struct store *base)
 
 	/* The claim goes before its lock: a writer finding the name locked
 	 * meanwhile is refused, one finding it unlocked ignores it. */
-	if (s->claim != NULL)
+	if (s->claim != NULL && !s->claim_kept)
 		unlink(s->claim);
 	if (s->claim_fd >= 0 && s->region)
 		close(s->claim_fd);
@@ -1104,25 +1108,42 @@ static int boxes_meet(int rank, const uint64_t *alo, const uint64_t *ahi,
 	return 1;
 }
 
-/* The claim's record, a fixed-width decimal so that a rewrite in place
- * never leaves a longer old one's tail. */
+/* The claim's record: the rows written, a fixed-width decimal so that a
+ * rewrite in place never leaves a longer old one's tail, then '\n' while
+ * its writer writes and CLAIM_DONE once the box is written whole. */
 #define CLAIM_DIGITS 20
+#define CLAIM_DONE 'w'
 
-int store_fs_region_progress(struct store *base, uint64_t rows,
-			     struct sp_err *err)
+static int put_record(struct store_fs *s, uint64_t rows, char end,
+		      struct sp_err *err)
 {
-	struct store_fs *s = (struct store_fs *)base;
 	char rec[CLAIM_DIGITS + 2];
 
-	if (base == NULL || base->ops != &fs_ops || s->claim_fd < 0)
-		return SHARDPIPE_OK;
-	snprintf(rec, sizeof(rec), "%0*llu\n", CLAIM_DIGITS,
-		 (unsigned long long)(s->claim_lo0 + rows));
+	snprintf(rec, sizeof(rec), "%0*llu%c", CLAIM_DIGITS,
+		 (unsigned long long)rows, end);
 	SP_RETURN_IF(pwrite(s->claim_fd, rec, CLAIM_DIGITS + 1, 0) !=
 			     CLAIM_DIGITS + 1,
 		     err, store_fs_errno_code(errno), "%s: %s", s->claim,
 		     strerror(errno));
 	return SHARDPIPE_OK;
+}
+
+int store_fs_region_progress(struct store *base, uint64_t rows,
+			     struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+
+	if (base == NULL || base->ops != &fs_ops || s->claim_fd < 0)
+		return SHARDPIPE_OK;
+	return put_record(s, s->claim_lo0 + rows, '\n', err);
+}
+
+/* Whether a claim no writer holds records its box written whole. */
+static int claim_done(int fd)
+{
+	char end;
+
+	return pread(fd, &end, 1, CLAIM_DIGITS) == 1 && end == CLAIM_DONE;
 }
 
 /* The rows a live claim records as written, read until two reads agree
@@ -1143,16 +1164,35 @@ static uint64_t claim_rows(int fd)
 	return 0;
 }
 
+/* Whether box lo..hi meets the rows a claim written whole records: hi[0]
+ * 0 (a writer to the end, its extent not known before it closes) counts
+ * its first row alone, the claim's hi[0] 0 the rows it wrote. */
+static int written_meets(int rank, const uint64_t *lo, const uint64_t *hi,
+			 const uint64_t *olo, uint64_t *ohi, int fd)
+{
+	uint64_t h[SHARDPIPE_MAX_RANK];
+
+	memcpy(h, hi, sizeof(uint64_t) * (size_t)rank);
+	if (h[0] == 0)
+		h[0] = lo[0] + 1;
+	if (ohi[0] == 0)
+		ohi[0] = claim_rows(fd);
+	return ohi[0] > olo[0] && boxes_meet(rank, lo, h, olo, ohi);
+}
+
 /*
  * The claims of other writers in the root (§30): one that meets lo..hi
  * and is locked is a writer still writing: SHARDPIPE_ERR_BUSY naming its
- * box; one unlocked is a killed writer's, ignored by a writer.  When lo is
+ * box; one unlocked and written whole is a box written since the last
+ * publish: SHARDPIPE_ERR_EXISTS; another unlocked one is a killed
+ * writer's, ignored by a writer.  When lo is
  * NULL (publish of rows), a locked claim is refused unless its box starts
  * at or past rows or it records every shard of its box below rows as
  * written; unlocked ones are removed.
  */
 static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
-			const uint64_t *hi, uint64_t rows, struct sp_err *err)
+			const uint64_t *hi, uint64_t rows, int closing,
+			struct sp_err *err)
 {
 	uint64_t olo[SHARDPIPE_MAX_RANK], ohi[SHARDPIPE_MAX_RANK];
 	DIR *d = opendir(s->root);
@@ -1176,7 +1216,9 @@ static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
 			break;
 		}
 		fd = open(full, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (fd >= 0 && closing) {
+			/* Only boxes written whole, below. */
+		} else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
 			uint64_t need = ohi[0] != 0 && ohi[0] < rows ? ohi[0]
 								     : rows;
 			uint64_t done = lo == NULL ? claim_rows(fd) : 0;
@@ -1203,12 +1245,53 @@ static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
 		} else if (fd >= 0 && lo == NULL) {
 			unlink(full);
 		}
+		if (rc == SHARDPIPE_OK && fd >= 0 && lo != NULL &&
+		    (closing || flock(fd, LOCK_EX | LOCK_NB) == 0) &&
+		    claim_done(fd) && written_meets(rank, lo, hi, olo, ohi, fd)) {
+			/* Written whole by a writer closed before this one
+			 * opened: two boxes meeting in one job would leave
+			 * the later one's shards of both. */
+			int box_len = (int)strlen(e->d_name + 5) - 5;
+
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					"%s: the box %.*s, written by another "
+					"region writer since the array was "
+					"last published, overlaps %s; %s",
+					s->root, box_len, e->d_name + 5,
+					closing ? "the rows this one wrote"
+						: "this one",
+					closing ? "the shards they share hold "
+						  "this one's data now"
+						: "nothing was written");
+		}
 		if (fd >= 0)
 			close(fd);
 		free(full);
 	}
 	closedir(d);
 	return rc;
+}
+
+/* After the box is written whole: refused when a box written whole since
+ * the last publish meets the rows this one wrote (an unbounded box is
+ * known only now), else the claim stays for later writers to see. */
+int store_fs_region_done(struct store *base, int rank, uint64_t rows,
+			 struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+	uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
+
+	if (base == NULL || base->ops != &fs_ops || s->claim_fd < 0)
+		return SHARDPIPE_OK;
+	if (claim_box(strrchr(s->claim, '/') + 1, rank, lo, hi) == 0) {
+		if (hi[0] == 0)
+			hi[0] = s->claim_lo0 + rows;
+		if (hi[0] > lo[0])
+			SP_FORWARD(check_claims(s, rank, lo, hi, 0, 1, err));
+	}
+	SP_FORWARD(put_record(s, s->claim_lo0 + rows, CLAIM_DONE, err));
+	s->claim_kept = 1;
+	return SHARDPIPE_OK;
 }
 
 /* Claim the box lo..hi: its name made (or a killed writer's taken over)
@@ -1255,7 +1338,7 @@ static int claim(struct store_fs *s, int rank, const uint64_t *lo,
 		     "out of memory");
 	s->claim_lo0 = lo[0];
 	SP_FORWARD(store_fs_region_progress(&s->base, 0, err));
-	return check_claims(s, rank, lo, hi, 0, err);
+	return check_claims(s, rank, lo, hi, 0, 0, err);
 }
 
 
@@ -1295,7 +1378,7 @@ int store_fs_region(struct store **out, const char *path, int durable,
 	SP_FORWARD(rc);
 	SP_FORWARD(store_existing(&s, path, durable, 1, err));
 	rc = lo != NULL ? claim(s, rank, lo, hi, err)
-				: check_claims(s, rank, NULL, NULL, rows, err);
+				: check_claims(s, rank, NULL, NULL, rows, 0, err);
 	if (rc != SHARDPIPE_OK) {
 		fs_free(&s->base);
 		return rc;

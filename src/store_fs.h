@@ -45,6 +45,13 @@ SP_INTERNAL int store_fs_region(struct store **out, const char *path,
 SP_INTERNAL int store_fs_region_progress(struct store *s, uint64_t rows,
 					 struct sp_err *err);
 
+/* The region writer wrote its whole box, its first rows rows: the claim
+ * stays after it is freed, unlocked, until publish removes it, so that a
+ * later writer of a box meeting it is refused (§30.3); refused itself
+ * (SHARDPIPE_ERR_EXISTS) when such a box meets the rows it wrote. */
+SP_INTERNAL int store_fs_region_done(struct store *s, int rank,
+				     uint64_t rows, struct sp_err *err);
+
 /* Open the directory at path for reading. */
 SP_INTERNAL int source_fs_open(struct source **out, const char *path,
 			       struct sp_err *err);

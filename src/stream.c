@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "copy.h"
+#include "store_fs.h"
 #include "stream_impl.h"
 
 /* Fill n bytes with the element pattern (n a multiple of esize). */
@@ -702,6 +703,11 @@ static int finish(struct shardpipe_stream *s)
 	}
 	if (rc == SHARDPIPE_OK && s->store != NULL)
 		rc = store_sync(s->store, &s->err);
+	/* Every shard of a region writer's box is written (§30.3). */
+	if (rc == SHARDPIPE_OK && s->region)
+		rc = fail(s, store_fs_region_done(s->store, s->plan.rank,
+						  s->stats.rows_written,
+						  &s->err));
 	/* The threads are gone: the trace is complete.  Failing to write
 	 * it is reported when nothing else failed. */
 	if (trace_close(s->trace, &terr) != SHARDPIPE_OK &&

@@ -566,6 +566,81 @@ static void locks(void)
 	free(dir);
 }
 
+/* Boxes meeting one after the other (§30.3): the later one refused, at
+ * open when the earlier one's rows are known, at close for a box to the
+ * end; the same box again is a retry; publish ends the job. */
+static int put_rows(const char *dir, const shardpipe_desc *d,
+		    const uint64_t *lo, const uint64_t *hi, uint64_t rows,
+		    uint16_t seed)
+{
+	shardpipe_stream *s = NULL;
+	size_t n = (size_t)rows * 9 * 7;
+	uint16_t *buf = malloc(n * sizeof(*buf));
+	int rc;
+
+	if (buf == NULL)
+		bail("out of memory");
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint16_t)(i * 31 + seed);
+	rc = shardpipe_stream_open_region(&s, dir, d, lo, hi);
+	if (rc == SHARDPIPE_OK) {
+		int app = shardpipe_stream_append(s, buf, n * sizeof(*buf));
+
+		rc = shardpipe_stream_close(s);
+		if (app != SHARDPIPE_OK)
+			rc = app;
+	}
+	free(buf);
+	return rc;
+}
+
+static void sequential(void)
+{
+	char *dir = path_of("seq.zarr");
+	shardpipe_desc d, u;
+	uint64_t lo[3] = { 0, 0, 0 }, a_hi[3] = { 4, 9, 7 },
+		 b_hi[3] = { 8, 9, 7 }, c_lo[3] = { 4, 0, 0 };
+	int rc;
+
+	small_desc(&d);
+	test_rmtree(dir);
+	mkdir(dir, 0777);
+	is_int(put_rows(dir, &d, lo, a_hi, 4, 1), SHARDPIPE_OK,
+	       "box rows 0..4 written and closed");
+	rc = put_rows(dir, &d, lo, b_hi, 8, 2);
+	ok(rc == SHARDPIPE_ERR_EXISTS &&
+		   strstr(shardpipe_last_error_message(), "0-4.0-9.0-7") &&
+		   strstr(shardpipe_last_error_message(),
+			  "nothing was written"),
+	   "then rows 0..8: EXISTS at open, naming the box written (%s)",
+	   shardpipe_last_error_message());
+	is_int(put_rows(dir, &d, lo, a_hi, 4, 1), SHARDPIPE_OK,
+	       "rows 0..4 again (a retried task): written");
+	is_int(put_rows(dir, &d, c_lo, b_hi, 4, 3), SHARDPIPE_OK,
+	       "rows 4..8 beside it: written");
+	is_int(shardpipe_array_publish(dir, &d, 8), SHARDPIPE_OK, "published");
+	is_int(put_rows(dir, &d, lo, b_hi, 8, 2), SHARDPIPE_OK,
+	       "after publish, rows 0..8 (a new job): written");
+
+	/* To the end: its extent is known at close. */
+	small_desc(&u);
+	u.dims[0].size = 0;
+	test_rmtree(dir);
+	mkdir(dir, 0777);
+	is_int(put_rows(dir, &u, c_lo, (uint64_t[]){ 0, 9, 7 }, 4, 4),
+	       SHARDPIPE_OK, "unbounded: rows 4.. (4 of them) written");
+	is_int(put_rows(dir, &u, lo, (uint64_t[]){ 0, 9, 7 }, 4, 5),
+	       SHARDPIPE_OK, "unbounded: rows 0.. (4 of them) beside them");
+	rc = put_rows(dir, &u, lo, (uint64_t[]){ 0, 9, 7 }, 8, 6);
+	ok(rc == SHARDPIPE_ERR_EXISTS &&
+		   strstr(shardpipe_last_error_message(), "4-0.0-9.0-7") &&
+		   strstr(shardpipe_last_error_message(), "the rows this one"),
+	   "unbounded: rows 0.. again, 8 of them: EXISTS at close, naming "
+	   "the box it met (%s)", shardpipe_last_error_message());
+	test_rmtree(dir);
+	free(dir);
+}
+
 /* A writer killed half way through its box; the box written again. */
 static void killed(void)
 {
@@ -637,6 +712,7 @@ int main(void)
 	matrix();
 	refusals();
 	locks();
+	sequential();
 	killed();
 	test_rmtree(tmp);
 	free(tmp);
