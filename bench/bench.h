@@ -78,6 +78,13 @@ struct bench_result {
 	int levels;
 	double plain_seconds, plain_cpu_seconds;
 	uint64_t plain_pool_bytes;
+	/* With --bound, the coarser levels' own bounds: their bytes and the
+	 * seconds (wall, and CPU of all threads) the bound's rate on each
+	 * level's chunks, read back from the first run's store, takes for
+	 * them; what compressing every level costs at least is the level-0
+	 * bound's time for bytes_in plus these (issue 43). */
+	uint64_t levels_bytes;
+	double levels_bound_seconds, levels_bound_cpu_seconds;
 	/* A run that reopened a store (resume_at): that row, and the
 	 * fastest reopen (the rows of its partial shard row read back and
 	 * appended again). */

@@ -64,6 +64,30 @@ static double cpu_fraction(const struct bench_result *r)
 	return bound / run;
 }
 
+/* The least time compressing every level takes: level 0's bound for the
+ * run's bytes plus each coarser level's (bench_run measured them). */
+static double all_bound_seconds(const struct bench_result *r)
+{
+	if (r->bound.bytes == 0)
+		return 0;
+	return r->bound.seconds * (double)r->bytes_in /
+		       (double)r->bound.bytes +
+	       r->levels_bound_seconds;
+}
+
+/* cpu_fraction over every level: the bounds' CPU time over the run's. */
+static double all_cpu_fraction(const struct bench_result *r)
+{
+	double bound;
+
+	if (r->bound.bytes == 0 || r->cpu_seconds <= 0)
+		return 0;
+	bound = r->bound.cpu_seconds * (double)r->bytes_in /
+			(double)r->bound.bytes +
+		r->levels_bound_cpu_seconds;
+	return bound / r->cpu_seconds;
+}
+
 /* The pipeline's stages as shardpipe_stats times them, in pipeline order;
  * the text and JSON reports list them alike. */
 #define N_STAGES 5
@@ -144,6 +168,15 @@ void bench_report_text(const struct bench_result *r)
 						((double)r->bound.bytes / 1e9)
 				      : 0);
 	}
+	if (r->have_bound && r->levels_bytes > 0)
+		printf("  all levels %.3f GB (level 0 and %.3f GB coarser): "
+		       "bound %.3f s, %.3f GB/s;\n"
+		       "             fraction %.3f, cpu frac %.3f\n",
+		       (double)(r->bytes_in + r->levels_bytes) / 1e9,
+		       (double)r->levels_bytes / 1e9, all_bound_seconds(r),
+		       gb(r->bytes_in + r->levels_bytes, all_bound_seconds(r)),
+		       r->seconds > 0 ? all_bound_seconds(r) / r->seconds : 0,
+		       all_cpu_fraction(r));
 	if (r->levels > 0)
 		printf("  pyramid    %d levels; without it %.3f s, %.3f GB/s "
 		       "(planned pools %.1f MB):\n"
@@ -180,6 +213,13 @@ void bench_report_text(const struct bench_result *r)
 		printf("  bound      the same chunks compressed with the same "
 		       "codec, level and threads, nothing else\n"
 		       "  fraction   end-to-end GB/s over the bound's GB/s\n");
+	if (r->have_bound && r->levels_bytes > 0)
+		printf("  all levels the bound of every level: level 0's, and "
+		       "each coarser level\n"
+		       "             read back from the first run's store, "
+		       "its chunks compressed the same way;\n"
+		       "             fraction: that bound's seconds over the "
+		       "run's\n");
 }
 
 void bench_report_json(const struct bench_result *r)
@@ -246,6 +286,16 @@ void bench_report_json(const struct bench_result *r)
 	if (r->resume_at > 0)
 		printf(", \"resume_at\": %llu, \"reopen_seconds\": %.6f",
 		       (unsigned long long)r->resume_at, r->reopen_seconds);
+	if (r->have_bound && r->levels_bytes > 0)
+		printf(", \"bound_all_levels\": {\"bytes\": %llu, "
+		       "\"levels_bytes\": %llu, \"seconds\": %.4f, "
+		       "\"gbps\": %.4f, \"fraction\": %.4f, "
+		       "\"cpu_fraction\": %.4f}",
+		       (unsigned long long)(r->bytes_in + r->levels_bytes),
+		       (unsigned long long)r->levels_bytes, all_bound_seconds(r),
+		       gb(r->bytes_in + r->levels_bytes, all_bound_seconds(r)),
+		       r->seconds > 0 ? all_bound_seconds(r) / r->seconds : 0,
+		       all_cpu_fraction(r));
 	if (r->levels > 0)
 		printf(", \"pyramid\": {\"levels\": %d, \"plain_seconds\": "
 		       "%.4f, \"plain_gbps\": %.4f, \"plain_cpu_seconds\": "

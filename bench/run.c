@@ -384,6 +384,81 @@ static int levels_of(const char *path)
 	return info.levels;
 }
 
+/*
+ * The compress-only bound of a pyramid's coarser levels: each level the
+ * first run wrote, read back from its store (its first rows, which repeat
+ * as the input's pattern does), and the bound run over its chunks with the
+ * array's codec on the same threads; its rate, applied to all of the
+ * level's bytes, gives the level's least time.
+ */
+static int levels_bound(struct bench_result *r, const struct bench_setup *su)
+{
+	for (int l = 1; l < r->levels; l++) {
+		char path[4200];
+		shardpipe_reader *rd;
+		shardpipe_array_info in;
+		struct bench_pattern lp = { 0 };
+		struct bench_bound bb;
+		shardpipe_desc d = r->desc;
+		uint64_t start[SHARDPIPE_MAX_RANK] = { 0 };
+		uint64_t count[SHARDPIPE_MAX_RANK], bytes;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/%d", su->output, l);
+		if (shardpipe_reader_open(&rd, path) != SHARDPIPE_OK)
+			return fail(r, SHARDPIPE_ERR_IO, "level %d: %s", l,
+				    shardpipe_last_error_message());
+		shardpipe_reader_info(rd, &in);
+		lp.fill = su->fill;
+		lp.rank = in.rank;
+		lp.dtype = in.dtype;
+		lp.esize = shardpipe_dtype_size(in.dtype);
+		lp.row_bytes = lp.esize;
+		for (int k = 1; k < in.rank; k++) {
+			lp.size[k] = in.shape[k];
+			lp.row_bytes *= (size_t)in.shape[k];
+			count[k] = in.shape[k];
+		}
+		/* Enough rows for the input's period through every chunk. */
+		lp.frames = in.shape[0] < 4 * in.chunk[0] * su->frames
+				    ? in.shape[0]
+				    : 4 * in.chunk[0] * su->frames;
+		while (lp.frames > in.chunk[0] &&
+		       lp.frames * lp.row_bytes > ((uint64_t)256 << 20))
+			lp.frames /= 2;
+		lp.rows = lp.frames;
+		count[0] = lp.frames;
+		lp.data = malloc(lp.frames * lp.row_bytes);
+		rc = lp.data == NULL ? SHARDPIPE_ERR_NOMEM
+				     : shardpipe_reader_read(rd, start, count,
+							     lp.data,
+							     lp.frames *
+								     lp.row_bytes);
+		shardpipe_reader_close(rd);
+		for (int k = 0; k < in.rank; k++) {
+			d.dims[k].size = in.shape[k];
+			d.dims[k].chunk = in.chunk[k];
+		}
+		bytes = in.shape[0] * lp.row_bytes;
+		if (rc == SHARDPIPE_OK)
+			rc = bench_bound_run(&lp, &d, in.shape[0], r->threads,
+					     bytes, 512u << 20, &bb, r->message,
+					     sizeof(r->message));
+		else
+			fail(r, rc, "level %d: reading it back: %s", l,
+			     shardpipe_last_error_message());
+		free(lp.data);
+		if (rc != SHARDPIPE_OK)
+			return rc;
+		r->levels_bytes += bytes;
+		r->levels_bound_seconds +=
+			bb.seconds * (double)bytes / (double)bb.bytes;
+		r->levels_bound_cpu_seconds +=
+			bb.cpu_seconds * (double)bytes / (double)bb.bytes;
+	}
+	return SHARDPIPE_OK;
+}
+
 /* The runs and their bounds, with the pattern generated. */
 static int measure(struct bench_result *r, const struct bench_setup *su,
 		   const struct bench_pattern *pat)
@@ -417,6 +492,8 @@ static int measure(struct bench_result *r, const struct bench_setup *su,
 		run_record(r, k, &run, &lat, hwm_early);
 		if (k == 0 && pyramid_of(&r->desc))
 			r->levels = levels_of(su->output);
+		if (k == 0 && su->bound && r->levels > 1)
+			rc = levels_bound(r, su);
 		if (pyramid_of(&r->desc))
 			rc = plain_once(r, su, pat, &lat);
 		if (su->bound && rc == SHARDPIPE_OK)
