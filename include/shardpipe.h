@@ -589,22 +589,31 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
  * row-major order of the box's shape; the stream writes exactly the
  * box's shards (each atomically: temp name + rename) and NEVER writes
  * zarr.json.  path must exist as a directory that is empty or holds this
- * array (its zarr.json, equal to desc's, and/or its c/ tree).  Refusals,
- * before anything is written: not aligned, hi beyond the extent, lo not
- * below hi -> SHARDPIPE_ERR_INVALID_ARGUMENT naming the dim and the
- * nearest aligned box; a zarr.json of a different array ->
- * SHARDPIPE_ERR_EXISTS naming the field; other files in path ->
- * SHARDPIPE_ERR_EXISTS; an s3:// path, downsample or ngff ->
+ * array (its zarr.json, equal to desc's, and/or its c/ tree), or be an
+ * "s3://BUCKET/PREFIX" whose prefix holds nothing else (see below).
+ * Refusals, before anything is written: not aligned, hi beyond the
+ * extent, lo not below hi -> SHARDPIPE_ERR_INVALID_ARGUMENT naming the
+ * dim and the nearest aligned box; a zarr.json of a different array ->
+ * SHARDPIPE_ERR_EXISTS naming the field; other files (objects) in path
+ * -> SHARDPIPE_ERR_EXISTS; downsample or ngff ->
  * SHARDPIPE_ERR_UNSUPPORTED; overwrite -> SHARDPIPE_ERR_INVALID_ARGUMENT.
- * Region writers share the store's lock (an ordinary stream on it, or one
- * opened while they hold it, gets SHARDPIPE_ERR_BUSY); each claims its
+ * On a directory, region writers share the store's lock (an ordinary
+ * stream on it, or one opened while they hold it, gets
+ * SHARDPIPE_ERR_BUSY); each claims its
  * box while open: a region writer whose box overlaps that of one open
  * gets SHARDPIPE_ERR_BUSY naming it at open, and so does a writer of a
  * shard another is writing at that moment; one whose box meets a box
  * written whole since the array was last published gets
  * SHARDPIPE_ERR_EXISTS naming it (at open; at close for a box to the
  * end, hi[0] 0, whose rows are known only then), while the same box
- * again (a retried task) is written.  stats.rows_written counts rows of the box whose
+ * again (a retried task) is written.  On S3, which has no lock, there
+ * are no claims: each shard is written only where no object has its key
+ * (If-None-Match: *, on the PUT or the multipart Complete), and an object
+ * found there is read back: the same bytes (a retried task, a re-run) are
+ * success, other bytes SHARDPIPE_ERR_EXISTS naming the shard (another
+ * writer's, an overlapping box, even one written earlier), returned by
+ * the write that finds it or by close; nothing is replaced
+ * (doc/design.md §30.4).  stats.rows_written counts rows of the box whose
  * shards are all written.
  */
 SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
@@ -624,7 +633,9 @@ SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
  * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path,
  * or a region writer still open that has not written its shards of
  * those rows -> SHARDPIPE_ERR_BUSY (a killed writer's claim is
- * removed).
+ * removed).  On S3 ("s3://BUCKET/PREFIX") the same checks, then one PUT
+ * of zarr.json; nothing tells it whether every writer closed: the
+ * caller's order does.
  */
 SHARDPIPE_API int shardpipe_array_publish(const char *path,
 					  const shardpipe_desc *desc,

@@ -315,8 +315,9 @@ int shardpipe_mpi_open(shardpipe_mpi_array **out, MPI_Comm comm,
 		    !a->rdispl)
 			rc = SHARDPIPE_ERR_NOMEM;
 	}
-	/* Only rank 0 touches the directory; the others wait for it. */
-	if (!rc && a->me == 0) {
+	/* Only rank 0 touches the directory; the others wait for it.  An
+	 * S3 prefix needs none (design §30.4). */
+	if (!rc && a->me == 0 && strncmp(path, "s3://", 5) != 0) {
 		if (mkdir(path, 0777) == 0) {
 			made = 1;
 		} else if (errno != EEXIST) {

@@ -6,13 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "attrs.h"
 #include "plan.h"
 #include "store.h"
-#include "store_fs.h"
 #include "stream_impl.h"
 #include "zarr_meta.h"
 
@@ -20,9 +17,6 @@
 static int check_kind(const char *path, const shardpipe_desc *desc,
 		      const char *what, struct sp_err *err)
 {
-	SP_RETURN_IF(store_is_s3(path), err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: %s on an s3:// store is not supported yet; write "
-		     "to a directory", path, what);
 	SP_RETURN_IF((DESC_HAS(desc, downsample) && desc->downsample != 0) ||
 			     (DESC_HAS(desc, ngff) && desc->ngff != 0),
 		     err, SHARDPIPE_ERR_UNSUPPORTED,
@@ -48,20 +42,48 @@ static int desc_attrs(const shardpipe_desc *desc, struct attrs *attrs,
 	return SHARDPIPE_OK;
 }
 
-/* Whether the file at meta holds exactly the n bytes of json. */
-static int same_text(const char *meta, const char *json, size_t n)
+/*
+ * Whether the store at path holds a zarr.json (*found) and, when json is
+ * given, whether it is exactly those n bytes (*same), through the store's
+ * source: a directory's file or an S3 object alike.  A directory that is
+ * not there holds none; store_fs_region then refuses it, saying who
+ * makes it.
+ */
+static int stored_meta(const char *path, const char *json, size_t n,
+		       int *found, int *same, struct sp_err *err)
 {
-	FILE *f = fopen(meta, "rb");
-	int same = f != NULL;
+	struct source *src = NULL;
+	struct source_obj *o = NULL;
+	uint64_t size = 0;
+	char *buf = NULL;
+	int rc = source_open(&src, path, err);
 
-	for (size_t i = 0; same && i <= n; i++) {
-		int c = fgetc(f);
-
-		same = i == n ? c == EOF : c == (unsigned char)json[i];
+	*found = *same = 0;
+	if (rc == SHARDPIPE_ERR_PATH && !store_is_s3(path))
+		return SHARDPIPE_OK;
+	if (rc == SHARDPIPE_OK)
+		rc = src->ops->open(src, "zarr.json", &o, &size, err);
+	*found = rc == SHARDPIPE_OK && o != NULL;
+	if (*found && json != NULL && size == n) {
+		buf = malloc(n ? n : 1);
+		rc = buf == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					      "out of memory")
+				 : src->ops->read(src, o, buf, n, 0, err);
+		*same = rc == SHARDPIPE_OK && memcmp(buf, json, n) == 0;
 	}
-	if (f != NULL)
-		fclose(f);
-	return same;
+	if (o != NULL)
+		src->ops->close(src, o);
+	if (src != NULL)
+		src->ops->free(src);
+	free(buf);
+	if (rc != SHARDPIPE_OK) {
+		char was[sizeof(err->msg)];
+
+		memcpy(was, err->msg, sizeof(was));
+		return sp_err_set(err, rc, "%s: cannot read its zarr.json: %s",
+				  path, was);
+	}
+	return SHARDPIPE_OK;
 }
 
 /*
@@ -77,14 +99,10 @@ static int check_meta(const char *path, const struct plan *p,
 {
 	shardpipe_array_info info = { 0 };
 	shardpipe_reader *r;
-	char *meta;
-	int rc = SHARDPIPE_OK;
+	int rc = SHARDPIPE_OK, found, same;
 
-	if (asprintf(&meta, "%s/zarr.json", path) < 0)
-		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	rc = access(meta, F_OK) == 0;
-	free(meta);
-	if (!rc)
+	SP_FORWARD(stored_meta(path, NULL, 0, &found, &same, err));
+	if (!found)
 		return SHARDPIPE_OK;
 	if (shardpipe_reader_open(&r, path) != SHARDPIPE_OK)
 		return sp_err_set(err, SHARDPIPE_ERR_EXISTS,
@@ -136,13 +154,11 @@ static int check_meta(const char *path, const struct plan *p,
 
 		SP_FORWARD(zarr_meta_render(p, info.shape[0], attrs, &json,
 					    &len, err));
-		if (asprintf(&meta, "%s/zarr.json", path) < 0)
-			meta = NULL;
-		rc = meta != NULL && same_text(meta, json, len);
-		free(meta);
+		rc = stored_meta(path, json, len, &found, &same, err);
 		free(json);
+		SP_FORWARD(rc);
 	}
-	SP_RETURN_IF(!rc, err, SHARDPIPE_ERR_EXISTS,
+	SP_RETURN_IF(!same, err, SHARDPIPE_ERR_EXISTS,
 		     "%s: holds an array of this shape whose zarr.json is not "
 		     "this description's (its codec, fill value, dimension "
 		     "names or attributes differ); nothing was touched", path);
@@ -271,7 +287,7 @@ int shardpipe_stream_open_region(shardpipe_stream **out, const char *path,
 int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
 			    uint64_t rows)
 {
-	struct store *lock = NULL;
+	struct store *store = NULL;
 	struct attrs attrs = { 0 };
 	struct plan p;
 	struct sp_err err;
@@ -297,18 +313,21 @@ int shardpipe_array_publish(const char *path, const shardpipe_desc *desc,
 		rc = desc_attrs(desc, &attrs, &err);
 	if (rc == SHARDPIPE_OK)
 		rc = check_meta(path, &p, &attrs, &err);
-	/* Shared, like the region writers': not under an ordinary stream
-	 * writing the array, nor while a region writer holds its box (it
-	 * has not closed); a killed writer's claim is removed. */
+	/* On a directory shared, like the region writers': not under an
+	 * ordinary stream writing the array, nor while a region writer
+	 * holds its box (it has not closed); a killed writer's claim is
+	 * removed.  S3 has no lock to take (§30.4). */
 	if (rc == SHARDPIPE_OK)
-		rc = store_fs_region(&lock, path, 0, p.rank, NULL, NULL, rows,
-				     &err);
+		rc = store_region(&store, path, 1, p.rank, NULL, NULL, rows,
+				  &err);
 	if (rc == SHARDPIPE_OK)
 		rc = zarr_meta_render(&p, rows, &attrs, &json, &len, &err);
 	if (rc == SHARDPIPE_OK)
-		rc = store_fs_put_meta(path, json, len, &err);
+		rc = store->ops->write_meta(store, json, len, &err);
+	if (rc == SHARDPIPE_OK)
+		rc = store_sync(store, &err);
 	free(json);
-	store_free(lock);
+	store_free(store);
 	attrs_free(&attrs);
 	plan_free(&p);
 	if (rc != SHARDPIPE_OK)

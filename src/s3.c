@@ -342,10 +342,14 @@ static int retryable_curl(CURLcode e)
 	}
 }
 
+/* 409 ConditionalRequestConflict: a conditional write met another
+ * write of the key in flight; AWS asks for a retry, which then finds the
+ * key taken (412) or free. */
 static int retryable_status(long status, const char *code)
 {
 	return status >= 500 || status == 429 ||
-	       (status == 400 && strcmp(code, "RequestTimeout") == 0);
+	       (status == 400 && strcmp(code, "RequestTimeout") == 0) ||
+	       (status == 409 && strcmp(code, "ConditionalRequestConflict") == 0);
 }
 
 /* The library code for a final HTTP failure. */
@@ -429,6 +433,13 @@ static struct curl_slist *headers(const struct s3_conn *c,
 	}
 	if (rq->if_match != NULL) {
 		snprintf(line, sizeof(line), "If-Match: %s", rq->if_match);
+		t = curl_slist_append(h, line);
+		*bad |= t == NULL;
+		h = t ? t : h;
+	}
+	if (rq->if_none_match != NULL) {
+		snprintf(line, sizeof(line), "If-None-Match: %s",
+			 rq->if_none_match);
 		t = curl_slist_append(h, line);
 		*bad |= t == NULL;
 		h = t ? t : h;

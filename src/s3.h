@@ -70,6 +70,9 @@ struct s3_req {
 	 * the object's size in one request. */
 	int suffix;
 	const char *if_match; /* an ETag the object must still have */
+	/* "*": write only when no object has the key (a region writer's
+	 * shard, doc/design.md §30.4); the server answers 412 if one has. */
+	const char *if_none_match;
 	/* A successful response's body goes here when out is set (at most
 	 * out_cap bytes, more is an error), else into s3_resp.text. */
 	void *out;

@@ -97,6 +97,21 @@ int store_reopen(struct store **out, const char *path, int durable,
 	return store_fs_reopen(out, path, durable, err);
 }
 
+int store_region(struct store **out, const char *path, int durable,
+		 int rank, const uint64_t *lo, const uint64_t *hi,
+		 uint64_t rows, struct sp_err *err)
+{
+	*out = NULL;
+	if (store_is_s3(path)) {
+#ifdef HAVE_S3
+		return store_s3_region(out, path, lo == NULL, err);
+#else
+		return no_s3(path, err);
+#endif
+	}
+	return store_fs_region(out, path, durable, rank, lo, hi, rows, err);
+}
+
 int store_child(const struct store *s, const char *path, const char *name,
 		struct store **out, struct sp_err *err)
 {

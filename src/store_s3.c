@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "store_s3.h"
+#include "crc32c.h"
 #include "s3.h"
 
 #include <pthread.h>
@@ -24,6 +25,10 @@ struct upload {
 	char *id;
 	char **etags;           /* by part number - 1 */
 	uint64_t bytes;
+	/* A region writer's (exclusive): each part's CRC-32C, to compare
+	 * with an object found at the key once the parts are freed. */
+	uint32_t *crcs;
+	uint64_t part_len;
 };
 
 /* One request's worth of work for an upload thread. */
@@ -42,6 +47,9 @@ struct store_s3 {
 	struct s3_config cfg;
 	int overwrite;
 	int store_exists;
+	/* A region writer's (doc/design.md §30.4): every shard is written
+	 * only where no object has its key (If-None-Match: *). */
+	int exclusive;
 	/* The opening thread's; also the writer's, which removes the old
 	 * shards a continued store no longer has: one at a time. */
 	pthread_mutex_t conn_mu;
@@ -109,6 +117,83 @@ static int do_delete(struct s3_conn *c, const char *key, struct sp_err *err)
 
 	s3_resp_free(&rs);
 	return rc;
+}
+
+/*
+ * A region writer found an object at key where it wrote with
+ * If-None-Match (doc/design.md §30.4): success when the object holds what
+ * this writer meant to store, total bytes (a retried task, a re-run, a
+ * retried request whose first answer was lost), else SHARDPIPE_ERR_EXISTS
+ * naming the shard, as a directory's claims refuse a box meeting one
+ * written before (§30.3).  Read in ranges of part_len bytes, each compared with
+ * bytes when the writer still holds them (one PUT), else by its CRC-32C
+ * (a multipart upload's parts are freed once sent); every range after the
+ * first with If-Match on the first one's ETag, so that an object replaced
+ * meanwhile is not judged by two versions.
+ */
+static int check_taken(struct store_s3 *s, struct s3_conn *c, const char *key,
+		       uint64_t total, uint64_t part_len, const uint8_t *bytes,
+		       const uint32_t *crcs, struct sp_err *err)
+{
+	uint8_t *buf = malloc(part_len ? (size_t)part_len : 1);
+	char etag[S3_ETAG_MAX] = "";
+	int same = 1, rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(buf == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	for (uint64_t off = 0; same && rc == SHARDPIPE_OK && off < total;
+	     off += part_len) {
+		size_t n = (size_t)(total - off < part_len ? total - off
+							   : part_len);
+		struct s3_resp rs;
+
+		/* 416: an empty object, which no shard is. */
+		rc = s3_request(c, &(struct s3_req){
+					.method = "GET", .key = key,
+					.ranged = 1, .range_off = off,
+					.range_len = n, .out = buf,
+					.out_cap = n,
+					.if_match = etag[0] ? etag : NULL,
+					.ok_status = 416 },
+				&rs, err);
+		if (rc == SHARDPIPE_OK)
+			same = rs.status != 416 && rs.total == total &&
+			       rs.out_len == n &&
+			       (bytes != NULL
+					? memcmp(buf, bytes + off, n) == 0
+					: crc32c(0, buf, n) ==
+						  crcs[off / part_len]);
+		if (rc == SHARDPIPE_OK && !etag[0])
+			memcpy(etag, rs.etag, sizeof(etag));
+		s3_resp_free(&rs);
+	}
+	free(buf);
+	SP_FORWARD(rc);
+	SP_RETURN_IF(!same, err, SHARDPIPE_ERR_EXISTS,
+		     "s3://%s/%s: another writer stored this shard with other "
+		     "bytes (a region writer of a box that overlaps this "
+		     "one); it was not replaced", s->cfg.bucket, key);
+	return SHARDPIPE_OK;
+}
+
+/* A region writer's shard in one PUT: only where no object has the key,
+ * else the object there must be this one (check_taken). */
+static int put_new(struct store_s3 *s, struct s3_conn *c,
+		   const struct job *j, struct sp_err *err)
+{
+	struct s3_resp rs;
+	int rc = s3_request(c, &(struct s3_req){ .method = "PUT",
+						 .key = j->key,
+						 .body = j->buf,
+						 .body_len = j->len,
+						 .if_none_match = "*",
+						 .ok_status = 412 },
+			    &rs, err);
+	long status = rs.status;
+
+	s3_resp_free(&rs);
+	if (rc != SHARDPIPE_OK || status != 412)
+		return rc;
+	return check_taken(s, c, j->key, j->len, j->len, j->buf, NULL, err);
 }
 
 static int mp_create(const struct s3_config *cfg, struct s3_conn *c,
@@ -193,8 +278,15 @@ static int mp_landed(struct s3_conn *c, const struct upload *up)
 	       n > strlen(tail) && strcmp(rs.etag + n - strlen(tail), tail) == 0;
 }
 
-static int mp_complete(struct s3_conn *c, struct upload *up,
-		       struct sp_err *err)
+/*
+ * Complete the upload.  A region writer's (exclusive) completes only
+ * where no object has the key (If-None-Match on the Complete, §30.4):
+ * when one has, *open says that the upload is still there to abort, and
+ * the object must be this one (check_taken); so must the object found
+ * after a retry finds the upload gone, which may be another writer's.
+ */
+static int mp_complete(struct store_s3 *s, struct s3_conn *c,
+		       struct upload *up, int *open, struct sp_err *err)
 {
 	size_t cap = 64 + (size_t)up->nparts * (64 + S3_ETAG_MAX), n;
 	char *xml = malloc(cap), *q = mp_query(up, 0);
@@ -215,11 +307,22 @@ static int mp_complete(struct s3_conn *c, struct upload *up,
 	n += (size_t)snprintf(xml + n, cap - n, "</CompleteMultipartUpload>");
 	rc = s3_request(c, &(struct s3_req){ .method = "POST", .key = up->key,
 					     .query = q, .body = xml,
-					     .body_len = n },
+					     .body_len = n,
+					     .if_none_match = s->exclusive
+							      ? "*" : NULL,
+					     .ok_status = s->exclusive ? 412
+								       : 0 },
 			&rs, err);
+	*open = rc == SHARDPIPE_OK && rs.status == 412;
 	if (rc != SHARDPIPE_OK && rs.attempts > 1 &&
-	    strcmp(rs.code, "NoSuchUpload") == 0 && mp_landed(c, up))
-		rc = SHARDPIPE_OK;
+	    strcmp(rs.code, "NoSuchUpload") == 0)
+		rc = s->exclusive ? check_taken(s, c, up->key, up->bytes,
+						up->part_len, NULL, up->crcs,
+						err)
+		     : mp_landed(c, up) ? SHARDPIPE_OK : rc;
+	else if (*open)
+		rc = check_taken(s, c, up->key, up->bytes, up->part_len, NULL,
+				 up->crcs, err);
 	s3_resp_free(&rs);
 	free(xml);
 	free(q);
@@ -265,6 +368,7 @@ static void upload_free(struct upload *up)
 		for (uint32_t k = 0; k < up->nparts; k++)
 			free(up->etags[k]);
 	free(up->etags);
+	free(up->crcs);
 	free(up->id);
 	free(up->key);
 	free(up);
@@ -276,7 +380,7 @@ static void run_part(struct store_s3 *s, struct s3_conn *c, struct job *j)
 {
 	struct upload *up = j->up;
 	struct sp_err e;
-	int rc = SHARDPIPE_OK, skip, last, ok;
+	int rc = SHARDPIPE_OK, skip, last, ok, open = 0;
 
 	pthread_mutex_lock(&s->mu);
 	while (up->state == UP_CREATING)
@@ -294,6 +398,8 @@ static void run_part(struct store_s3 *s, struct s3_conn *c, struct job *j)
 	skip = j->buf == NULL || up->state != UP_OPEN || up->failed ||
 	       s->failed;
 	pthread_mutex_unlock(&s->mu);
+	if (!skip && up->crcs != NULL)
+		up->crcs[j->part - 1] = crc32c(0, j->buf, j->len);
 	if (!skip)
 		rc = mp_part(&s->cfg, c, up, j, &e);
 	pthread_mutex_lock(&s->mu);
@@ -307,14 +413,14 @@ static void run_part(struct store_s3 *s, struct s3_conn *c, struct job *j)
 	if (!last)
 		return;
 	if (up->state == UP_OPEN && ok) {
-		rc = mp_complete(c, up, &e);
+		rc = mp_complete(s, c, up, &open, &e);
 		if (rc != SHARDPIPE_OK) {
 			pthread_mutex_lock(&s->mu);
 			fail_locked(s, &e);
 			pthread_mutex_unlock(&s->mu);
 		}
 	}
-	if (up->state == UP_OPEN && (!ok || rc != SHARDPIPE_OK))
+	if (up->state == UP_OPEN && (!ok || rc != SHARDPIPE_OK || open))
 		mp_abort(s, c, up);
 	upload_free(up);
 }
@@ -333,7 +439,8 @@ static void run_job(struct store_s3 *s, struct s3_conn *c, struct job *j)
 	pthread_mutex_unlock(&s->mu);
 	if (failed)
 		return;
-	rc = do_put(c, j->key, j->buf, j->len, &e);
+	rc = s->exclusive ? put_new(s, c, j, &e)
+			  : do_put(c, j->key, j->buf, j->len, &e);
 	if (rc != SHARDPIPE_OK) {
 		pthread_mutex_lock(&s->mu);
 		fail_locked(s, &e);
@@ -493,6 +600,9 @@ static int s3_write(struct store *base, const char *key,
 			up->nparts = nparts;
 			up->bytes = total;
 			up->etags = calloc(nparts, sizeof(char *));
+			up->part_len = part;
+			if (s->exclusive)
+				up->crcs = calloc(nparts, sizeof(uint32_t));
 			k = NULL;
 		}
 	}
@@ -503,7 +613,9 @@ static int s3_write(struct store *base, const char *key,
 		if ((jobs[i] = calloc(1, sizeof(**jobs))) == NULL)
 			rc = SHARDPIPE_ERR_NOMEM;
 	if (jobs == NULL || rc != SHARDPIPE_OK ||
-	    (nparts > 1 ? up == NULL || up->etags == NULL : k == NULL)) {
+	    (nparts > 1 ? up == NULL || up->etags == NULL ||
+			  (s->exclusive && up->crcs == NULL)
+			: k == NULL)) {
 		for (uint32_t i = 0; jobs != NULL && i < nparts; i++)
 			free(jobs[i]);
 		free(jobs);
@@ -967,6 +1079,50 @@ int store_s3_reopen(struct store **out, const char *url, struct sp_err *err)
 	 * removed; only the upload threads, which create would start. */
 	s->store_exists = 1;
 	rc = s3_create(&s->base, err);
+	if (rc != SHARDPIPE_OK) {
+		s3_free(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SHARDPIPE_OK;
+}
+
+/* The top level of a region writer's prefix: the array's zarr.json and
+ * its c/ tree, nothing of the user's. */
+static int array_only(void *user, const char *name)
+{
+	struct delete_ctx *d = user;
+	const char *rel = rel_key(d->s, name);
+
+	if (strcmp(rel, "zarr.json") == 0 || strcmp(rel, "c/") == 0)
+		return SHARDPIPE_OK;
+	return sp_err_set(d->err, SHARDPIPE_ERR_EXISTS,
+			  "%s: holds %s, not an array's object; nothing was "
+			  "touched", d->s->cfg.url, rel);
+}
+
+int store_s3_region(struct store **out, const char *url, int publish,
+		    struct sp_err *err)
+{
+	struct store_s3 *s;
+	struct delete_ctx d;
+	char *dir;
+	int rc;
+
+	*out = NULL;
+	SP_FORWARD(store_s3_new(&s, url, 0, err));
+	d = (struct delete_ctx){ s, err };
+	/* Listing first, as survey does: a missing bucket or refused
+	 * credentials say so here, in S3's words. */
+	dir = s3_key(&s->cfg, "");
+	rc = dir == NULL ? sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+				      "out of memory")
+			 : s3_list_level(s->conn, dir, array_only, &d, err);
+	free(dir);
+	s->exclusive = !publish;
+	s->store_exists = 1;
+	if (rc == SHARDPIPE_OK)
+		rc = s3_create(&s->base, err);
 	if (rc != SHARDPIPE_OK) {
 		s3_free(&s->base);
 		return rc;

@@ -28,6 +28,17 @@ SP_INTERNAL int store_s3_check(struct store **out, const char *url,
 SP_INTERNAL int store_s3_reopen(struct store **out, const char *url,
 				struct sp_err *err);
 
+/*
+ * A region writer's store (doc/design.md §30): the prefix at url, holding
+ * nothing but an array's zarr.json and c/ (or nothing yet), every shard
+ * written only where no object has its key (If-None-Match: *) and an
+ * object found there compared with it (SHARDPIPE_ERR_BUSY when it
+ * differs: another writer's).  publish: a store that writes zarr.json
+ * only, unconditionally.  Nothing is removed; S3 has no lock.
+ */
+SP_INTERNAL int store_s3_region(struct store **out, const char *url,
+				int publish, struct sp_err *err);
+
 SP_INTERNAL int source_s3_open(struct source **out, const char *url,
 			       struct sp_err *err);
 

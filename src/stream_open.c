@@ -10,7 +10,6 @@
 #include "copy.h"
 #include "reader_impl.h"
 #include "reopen.h"
-#include "store_fs.h"
 #include "stream_impl.h"
 
 void stream_stop_threads(struct shardpipe_stream *s)
@@ -618,9 +617,9 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		s->store = ro->store;
 		ro->store = NULL;
 	} else if (rc == SHARDPIPE_OK && region != NULL) {
-		rc = store_fs_region(&s->store, path, s->plan.durable,
-				     s->plan.rank, region->lo, region->hi, 0,
-				     &s->err);
+		rc = store_region(&s->store, path, s->plan.durable,
+				  s->plan.rank, region->lo, region->hi, 0,
+				  &s->err);
 		s->region = 1;
 		memcpy(s->shard_offset, region->shards,
 		       sizeof(s->shard_offset));

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "shardpipe.h"
 #include "tap.h"
 #include "testutil.h"
@@ -399,8 +400,20 @@ static void refusals(void)
 	other.downsample = 2;
 	is_int(shardpipe_stream_open_region(&s, dir, &other, lo, hi),
 	       SHARDPIPE_ERR_UNSUPPORTED, "a pyramid: unsupported");
+#ifdef HAVE_S3
+	/* s3:// goes to the S3 store (t/s3-region.sh writes one): here to
+	 * an endpoint that refuses connections, tried once. */
+	setenv("SHARDPIPE_S3_ENDPOINT", "http://127.0.0.1:1", 1);
+	setenv("AWS_MAX_ATTEMPTS", "1", 1);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
 	is_int(shardpipe_stream_open_region(&s, "s3://bucket/a", &d, lo, hi),
-	       SHARDPIPE_ERR_UNSUPPORTED, "s3: unsupported");
+	       SHARDPIPE_ERR_IO, "s3: the S3 store's first request fails (%s)",
+	       shardpipe_last_error_message());
+#else
+	is_int(shardpipe_stream_open_region(&s, "s3://bucket/a", &d, lo, hi),
+	       SHARDPIPE_ERR_UNSUPPORTED, "s3: this build has no S3 support");
+#endif
 	is_int(shardpipe_stream_open_region(&s, dir, &d, NULL, hi),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT, "lo NULL");
 	/* A link in the chunk tree to a user's directory: not written

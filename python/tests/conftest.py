@@ -37,3 +37,33 @@ def cli():
     if not sp or not os.access(sp, os.X_OK):
         pytest.skip("SHARDPIPE does not name the shardpipe program")
     return sp
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    """moto's S3 server in this process (t/python/s3_server.py, which
+    t/python-package.sh puts on the path), a bucket "pkg", and the
+    environment the library reads pointing at it (inherited by the
+    processes a test starts: a dask.distributed LocalCluster's workers)."""
+    server_mod = pytest.importorskip(
+        "s3_server", reason="moto[server] is not installed "
+        "(scripts/setup-python-readers installs it)")
+    boto3 = pytest.importorskip("boto3")
+    server, port = server_mod.start(47300, 47399)
+    if server is None:
+        pytest.fail("no free port in 47300..47399 for moto's S3 server")
+    endpoint = "http://127.0.0.1:%d" % port
+    env = {"SHARDPIPE_S3_ENDPOINT": endpoint, "AWS_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+           "AWS_CONFIG_FILE": os.devnull}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    for k in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL",
+              "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(k, raising=False)
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                 aws_access_key_id="testing",
+                 aws_secret_access_key="testing").create_bucket(Bucket="pkg")
+    yield endpoint
+    server.shutdown()

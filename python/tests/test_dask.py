@@ -3,7 +3,7 @@ block by region writers, the client publishing zarr.json, gives the files
 of one shardpipe.Stream writing the same numpy array, byte for byte, and
 zarr-python reads it back equal; on the threaded scheduler and on a
 dask.distributed LocalCluster (>= 1 GiB, and a worker killed in a task,
-retried)."""
+retried), to a directory and to S3 (moto)."""
 
 import filecmp
 import os
@@ -197,3 +197,79 @@ def test_distributed_killed_task_retried(tmp_path):
         _reference(tmp_path / "s.zarr", x.compute(scheduler="threads"),
                    **kw)
     assert _same_tree(tmp_path / "d.zarr", tmp_path / "s.zarr") > 0
+
+
+def _objects(endpoint, bucket, prefix):
+    """{key below prefix/: bytes} of the objects there, through boto3."""
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    out = {}
+    for p in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=prefix + "/"):
+        for o in p.get("Contents", []):
+            out[o["Key"][len(prefix) + 1:]] = s3.get_object(
+                Bucket=bucket, Key=o["Key"])["Body"].read()
+    return out
+
+
+# 1 GiB of uint16, which the pattern compresses about 45 times: the
+# objects moto (a Python server, in this test's process) takes are small.
+S3_SHAPE = (256, 2048, 1024)
+
+
+def test_distributed_s3(s3, tmp_path, monkeypatch):
+    """to_store to an s3:// URL on a LocalCluster of 2 workers: nothing is
+    made on S3 before the tasks, zarr.json is published at the end; the
+    objects are the files of one Stream writing the same array to a
+    directory, byte for byte, multipart shards among them; zarr-python
+    and TensorStore, through their own S3 clients, read it back.  Then
+    other data over it is refused (StorageError, SHARDPIPE_ERR_EXISTS,
+    naming a shard) with every
+    object as it was."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("s3fs", reason="s3fs is not installed "
+                        "(scripts/setup-python-readers installs it)")
+    # Parts of 64 KiB: every shard (about 370 KB) a multipart upload,
+    # its Complete conditional.
+    monkeypatch.setenv("SHARDPIPE_S3_PART_SIZE", "64k")
+    x = da.zeros(S3_SHAPE, chunks=(32, 1024, 1024), dtype="uint16")
+    x = x.map_blocks(_pattern, dtype="uint16")
+    kw = dict(chunks=(16, 256, 256), shards=(16, 512, 1024),
+              codec="zstd:1", backend="cpu")
+    url = "s3://pkg/big.zarr"
+    client = _cluster()
+    try:
+        try:
+            st = spd.to_store(x, url, **kw)
+        except shardpipe.UnsupportedError as e:
+            pytest.skip("this library has no S3 support: %s" % e)
+        assert st["bytes_in"] == x.nbytes and len(st["tasks"]) == 16
+    finally:
+        client.close()
+    with dask.config.set(scheduler="threads"):
+        _reference(tmp_path / "s.zarr", x, threads=2, **kw)
+    got = _objects(s3, "pkg", "big.zarr")
+    want = {f: (tmp_path / "s.zarr" / f).read_bytes()
+            for f in _files(tmp_path / "s.zarr")}
+    assert sorted(got) == sorted(want)
+    assert [k for k in want if got[k] != want[k]] == []
+    assert min(len(got[k]) for k in got if k != "zarr.json") > 64 << 10
+    opts = {"endpoint_url": s3, "key": "testing", "secret": "testing"}
+    z = zarr.open_array(zarr.storage.FsspecStore.from_url(
+        url, read_only=True, storage_options=opts), mode="r")
+    for i in (0, 131, 255):
+        np.testing.assert_array_equal(z[i], np.asarray(x[i]))
+    ts = pytest.importorskip("tensorstore")
+    t = ts.open({"driver": "zarr3", "kvstore": {
+        "driver": "s3", "bucket": "pkg", "path": "big.zarr/",
+        "endpoint": s3, "aws_region": "us-east-1"}}).result()
+    np.testing.assert_array_equal(t[5].read().result(), np.asarray(x[5]))
+    # Other data in a box over the array's: another writer's shards.
+    with pytest.raises(shardpipe.StorageError,
+                       match="big.zarr/c/0/0/0") as refused:
+        shardpipe.write_region(url, dict(kw, shape=S3_SHAPE,
+                                         dtype="uint16"),
+                               (0, 0, 0), np.ones((16, 512, 1024),
+                                                  "uint16"))
+    assert refused.value.code == 12  # SHARDPIPE_ERR_EXISTS, not BUSY
+    assert _objects(s3, "pkg", "big.zarr") == got

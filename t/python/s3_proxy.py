@@ -8,10 +8,14 @@ it came (headers and signature included) and its answer comes back.
 
 A rule applies to requests whose "METHOD PATH?QUERY" contains MATCH:
     500:N:MATCH  the first N such requests get 500 InternalError (N = 0:
-    503:N:MATCH  every one), 503 SlowDown or 429 in S3's XML error form;
-    429:N:MATCH
+    503:N:MATCH  every one), 503 SlowDown, 429 or 409
+    429:N:MATCH  ConditionalRequestConflict (a conditional write meeting
+    409:N:MATCH  another) in S3's XML error form;
     drop:N:MATCH the first N are read, then the connection is closed with
                  no answer;
+    lost:N:MATCH the first N reach the server, whose answer is then lost:
+                 the connection is closed with no answer (a request that
+                 took effect, retried by a client that cannot know);
     die:N:MATCH  the Nth makes the proxy exit at once (exit status 3), as
                  a killed server would, mid-request.
 The first rule that matches a request decides.  Binds the first free port
@@ -34,7 +38,9 @@ CODES = {500: ("InternalError", "We encountered an internal error "
          503: ("SlowDown", "Please reduce your request rate "
                "(injected by the test proxy)."),
          429: ("TooManyRequests", "Too many requests "
-               "(injected by the test proxy).")}
+               "(injected by the test proxy)."),
+         409: ("ConditionalRequestConflict", "A conflicting conditional "
+               "operation is in progress (injected by the test proxy).")}
 
 
 class Rule:
@@ -93,7 +99,7 @@ def make_handler(upstream, rules, log, lock):
                 self.record("drop")
                 self.close_connection = True
                 return
-            if action in ("500", "503", "429"):
+            if action in ("500", "503", "429", "409"):
                 status = int(action)
                 code, msg = CODES[status]
                 xml = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -116,6 +122,11 @@ def make_handler(upstream, rules, log, lock):
             conn.endheaders(data if data else None)
             resp = conn.getresponse()
             payload = resp.read()
+            if action == "lost":
+                conn.close()
+                self.record("lost %d" % resp.status)
+                self.close_connection = True
+                return
             self.send_response(resp.status)
             for k, v in resp.getheaders():
                 if k.lower() not in ("transfer-encoding", "connection",

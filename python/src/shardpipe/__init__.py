@@ -832,7 +832,10 @@ class Stream:
     ``region=(lo, hi)``: a region writer (shardpipe(3),
     shardpipe_stream_open_region; design §30) writing only the shards of
     the box lo..hi (hi exclusive; hi[0] 0 on an unbounded dim 0) of the
-    array ``shape`` describes, into the existing directory ``path``; its
+    array ``shape`` describes, into the existing directory ``path`` or
+    an ``"s3://bucket/prefix"`` URL (each shard only where no object has
+    its key: one of other bytes there, another writer's, raises
+    BusyError naming it; design §30.4); its
     appends take the box's rows (shape ``hi - lo``), it never writes
     zarr.json (``publish()`` does, once), and many region writers hold
     the store at once.  lo and hi must be multiples of ``shards`` (hi may
@@ -1588,9 +1591,9 @@ def publish(path: _Path, rows: int | None = None, **array_kwargs: _Any
             ) -> None:
     """Write the zarr.json of the array ``array_kwargs`` describe (as
     ``Stream`` takes them: shape, chunks, shards, dtype, codec, ...,
-    attributes) at the directory ``path``, advertising ``rows`` rows of
-    dim 0 (default: a bounded ``shape[0]``; needed when dim 0 is
-    unbounded).  Called once, by one process, after every region writer
+    attributes) at the directory (or ``"s3://bucket/prefix"``) ``path``,
+    advertising ``rows`` rows of dim 0 (default: a bounded ``shape[0]``;
+    needed when dim 0 is unbounded).  Called once, by one process, after every region writer
     covering those rows closed (shardpipe_array_publish, design §30).  A
     zarr.json of the same array is replaced with identical bytes; one of
     another array raises StorageError (code EXISTS) naming the field."""

@@ -63,8 +63,11 @@ def to_store(x: _Any, path: _Any, chunks: _Sequence[int],
              **kw: _Any) -> dict[str, _Any]:
     """Write the dask array ``x`` as a sharded Zarr v3 array at the
     directory ``path`` (made here, on the client; it must be empty or
-    hold this array), ``chunks`` and ``shards`` as ``shardpipe.Stream``
-    takes them, the dtype ``x``'s.  Each block of ``x`` is written in a
+    hold this array) or at an ``"s3://bucket/prefix"`` URL (the client
+    makes nothing there: the tasks' region writers write the shards,
+    each only where no object has its key, design §30.4; the prefix must
+    hold nothing or this array), ``chunks`` and ``shards`` as
+    ``shardpipe.Stream`` takes them, the dtype ``x``'s.  Each block of ``x`` is written in a
     task by a region writer (``shardpipe.write_region``) with ``threads``
     threads (default: the dask.distributed worker's threads_per_worker
     when the task runs on one, else 1); the client publishes zarr.json
@@ -111,12 +114,15 @@ def to_store(x: _Any, path: _Any, chunks: _Sequence[int],
     if tuple(new) != tuple(x.chunks):
         x = x.rechunk(tuple(new))
     path = _os.fspath(path)
-    if _os.path.lexists(path) and not _os.path.isdir(path):
+    # S3 has no directory to make: a prefix exists once an object does.
+    url = _sp._is_url(path)
+    if not url and _os.path.lexists(path) and not _os.path.isdir(path):
         raise _sp.StorageError(
             "to_store: %s: not a directory; nothing was touched"
             % (_os.fsdecode(path),), _sp._ERR_PATH)
-    made = not _os.path.lexists(path)
-    _os.makedirs(path, exist_ok=True)
+    made = not url and not _os.path.lexists(path)
+    if not url:
+        _os.makedirs(path, exist_ok=True)
     array = dict(kw, shape=shape, chunks=tuple(chunks), shards=shards,
                  dtype=x.dtype, codec=codec)
     starts = [[0] + _boundaries(c)[:-1] for c in x.chunks]
