@@ -595,8 +595,15 @@ SHARDPIPE_API int shardpipe_stream_reopen(shardpipe_stream **out,
  * extent, lo not below hi -> SHARDPIPE_ERR_INVALID_ARGUMENT naming the
  * dim and the nearest aligned box; a zarr.json of a different array ->
  * SHARDPIPE_ERR_EXISTS naming the field; other files (objects) in path
- * -> SHARDPIPE_ERR_EXISTS; downsample or ngff ->
- * SHARDPIPE_ERR_UNSUPPORTED; overwrite -> SHARDPIPE_ERR_INVALID_ARGUMENT.
+ * -> SHARDPIPE_ERR_EXISTS; an image's frame_fields, or an image on
+ * s3:// -> SHARDPIPE_ERR_UNSUPPORTED; overwrite ->
+ * SHARDPIPE_ERR_INVALID_ARGUMENT.
+ * A pyramid or OME-NGFF image (downsample, ngff; design §30.5): lo and hi
+ * are multiples of every level's shard shape in level-0 elements (level
+ * L's chunk * chunks_per_shard, clamped to the level, times 2^h, h the
+ * times the dim halved up to L: their least common multiple, the dim's
+ * size when larger) except hi at the edge, and the stream writes every
+ * level's shards of the box, byte for byte those of one image stream.
  * On a directory, region writers share the store's lock (an ordinary
  * stream on it, or one opened while they hold it, gets
  * SHARDPIPE_ERR_BUSY); each claims its
@@ -633,9 +640,13 @@ SHARDPIPE_API int shardpipe_stream_open_region(shardpipe_stream **out,
  * -> SHARDPIPE_ERR_INVALID_ARGUMENT; an ordinary stream writing path,
  * or a region writer still open that has not written its shards of
  * those rows -> SHARDPIPE_ERR_BUSY (a killed writer's claim is
- * removed).  On S3 ("s3://BUCKET/PREFIX") the same checks, then one PUT
- * of zarr.json; nothing tells it whether every writer closed: the
- * caller's order does.
+ * removed).  An image writes every level's zarr.json (level L
+ * advertising rows halved, rounding up, as often as dim 0 halved) and then
+ * the group's, with the same checks on each; while a region writer of
+ * the image is still open, only rows below its box can be published.
+ * On S3 ("s3://BUCKET/PREFIX") the same checks, then one PUT of
+ * zarr.json; nothing tells it whether every writer closed: the caller's
+ * order does.
  */
 SHARDPIPE_API int shardpipe_array_publish(const char *path,
 					  const shardpipe_desc *desc,

@@ -734,12 +734,15 @@ static uint64_t kind_of(shardpipe_dtype t)
 	}
 }
 
-/* The table by which p's rows reduce into those of next (reduce.h). */
+/* The table by which p's rows reduce into those of next (reduce.h);
+ * decide's sizes say which dims halve: p's own, or for a region writer's
+ * box the whole array's level (a box's edge dim of 1 element still halves
+ * where the array's does, its block replicating the element, §30.5). */
 static void reduce_table(const struct plan_levels *pl, struct plan *p,
-			 const struct plan *next)
+			 const struct plan *next, const struct plan *decide)
 {
 	uint64_t *g = p->reduce_geo, fill = 0;
-	int f0 = halves(pl, p->size, 0, p->scale_level) ? 2 : 1;
+	int f0 = halves(pl, decide->size, 0, p->scale_level) ? 2 : 1;
 
 	memset(p->reduce_geo, 0, sizeof(p->reduce_geo));
 	for (unsigned i = 0; i < p->esize; i++)
@@ -756,7 +759,7 @@ static void reduce_table(const struct plan_levels *pl, struct plan *p,
 	g[SP_RGEO_FILL] = fill;
 	g[SP_RGEO_PER_ITEM] = 1;
 	for (int d = 1; d < p->rank; d++) {
-		int f = halves(pl, p->size, d, p->scale_level) ? 2 : 1;
+		int f = halves(pl, decide->size, d, p->scale_level) ? 2 : 1;
 
 		g[SP_RGEO_OUT_SIZE(d)] = next->size[d];
 		g[SP_RGEO_IN_SIZE(d)] = p->size[d];
@@ -827,7 +830,7 @@ int plan_levels_init(struct plan_levels *pl, struct plan *p0,
 
 		rc = level_plan(pl, &pl->level[L], prev, p0, err);
 		if (rc == SHARDPIPE_OK)
-			reduce_table(pl, prev, &pl->level[L]);
+			reduce_table(pl, prev, &pl->level[L], prev);
 	}
 	if (rc != SHARDPIPE_OK) {
 		plan_levels_free(pl);
@@ -842,4 +845,77 @@ void plan_levels_free(struct plan_levels *pl)
 	for (int L = 1; L < SHARDPIPE_MAX_LEVELS; L++)
 		plan_free(&pl->level[L]);
 	pl->n = 1;
+}
+
+int plan_levels_shift(const struct plan_levels *pl, const struct plan *p0,
+		      int L, int d)
+{
+	int h = 0;
+
+	for (int k = 0; k < L && k + 1 < pl->n; k++) {
+		const uint64_t *g = (k == 0 ? p0 : &pl->level[k])->reduce_geo;
+
+		h += d == 0 ? g[SP_RGEO_F0] == 2 : g[SP_RGEO_FACTOR(d)] == 2;
+	}
+	return h;
+}
+
+/*
+ * A region writer's levels (doc/design.md §30.5): the whole array's
+ * levels cut to the box lo..hi of level 0, which is aligned to every
+ * level's shard (region.c).  Nothing is planned again from the box: its
+ * level count, chunk and shard shapes and halving dims are the whole
+ * array's, so that its shards are the array's; only the sizes are the
+ * box's, and origin[L] its first element at level L.
+ */
+int plan_levels_box(struct plan_levels *pl, struct plan *p0,
+		    const struct plan_levels *whole, const struct plan *w0,
+		    const uint64_t *lo, const uint64_t *hi, struct sp_err *err)
+{
+	int rc = SHARDPIPE_OK;
+
+	*pl = *whole;
+	memset(pl->level, 0, sizeof(pl->level));
+	p0->scale_level = 0;
+	memset(p0->reduce_geo, 0, sizeof(p0->reduce_geo));
+	for (int L = 1; L < pl->n && rc == SHARDPIPE_OK; L++) {
+		struct plan *q = &pl->level[L];
+		struct plan *prev = L == 1 ? p0 : &pl->level[L - 1];
+		const struct plan *wq = &whole->level[L];
+
+		*q = *prev;
+		q->perm = NULL;
+		q->pos_slot = NULL;
+		q->shard_first = NULL;
+		q->scale_level = L;
+		memset(q->reduce_geo, 0, sizeof(q->reduce_geo));
+		memset(q->chunk_count, 0, sizeof(q->chunk_count));
+		memset(q->shard_count, 0, sizeof(q->shard_count));
+		for (int d = 0; d < q->rank; d++) {
+			int h = plan_levels_shift(whole, w0, L, d);
+			uint64_t top = hi[d] == w0->size[d] ? wq->size[d]
+							    : hi[d] >> h;
+
+			pl->origin[L][d] = lo[d] >> h;
+			q->chunk[d] = wq->chunk[d];
+			q->cps[d] = wq->cps[d];
+			q->size[d] = wq->size[d] == 0 ? 0
+						      : top - pl->origin[L][d];
+		}
+		rc = compute_sizes(q, err);
+		if (rc == SHARDPIPE_OK) {
+			plan_set_epochs(q, p0->K);
+			rc = check_batch(q, err);
+		}
+		if (rc == SHARDPIPE_OK) {
+			compute_strides(q);
+			rc = compute_permutation(q, err);
+		}
+		if (rc == SHARDPIPE_OK)
+			reduce_table(pl, prev, q,
+				     L == 1 ? w0 : &whole->level[L - 1]);
+	}
+	if (rc != SHARDPIPE_OK)
+		plan_levels_free(pl);
+	return rc;
 }

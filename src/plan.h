@@ -148,6 +148,9 @@ struct plan_levels {
 	 * none), set by ome_axes_init (ome_meta.c). */
 	char axis_type[SHARDPIPE_MAX_RANK][8];
 	char unit[SHARDPIPE_MAX_RANK][16];
+	/* A region writer's box (§30.5): its first element at each level,
+	 * in that level's elements; 0 for a whole array. */
+	uint64_t origin[SHARDPIPE_MAX_LEVELS][SHARDPIPE_MAX_RANK];
 };
 
 /*
@@ -172,6 +175,24 @@ SP_INTERNAL int plan_levels_init(struct plan_levels *pl, struct plan *p0,
 				 const shardpipe_desc *desc,
 				 struct sp_err *err);
 SP_INTERNAL void plan_levels_free(struct plan_levels *pl);
+
+/* How many times dim d of level L halved from level 0's, as the levels'
+ * reduction tables say (so also along an unbounded dim 0). */
+SP_INTERNAL int plan_levels_shift(const struct plan_levels *pl,
+				  const struct plan *p0, int L, int d);
+
+/*
+ * A region writer's levels (doc/design.md §30.5): the whole array's
+ * (whole over its level 0 w0) cut to the box lo..hi of level 0, whose
+ * level-0 plan p0 is the box's; lo and hi aligned to every level's shard
+ * (or hi the array's edge).  Level count, chunk and shard shapes and the
+ * halving dims are the whole array's; pl->origin says where the box
+ * starts at each level.
+ */
+SP_INTERNAL int plan_levels_box(struct plan_levels *pl, struct plan *p0,
+				const struct plan_levels *whole,
+				const struct plan *w0, const uint64_t *lo,
+				const uint64_t *hi, struct sp_err *err);
 
 /*
  * Rows of the next level that reducing `carried` (0 or 1) rows of carry,

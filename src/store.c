@@ -99,7 +99,7 @@ int store_reopen(struct store **out, const char *path, int durable,
 
 int store_region(struct store **out, const char *path, int durable,
 		 int rank, const uint64_t *lo, const uint64_t *hi,
-		 uint64_t rows, struct sp_err *err)
+		 uint64_t rows, int levels, struct sp_err *err)
 {
 	*out = NULL;
 	if (store_is_s3(path)) {
@@ -109,7 +109,8 @@ int store_region(struct store **out, const char *path, int durable,
 		return no_s3(path, err);
 #endif
 	}
-	return store_fs_region(out, path, durable, rank, lo, hi, rows, err);
+	return store_fs_region(out, path, durable, rank, lo, hi, rows, levels,
+			       err);
 }
 
 int store_child(const struct store *s, const char *path, const char *name,

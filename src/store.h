@@ -73,11 +73,12 @@ SP_INTERNAL int store_reopen(struct store **out, const char *path,
 			     int durable, struct sp_err *err);
 /* A region writer's store (doc/design.md §30): store_fs_region's
  * directory (durable, its claim of the box lo..hi; lo NULL: publish of
- * rows), or "s3://BUCKET/PREFIX" (store_s3_region: no claims,
- * conditional shard writes instead). */
+ * rows; levels > 0: an image's root), or "s3://BUCKET/PREFIX"
+ * (store_s3_region: no claims, conditional shard writes instead; one
+ * array only). */
 SP_INTERNAL int store_region(struct store **out, const char *path,
 			     int durable, int rank, const uint64_t *lo,
-			     const uint64_t *hi, uint64_t rows,
+			     const uint64_t *hi, uint64_t rows, int levels,
 			     struct sp_err *err);
 /* Remove the shard at coords, when it is there (s->ops->remove). */
 SP_INTERNAL int store_remove_shard(struct store *s, const uint64_t *coords,

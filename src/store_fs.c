@@ -613,6 +613,8 @@ static int fs_create(struct store *base, struct sp_err *err)
 	return remove_levels(s->root, s->durable, err);
 }
 
+static void fs_free(struct store *base);
+
 /* A pyramid level's store: the directory `name` below the group's, the
  * same durability, never overwriting (the group's creation removed the
  * old levels). */
@@ -630,12 +632,33 @@ static int fs_child(const struct store *base, const char *name,
 	}
 	s->base.ops = &fs_ops;
 	s->durable = parent->durable;
+	s->claim_fd = -1;
+	/* A region writer's level (§30.5) writes its shards as the root's
+	 * do; it makes its directory itself, there being no create, and
+	 * goes through none that is not one (a link). */
+	s->region = parent->region;
+	if (s->region && mkdir(s->root, 0777) != 0 && errno != EEXIST) {
+		int rc = sp_err_set(err, store_fs_errno_code(errno), "%s: %s",
+				    s->root, strerror(errno));
+
+		fs_free(&s->base);
+		return rc;
+	}
 	/* As store_fs_check would have seen it: a level directory left
 	 * there (the user's, holding no zarr.json) is no other writer's. */
 	{
 		struct stat st;
 
 		s->existed = lstat(s->root, &st) == 0;
+		if (s->region && (!s->existed || !S_ISDIR(st.st_mode))) {
+			int rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					    "%s: not a directory of the store "
+					    "(a link?); nothing written there",
+					    s->root);
+
+			fs_free(&s->base);
+			return rc;
+		}
 	}
 	*out = &s->base;
 	return SHARDPIPE_OK;
@@ -1342,19 +1365,63 @@ static int claim(struct store_fs *s, int rank, const uint64_t *lo,
 }
 
 
+/* Whether name is one of an image's level directories 0 .. levels-1. */
+static int level_name(const char *name, int levels)
+{
+	char *end;
+	long L = strtol(name, &end, 10);
+
+	return name[0] >= '0' && name[0] <= '9' && *end == '\0' &&
+	       (name[0] != '0' || name[1] == '\0') && L < levels;
+}
+
+/* A region writer's directory holds nothing but an array's zarr.json and
+ * c/ tree (and hidden names), or an image's and its levels'. */
+static int only_array_files(const char *path, int levels, struct sp_err *err)
+{
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int rc = SHARDPIPE_OK;
+
+	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
+		     path, strerror(errno));
+	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
+		char *sub;
+
+		if (e->d_name[0] == '.' ||
+		    strcmp(e->d_name, "zarr.json") == 0 ||
+		    (levels == 0 && strcmp(e->d_name, "c") == 0))
+			continue;
+		if (levels == 0 || !level_name(e->d_name, levels)) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
+					"%s: holds %s, not %s file; nothing "
+					"was touched", path, e->d_name,
+					levels ? "an image's" : "an array's");
+			continue;
+		}
+		if (asprintf(&sub, "%s/%s", path, e->d_name) < 0) {
+			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
+					"out of memory");
+			continue;
+		}
+		rc = only_array_files(sub, 0, err);
+		free(sub);
+	}
+	closedir(d);
+	return rc;
+}
+
 /*
  * A region writer's store (doc/design.md §30): a directory that exists
- * and holds nothing but an array's zarr.json and c/ tree (and hidden
- * names), shared-locked; the caller has compared its zarr.json.
+ * and holds nothing but an array's files (an image's, levels > 0),
+ * shared-locked; the caller has compared its zarr.json.
  */
 int store_fs_region(struct store **out, const char *path, int durable,
 		    int rank, const uint64_t *lo, const uint64_t *hi,
-		    uint64_t rows, struct sp_err *err)
+		    uint64_t rows, int levels, struct sp_err *err)
 {
 	struct store_fs *s;
 	struct stat st;
-	struct dirent *e;
-	DIR *d;
 	int rc;
 
 	*out = NULL;
@@ -1364,18 +1431,7 @@ int store_fs_region(struct store **out, const char *path, int durable,
 		     SHARDPIPE_ERR_PATH,
 		     "%s: a region writer needs the array's directory to "
 		     "exist (made by the caller or its client)", path);
-	d = opendir(path);
-	SP_RETURN_IF(d == NULL, err, store_fs_errno_code(errno), "%s: %s",
-		     path, strerror(errno));
-	rc = SHARDPIPE_OK;
-	while (rc == SHARDPIPE_OK && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && strcmp(e->d_name, "c") != 0 &&
-		    strcmp(e->d_name, "zarr.json") != 0)
-			rc = sp_err_set(err, SHARDPIPE_ERR_EXISTS,
-					"%s: holds %s, not an array's file; "
-					"nothing was touched", path, e->d_name);
-	closedir(d);
-	SP_FORWARD(rc);
+	SP_FORWARD(only_array_files(path, levels, err));
 	SP_FORWARD(store_existing(&s, path, durable, 1, err));
 	rc = lo != NULL ? claim(s, rank, lo, hi, err)
 				: check_claims(s, rank, NULL, NULL, rows, 0, err);

@@ -33,10 +33,12 @@ SP_INTERNAL int store_fs_reopen(struct store **out, const char *path,
  * while another writer's claim overlaps it; lo NULL (publish of rows):
  * every live claim must start at or past rows or have written its shards
  * of the rows below it (store_fs_region_progress), and a killed writer's
- * is removed. */
+ * is removed.  levels > 0: an OME-NGFF image's root (§30.5), which may
+ * also hold the level directories 0 .. levels-1, each an array's files;
+ * its children (store_child) write their shards as a region writer's. */
 SP_INTERNAL int store_fs_region(struct store **out, const char *path,
 				int durable, int rank, const uint64_t *lo,
-				const uint64_t *hi, uint64_t rows,
+				const uint64_t *hi, uint64_t rows, int levels,
 				struct sp_err *err);
 
 /* A region writer records in its claim that every shard of its box's

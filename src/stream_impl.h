@@ -196,6 +196,10 @@ struct shardpipe_stream {
 struct region_box {
 	uint64_t shards[SHARDPIPE_MAX_RANK];
 	uint64_t lo[SHARDPIPE_MAX_RANK], hi[SHARDPIPE_MAX_RANK];
+	/* An image (§30.5): the whole array's levels over its level 0, which
+	 * the box's are cut from (plan_levels_box); NULL for one array. */
+	const struct plan_levels *whole;
+	const struct plan *whole0;
 };
 
 /* stream_open.c: a region writer over the box *box describes (its plan,

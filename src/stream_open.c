@@ -271,6 +271,12 @@ static int open_levels(struct shardpipe_stream *s, const char *path,
 		l->plan = pl->level[L];
 		memset(&pl->level[L], 0, sizeof(pl->level[L]));
 		l->be = s->be;
+		/* A region writer's level writes the box's shards of it
+		 * (§30.5), every level's box aligned to its shards. */
+		l->region = s->region;
+		for (int d = 0; s->region && d < l->plan.rank; d++)
+			l->shard_offset[d] = pl->origin[L][d] /
+					     l->plan.chunk[d] / l->plan.cps[d];
 		snprintf(name, sizeof(name), "%d", L);
 		SP_FORWARD(store_child(s->group, path, name, &l->store, err));
 		prev = l;
@@ -343,6 +349,9 @@ int stream_publish_group(struct shardpipe_stream *s, struct sp_err *err)
 	size_t len;
 	int rc;
 
+	/* A region writer's caller publishes it (§30.5). */
+	if (s->region)
+		return SHARDPIPE_OK;
 	pthread_mutex_lock(&s->mu);
 	rc = zarr_meta_group(s->levels, &s->plan, &s->attrs, &json, &len,
 			     err);
@@ -595,7 +604,11 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				ro->desc.level == 0;
 	if (rc == SHARDPIPE_OK)
 		rc = pool_configure(&s->err);
-	if (rc == SHARDPIPE_OK)
+	if (rc == SHARDPIPE_OK && region != NULL && region->whole != NULL)
+		rc = plan_levels_box(s->levels, &s->plan, region->whole,
+				     region->whole0, region->lo, region->hi,
+				     &s->err);
+	else if (rc == SHARDPIPE_OK)
 		rc = plan_levels_init(s->levels, &s->plan, desc, &s->err);
 	if (rc == SHARDPIPE_OK)
 		rc = ome_axes_init(s->levels, &s->plan, desc, &s->err);
@@ -619,6 +632,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	} else if (rc == SHARDPIPE_OK && region != NULL) {
 		rc = store_region(&s->store, path, s->plan.durable,
 				  s->plan.rank, region->lo, region->hi, 0,
+				  s->levels->group ? s->levels->n : 0,
 				  &s->err);
 		s->region = 1;
 		memcpy(s->shard_offset, region->shards,
