@@ -393,8 +393,11 @@ typedef struct shardpipe_desc {
 	 * field are in STORAGE order, as zarr.json lists them; each append
 	 * gives rows in append order, whose dim storage_order[i] has size
 	 * dims[i].size.  All zero (default): identity.  Otherwise a
-	 * permutation of 0 .. rank-1 (entries past rank 0) that keeps the
-	 * append dim first (storage_order[0] == 0), and no downsample.  A
+	 * permutation of 0 .. rank-1 (entries past rank 0).  The append
+	 * dim may be stored as any dim a (storage_order[a] == 0): zarr.json
+	 * grows dims[a], the only dim that may be unbounded; then rank
+	 * SHARDPIPE_MAX_RANK, ngff, downsample and reopening the store are
+	 * refused.  Pyramids take any order with storage_order[0] == 0.  A
 	 * caller built before this field gets the identity. */
 	int storage_order[SHARDPIPE_MAX_RANK];
 } shardpipe_desc;

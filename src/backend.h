@@ -22,7 +22,7 @@
  * change in a way a plugin built earlier would misread, or a contract
  * changes that it would not keep (doc/design.md §5.3; 7: in_stride may
  * be any permutation of the row-major strides, a storage order). */
-#define SHARDPIPE_BACKEND_ABI 7
+#define SHARDPIPE_BACKEND_ABI 8
 
 /* One range of a fetched batch's packed chunks, and where it goes. */
 struct batch_range {

@@ -106,9 +106,6 @@ static int check_desc(const shardpipe_desc *desc, struct sp_err *err)
 		SP_RETURN_IF(dim->chunks_per_shard == 0, err,
 			     SHARDPIPE_ERR_SHARD_SIZE,
 			     "%s: chunks per shard is 0", label);
-		SP_RETURN_IF(d > 0 && dim->size == 0, err,
-			     SHARDPIPE_ERR_DIM_SIZE,
-			     "%s: size 0 (only dim 0 may be unbounded)", label);
 	}
 	SP_RETURN_IF((unsigned)desc->dtype >= SHARDPIPE_DTYPE_COUNT_, err,
 		     SHARDPIPE_ERR_DTYPE, "unknown data type %d",
@@ -154,7 +151,8 @@ static int compute_sizes(struct plan *p, struct sp_err *err)
 	for (int d = 0; d < p->rank; d++) {
 		char what[80];
 
-		snprintf(what, sizeof(what), "dim %d: shard extent", d);
+		snprintf(what, sizeof(what), "dim %d: shard extent",
+			 p->sdim[d]);
 		MUL(p->chunk[d], p->cps[d], &v, what);
 		MUL(p->chunk_elems, p->chunk[d], &p->chunk_elems,
 		    "elements per chunk");
@@ -238,9 +236,10 @@ static int compute_batch(struct plan *p, struct sp_err *err)
 }
 
 /*
- * The storage order (design §3.3): a permutation of 0..rank-1 keeping the
- * append dim first, or all zero for the identity.  Every refusal names
- * the entry at fault.
+ * The storage order (design §3.3): a permutation of 0..rank-1, or all zero
+ * for the identity.  Every refusal names the entry at fault.  Sets
+ * p->order to the append dim of each storage dim; plan_init reorders it
+ * into plan order (plan_order).
  */
 static int order_settings(struct plan *p, const shardpipe_desc *desc,
 			  struct sp_err *err)
@@ -275,23 +274,72 @@ static int order_settings(struct plan *p, const shardpipe_desc *desc,
 		p->order[d] = a;
 		p->permuted |= a != d;
 	}
-	/* Appends arrive along append dim 0, and epochs, shard rows and
-	 * zarr.json's growth are along storage dim 0 (§14.2, §14.3). */
-	SP_RETURN_IF(p->order[0] != 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "storage_order[0] = %d: the append dim (append dim 0) "
-		     "must stay storage dim 0; storing it as another dim is "
-		     "not supported", p->order[0]);
+	/* The backend view of a moved append dim (plan_backend_view) has
+	 * one dim more. */
+	SP_RETURN_IF(p->order[0] != 0 && p->rank == SHARDPIPE_MAX_RANK, err,
+		     SHARDPIPE_ERR_RANK,
+		     "storage_order[0] = %d at rank %d: the append dim may "
+		     "move from storage dim 0 only below rank %d",
+		     p->order[0], p->rank, SHARDPIPE_MAX_RANK);
 	return SHARDPIPE_OK;
+}
+
+/*
+ * Plan order (design §3.3): the append dim first, then the other storage
+ * dims in storage order, so that epochs, shard rows and every dim-0 rule
+ * of the host stay along the append dim wherever it is stored.  sdim[w]
+ * is the storage dim of plan dim w; order becomes the append dim of each
+ * plan dim.
+ */
+static void plan_order(struct plan *p)
+{
+	int order[SHARDPIPE_MAX_RANK], w = 1;
+
+	for (int d = 0; d < p->rank; d++) {
+		if (p->order[d] == 0) {
+			p->sdim[0] = d;
+			continue;
+		}
+		p->sdim[w++] = d;
+	}
+	for (w = 0; w < p->rank; w++)
+		order[w] = p->order[p->sdim[w]];
+	memcpy(p->order, order, sizeof(int) * (size_t)p->rank);
+}
+
+/* Coordinates in plan order (a shard's, say) into storage order. */
+void plan_to_storage(const struct plan *p, const uint64_t *in, uint64_t *out)
+{
+	uint64_t v[SHARDPIPE_MAX_RANK];
+
+	for (int w = 0; w < p->rank; w++)
+		v[p->sdim[w]] = in[w];
+	memcpy(out, v, sizeof(uint64_t) * (size_t)p->rank);
+}
+
+/* Chunks row-major over the plan's dims, in a pool of epochs' chunks
+ * row-major over dims 1.. */
+static void chunk_strides(struct plan *p)
+{
+	uint64_t elem = 1, tile = p->chunk_elems;
+
+	for (int d = p->rank - 1; d >= 0; d--) {
+		p->elem_stride[d] = elem;
+		p->tile_stride[d] = d > 0 ? tile : 0;
+		elem *= p->chunk[d];
+		if (d > 0)
+			tile *= p->chunk_count[d];
+	}
 }
 
 static void compute_strides(struct plan *p)
 {
-	uint64_t in = 1, elem = 1, tile = p->chunk_elems;
+	uint64_t in = 1;
 	uint64_t ashape[SHARDPIPE_MAX_RANK], astride[SHARDPIPE_MAX_RANK];
 
 	/* The caller's rows are row-major in append order, whose dim
-	 * order[d] is storage dim d; the scatter walks storage order, so
-	 * storage dim d steps by its append dim's stride. */
+	 * order[d] is plan dim d; the scatter walks plan order, so plan
+	 * dim d steps by its append dim's stride. */
 	for (int d = 0; d < p->rank; d++)
 		ashape[p->order[d]] = p->size[d];
 	for (int a = p->rank - 1; a >= 0; a--) {
@@ -299,14 +347,45 @@ static void compute_strides(struct plan *p)
 		if (a > 0)
 			in *= ashape[a];
 	}
-	for (int d = p->rank - 1; d >= 0; d--) {
+	for (int d = 0; d < p->rank; d++)
 		p->in_stride[d] = astride[p->order[d]];
-		p->elem_stride[d] = elem;
-		p->tile_stride[d] = d > 0 ? tile : 0;
-		elem *= p->chunk[d];
-		if (d > 0)
-			tile *= p->chunk_count[d];
+	chunk_strides(p);
+}
+
+void plan_backend_view(const struct plan *p, struct plan *v)
+{
+	int w = 1;
+
+	*v = *p;
+	if (p->sdim[0] == 0)
+		return;
+	v->rank = p->rank + 1;
+	v->size[0] = p->chunk_count[0];
+	v->chunk[0] = 1;
+	v->in_stride[0] = p->epoch_bytes / p->esize;
+	v->row_bytes = p->epoch_bytes;
+	v->names[0][0] = '\0';
+	for (int d = 0; d < p->rank; d++) {
+		const int b = d + 1, f = d == p->sdim[0] ? 0 : w++;
+
+		v->size[b] = p->size[f];
+		v->chunk[b] = p->chunk[f];
+		v->cps[b] = p->cps[f];
+		v->chunk_count[b] = p->chunk_count[f];
+		v->shard_count[b] = p->shard_count[f];
+		v->in_stride[b] = p->in_stride[f];
+		memcpy(v->names[b], p->names[f], sizeof(v->names[b]));
+		if (f == 0) {
+			/* One chunk of the epoch's rows: past the array's
+			 * end they are fill in the input already. */
+			v->size[b] = p->chunk[0];
+			v->cps[b] = v->chunk_count[b] = v->shard_count[b] = 1;
+		}
 	}
+	v->cps[0] = p->cps[0];
+	v->chunk_count[0] = p->chunk_count[0];
+	v->shard_count[0] = p->shard_count[0];
+	chunk_strides(v);
 }
 
 /* Unravel chunk i of an epoch into chunk coordinates along dims 1.. */
@@ -321,7 +400,8 @@ static void chunk_coords(const struct plan *p, uint64_t i, uint64_t *t)
 
 static int compute_permutation(struct plan *p, struct sp_err *err)
 {
-	uint64_t t[SHARDPIPE_MAX_RANK];
+	uint64_t t[SHARDPIPE_MAX_RANK], slot_step[SHARDPIPE_MAX_RANK];
+	uint64_t steps = 1;
 
 	p->perm = malloc(p->M * sizeof(*p->perm));
 	p->pos_slot = malloc(p->M * sizeof(*p->pos_slot));
@@ -345,6 +425,15 @@ static int compute_permutation(struct plan *p, struct sp_err *err)
 		}
 		p->shard_first[k + 1] = p->shard_first[k] + n;
 	}
+	/* A shard's index slots are row-major over its chunk grid in
+	 * storage order, wherever the append dim lies in it. */
+	for (int d = p->rank - 1; d >= 0; d--)
+		for (int w = 0; w < p->rank; w++)
+			if (p->sdim[w] == d) {
+				slot_step[w] = steps;
+				steps *= p->cps[w];
+			}
+	p->epoch_slots = slot_step[0];
 	for (uint64_t i = 0; i < p->M; i++) {
 		uint64_t shard = 0, rank_in = 0, slot = 0;
 
@@ -356,7 +445,7 @@ static int compute_permutation(struct plan *p, struct sp_err *err)
 
 			shard = shard * p->shard_count[d] + s;
 			rank_in = rank_in * ext + w;
-			slot = slot * p->cps[d] + w;
+			slot += w * slot_step[d];
 		}
 		p->perm[i] = (uint32_t)(p->shard_first[shard] + rank_in);
 		p->pos_slot[p->perm[i]] = (uint32_t)slot;
@@ -389,18 +478,25 @@ int plan_init(struct plan *p, const shardpipe_desc *desc, struct sp_err *err)
 		p->zstd_checksum = desc->zstd_checksum != 0;
 	p->threads = resolve_threads(desc->threads);
 	p->esize = (unsigned)shardpipe_dtype_size(desc->dtype);
-	for (int d = 0; d < p->rank; d++) {
-		const shardpipe_dim *dim = &desc->dims[d];
+	SP_FORWARD(order_settings(p, desc, err));
+	plan_order(p);
+	for (int w = 0; w < p->rank; w++) {
+		const shardpipe_dim *dim = &desc->dims[p->sdim[w]];
+		char label[96];
 
-		p->size[d] = dim->size;
-		p->chunk[d] = dim->chunk;
-		p->cps[d] = dim->chunks_per_shard;
+		p->size[w] = dim->size;
+		p->chunk[w] = dim->chunk;
+		p->cps[w] = dim->chunks_per_shard;
 		if (dim->name != NULL)
-			snprintf(p->names[d], sizeof(p->names[d]), "%s",
+			snprintf(p->names[w], sizeof(p->names[w]), "%s",
 				 dim->name);
+		dim_label(label, sizeof(label), desc, p->sdim[w]);
+		SP_RETURN_IF(w > 0 && dim->size == 0, err,
+			     SHARDPIPE_ERR_DIM_SIZE,
+			     "%s: size 0 (only the append dim, storage dim "
+			     "%d, may be unbounded)", label, p->sdim[0]);
 	}
 	SP_FORWARD(fill_settings(p, desc, err));
-	SP_FORWARD(order_settings(p, desc, err));
 	SP_FORWARD(compute_sizes(p, err));
 	SP_FORWARD(compute_batch(p, err));
 	compute_strides(p);
@@ -591,11 +687,13 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     "append_method %s: it reduces along dim 0, which "
 		     "downsample does not halve",
 		     ome_method_name(pl->append_method));
-	SP_RETURN_IF(p0->permuted && pl->downsample != 0, err,
+	/* OME-NGFF puts time first, and the levels' tables know plan
+	 * order only where it is storage order. */
+	SP_RETURN_IF(p0->sdim[0] != 0 && pl->group, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "downsample 0x%x with a storage_order that is not the "
-		     "identity: pyramids of a permuted store are not supported",
-		     (unsigned)pl->downsample);
+		     "storage_order stores the append dim as storage dim %d: "
+		     "an OME-NGFF image or pyramid (ngff, downsample) needs "
+		     "it first", p0->sdim[0]);
 	SP_RETURN_IF(max_levels < 0 || max_levels > SHARDPIPE_MAX_LEVELS, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "max_levels %d is outside 0..%d", max_levels,
@@ -694,6 +792,11 @@ static int level_plan(const struct plan_levels *pl, struct plan *q,
 	memset(q->reduce_geo, 0, sizeof(q->reduce_geo));
 	memset(q->chunk_count, 0, sizeof(q->chunk_count));
 	memset(q->shard_count, 0, sizeof(q->shard_count));
+	/* A level's rows are the reduction's output, in storage order
+	 * whatever order level 0's input came in (design §3.3). */
+	for (int d = 0; d < q->rank; d++)
+		q->order[d] = d;
+	q->permuted = 0;
 	for (int d = 0; d < q->rank; d++) {
 		uint64_t count;
 

@@ -118,11 +118,19 @@ struct plan {
 	 * the encoders write at level, ZSTD_LEVEL_DEFAULT.  Read by the
 	 * host only, so appended without an ABI bump (§5.3). */
 	int level_default;
-	/* Storage order (doc/design.md §3.3): storage dim d is append dim
-	 * order[d]; permuted when that is not the identity.  in_stride
-	 * already holds it, so backends read nothing here; the host's. */
+	/* Storage order (doc/design.md §3.3): every per-dim field above is
+	 * in plan order, the append dim first and then the other storage
+	 * dims in storage order; plan dim w is append dim order[w] and
+	 * storage dim sdim[w]; permuted when storage order is not append
+	 * order.  in_stride already holds it, so backends read nothing
+	 * here (a moved append dim, sdim[0] != 0, hands them the view of
+	 * plan_backend_view); the host's.  A shard's epoch w0 adds
+	 * w0 * epoch_slots to pos_slot (chunks_per_shard_inner when the
+	 * append dim is storage dim 0). */
 	int order[SHARDPIPE_MAX_RANK];
 	int permuted;
+	int sdim[SHARDPIPE_MAX_RANK];
+	uint64_t epoch_slots;
 };
 
 /*
@@ -216,7 +224,25 @@ SP_INTERNAL void plan_chunk_box(const struct plan *p, uint64_t i,
 				uint64_t origin[SHARDPIPE_MAX_RANK],
 				uint64_t extent[SHARDPIPE_MAX_RANK]);
 
-/* Coordinates of shard k (0 <= k < S) of shard epoch s0 in the shard grid. */
+/*
+ * What the backends are handed (doc/design.md §3.3): the plan itself,
+ * unless a storage order moved the append dim from storage dim 0.  They
+ * write every chunk row-major over their dims, the first being an
+ * epoch's rows; so then they see one dim more: dim 0 counts epochs (a
+ * chunk of 1 row, the epoch), then the storage dims in storage order, the
+ * append dim as one chunk of an epoch's rows.  Chunks come out row-major
+ * in storage order, numbered as the plan numbers them (its dims 1.., the
+ * storage dims but the append dim, in order): perm, the tables and the
+ * shard sets are the plan's, shared, not owned by v.
+ */
+SP_INTERNAL void plan_backend_view(const struct plan *p, struct plan *v);
+
+/* Coordinates in plan order (a shard's, say) into storage order. */
+SP_INTERNAL void plan_to_storage(const struct plan *p, const uint64_t *in,
+				 uint64_t *out);
+
+/* Coordinates of shard k (0 <= k < S) of shard epoch s0 in the shard grid,
+ * in plan order. */
 SP_INTERNAL void plan_shard_coords(const struct plan *p, uint64_t s0,
 				   uint64_t k,
 				   uint64_t coords[SHARDPIPE_MAX_RANK]);

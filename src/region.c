@@ -36,6 +36,16 @@ static int check_kind(const char *path, const shardpipe_desc *desc,
 		     err, SHARDPIPE_ERR_UNSUPPORTED,
 		     "%s: %s of an image with frame_fields is not supported "
 		     "yet", path, what);
+	/* A box's lo and hi are storage dims, its rows append order: not
+	 * yet reconciled (§30.6).  All zero is the identity (§3.3). */
+	for (int d = 0; DESC_HAS(desc, storage_order) && d < desc->rank &&
+			d < SHARDPIPE_MAX_RANK; d++)
+		SP_RETURN_IF(desc->storage_order[d] != 0 &&
+				     desc->storage_order[d] != d,
+			     err, SHARDPIPE_ERR_UNSUPPORTED,
+			     "%s: %s of a store in another storage order "
+			     "(storage_order[%d] = %d) is not supported yet",
+			     path, what, d, desc->storage_order[d]);
 	return SHARDPIPE_OK;
 }
 

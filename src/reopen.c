@@ -510,6 +510,15 @@ int reopen_merge(const struct reopen *ro, const char *path,
 					  "description %s; nothing was touched",
 					  path, pf.name, pf.store, pf.given);
 	}
+	/* Rows, bounds and shard rows of a continued store run along its
+	 * dim 0 (§29); a storage order that stores the append dim as
+	 * another dim (design §3.3) is not continued. */
+	SP_RETURN_IF(g.rank != 0 && g.storage_order[0] != 0, err,
+		     SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: storage_order[0] = %d stores the append dim as "
+		     "another storage dim than 0: continuing such a store is "
+		     "not supported; nothing was touched", path,
+		     g.storage_order[0]);
 	SP_FORWARD(fields_differ(ro, path, &g, err));
 	if (g.rank != 0 && first_difference(st, &g, &f))
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,

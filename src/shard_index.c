@@ -80,6 +80,51 @@ void shard_set_reset(struct shard_set *set)
 	set->epochs = 0;
 }
 
+/* shard_set_place for a set laid out by slot: each chunk fetched to its
+ * own slot, one range a chunk. */
+static int place_by_slot(struct shard_set *set, const uint64_t *offsets,
+			 uint64_t epochs, struct batch_range *r, size_t *n,
+			 struct sp_err *err)
+{
+	const struct plan *p = set->plan;
+
+	for (uint64_t j = 0; j < epochs * p->M; j++) {
+		uint64_t len = offsets[j + 1] - offsets[j];
+
+		SP_RETURN_IF(len > p->slot_capacity, err,
+			     SHARDPIPE_ERR_BACKEND,
+			     "the backend's chunk at position %llu has %llu "
+			     "bytes, over its slot capacity %llu",
+			     (unsigned long long)j, (unsigned long long)len,
+			     (unsigned long long)p->slot_capacity);
+	}
+	for (uint64_t e = 0; e < epochs; e++, set->epochs++) {
+		const uint64_t *off = offsets + e * p->M;
+		uint64_t slot0 = set->epochs * p->epoch_slots;
+
+		for (uint64_t k = 0; k < p->S; k++) {
+			struct shard_buf *b = &set->shards[k];
+
+			for (uint64_t j = p->shard_first[k];
+			     j < p->shard_first[k + 1]; j++) {
+				uint64_t len = off[j + 1] - off[j];
+				uint64_t slot = slot0 + p->pos_slot[j];
+
+				if (len == 0)
+					continue;
+				r[(*n)++] = (struct batch_range){
+					b->data + slot * p->slot_capacity,
+					off[j], len
+				};
+				b->nbytes[slot] = len;
+				b->len += (size_t)len;
+				b->stored++;
+			}
+		}
+	}
+	return SHARDPIPE_OK;
+}
+
 int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 		    uint64_t epochs, struct batch_range *r, size_t *n,
 		    struct sp_err *err)
@@ -88,6 +133,8 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 	const uint64_t cap = p->chunks_per_shard * p->slot_capacity;
 
 	*n = 0;
+	if (set->by_slot)
+		return place_by_slot(set, offsets, epochs, r, n, err);
 	/* Check every shard's room for all the epochs first, so that
 	 * nothing is placed when a shard would overflow. */
 	for (uint64_t k = 0; k < p->S; k++) {
@@ -107,7 +154,7 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 	}
 	for (uint64_t e = 0; e < epochs; e++, set->epochs++) {
 		const uint64_t *off = offsets + e * p->M;
-		uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
+		uint64_t slot0 = set->epochs * p->epoch_slots;
 
 		for (uint64_t k = 0; k < p->S; k++) {
 			struct shard_buf *b = &set->shards[k];
@@ -139,7 +186,7 @@ int shard_set_place(struct shard_set *set, const uint64_t *offsets,
 void shard_set_slots(const struct shard_set *set, uint64_t w, uint8_t **dst)
 {
 	const struct plan *p = set->plan;
-	uint64_t slot0 = w * p->chunks_per_shard_inner;
+	uint64_t slot0 = w * p->epoch_slots;
 
 	for (uint64_t k = 0; k < p->S; k++)
 		for (uint64_t j = p->shard_first[k]; j < p->shard_first[k + 1];
@@ -152,7 +199,7 @@ int shard_set_sized(struct shard_set *set, const uint64_t *sizes,
 		    struct sp_err *err)
 {
 	const struct plan *p = set->plan;
-	uint64_t slot0 = set->epochs * p->chunks_per_shard_inner;
+	uint64_t slot0 = set->epochs * p->epoch_slots;
 
 	for (uint64_t j = 0; j < p->M; j++)
 		SP_RETURN_IF(sizes[j] > p->slot_capacity, err,

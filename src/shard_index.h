@@ -48,14 +48,16 @@ SP_INTERNAL int shard_set_init(struct shard_set *set, const struct plan *p,
 SP_INTERNAL void shard_set_free(struct shard_set *set);
 
 /*
- * Packed: place `epochs` consecutive epochs of a fetched batch
+ * Place `epochs` consecutive epochs of a fetched batch
  * (doc/design.md §14.2): offsets holds epochs * M + 1 entries of the
  * batch's packed chunks (each epoch's M chunks in shard-major order).  A
  * chunk of size 0 is one the backend left out (all fill value,
  * doc/design.md §22.2): its slot stays empty.  The ranges of packed bytes
  * that belong in the shard buffers are written to r (room for epochs * S
- * entries; *n gets how many), so the backend fetches them straight to
- * their place.  Chunks that would not fit their shard's slots are refused
+ * entries, epochs * M for a set laid out by slot; *n gets how many), so
+ * the backend fetches them straight to their place: one range a shard,
+ * or by slot one a chunk (a moved append dim's chunks arrive out of slot
+ * order, design §3.3).  Chunks that would not fit their shard's slots are refused
  * before anything is placed.
  */
 SP_INTERNAL int shard_set_place(struct shard_set *set, const uint64_t *offsets,

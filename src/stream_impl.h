@@ -189,6 +189,9 @@ struct shardpipe_stream {
 	uint64_t shard_offset[SHARDPIPE_MAX_RANK];
 	/* A region writer: zarr.json is never written. */
 	int region;
+	/* What the backend was opened with and reads for its life
+	 * (plan_backend_view, design §3.3). */
+	struct plan bplan;
 };
 
 /* A region writer's box in the array (§30): its first shard along each

@@ -172,6 +172,9 @@ static int open_sets(struct shardpipe_stream *s)
 {
 	const struct plan *p = &s->plan;
 	const int fused = s->be->run_batch != NULL;
+	/* A moved append dim's chunks arrive out of slot order (design
+	 * §3.3): each goes to its slot, as a fused backend's do. */
+	const int by_slot = fused || p->sdim[0] != 0;
 	const size_t n = (size_t)(p->K * p->M);
 
 	s->nsets = nsets_for(p, s->be);
@@ -187,7 +190,8 @@ static int open_sets(struct shardpipe_stream *s)
 		s->dst = malloc(n * sizeof(*s->dst));
 		s->sizes = malloc(n * sizeof(*s->sizes));
 	} else {
-		s->ranges = malloc((size_t)(p->K * p->S) * sizeof(*s->ranges));
+		s->ranges = malloc((size_t)(p->K * (by_slot ? p->M : p->S)) *
+				   sizeof(*s->ranges));
 	}
 	SP_RETURN_IF(s->sets == NULL || s->set_free == NULL || s->wq == NULL ||
 		     s->ahead == NULL || s->parts == NULL ||
@@ -197,7 +201,7 @@ static int open_sets(struct shardpipe_stream *s)
 		     &s->err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for %d shard sets", s->nsets);
 	for (int k = 0; k < s->nsets; k++) {
-		SP_FORWARD(shard_set_init(&s->sets[k], p, fused, &s->err));
+		SP_FORWARD(shard_set_init(&s->sets[k], p, by_slot, &s->err));
 		s->set_free[k] = k > 0;
 	}
 	return SHARDPIPE_OK;
@@ -312,7 +316,8 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 {
 	const struct plan *p = &s->plan;
 
-	SP_FORWARD(s->be->open(p, &s->bctx, err));
+	plan_backend_view(p, &s->bplan);
+	SP_FORWARD(s->be->open(&s->bplan, &s->bctx, err));
 	SP_FORWARD(open_sets(s));
 	s->past_cache = copy_past_cache(p->batch_bytes);
 	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks;
@@ -602,6 +607,8 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	s->plan.level_default = ro != NULL &&
 				ro->desc.codec == SHARDPIPE_CODEC_ZSTD &&
 				ro->desc.level == 0;
+	/* A box's rows and shards count along storage dim 0 (§30); a
+	 * continued store refuses it in reopen_merge. */
 	if (rc == SHARDPIPE_OK)
 		rc = pool_configure(&s->err);
 	if (rc == SHARDPIPE_OK && region != NULL && region->whole != NULL)

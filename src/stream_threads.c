@@ -110,6 +110,8 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		plan_shard_coords(p, se, k, coords);
 		for (int d = 0; d < p->rank; d++)
 			coords[d] += s->shard_offset[d];
+		/* Keys name shards in storage order (design §3.3). */
+		plan_to_storage(p, coords, coords);
 		/* A shard of empty chunks only is left out: readers
 		 * return the fill value for a missing shard.  In the
 		 * shard row a continued array rewrites, the old one goes

@@ -170,14 +170,22 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 {
 	struct sbuf b = { .cap = 2048 };
 	uint64_t shape[SHARDPIPE_MAX_RANK], shard[SHARDPIPE_MAX_RANK];
+	uint64_t chunk[SHARDPIPE_MAX_RANK];
+	const char *names[SHARDPIPE_MAX_RANK];
 
 	b.p = malloc(b.cap);
 	SP_RETURN_IF(b.p == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for zarr.json");
+	/* The plan's dims in storage order (design §3.3): the rows grow
+	 * the append dim wherever it is stored. */
 	for (int d = 0; d < p->rank; d++) {
 		shape[d] = d == 0 ? rows : p->size[d];
 		shard[d] = p->chunk[d] * p->cps[d];
+		names[p->sdim[d]] = p->names[d];
 	}
+	plan_to_storage(p, shape, shape);
+	plan_to_storage(p, shard, shard);
+	plan_to_storage(p, p->chunk, chunk);
 	put(&b, "{\n  \"zarr_format\": 3,\n  \"node_type\": \"array\",\n");
 	put(&b, "  \"shape\": ");
 	put_list(&b, shape, p->rank);
@@ -192,7 +200,7 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	put(&b, ",\n");
 	put(&b, "  \"codecs\": [{\"name\": \"sharding_indexed\", "
 		"\"configuration\": {\n    \"chunk_shape\": ");
-	put_list(&b, p->chunk, p->rank);
+	put_list(&b, chunk, p->rank);
 	put(&b, ",\n    \"codecs\": [");
 	put_bytes_codec(&b, p->esize);
 	if (p->codec == SHARDPIPE_CODEC_ZSTD)
@@ -223,8 +231,8 @@ int zarr_meta_render(const struct plan *p, uint64_t rows,
 	put(&b, ",\n  \"dimension_names\": [");
 	for (int d = 0; d < p->rank; d++) {
 		/* Names were checked at open: no quotes or escapes needed. */
-		if (p->names[d][0] != '\0')
-			put(&b, "%s\"%s\"", d ? ", " : "", p->names[d]);
+		if (names[d][0] != '\0')
+			put(&b, "%s\"%s\"", d ? ", " : "", names[d]);
 		else
 			put(&b, "%snull", d ? ", " : "");
 	}

@@ -1,7 +1,9 @@
 #!/bin/sh
 # cli-storage-order.sh - shardpipe write --storage-order as a user meets
 # it (doc/design.md §3.3): interleaved (t, y, x, c) input stored planar
-# (t, c, y, x) gives the files of the planar array written directly, cat
+# (t, c, y, x), or channel-major (c, t, y, x) with the append dim second,
+# gives the files of the permuted array written directly (a pyramid's
+# too), cat
 # and verify read it in storage order, bench takes the option, and every
 # refusal exits 2 creating nothing, naming the option and the value.
 . "${top_srcdir:-.}/t/lib.sh"
@@ -10,7 +12,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input
 
 scratch cliorder
 test_seed
-plan 26
+plan 36
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -29,6 +31,21 @@ for t in range(T):
 open(sys.argv[2], "wb").write(out)
 PY
 ok $? "the planar array, permuted independently"
+# And channel-major, (c, t, y, x): the append dim stored second.
+python3 - "$tmp/in.raw" "$tmp/cmajor.raw" <<'PY'
+import sys
+T, Y, X, C, E = 5, 6, 7, 3, 2
+src = open(sys.argv[1], "rb").read()
+out = bytearray()
+for c in range(C):
+    for t in range(T):
+        for y in range(Y):
+            for x in range(X):
+                o = (((t * Y + y) * X + x) * C + c) * E
+                out += src[o:o + E]
+open(sys.argv[2], "wb").write(out)
+PY
+ok $? "the channel-major array, permuted independently"
 
 for codec in none zstd gzip; do
 	"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \
@@ -43,6 +60,31 @@ for codec in none zstd gzip; do
 		diff -r "$tmp/o-$codec.zarr" "$tmp/p-$codec.zarr" > /dev/null
 	ok $? "$codec: the same files as the planar array written directly"
 done
+# A pyramid: every level the planar array's.
+"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --dtype uint16 --names t,c,y,x \
+	--storage-order 0,3,1,2 --downsample t,y,x --levels 3 \
+	--input "$tmp/in.raw" --quiet "$tmp/py-o.zarr" &&
+	"$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --dtype uint16 \
+	--names t,c,y,x --downsample t,y,x --levels 3 \
+	--input "$tmp/planar.raw" --quiet "$tmp/py-p.zarr"
+ok $? "a pyramid with --storage-order 0,3,1,2, and the planar array's"
+diff -r "$tmp/py-o.zarr" "$tmp/py-p.zarr" > /dev/null
+ok $? "the same files, every level"
+# The append dim stored as dim 1, unbounded: zarr.json grows dim 1.
+for codec in none zstd; do
+	"$SP" write --shape 3,0,6,7 --chunk 2,2,4,4 --shard-shape 2,4,4,8 \
+		--dtype uint16 --codec $codec --names c,t,y,x \
+		--storage-order 3,0,1,2 --input "$tmp/in.raw" --quiet \
+		"$tmp/c-$codec.zarr"
+	ok $? "$codec: write --storage-order 3,0,1,2"
+	"$SP" write --shape 3,5,6,7 --chunk 2,2,4,4 --shard-shape 2,4,4,8 \
+		--dtype uint16 --codec $codec --names c,t,y,x \
+		--input "$tmp/cmajor.raw" --quiet "$tmp/cm-$codec.zarr"
+	diff -r "$tmp/c-$codec.zarr" "$tmp/cm-$codec.zarr" > /dev/null
+	ok $? "$codec: the same files as the channel-major array written directly"
+done
+"$SP" cat "$tmp/c-zstd.zarr" | cmp -s - "$tmp/cmajor.raw"
+ok $? "cat reads the channel-major store back in storage order"
 # Continued after 3 of the 5 frames, inside a chunk and a shard row: the
 # rows read back are appended again in the input's order.
 head -c $((3 * 6 * 7 * 3 * 2)) "$tmp/in.raw" > "$tmp/in1.raw"
@@ -62,6 +104,10 @@ ok $? "verify --against the planar array"
 "$SP" bench frames --rows 2 --storage-order 0,1,3,2 --shape 2,2,64,48 \
 	--chunk 1,1,32,16 --shard 1,1,2,3 > "$tmp/bench.out" 2>&1
 ok $? "bench takes --storage-order"
+"$SP" bench frames --rows 2 --storage-order 1,0,2,3 --shape 2,2,64,48 \
+	--chunk 1,1,32,16 --shard 1,1,2,3 > "$tmp/bench.out" 2>&1
+[ $? -eq 2 ] && grep -q 'stores the append dim as storage dim 1; bench appends along storage dim 0 only' "$tmp/bench.out"
+ok $? "bench refuses a moved append dim, exit 2, naming it"
 
 watch=$tmp/w
 mkdir "$watch"
@@ -75,11 +121,21 @@ refused 2 'storage-order: entry 4 is 4, outside 0..3' "an entry out of range" --
 	w --storage-order 0,1,2,4
 refused 2 'storage-order: "0,2,1" lists 3 dims, the array has 4' "too few entries" -- \
 	w --storage-order 0,2,1
-refused 2 'storage-order.*must stay storage dim 0' "the append dim moved" -- \
-	w --storage-order 1,0,2,3
+refused 2 'dim 0: size 0 .only the append dim, storage dim 1, may be unbounded' \
+	"the append dim moved, dim 0 left unbounded" -- w --storage-order 1,0,2,3
+cp -r "$tmp/c-zstd.zarr" "$watch/c.zarr"
+sum_before=$(tree_sum "$watch/c.zarr")
+"$SP" write --append --storage-order 3,0,1,2 --input "$tmp/in2.raw" \
+	--quiet "$watch/c.zarr" 2> "$tmp/err"
+[ $? -eq 4 ] && grep -q 'stores the append dim as another storage dim than 0: continuing such a store is not supported' "$tmp/err" &&
+	[ "$(tree_sum "$watch/c.zarr")" = "$sum_before" ]
+ok $? "continuing a store whose append dim moved: exit 4 (unsupported), named, nothing changed"
+rm -rf "$watch/c.zarr"
+refused 2 'append dim as storage dim 1: an OME-NGFF image' "an image with the append dim moved" -- \
+	"$SP" write --shape 3,0,6,7 --chunk 2,2,4,4 --dtype uint16 \
+	--input "$tmp/in.raw" --quiet --names c,t,y,x --ngff \
+	--storage-order 3,0,1,2 "$watch/s.zarr"
 refused 2 'storage-order: entry 3 "x" is not a number' "not a number" -- w --storage-order 0,1,x,2
-refused 2 'pyramids of a permuted store' "with a pyramid" -- \
-	w --names t,c,y,x --storage-order 0,1,3,2 --downsample y,x --levels 2
 refused 2 'conform: --storage-order is not supported' "conform" -- \
 	"$SP" conform --backends cpu --shape 0,3,6,7 --chunk 2,1,4,4 \
 	--storage-order 0,3,1,2

@@ -696,6 +696,16 @@ static void refusals(void)
 	is_int(shardpipe_array_publish(dir, &d, 11),
 	       SHARDPIPE_ERR_INVALID_ARGUMENT, "publish 11 rows of 10");
 	other = d;
+	other.storage_order[1] = 2;
+	other.storage_order[2] = 1;
+	rc = shardpipe_stream_open_region(&s, dir, &other, lo, hi);
+	ok(rc == SHARDPIPE_ERR_UNSUPPORTED &&
+		   strstr(shardpipe_last_error_message(), "storage_order[1]"),
+	   "another storage order: UNSUPPORTED naming it (%s)",
+	   shardpipe_last_error_message());
+	is_int(shardpipe_array_publish(dir, &other, 10),
+	       SHARDPIPE_ERR_UNSUPPORTED, "publish in another storage order");
+	other = d;
 	other.downsample = 2;
 	rc = shardpipe_stream_open_region(&s, "s3://bucket/a", &other, lo, hi);
 	ok(rc == SHARDPIPE_ERR_UNSUPPORTED &&

@@ -5,8 +5,9 @@
  * give stores byte-identical, file by file, to the permuted array (the
  * test permutes in C) written with the identity order on the same
  * backend, and for codec none to cpu's; each reads back as the permuted
- * array.  Descriptions that are not a permutation, or that the library
- * does not support, are refused before anything is written.
+ * array; so do two pyramids.  Descriptions that are not a permutation,
+ * or that the library does not support, are refused before anything is
+ * written.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -27,9 +28,9 @@ struct scase {
 	int rank;
 	shardpipe_dtype dtype;
 	const char *codec;
-	int unbounded;
+	int unbounded;                       /* the append dim */
 	uint64_t rows;
-	uint64_t size[SHARDPIPE_MAX_RANK];   /* storage order; [0] = rows */
+	uint64_t size[SHARDPIPE_MAX_RANK];   /* storage order */
 	uint64_t chunk[SHARDPIPE_MAX_RANK];
 	uint64_t cps[SHARDPIPE_MAX_RANK];
 	int order[SHARDPIPE_MAX_RANK];
@@ -38,13 +39,20 @@ struct scase {
 static void case_desc(const struct scase *c, shardpipe_desc *d, int permuted,
 		      const char *backend)
 {
+	int a = 0;
+
+	/* The append dim: storage dim a when permuted, else the identity's
+	 * storage dim 0. */
+	for (int i = 0; permuted && i < c->rank; i++)
+		if (c->order[i] == 0)
+			a = i;
 	shardpipe_desc_init(d);
 	d->rank = c->rank;
 	d->dtype = c->dtype;
 	if (shardpipe_desc_set_codec(d, c->codec) != SHARDPIPE_OK)
 		bail("codec %s: %s", c->codec, shardpipe_last_error_message());
 	for (int i = 0; i < c->rank; i++) {
-		d->dims[i].size = i == 0 && c->unbounded ? 0 : c->size[i];
+		d->dims[i].size = i == a && c->unbounded ? 0 : c->size[i];
 		d->dims[i].chunk = c->chunk[i];
 		d->dims[i].chunks_per_shard = c->cps[i];
 		if (permuted)
@@ -88,6 +96,7 @@ static void permute(const struct scase *c, const uint8_t *in, uint8_t *out,
 
 static void random_case(struct scase *c, uint64_t *rng, int i)
 {
+	int same = 0;
 	static const shardpipe_dtype dtypes[] = {
 		SHARDPIPE_DTYPE_UINT8, SHARDPIPE_DTYPE_UINT16,
 		SHARDPIPE_DTYPE_FLOAT32, SHARDPIPE_DTYPE_FLOAT64,
@@ -98,7 +107,9 @@ static void random_case(struct scase *c, uint64_t *rng, int i)
 	memset(c, 0, sizeof(*c));
 	c->rank = 3 + (int)(test_rand(rng) % 3);
 	c->dtype = dtypes[test_rand(rng) % 4];
-	c->codec = codecs[i % 4];
+	/* Pairs of cases share a codec: none with a moved append dim
+	 * too. */
+	c->codec = codecs[(i / 2) % 4];
 	c->unbounded = (int)(test_rand(rng) % 2);
 	c->rows = 1 + test_rand(rng) % 12;
 	for (int d = 0; d < c->rank; d++) {
@@ -107,20 +118,37 @@ static void random_case(struct scase *c, uint64_t *rng, int i)
 		c->cps[d] = 1 + test_rand(rng) % 3;
 		c->order[d] = d;
 	}
-	/* A permutation of dims 1.. (the append dim stays first), never
-	 * the identity. */
-	for (int d = c->rank - 1; d > 1; d--) {
-		int j = 1 + (int)(test_rand(rng) % (uint64_t)d);
+	/* Odd cases move the append dim (it lies in storage order where
+	 * the permutation puts append dim 0) and permute every dim; even
+	 * ones permute dims 1.. only.  Never the identity. */
+	for (int d = c->rank - 1, lo = i % 2 ? 0 : 1; d > lo; d--) {
+		int j = lo + (int)(test_rand(rng) % (uint64_t)(d - lo + 1));
 		int t = c->order[d];
 
 		c->order[d] = c->order[j];
 		c->order[j] = t;
 	}
-	for (int d = 1; d < c->rank; d++)
-		if (c->order[d] != d)
-			return;
-	c->order[1] = 2;
-	c->order[2] = 1;
+	if (i % 2 && c->order[0] == 0) {
+		int j = 1 + (int)(test_rand(rng) % (uint64_t)(c->rank - 1));
+
+		c->order[0] = c->order[j];
+		c->order[j] = 0;
+	}
+	for (int d = 0; d < c->rank; d++)
+		same += c->order[d] == d;
+	if (same == c->rank) {
+		c->order[1] = 2;
+		c->order[2] = 1;
+	}
+	/* Sizes follow storage order: the rows are the append dim's. */
+	for (int d = 0; d < c->rank; d++)
+		if (c->order[d] == 0 && d != 0) {
+			uint64_t t;
+
+			t = c->size[d], c->size[d] = c->size[0], c->size[0] = t;
+			t = c->chunk[d], c->chunk[d] = c->chunk[0];
+			c->chunk[0] = t;
+		}
 }
 
 /* (t, y, x, c) interleaved frames stored planar (t, c, y, x): the
@@ -137,6 +165,23 @@ static void planar_case(struct scase *c)
 	c->chunk[0] = 4, c->chunk[1] = 1, c->chunk[2] = 64, c->chunk[3] = 64;
 	c->cps[0] = 2, c->cps[1] = 3, c->cps[2] = 2, c->cps[3] = 1;
 	c->order[0] = 0, c->order[1] = 3, c->order[2] = 1, c->order[3] = 2;
+}
+
+/* (t, c, y, x) appended, stored channel-major (c, t, y, x): the append
+ * dim is storage dim 1, bounded, its last epoch partial; 126 chunks an
+ * epoch make batches of 8 epochs (BATCH_MAX_CHUNKS), so 2 batches and 4
+ * shard rows. */
+static void channel_major_case(struct scase *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rank = 4;
+	c->dtype = SHARDPIPE_DTYPE_UINT16;
+	c->codec = "zstd";
+	c->rows = 37;
+	c->size[0] = 3, c->size[1] = 37, c->size[2] = 50, c->size[3] = 70;
+	c->chunk[0] = 2, c->chunk[1] = 4, c->chunk[2] = 8, c->chunk[3] = 8;
+	c->cps[0] = 2, c->cps[1] = 3, c->cps[2] = 3, c->cps[3] = 2;
+	c->order[0] = 1, c->order[1] = 0, c->order[2] = 2, c->order[3] = 3;
 }
 
 static void one_case(const char *root, const struct scase *c, int i,
@@ -202,7 +247,7 @@ static void one_case(const char *root, const struct scase *c, int i,
 			else
 				skip(1, "%s: only codec none is byte-identical "
 				     "across backends", backends[b]);
-			ok(test_reads_back(got, c->rows, stored, n),
+			ok(test_reads_back(got, c->size[0], stored, n),
 			   "%s: %s's store reads back as the permuted input",
 			   label, backends[b]);
 		} else {
@@ -214,6 +259,92 @@ static void one_case(const char *root, const struct scase *c, int i,
 	free(cpu);
 	free(in);
 	free(stored);
+}
+
+/*
+ * Pyramids (design §28) of a permuted store: level 0's reduction reads
+ * its input through the permuted strides, every level above is in
+ * storage order.  The image equals, file by file, the permuted array's
+ * written with the identity.  Planar (t, y, x, c) frames halving t, y and
+ * x by mean; and (t, y, x, z) stacks stored (t, z, y, x) halving z, y, x
+ * by max, float32 with codec none.
+ */
+static void pyramid_cases(const char *root, uint64_t *rng,
+			  const int usable[N_BACKENDS],
+			  const char *const why[N_BACKENDS])
+{
+	static const char *const names[2][4] = { { "t", "c", "y", "x" },
+						 { "t", "z", "y", "x" } };
+	struct scase c[2];
+
+	planar_case(&c[0]);
+	c[0].rows = c[0].size[0] = 9;
+	c[0].size[2] = 20, c[0].size[3] = 26;
+	c[0].chunk[2] = 8, c[0].chunk[3] = 8;
+	c[0].cps[1] = 3, c[0].cps[2] = 2, c[0].cps[3] = 2;
+	channel_major_case(&c[1]);
+	c[1].dtype = SHARDPIPE_DTYPE_FLOAT32;
+	c[1].codec = "none";
+	c[1].unbounded = 1;
+	c[1].rows = 6;
+	c[1].size[0] = 6, c[1].size[1] = 5, c[1].size[2] = 12;
+	c[1].size[3] = 14;
+	c[1].chunk[0] = 2, c[1].chunk[1] = 2, c[1].chunk[2] = 4;
+	c[1].chunk[3] = 8;
+	c[1].order[0] = 0, c[1].order[1] = 3, c[1].order[2] = 1;
+	c[1].order[3] = 2;
+	for (int i = 0; i < 2; i++) {
+		size_t es = shardpipe_dtype_size(c[i].dtype), n = es;
+		uint8_t *in, *stored;
+
+		for (int k = 0; k < c[i].rank; k++)
+			n *= c[i].size[k];
+		in = test_xmalloc(n);
+		stored = test_xmalloc(n);
+		test_fill(in, n, i == 0 ? 3 : 0, rng);
+		permute(&c[i], in, stored, es);
+		for (size_t b = 0; b < N_BACKENDS; b++) {
+			shardpipe_desc d[2];
+			char *got, *want;
+
+			if (!usable[b]) {
+				skip(3, "%s: %s", backends[b], why[b]);
+				continue;
+			}
+			if (asprintf(&got, "%s/pyr-%s-%d", root, backends[b],
+				     i) < 0 ||
+			    asprintf(&want, "%s/pyr-want-%s-%d", root,
+				     backends[b], i) < 0)
+				bail("out of memory");
+			for (int p = 0; p < 2; p++) {
+				case_desc(&c[i], &d[p], p, backends[b]);
+				for (int k = 0; k < c[i].rank; k++)
+					d[p].dims[k].name = names[i][k];
+				d[p].downsample = i == 0 ? 0xd : 0xe;
+				d[p].method = i == 0 ? SHARDPIPE_METHOD_MEAN
+						     : SHARDPIPE_METHOD_MAX;
+				d[p].max_levels = i == 0 ? 3 : 2;
+			}
+			ok(test_write_spans(want, &d[0], stored, n, *rng) ==
+				   SHARDPIPE_OK,
+			   "pyramid %d: %s writes the permuted image, "
+			   "identity order", i, backends[b]);
+			if (ok(test_write_spans(got, &d[1], in, n, *rng) ==
+				       SHARDPIPE_OK,
+			       "pyramid %d: %s writes it with storage_order",
+			       i, backends[b]))
+				ok(test_same_tree(got, want, NULL),
+				   "pyramid %d: %s's image equals the permuted "
+				   "array's byte for byte, every level", i,
+				   backends[b]);
+			else
+				skip(1, "the write failed");
+			free(got);
+			free(want);
+		}
+		free(in);
+		free(stored);
+	}
 }
 
 static void refusals(const char *root)
@@ -245,19 +376,30 @@ static void refusals(const char *root)
 	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "storage_order[4] = 2 lies past rank 4",
 		     "an entry past the rank");
+	channel_major_case(&c);
 	case_desc(&c, &d, 1, "cpu");
-	d.storage_order[0] = 1, d.storage_order[1] = 0;
-	d.storage_order[2] = 2, d.storage_order[3] = 3;
-	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "must stay storage dim 0", "the append dim moved");
-	case_desc(&c, &d, 1, "cpu");
-	d.downsample = 0xc;
-	d.dims[0].name = "t", d.dims[1].name = "c";
+	d.ngff = 1;
+	d.dims[0].name = "c", d.dims[1].name = "t";
 	d.dims[2].name = "y", d.dims[3].name = "x";
-	d.max_levels = 2;
 	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "pyramids of a permuted store are not supported",
-		     "a pyramid with a storage order");
+		     "append dim as storage dim 1: an OME-NGFF image or "
+		     "pyramid", "an image with the append dim moved");
+	case_desc(&c, &d, 1, "cpu");
+	d.dims[0].size = 0;
+	test_refused(tmp, &d, SHARDPIPE_ERR_DIM_SIZE,
+		     "dim 0: size 0 (only the append dim, storage dim 1",
+		     "an unbounded dim that is not the append dim");
+	memset(&c, 0, sizeof(c));
+	c.rank = SHARDPIPE_MAX_RANK;
+	c.dtype = SHARDPIPE_DTYPE_UINT8;
+	c.codec = "none";
+	for (int k = 0; k < c.rank; k++)
+		c.size[k] = c.chunk[k] = c.cps[k] = 1, c.order[k] = k;
+	c.order[0] = 1, c.order[1] = 0;
+	case_desc(&c, &d, 1, "cpu");
+	test_refused(tmp, &d, SHARDPIPE_ERR_RANK,
+		     "the append dim may move from storage dim 0 only below",
+		     "the append dim moved at the largest rank");
 	free(tmp);
 }
 
@@ -282,6 +424,9 @@ int main(void)
 	}
 	planar_case(&c);
 	one_case(root, &c, CASES, seed, usable, why);
+	channel_major_case(&c);
+	one_case(root, &c, CASES + 1, seed, usable, why);
+	pyramid_cases(root, &rng, usable, why);
 	refusals(root);
 	test_rmtree(root);
 	free(root);

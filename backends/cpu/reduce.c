@@ -143,7 +143,10 @@ void cpu_reduce_outputs(const struct plan *p, const uint8_t *rows,
 		rd_locate(g, rows, carry, nrows, carried, (u64)tail, o, &s, &y);
 		here = osz - y < o1 - o ? osz - y : o1 - o;
 		fast = cut && y + here == osz ? here - 1 : here;
-		w = (struct row){ &s, out + o * esize, fast, f, method,
+		/* Blocks f elements apart along the innermost dim, which
+		 * a storage order may have made strided (design §3.3). */
+		w = (struct row){ &s, out + o * esize, fast,
+				  f * g[SP_RGEO_IN_STRIDE(inner)], method,
 				  append, kind, esize };
 		if (fast > 0 && (quad = quad_for(&w)) != NULL)
 			quad(s.row0 + s.base * esize,

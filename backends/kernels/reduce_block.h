@@ -358,6 +358,9 @@ DEVICE_FN void rd_run(GLOBAL const u64 *g, GLOBAL const u8 *rows,
 	const u64 osz = inner > 0 ? g[SP_RGEO_OUT_SIZE(inner)] : 1;
 	const u64 f = inner > 0 ? g[SP_RGEO_FACTOR(inner)] : 1;
 	const u64 isz = inner > 0 ? g[SP_RGEO_IN_SIZE(inner)] : 1;
+	/* A storage order (design §3.3) may move the innermost dim off the
+	 * input's contiguous one: step by its stride. */
+	const u64 sx = inner > 0 ? g[SP_RGEO_IN_STRIDE(inner)] : 1;
 	struct rd_src s;
 	u64 y = 0;
 
@@ -367,9 +370,9 @@ DEVICE_FN void rd_run(GLOBAL const u64 *g, GLOBAL const u8 *rows,
 		rd_store(out + (o + i) * esize,
 			 rd_reduce(&s, method, append, kind), esize);
 		if (++y < osz && inner > 0) {
-			s.base += f;
+			s.base += f * sx;
 			if (f == 2)
-				s.d0 = 2 * y + 1 < isz ? 1 : 0;
+				s.d0 = 2 * y + 1 < isz ? sx : 0;
 		} else if (i + 1 < count) {
 			rd_locate(g, rows, carry, nrows, carried, tail,
 				  o + i + 1, &s, &y);

@@ -318,6 +318,14 @@ static int setup_from_args(struct bench_args *a, struct bench_setup *su)
 	    cli_levels_build(&a->l, &su->desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
 	cli_shard_warnings(&su->desc);
+	/* Rows, epochs and spans below are counted along storage dim 0. */
+	if (cli_append_dim(&su->desc) != 0) {
+		cli_error("bench: --storage-order %s stores the append dim as "
+			  "storage dim %d; bench appends along storage dim 0 "
+			  "only", o->storage_order,
+			  cli_append_dim(&su->desc));
+		return CLI_EXIT_USAGE;
+	}
 	if (su->desc.rank < 2) {
 		cli_error("bench: arrays of rank 1 are not benchmarked");
 		return CLI_EXIT_USAGE;

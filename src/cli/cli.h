@@ -126,6 +126,9 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc);
  * shards would come before the refusal and mislead.
  */
 void cli_shard_warnings(const shardpipe_desc *desc);
+/* The storage dim the rows run along: where --storage-order put the
+ * append dim (design §3.3), else 0. */
+int cli_append_dim(const shardpipe_desc *desc);
 
 /* The pyramid and OME-NGFF options (levels.c, doc/design.md §28). */
 struct cli_levels_opts {

@@ -428,6 +428,15 @@ static int parse_fill(const char *s, shardpipe_desc *desc)
 	return 0;
 }
 
+int cli_append_dim(const shardpipe_desc *desc)
+{
+	/* All zero is the identity: the first entry, 0, says so too. */
+	for (int d = 0; d < desc->rank; d++)
+		if (desc->storage_order[d] == 0)
+			return d;
+	return 0;
+}
+
 /*
  * --storage-order I,J,..: for each storage dim, the append dim it holds
  * (design §3.3), one per dim of --shape.  Whether the list is a

@@ -109,10 +109,12 @@ static void write_usage(FILE *f)
 		"                    transpose axes): --shape, --chunk, --names "
 		"and the rest are\n"
 		"                    in storage order, the input's rows in append "
-		"order; the\n"
-		"                    first entry must be 0 (e.g. 0,3,1,2: "
+		"order, along\n"
+		"                    the dim whose entry is 0 (e.g. 0,3,1,2: "
 		"(t,y,x,c) frames stored\n"
-		"                    as (t,c,y,x)); default the identity\n"
+		"                    as (t,c,y,x); 1,0,2,3: (t,c,y,x) stored "
+		"as (c,t,y,x));\n"
+		"                    default the identity\n"
 		"  --attr KEY=JSON   a user attribute in zarr.json (KEY: up to "
 		"the first '=';\n"
 		"                    JSON: one JSON value); repeatable, a later "
@@ -187,9 +189,10 @@ static const char *stream_hint(char *buf, size_t size,
 {
 	uint64_t v[SHARDPIPE_MAX_RANK];
 	char unbounded[160];
+	const int a = cli_append_dim(desc);
 
 	for (int d = 0; d < desc->rank; d++)
-		v[d] = d == 0 ? 0 : desc->dims[d].size;
+		v[d] = d == a ? 0 : desc->dims[d].size;
 	list_str(unbounded, sizeof(unbounded), v, desc->rank);
 	if (extra != 0 && extra % capacity == 0)
 		snprintf(buf, size, "to take every row, stream with --shape "
@@ -236,9 +239,10 @@ static void summary(const char *out, const shardpipe_desc *desc,
 	uint64_t shape[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK];
 	char a[160], b[160], c[160], codec[64];
+	const int ad = cli_append_dim(desc);
 
 	for (int d = 0; d < desc->rank; d++) {
-		shape[d] = d == 0 && desc->dims[0].size == 0 ? rows :
+		shape[d] = d == ad && desc->dims[d].size == 0 ? rows :
 			   desc->dims[d].size;
 		chunk[d] = desc->dims[d].chunk;
 		shard[d] = chunk[d] * desc->dims[d].chunks_per_shard;
@@ -471,13 +475,15 @@ struct writer {
 static void sizes_of(struct writer *w)
 {
 	const shardpipe_desc *desc = &w->desc;
-	const uint64_t end = desc->dims[0].size;
+	const int ad = cli_append_dim(desc);
+	const uint64_t end = desc->dims[ad].size;
 	uint64_t v[SHARDPIPE_MAX_RANK];
 	char list[160];
 
+	/* A row: one index of the append dim, wherever it is stored. */
 	w->row_bytes = shardpipe_dtype_size(desc->dtype);
-	for (int d = 1; d < desc->rank; d++)
-		if (__builtin_mul_overflow(w->row_bytes, desc->dims[d].size,
+	for (int d = 0; d < desc->rank; d++)
+		if (d != ad && __builtin_mul_overflow(w->row_bytes, desc->dims[d].size,
 					   &w->row_bytes))
 			w->row_bytes = 0;
 	w->full = end != 0 && end <= w->start;
@@ -490,7 +496,7 @@ static void sizes_of(struct writer *w)
 			 w->a->o.shape);
 	} else {
 		for (int d = 0; d < desc->rank; d++)
-			v[d] = d == 0 ? w->start : desc->dims[d].size;
+			v[d] = d == ad ? w->start : desc->dims[d].size;
 		snprintf(w->shape, sizeof(w->shape), "the shape %s of %s",
 			 list_str(list, sizeof(list), v, desc->rank), w->path);
 	}
@@ -514,6 +520,7 @@ static int check_input(const struct writer *w)
 	struct stat sb;
 	uint64_t size;
 	char hint[512];
+	const int ad = cli_append_dim(&w->desc);
 
 	if (fstat(fileno(w->in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		cli_error("write: --input %s is a directory, not a file of "
@@ -523,16 +530,16 @@ static int check_input(const struct writer *w)
 	if (w->in == stdin || rb == 0 || !S_ISREG(sb.st_mode))
 		return CLI_EXIT_OK;
 	size = (uint64_t)sb.st_size;
-	if (w->desc.dims[0].size == 0 && size % rb != 0 && !a->pad_partial)
+	if (w->desc.dims[ad].size == 0 && size % rb != 0 && !a->pad_partial)
 		cli_error("write: %s holds %llu bytes, not a whole number of "
-			  "rows of %llu bytes (%s, every dim after the first "
+			  "rows of %llu bytes (%s, every dim but the append dim "
 			  "of %s): %llu rows and %llu bytes over; "
 			  "check --dtype and --shape (--pad-partial fills a "
 			  "last partial row)", a->input,
 			  (unsigned long long)size, (unsigned long long)rb, dt,
 			  w->shape, (unsigned long long)(size / rb),
 			  (unsigned long long)(size % rb));
-	else if (w->desc.dims[0].size != 0 && size > cap)
+	else if (w->desc.dims[ad].size != 0 && size > cap)
 		cli_error("write: %s holds %llu bytes, %llu more than the %llu "
 			  "bytes of %s (%s); %s", a->input,
 			  (unsigned long long)size,
@@ -540,7 +547,7 @@ static int check_input(const struct writer *w)
 			  (unsigned long long)cap, w->bound, dt,
 			  stream_hint(hint, sizeof(hint), &w->desc,
 				      a->o.shape, a->append ? 0 : size, cap));
-	else if (w->desc.dims[0].size != 0 && size < cap && !a->allow_short)
+	else if (w->desc.dims[ad].size != 0 && size < cap && !a->allow_short)
 		cli_error("write: %s holds %llu bytes, %llu fewer than the %llu "
 			  "bytes of %s (%s); --allow-short writes it "
 			  "anyway, the rest holding the fill value", a->input,

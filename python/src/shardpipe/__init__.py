@@ -777,10 +777,14 @@ class Stream:
     ``stored = appended.transpose(storage_order)`` (NumPy's axes: storage
     dim i is append dim ``storage_order[i]``); ``shape``, ``chunks``,
     ``shards`` and every per-dim argument are in storage order, as the
-    store's zarr.json, while ``append`` takes rows in append order.  Its
-    first entry must be 0 (the append dim stays first), and it is refused
-    with a pyramid.  ``(0, 3, 1, 2)``: (t, y, x, c) frames stored planar
-    as (t, c, y, x).  Default None: the identity.
+    store's zarr.json, while ``append`` takes rows in append order.  The
+    append dim may be stored as any dim (``(1, 0, 2, 3)``: (t, c, y, x)
+    frames stored channel-major as (c, t, y, x), zarr.json growing its
+    dim 1); it alone may then be unbounded (``shape[i]`` 0 where
+    ``storage_order[i]`` is 0), and such a store cannot be an image
+    (``ngff``, a pyramid) nor be continued (mode "a").  Any other
+    permutation is refused with a pyramid.  ``(0, 3, 1, 2)``: (t, y, x, c)
+    frames stored planar as (t, c, y, x).  Default None: the identity.
 
     ``append(a)`` takes NumPy arrays of whole rows of dim 0, shape
     ``(k, *shape[1:])`` or ``shape[1:]`` (in append order with a
@@ -1076,13 +1080,15 @@ class Stream:
         for d, a in enumerate(order or ()):
             inner[a] = shape[d]
         self._inner = tuple(inner[1:])
+        # The append dim's bound (0: grows), wherever storage_order put it.
+        self._bound = inner[0]
         self._dtype = np.dtype(name)
         self._fill = fill                # one element of fill, its bytes
         self._row_bytes = self._dtype.itemsize
         for n in self._inner:
             self._row_bytes *= n
         # Bytes of a bounded dim 0, or None when it grows.
-        self._cap = shape[0] * self._row_bytes if shape[0] else None
+        self._cap = self._bound * self._row_bytes if self._bound else None
         self._fields = fields
         self._pad_partial = pad_partial
         self._allow_short = allow_short
@@ -1099,7 +1105,7 @@ class Stream:
         self._progress: _Progress | None = None
         if progress:
             label = "shardpipe" if path is None else _os.fsdecode(path)
-            self._progress = _Progress(label, shape[0], start_row,
+            self._progress = _Progress(label, self._bound, start_row,
                                        self._row_bytes)
 
     # -------------------------------------------------------- appending
@@ -1200,7 +1206,7 @@ class Stream:
                     raise BeyondEndError(
                         "append: %d rows do not fit in dim 0 of size %d: "
                         "%d written, %d left; nothing appended%s"
-                        % (k, self._shape[0], self._shape[0] - left, left,
+                        % (k, self._bound, self._bound - left, left,
                            " (a[:%d] fits)" % left if left and
                            arr.ndim > len(self._inner) else ""),
                         _ERR_BEYOND_END)
@@ -1372,7 +1378,7 @@ class Stream:
             raise BeyondEndError(
                 "%s: dim 0: append reaches past its size %d; the last %d "
                 "bytes were not written"
-                % (_shardpipe.strerror(_ERR_BEYOND_END), self._shape[0],
+                % (_shardpipe.strerror(_ERR_BEYOND_END), self._bound,
                    over), _ERR_BEYOND_END)
 
     def skip(self, frames: int | None = None, *,
@@ -1446,7 +1452,7 @@ class Stream:
             raise BeyondEndError(
                 "%s: dim 0: skip reaches past its size %d; the last %d "
                 "bytes were not skipped"
-                % (_shardpipe.strerror(_ERR_BEYOND_END), self._shape[0],
+                % (_shardpipe.strerror(_ERR_BEYOND_END), self._bound,
                    over), _ERR_BEYOND_END)
 
     def set_attribute(self, key: str, value: _Any) -> None:
