@@ -10,11 +10,21 @@ AM_TESTS_ENVIRONMENT = \
 	SHARDPIPE='$(abs_top_builddir)/shardpipe'; export SHARDPIPE; \
 	SHARDPIPE_PLUGIN_PATH='$(abs_top_builddir)/.libs'; export SHARDPIPE_PLUGIN_PATH; \
 	POCL_CACHE_DIR="$${POCL_CACHE_DIR:-$(abs_top_builddir)/t/pocl-cache}"; export POCL_CACHE_DIR; \
+	$(POCL_ENVIRONMENT) \
 	OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; \
 	SHARDPIPE_TEST_BACKENDS='$(TEST_BUILT_PLUGINS)'; \
 	export SHARDPIPE_TEST_BACKENDS; \
 	$(READERS_ENVIRONMENT) \
 	unset SHARDPIPE_BACKEND;
+# PoCL compiles a kernel once for every local size it runs at unless told
+# not to specialise; the tests run the kernels at four local sizes, and one
+# generic work-group function a kernel (dynamic local size, the same
+# source and results) costs half the CPU of the four specialised ones,
+# the largest share of the suite's time (doc/design.md §18.2).
+# POCL_WORK_GROUP_SPECIALIZATION set by the caller wins.
+POCL_ENVIRONMENT = \
+	POCL_WORK_GROUP_SPECIALIZATION="$${POCL_WORK_GROUP_SPECIALIZATION-0}"; \
+	export POCL_WORK_GROUP_SPECIALIZATION;
 # The independent readers' Python: SHARDPIPE_PYTHON when set (empty: none),
 # else the environment scripts/quickstart made at the top of the source
 # tree, so that the README's test command runs the reader, Python package
