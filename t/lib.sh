@@ -15,6 +15,13 @@ ok() {
 		tap_fail=$((tap_fail + 1))
 	fi
 }
+# ok_shown STATUS DESCRIPTION FILE: ok, and on failure FILE's lines as
+# diagnostics: the log says why a command failed, and run-sanitizers
+# reads a sanitizer's report there (asan_again).
+ok_shown() {
+	ok "$1" "$2"
+	[ "$1" -eq 0 ] || sed 's/^/# /' "$3"
+}
 is() {
 	# is GOT WANTED DESCRIPTION
 	tap_n=$((tap_n + 1))

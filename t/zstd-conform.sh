@@ -67,10 +67,7 @@ write_cat() {
 		"$SP" write --shape 0,1000 --chunk 150,1000 --shard 2,1 \
 			--codec "$codec" --backend "$1" --input "$tmp/in" \
 			"$tmp/w.zarr" > "$tmp/out" 2>&1
-		st=$?
-		ok $st "$1 writes with $codec"
-		# Its own words go to the log (run-sanitizers reads them).
-		[ $st -eq 0 ] || diag "$(cat "$tmp/out")"
+		ok_shown $? "$1 writes with $codec" "$tmp/out"
 		"$SP" cat "$tmp/w.zarr" > "$tmp/back" 2> "$tmp/out" &&
 			cmp -s "$tmp/back" "$tmp/in"
 		ok $? "$1, $codec: shardpipe cat returns the input"
@@ -87,7 +84,8 @@ if backend_usable opencl; then
 			SHARDPIPE_KERNEL_DEBUG=local=$ls "$SP" conform \
 				--codec "zstd:$lv" --backends opencl,reference \
 				> "$tmp/out" 2>&1
-			ok $? "zstd:$lv, opencl local size $ls: conform passes"
+			ok_shown $? "zstd:$lv, opencl local size $ls: conform passes" \
+				"$tmp/out"
 			grep -q '^opencl ~ reference *identical' "$tmp/out"
 			ok $? "zstd:$lv, local $ls: opencl = reference bytes"
 		done
@@ -95,7 +93,8 @@ if backend_usable opencl; then
 	SHARDPIPE_KERNEL_DEBUG=local=7 "$SP" conform \
 		--codec zstd:5:checksum --backends opencl,reference \
 		> "$tmp/out" 2>&1
-	ok $? "zstd:5:checksum, opencl local size 7: conform passes"
+	ok_shown $? "zstd:5:checksum, opencl local size 7: conform passes" \
+		"$tmp/out"
 	grep -q '^opencl ~ reference *identical' "$tmp/out"
 	ok $? "zstd:5:checksum, local 7: opencl = reference bytes"
 else
