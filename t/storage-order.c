@@ -151,17 +151,20 @@ static void random_case(struct scase *c, uint64_t *rng, int i)
 		}
 }
 
-/* (t, y, x, c) interleaved frames stored planar (t, c, y, x): the
- * innermost dim moves, over several batches. */
-static void planar_case(struct scase *c)
+/* (t, y, x, c) interleaved frames of ng channels stored planar (t, c, y,
+ * x): the innermost dim moves, over several batches, its chunks ragged
+ * along y and x (the cpu backend deals each input line out to the ng
+ * channels' chunks at once for 1-, 2- and 4-byte elements, design
+ * §3.3). */
+static void planar_case(struct scase *c, shardpipe_dtype dtype, uint64_t ng)
 {
 	memset(c, 0, sizeof(*c));
 	c->rank = 4;
-	c->dtype = SHARDPIPE_DTYPE_UINT16;
+	c->dtype = dtype;
 	c->codec = "zstd";
 	c->unbounded = 1;
 	c->rows = 40;
-	c->size[0] = 40, c->size[1] = 3, c->size[2] = 120, c->size[3] = 100;
+	c->size[0] = 40, c->size[1] = ng, c->size[2] = 120, c->size[3] = 100;
 	c->chunk[0] = 4, c->chunk[1] = 1, c->chunk[2] = 64, c->chunk[3] = 64;
 	c->cps[0] = 2, c->cps[1] = 3, c->cps[2] = 2, c->cps[3] = 1;
 	c->order[0] = 0, c->order[1] = 3, c->order[2] = 1, c->order[3] = 2;
@@ -277,7 +280,7 @@ static void pyramid_cases(const char *root, uint64_t *rng,
 						 { "t", "z", "y", "x" } };
 	struct scase c[2];
 
-	planar_case(&c[0]);
+	planar_case(&c[0], SHARDPIPE_DTYPE_UINT16, 3);
 	c[0].rows = c[0].size[0] = 9;
 	c[0].size[2] = 20, c[0].size[3] = 26;
 	c[0].chunk[2] = 8, c[0].chunk[3] = 8;
@@ -357,7 +360,7 @@ static void refusals(const char *root)
 		bail("out of memory");
 	if (mkdir(tmp, 0777) != 0)
 		bail("mkdir %s failed", tmp);
-	planar_case(&c);
+	planar_case(&c, SHARDPIPE_DTYPE_UINT16, 3);
 	case_desc(&c, &d, 1, "cpu");
 	d.storage_order[2] = 3;
 	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
@@ -422,10 +425,18 @@ int main(void)
 		random_case(&c, &rng, i);
 		one_case(root, &c, i, seed, usable, why);
 	}
-	planar_case(&c);
-	one_case(root, &c, CASES, seed, usable, why);
+	for (int k = 0; k < 4; k++) {
+		static const shardpipe_dtype t[] = {
+			SHARDPIPE_DTYPE_UINT16, SHARDPIPE_DTYPE_UINT8,
+			SHARDPIPE_DTYPE_FLOAT32, SHARDPIPE_DTYPE_FLOAT64,
+		};
+		static const uint64_t ng[] = { 3, 2, 4, 2 };
+
+		planar_case(&c, t[k], ng[k]);
+		one_case(root, &c, CASES + k, seed, usable, why);
+	}
 	channel_major_case(&c);
-	one_case(root, &c, CASES + 1, seed, usable, why);
+	one_case(root, &c, CASES + 4, seed, usable, why);
 	pyramid_cases(root, &rng, usable, why);
 	refusals(root);
 	test_rmtree(root);

@@ -130,7 +130,7 @@ static int cpu_probe(struct backend_probe *info)
 /* One work item of the fused pass, gathered by one thread. */
 static uint64_t scratch_bytes(const struct cpu_ctx *c)
 {
-	return c->fview.A * c->fview.G * c->plan->chunk_bytes;
+	return c->fview.H * c->fview.A * c->fview.G * c->plan->chunk_bytes;
 }
 
 static void cpu_close(void *vctx)
@@ -396,7 +396,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 {
 	const struct plan *p = c->plan;
 	const struct view *v = &c->fview;
-	const uint64_t per = v->A * v->G;   /* chunks per item */
+	const uint64_t per = v->H * v->A * v->G;   /* chunks per item */
 	struct lane *ln = &c->lanes[t];
 
 	for (;;) {
@@ -417,7 +417,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 		    item_is_fill(p, v, src, it)) {
 			for (uint64_t j = 0; j < per; j++)
 				c->crew.sizes[e * p->M +
-					      p->perm[it * per + j]] = 0;
+					      p->perm[item_chunk(v, it, j)]] = 0;
 			ln->sg += thread_cpu() - a;
 			continue;
 		}
@@ -432,10 +432,11 @@ static void fused_items(struct cpu_ctx *c, int t)
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
 			const uint8_t *chunk = src + j * p->chunk_bytes;
-			uint64_t pos = e * p->M + p->perm[it * per + j];
+			const uint64_t ci = item_chunk(v, it, j);
+			uint64_t pos = e * p->M + p->perm[ci];
 			size_t r = 0;
 
-			if (!left_out(p, v, chunk, it * per + j) &&
+			if (!left_out(p, v, chunk, ci) &&
 			    (r = compress_one(c, t, chunk,
 					      c->crew.dst[pos])) == 0 &&
 			    (ln->failed < 0 || (int64_t)pos < ln->failed))

@@ -25,16 +25,25 @@ struct view {
 	/* in_stride is row-major over the view's sizes: no storage order
 	 * (design §3.3) that the merging did not undo. */
 	int dense;
-	/* A work item gathers A x G chunks: G along the last dim (1 or all
-	 * of them) and A along the second-last (1, or all when G is all). */
-	uint64_t A, G;
+	/* A work item gathers H x A x G chunks: G along the last dim (1 or
+	 * all of them), A along the second-last (1, or all when G is all)
+	 * and H along dim hd, the interleaved channels of a planarising
+	 * storage order (design §3.3; H = 1 and hd = -1 otherwise), whose
+	 * chunks lie hstride apart in the chunk numbering. */
+	uint64_t A, G, H;
+	int hd;
+	uint64_t hstride;
 	uint64_t items;      /* work items per epoch */
 };
 
 /* The view of plan p for the stage entries (fused 0) or run_batch (1). */
 SP_INTERNAL void view_init(struct view *v, const struct plan *p, int fused);
-/* Gather work item `item` of an epoch: its A x G chunks, chunk a*G+g at
- * out + (a*G+g)*cs. */
+/* The chunk index of work item `item`'s chunk j (j < H*A*G, h*A*G+a*G+g
+ * for chunk h, a, g). */
+SP_INTERNAL uint64_t item_chunk(const struct view *v, uint64_t item,
+				uint64_t j);
+/* Gather work item `item` of an epoch: its H x A x G chunks, chunk
+ * (h*A+a)*G+g at out + ((h*A+a)*G+g)*cs. */
 SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,
 			     const uint8_t *epoch, uint8_t *out, size_t cs,
 			     uint64_t item);

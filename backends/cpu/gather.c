@@ -54,6 +54,39 @@ static uint64_t least_divisor_reaching(uint64_t n, uint64_t unit,
 	return n;
 }
 
+typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
+static deal_fn deal_pick(size_t es, uint64_t ng);
+
+/*
+ * Planarising, (t, y, x, c) appended and stored (t, c, y, x) (design
+ * §3.3), leaves the channels interleaved along the input's last dim: a
+ * work item gathering one channel's chunk reads every input line once
+ * per channel and picks one element in ng.  An item of the fused pass
+ * spans the channel dim instead when a dealer can split its lines: dim
+ * hd (neither of the last two) of ng = 2..4 elements in chunks of one,
+ * adjacent in the input, the last dim ng apart.  Its chunks lie at
+ * strides of hstride chunk indices, the chunks along the dims after hd.
+ */
+static void channel_items(struct view *v, size_t es)
+{
+	const int last = v->rank - 1;
+
+	for (int d = 1; d < last - 1; d++) {
+		uint64_t ng = v->size[d];
+
+		if (v->chunk[d] != 1 || v->in_stride[d] != 1 ||
+		    v->in_stride[last] != ng || v->chunk[last] < 2 ||
+		    deal_pick(es, ng) == NULL)
+			continue;
+		v->H = ng;
+		v->hd = d;
+		v->hstride = 1;
+		for (int e = d + 1; e < v->rank; e++)
+			v->hstride *= v->count[e];
+		return;
+	}
+}
+
 void view_init(struct view *v, const struct plan *p, int fused)
 {
 	uint64_t s = 1, want = ITEMS_PER_THREAD * (uint64_t)p->threads;
@@ -84,20 +117,25 @@ void view_init(struct view *v, const struct plan *p, int fused)
 		v->dense &= v->in_stride[d] == s;
 		s *= v->size[d];
 	}
-	v->A = v->G = 1;
+	v->A = v->G = v->H = 1;
+	v->hd = -1;
 	last = v->rank - 1;
 	if (v->rank > 1 && fused) {
 		const int sec = last - 1;
+		uint64_t unit;
 
-		v->G = v->chunk[last] * p->esize >= FUSED_RUN_BYTES / 2 ? 1 :
-		       least_divisor_reaching(v->count[last],
-					      v->chunk[last] * p->esize,
+		channel_items(v, p->esize);
+		/* An input row segment holds the H chunks' runs interleaved. */
+		unit = v->chunk[last] * p->esize * v->H;
+		v->G = unit >= FUSED_RUN_BYTES / 2 ? 1 :
+		       least_divisor_reaching(v->count[last], unit,
 					      FUSED_RUN_BYTES);
 		if (v->G == v->count[last] &&
-		    v->size[last] * p->esize < FUSED_RUN_BYTES)
+		    v->size[last] * p->esize * v->H < FUSED_RUN_BYTES)
 			v->A = least_divisor_reaching(
 				v->count[sec],
-				v->chunk[sec] * v->size[last] * p->esize,
+				v->chunk[sec] * v->size[last] * p->esize *
+					v->H,
 				FUSED_RUN_BYTES);
 	} else if (v->rank > 1) {
 		uint64_t per_last = p->K * p->M / v->count[last];
@@ -109,7 +147,7 @@ void view_init(struct view *v, const struct plan *p, int fused)
 		    per_last / v->count[last - 1] >= want)
 			v->A = v->count[last - 1];
 	}
-	v->items = p->M / (v->A * v->G);
+	v->items = p->M / (v->H * v->A * v->G);
 }
 
 /*
@@ -256,7 +294,9 @@ const char *gather_dealer_clone(void)
 			d3[j] = s[4 * j + 3];                                 \
 		}                                                             \
 	}
+DEAL2(deal_1x2, uint8_t)
 DEAL2(deal_2x2, uint16_t)
+DEAL2(deal_4x2, uint32_t)
 DEAL3(deal_2x3, uint16_t)
 DEAL4(deal_2x4, uint16_t)
 DEAL3(deal_1x3, uint8_t)
@@ -306,8 +346,6 @@ static pick_fn pick_pick(size_t es, uint64_t stride)
 	return t[e][stride - 2];
 }
 
-typedef void (*deal_fn)(uint8_t *, size_t, const uint8_t *, uint64_t);
-
 /* The specialised dealer for es-byte elements in rows of ng, or NULL. */
 static deal_fn deal_pick(size_t es, uint64_t ng)
 {
@@ -315,38 +353,58 @@ static deal_fn deal_pick(size_t es, uint64_t ng)
 		return ng == 2 ? deal_2x2 : ng == 3 ? deal_2x3 :
 		       ng == 4 ? deal_2x4 : NULL;
 	if (es == 1)
-		return ng == 3 ? deal_1x3 : ng == 4 ? deal_1x4 : NULL;
+		return ng == 2 ? deal_1x2 : ng == 3 ? deal_1x3 :
+		       ng == 4 ? deal_1x4 : NULL;
 	if (es == 4)
-		return ng == 3 ? deal_4x3 : ng == 4 ? deal_4x4 : NULL;
+		return ng == 2 ? deal_4x2 : ng == 3 ? deal_4x3 :
+		       ng == 4 ? deal_4x4 : NULL;
 	return NULL;
 }
 
 /*
  * The first cell of work item `item` (its first chunk's origin) and, per
- * dim, how many of that chunk's cells lie inside the array.
+ * dim, how many of that chunk's cells lie inside the array; returns the
+ * first chunk's index.  Items number the chunk grid row-major, A x G
+ * chunks an item, with dim hd's chunks all in every item.
  */
-static void item_box(const struct view *v, uint64_t item, uint64_t *origin,
-		     uint64_t *ext)
+static uint64_t item_box(const struct view *v, uint64_t item,
+			 uint64_t *origin, uint64_t *ext)
 {
-	uint64_t rest = item * v->A * v->G;
+	uint64_t rest = item * v->A * v->G, first = 0, step = 1;
 
 	for (int d = v->rank - 1; d >= 0; d--) {
-		uint64_t t = rest % v->count[d];
+		uint64_t n = d == v->hd ? 1 : v->count[d];
+		uint64_t t = rest % n;
 
-		rest /= v->count[d];
+		rest /= n;
 		origin[d] = t * v->chunk[d];
 		ext[d] = v->size[d] - origin[d];
 		if (ext[d] > v->chunk[d])
 			ext[d] = v->chunk[d];
+		first += t * step;
+		step *= v->count[d];
 	}
+	return first;
+}
+
+uint64_t item_chunk(const struct view *v, uint64_t item, uint64_t j)
+{
+	const uint64_t per = v->A * v->G;
+	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
+
+	if (v->H == 1)
+		return item * per + j;
+	return item_box(v, item, origin, ext) + j / per * v->hstride +
+	       j % per;
 }
 
 /*
- * Gather work item `item` of an epoch to `out`: its A x G chunks, chunk
- * a*G+g at out + (a*G+g)*cs (cs >= chunk_bytes: the pool's chunk spacing,
- * or a compressed slot's).  Lines run over view dims 0..R-3 inside the
- * chunks; each line of a chunk is a tile of chunk[R-2] x chunk[R-1]
- * elements, read from consecutive input rows.  Padding cells are zeroed.
+ * Gather work item `item` of an epoch to `out`: its H x A x G chunks,
+ * chunk (h*A+a)*G+g at out + ((h*A+a)*G+g)*cs (cs >= chunk_bytes: the
+ * pool's chunk spacing, or a compressed slot's).  Lines run over view
+ * dims 0..R-3 inside the chunks; each line of a chunk is a tile of
+ * chunk[R-2] x chunk[R-1] elements, read from consecutive input rows.
+ * Padding cells are zeroed.
  */
 void gather_item(const struct plan *p, const struct view *v,
 		 const uint8_t *epoch, uint8_t *out, size_t cs, uint64_t item)
@@ -363,6 +421,9 @@ void gather_item(const struct plan *p, const struct view *v,
 	deal_fn deal = cl == 1 && sl == 1 && v->G == row ?
 			       deal_pick(es, v->G) : NULL;
 	pick_fn pick = sl != 1 ? pick_pick(es, sl) : NULL;
+	/* The H channels' chunks, dealt from each input line at once. */
+	deal_fn hdeal = v->H > 1 ? deal_pick(es, v->H) : NULL;
+	const size_t hcs = (size_t)(v->A * v->G) * cs;
 
 	item_box(v, item, origin, ext);
 	for (int d = 0; d < sec; d++)
@@ -405,6 +466,19 @@ void gather_item(const struct plan *p, const struct view *v,
 
 					if (e > cl)
 						e = cl;
+					if (hdeal != NULL) {
+						hdeal(o, hcs, in + g * cl *
+							      sl * es, e);
+						for (uint64_t h = 0;
+						     h < v->H && e < cl; h++)
+							memset(o + h * hcs +
+								       e * es,
+							       0,
+							       (size_t)((cl -
+									 e) *
+									es));
+						continue;
+					}
 					if (pick != NULL) {
 						pick(o, in + g * cl * sl * es,
 						     e);
@@ -428,9 +502,11 @@ void gather_item(const struct plan *p, const struct view *v,
 					       (size_t)((cl - e) * es));
 				}
 			}
-			for (uint64_t g = 0; g < v->G && rows < C1; g++)
-				memset(dst + g * cs + rows * cl * es, 0,
-				       (size_t)((C1 - rows) * cl) * es);
+			for (uint64_t hg = 0; hg < v->H * v->G && rows < C1;
+			     hg++)
+				memset(dst + hg / v->G * hcs + hg % v->G * cs +
+					       rows * cl * es,
+				       0, (size_t)((C1 - rows) * cl) * es);
 		}
 		for (int d = sec - 1; d >= 0; d--) {
 			if (++n[d] < v->chunk[d])
