@@ -468,6 +468,11 @@ def test_argument_out_of_range(tmp_path, arg, value, words):
     ("shards", (2.0, 4), r"^shards\[0\] = 2\.0: not an integer$"),
     ("shape", 4, r"^shape = 4: not a sequence of integers$"),
     ("shape", "46", r"^shape = '46': not a sequence of integers$"),
+    # A dict iterates its keys and a set its hash order: neither is the
+    # shape it seems to spell.
+    ("shape", {0: 4, 1: 6}, r"^shape = \{0: 4, 1: 6\}: not a sequence of "
+     r"integers$"),
+    ("chunks", {2, 3}, r"^chunks = \{2, 3\}: not a sequence of integers$"),
     ("threads", 1.5, r"^threads = 1\.5: not an integer$"),
     ("threads", "2", r"^threads = '2': not an integer$"),
 ])
@@ -485,6 +490,8 @@ def test_argument_not_an_integer(tmp_path, arg, value, words):
      r"^dimension_names\[0\] = 1: not a str$"),
     ("dimension_names", "ab", TypeError,
      r"^dimension_names = 'ab': not a sequence of names$"),
+    ("dimension_names", {"y": 0, "x": 1}, TypeError,
+     r"^dimension_names = \{'y': 0, 'x': 1\}: not a sequence of names$"),
     ("dimension_names", ("a\0b", "c"), shardpipe.InvalidDescriptionError,
      r"^dimension_names\[0\] = 'a\\x00b': holds a NUL character$"),
     ("codec", None, TypeError, r"^codec = None: not a str$"),

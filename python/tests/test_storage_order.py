@@ -140,6 +140,8 @@ def test_append_shape_is_append_order(tmp_path):
     ((0, 2, 1), shardpipe.InvalidDescriptionError, "3 entries"),
     ((0, 1, 2.0, 3), TypeError, "not an integer"),
     ("0123", TypeError, "not a sequence"),
+    ({0: 0, 1: 3, 2: 1, 3: 2}, TypeError, "not a sequence"),
+    ({0, 3, 1, 2}, TypeError, "not a sequence"),
 ])
 def test_refusals(tmp_path, order, err, words):
     with pytest.raises(err) as e:

@@ -238,10 +238,18 @@ def _integer(name: str, v: _Any, lo: int, hi: int, code: int | None) -> int:
         msg, code)
 
 
+def _not_sequence(v: _Any) -> bool:
+    """Whether v cannot stand for one value per dim: a string, or what
+    has no order of its own (a dict iterates its keys, a set in hash
+    order), or nothing to iterate."""
+    return isinstance(v, (str, bytes, _abc.Mapping, _abc.Set)) or \
+        not hasattr(v, "__iter__")
+
+
 def _extents(name: str, values: _Any, lo: int,
              code: int | None) -> tuple[int, ...]:
     """A sequence of extents, each checked by _integer as name[d]."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+    if _not_sequence(values):
         raise TypeError("%s = %r: not a sequence of integers" %
                         (name, values))
     return tuple(_integer("%s[%d]" % (name, d), v, lo, _U64_MAX, code)
@@ -936,7 +944,7 @@ class Stream:
                         "%s has %d entries, %s %d" % (what, n, first, rank),
                         2)
         if dimension_names is not None:
-            if isinstance(dimension_names, (str, bytes)):
+            if _not_sequence(dimension_names):
                 raise TypeError("dimension_names = %r: not a sequence of "
                                 "names" % (dimension_names,))
             dimension_names = tuple(
@@ -948,7 +956,7 @@ class Stream:
                     % (len(dimension_names), given[0][0], rank), 25)
         order = None
         if storage_order is not None:
-            if isinstance(storage_order, (str, bytes)) or \
+            if _not_sequence(storage_order) or \
                     not hasattr(storage_order, "__len__"):
                 raise TypeError("storage_order = %r: not a sequence of dim "
                                 "indices" % (storage_order,))
