@@ -1255,6 +1255,15 @@ static int check_claims(struct store_fs *s, int rank, const uint64_t *lo,
 						"overlaps this one; nothing was "
 						"written", s->root, box_len,
 						e->d_name + 5);
+			else if (olo[0] < rows && done <= olo[0])
+				rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
+						"%s: the region writer of the "
+						"box %.*s has written none of "
+						"its shards, which the %llu "
+						"rows to publish need; nothing "
+						"was written", s->root,
+						box_len, e->d_name + 5,
+						(unsigned long long)rows);
 			else if (olo[0] < rows && done < need)
 				rc = sp_err_set(err, SHARDPIPE_ERR_BUSY,
 						"%s: the region writer of the "
