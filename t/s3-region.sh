@@ -33,60 +33,30 @@ plan 36
 
 # SHARDPIPE_ERR_* values are stable (include/shardpipe.h).
 EXISTS=12
-EXISTS=12
 
 # What the test asks the server directly, through boto3, never through
 # shardpipe: the expectations do not come from the code under test.
 cat > "$tmp/admin.py" <<'EOF'
-import os
 import sys
 
-import boto3
 import botocore.exceptions
+from s3_admin import client, compare, contents, files
 
-s3 = boto3.client("s3", endpoint_url=os.environ["SHARDPIPE_S3_ENDPOINT"],
-                  region_name=os.environ.get("AWS_REGION", "us-east-1"))
+s3 = client()
 B = "bkt"
 
 
 def objects(prefix):
-    """{key below prefix: bytes} of every object below prefix."""
-    out = {}
-    for p in s3.get_paginator("list_objects_v2").paginate(Bucket=B,
-                                                          Prefix=prefix):
-        for o in p.get("Contents", []):
-            body = s3.get_object(Bucket=B, Key=o["Key"])["Body"].read()
-            out[o["Key"][len(prefix):]] = body
-    return out
-
-
-def files(top):
-    """{path below top: bytes} of every file below the directory top."""
-    out = {}
-    for d, _, names in os.walk(top):
-        for n in names:
-            p = os.path.join(d, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, top)] = f.read()
-    return out
+    return contents(s3, B, prefix)
 
 
 def same(prefix, top, skip):
     """The objects below prefix/ are the files below top, keys and bytes,
     but for the keys skip names: "same", or the first difference."""
-    x, y = objects(prefix + "/"), files(top)
+    y = files(top)
     for k in skip:
         y.pop(k, None)
-    if sorted(x) != sorted(y):
-        return "keys differ: only on S3: %s; only in the directory: %s" % (
-            sorted(set(x) - set(y)), sorted(set(y) - set(x)))
-    for k in sorted(x):
-        if x[k] != y[k]:
-            n = min(len(x[k]), len(y[k]))
-            at = next((i for i in range(n) if x[k][i] != y[k][i]), n)
-            return "%s: %d and %d bytes, first difference at byte %d" % (
-                k, len(x[k]), len(y[k]), at)
-    return "same"
+    return compare(objects(prefix + "/"), y, ("S3", "the directory"))
 
 
 def conditional():
@@ -142,7 +112,7 @@ def main(a):
 
 sys.exit(main(sys.argv[1:]))
 EOF
-adm() { "$py" "$tmp/admin.py" "$@"; }
+adm() { PYTHONPATH="$pyt" "$py" "$tmp/admin.py" "$@"; }
 
 cond=$(adm conditional 2>&1)
 diag "If-None-Match on this server: $cond"

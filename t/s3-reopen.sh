@@ -23,45 +23,25 @@ plan 45
 # What the test asks the server directly, through boto3, never through
 # shardpipe: the expectations do not come from the code under test.
 cat > "$tmp/admin.py" <<'EOF'
-import os
 import sys
 
-import boto3
+from s3_admin import client, compare, contents
 
-s3 = boto3.client("s3", endpoint_url=os.environ["SHARDPIPE_S3_ENDPOINT"],
-                  region_name=os.environ.get("AWS_REGION", "us-east-1"))
+s3 = client()
 B = "bkt"
 
 
 def objects(prefix):
-    """{key below prefix: bytes} of every object below prefix."""
-    out = {}
-    for p in s3.get_paginator("list_objects_v2").paginate(Bucket=B,
-                                                          Prefix=prefix):
-        for o in p.get("Contents", []):
-            body = s3.get_object(Bucket=B, Key=o["Key"])["Body"].read()
-            out[o["Key"][len(prefix):]] = body
-    return out
+    return contents(s3, B, prefix)
 
 
 def same(a, b, skip):
     """The objects below a/ and b/ are the same keys and bytes, except the
     keys below b/ that skip names: "same", or the first difference."""
-    x, y = objects(a + "/"), objects(b + "/")
+    y = objects(b + "/")
     for k in skip:
         y.pop(k, None)
-    if sorted(x) != sorted(y):
-        return "keys differ: only in %s: %s; only in %s: %s" % (
-            a, sorted(set(x) - set(y)), b, sorted(set(y) - set(x)))
-    for k in sorted(x):
-        if x[k] != y[k]:
-            n = min(len(x[k]), len(y[k]))
-            at = next((i for i in range(n) if x[k][i] != y[k][i]), n)
-            return "%s: %d and %d bytes, first difference at byte %d (%s, %s)" % (
-                k, len(x[k]), len(y[k]), at,
-                x[k][at] if at < len(x[k]) else "end",
-                y[k][at] if at < len(y[k]) else "end")
-    return "same"
+    return compare(objects(a + "/"), y, (a, b))
 
 
 def main(a):
@@ -111,7 +91,7 @@ def main(a):
 
 sys.exit(main(sys.argv[1:]))
 EOF
-adm() { "$py" "$tmp/admin.py" "$@"; }
+adm() { PYTHONPATH="$pyt" "$py" "$tmp/admin.py" "$@"; }
 
 # 15 rows of 40 x 40 uint16 (3200 bytes a row); chunks 2,16,20 in shards
 # 4,32,40: four shard rows (the last one of 3 rows), two shards a row

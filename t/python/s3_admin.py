@@ -1,6 +1,7 @@
 """s3_admin - what the S3 tests ask the server directly, through boto3
 (not through shardpipe), with the endpoint and credentials of the
-environment that t/python/s3_server.py wrote:
+environment that t/python/s3_server.py wrote; the tests' own admin
+scripts import its contents, files and compare:
 
     s3_admin.py uploads BUCKET        incomplete multipart uploads, one
                                       "KEY UPLOADID" a line
@@ -26,6 +27,46 @@ def client():
     return boto3.client(
         "s3", endpoint_url=os.environ["SHARDPIPE_S3_ENDPOINT"],
         region_name=os.environ.get("AWS_REGION", "us-east-1"))
+
+
+def contents(s3, bucket, prefix):
+    """{key below prefix: bytes} of every object below prefix."""
+    out = {}
+    for p in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                          Prefix=prefix):
+        for o in p.get("Contents", []):
+            body = s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+            out[o["Key"][len(prefix):]] = body
+    return out
+
+
+def files(top):
+    """{path below top: bytes} of every file below the directory top."""
+    out = {}
+    for d, _, names in os.walk(top):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, top)] = f.read()
+    return out
+
+
+def compare(x, y, names):
+    """"same" when the {key: bytes} x and y hold the same keys and bytes,
+    else the first difference; names = (x's side, y's side)."""
+    if sorted(x) != sorted(y):
+        return "keys differ: only in %s: %s; only in %s: %s" % (
+            names[0], sorted(set(x) - set(y)), names[1],
+            sorted(set(y) - set(x)))
+    for k in sorted(x):
+        if x[k] != y[k]:
+            n = min(len(x[k]), len(y[k]))
+            at = next((i for i in range(n) if x[k][i] != y[k][i]), n)
+            return "%s: %d and %d bytes, first difference at byte %d " \
+                "(%s, %s)" % (k, len(x[k]), len(y[k]), at,
+                              x[k][at] if at < len(x[k]) else "end",
+                              y[k][at] if at < len(y[k]) else "end")
+    return "same"
 
 
 def zarr_equal(raw, urls):
