@@ -6,8 +6,8 @@
  * build for several instruction sets, the CPU picking one at load: every
  * element size and channel count that has a dealer, with chunk rows of
  * 77 and 203 elements (a vector's worth and a tail at any vector width)
- * and an edge chunk of 13 rows; and, beside them, the sizes dealt out
- * element by element (uint8 in pairs, uint64), which must agree too.
+ * and an edge chunk of 13 rows; and, beside them, the size dealt out
+ * element by element (uint64), which must agree too.
  * The data are random bytes from the printed seed, appended in spans of
  * random sizes.  A diagnostic names the dealers' clone the CPU selects, so
  * that t/cpu-deal-clones.sh can tell that an emulated CPU ran the one it
@@ -28,15 +28,17 @@ static const struct {
 	const char *name;
 	uint64_t ng;
 } cases[] = {
+	{ SHARDPIPE_DTYPE_UINT8, "uint8", 2 },
 	{ SHARDPIPE_DTYPE_UINT8, "uint8", 3 },
 	{ SHARDPIPE_DTYPE_UINT8, "uint8", 4 },
 	{ SHARDPIPE_DTYPE_UINT16, "uint16", 2 },
 	{ SHARDPIPE_DTYPE_UINT16, "uint16", 3 },
 	{ SHARDPIPE_DTYPE_UINT16, "uint16", 4 },
+	{ SHARDPIPE_DTYPE_UINT32, "uint32", 2 },
 	{ SHARDPIPE_DTYPE_UINT32, "uint32", 3 },
 	{ SHARDPIPE_DTYPE_UINT32, "uint32", 4 },
 	/* No dealer: one element at a time. */
-	{ SHARDPIPE_DTYPE_UINT8, "uint8", 2 },
+	{ SHARDPIPE_DTYPE_UINT64, "uint64", 2 },
 	{ SHARDPIPE_DTYPE_UINT64, "uint64", 3 },
 };
 
