@@ -24,12 +24,14 @@ typedef struct shardpipe_mpi_array shardpipe_mpi_array;
  * Collective over comm.  desc: the whole array (dim 0 = time steps,
  * unbounded or bounded; rank 2 or more).  desc and the strings and
  * attributes it points to must stay valid until shardpipe_mpi_close().
- * Rank 0 creates the directory path (its parent must exist).  The shards
- * of dims 1.. are numbered in row-major order; shard k belongs to rank
- * k mod (ranks of comm), which opens one region stream for it
+ * Rank 0 creates the directory path (its parent must exist).  The grid
+ * of shards of dims 1.. is cut into as many blocks of whole shards as
+ * lets the most ranks own one; rank r below the number of blocks owns
+ * block r (row-major) and opens one region stream for it
  * (shardpipe_stream_open_region, lo[0] = 0, hi[0] = 0 when dim 0 is
- * unbounded, dims[0].size when bounded) for the whole run.  On any rank's
- * failure every rank gets the same code and *out = NULL.
+ * unbounded, dims[0].size when bounded) for the whole run; other ranks
+ * own none and only send.  On any rank's failure every rank gets the
+ * same code and *out = NULL.
  */
 SHARDPIPE_API int shardpipe_mpi_open(shardpipe_mpi_array **out, MPI_Comm comm,
 		const char *path, const shardpipe_desc *desc);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # header-compile.sh - the installed header compiles on its own, cleanly,
 # as C99, C11 and C++ (its extern "C" block), with every warning an error;
-# and a C++ program can call the library through it.
+# and a C++ program can call the library through it.  So does
+# shardpipe_mpi.h, with MPI's flags, where the build has MPI.
 . "${top_srcdir:-.}/t/lib.sh"
 mk_var() { sed -n "s/^$1 = //p" "${top_builddir:-.}/Makefile"; }
 CC=$(mk_var CC)
@@ -11,7 +12,7 @@ header="${top_srcdir:-.}/include/shardpipe.h"
 [ -f "$header" ] || skip_all "include/shardpipe.h not found"
 
 scratch header
-plan 8
+plan 12
 
 # A translation unit that includes only the header and uses each type.
 cat > "$tmp/use.c" <<'SRC'
@@ -74,5 +75,42 @@ if command -v "$CXX" > /dev/null 2>&1; then
 	ok $? "C++ sees the functions with C linkage (extern \"C\")"
 else
 	skip 3 "no C++ compiler ($CXX)"
+fi
+
+# shardpipe_mpi.h, installed with libshardpipe-mpi: with MPI's own flags
+# (configure's), as C and as C++, its functions of C linkage.  MPI's
+# headers as system headers: Open MPI's C++ bindings warn under -Wextra
+# themselves.
+MPI_CFLAGS=$(mk_var MPI_CFLAGS | sed 's/-I */-isystem /g')
+if [ ! -f "${top_builddir:-.}/libshardpipe-mpi.la" ]; then
+	skip 4 "configure built no libshardpipe-mpi (--with-mpi=no, or no MPI found)"
+elif ! command -v "$CXX" > /dev/null 2>&1; then
+	skip 4 "no C++ compiler ($CXX)"
+else
+	cat > "$tmp/mpi.c" <<'SRC'
+#include <shardpipe_mpi.h>
+int use_mpi_header(void);
+int use_mpi_header(void)
+{
+	double x, y;
+
+	shardpipe_mpi_times((const shardpipe_mpi_array *)0, &x, &y);
+	return shardpipe_mpi_close((shardpipe_mpi_array *)0) +
+	       (shardpipe_mpi_message((const shardpipe_mpi_array *)0) != 0);
+}
+SRC
+	cp "$tmp/mpi.c" "$tmp/mpi.cc"
+	$CC -std=c99 $strict -I"${top_srcdir:-.}/include" $MPI_CFLAGS \
+		-c "$tmp/mpi.c" -o "$tmp/mpi-c99.o" 2> "$tmp/err"
+	ok_shown $? "shardpipe_mpi.h compiles as c99 with -Werror" "$tmp/err"
+	for std in c++11 c++17; do
+		$CXX -std=$std -Wall -Wextra -Werror -I"${top_srcdir:-.}/include" \
+			$MPI_CFLAGS -c "$tmp/mpi.cc" -o "$tmp/mpi-$std.o" \
+			2> "$tmp/err"
+		ok_shown $? "shardpipe_mpi.h compiles as $std with -Werror" \
+			"$tmp/err"
+	done
+	nm "$tmp/mpi-c++11.o" 2> /dev/null | grep -q ' U shardpipe_mpi_close$'
+	ok $? "C++ sees shardpipe_mpi.h's functions with C linkage"
 fi
 done_testing
