@@ -5,11 +5,15 @@
  * the rest becomes shard c/0/0 of that 16 x 24 array (8 x 16 shards of
  * 4 x 8 chunks).  The reader then checks the store (index CRC, bounds,
  * overlaps, every chunk's decoding) and reads the whole array, which
- * decodes the shard again through the read path.
+ * decodes the shard again through the read path.  The first byte's
+ * higher part sets the reader's coalescing as an S3 source's does (design
+ * §24.4: 0, or reads of up to 16, 256 or 4096 bytes grouping neighbouring
+ * chunks), so that the grouped reads meet the damaged index too.
  */
 #include <stdint.h>
 
 #include "fuzz-common.h"
+#include "reader_impl.h"
 #include "shardpipe.h"
 
 #define GRID "\"chunk_grid\": {\"name\": \"regular\", \"configuration\": " \
@@ -47,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char store[VARIANTS][600], shard[VARIANTS][700];
 	static float out[16 * 24];
+	static const uint64_t coalesce[4] = { 0, 16, 256, 4096 };
 	uint64_t start[2] = { 0, 0 }, count[2] = { 16, 24 };
 	shardpipe_reader *r;
 	size_t v;
@@ -75,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* blosc stores fail to open when c-blosc is absent: fine. */
 	if (shardpipe_reader_open(&r, store[v]) != SHARDPIPE_OK)
 		return 0;
+	r->src->coalesce = coalesce[data[0] / VARIANTS % 4];
 	shardpipe_reader_check(r);
 	shardpipe_reader_read(r, start, count, out, sizeof(out));
 	shardpipe_reader_close(r);
