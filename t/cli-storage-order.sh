@@ -4,15 +4,16 @@
 # (t, c, y, x), or channel-major (c, t, y, x) with the append dim second,
 # gives the files of the permuted array written directly (a pyramid's
 # too), cat
-# and verify read it in storage order, bench takes the option, and every
-# refusal exits 2 creating nothing, naming the option and the value.
+# and verify read it in storage order, bench takes the option, conform
+# compares backends' permuted stores with the input it transposes, and
+# every refusal exits 2 creating nothing, naming the option and the value.
 . "${top_srcdir:-.}/t/lib.sh"
 need_shardpipe
 command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input"
 
 scratch cliorder
 test_seed
-plan 36
+plan 39
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -136,7 +137,22 @@ refused 2 'append dim as storage dim 1: an OME-NGFF image' "an image with the ap
 	--input "$tmp/in.raw" --quiet --names c,t,y,x --ngff \
 	--storage-order 3,0,1,2 "$watch/s.zarr"
 refused 2 'storage-order: entry 3 "x" is not a number' "not a number" -- w --storage-order 0,1,x,2
-refused 2 'conform: --storage-order is not supported' "conform" -- \
-	"$SP" conform --backends cpu --shape 0,3,6,7 --chunk 2,1,4,4 \
-	--storage-order 0,3,1,2
+# conform compares each backend's store with the input it transposes
+# itself: planar, the append dim moved, and outer dims swapped; codec none,
+# so cpu's and reference's files are the same too.
+for c in 0,3,1,2:0,3,6,7:2,1,4,4 1,0,2,3:3,0,6,7:1,2,4,4 \
+	0,2,1,3:0,6,3,7:2,4,1,4; do
+	order=${c%%:*} rest=${c#*:}
+	"$SP" conform --backends cpu,reference --shape "${rest%%:*}" \
+		--chunk "${rest#*:}" --shard 2,2,2,2 --storage-order "$order" \
+		> "$tmp/out" 2>&1 && grep -q '^cpu ~ reference *identical' "$tmp/out"
+	ok_shown $? "conform --storage-order $order: the stores decode to the transposed input, cpu's and reference's the same" "$tmp/out"
+done
+# Not a permutation: the backend's open refuses it (conform's exit 1, "a
+# backend failed"), naming the entry; nothing is compared.
+"$SP" conform --backends cpu --shape 0,3,6,7 --chunk 2,1,4,4 \
+	--storage-order 0,1,1,2 > "$tmp/out" 2>&1
+is $? 1 "conform, not a permutation: exit 1"
+grep -q 'storage_order\[2\] = 1 repeats' "$tmp/out"
+ok_shown $? "conform, not a permutation: the backend's refusal names the entry" "$tmp/out"
 done_testing

@@ -39,10 +39,16 @@ struct run {
 
 struct conform {
 	shardpipe_desc desc;
-	uint64_t shape[SHARDPIPE_MAX_RANK];  /* with dim 0 resolved */
+	/* In storage order, the append dim's rows resolved: storage dim
+	 * `a` (0 unless a storage order moves it, design §3.3). */
+	uint64_t shape[SHARDPIPE_MAX_RANK];
+	int a;
 	size_t esize;
 	uint64_t row_bytes;
-	uint8_t *input;      /* the whole array, fill included */
+	uint8_t *input;      /* the whole array, fill included, as appended */
+	/* What a store decodes to: the input in storage order (input
+	 * itself without a storage order). */
+	uint8_t *want;
 	uint64_t input_bytes;
 	uint64_t appended;   /* bytes appended (a bounded array's input may
 			      * be shorter than the array) */
@@ -151,6 +157,62 @@ static int read_file(const char *path, uint8_t **out, uint64_t *n)
 	return CLI_EXIT_OK;
 }
 
+/*
+ * The input as a store in storage order holds it: storage dim i is append
+ * dim order[i], so storage element x sits in the input at the sum of x[i]
+ * times the append-order stride of append dim order[i].  A reference
+ * computation of its own, not the library's plan.
+ */
+static int transpose_input(struct conform *c)
+{
+	const shardpipe_desc *d = &c->desc;
+	uint64_t ashape[SHARDPIPE_MAX_RANK], astride[SHARDPIPE_MAX_RANK];
+	uint64_t x[SHARDPIPE_MAX_RANK] = { 0 }, total = 1, s = 1;
+	int permuted = 0, seen[SHARDPIPE_MAX_RANK] = { 0 };
+
+	for (int i = 0; i < d->rank; i++) {
+		int o = d->storage_order[i];
+
+		permuted |= o != i && o != 0;
+		/* Not a permutation: every run's open refuses it, naming
+		 * the entry, and nothing is compared. */
+		if (o < 0 || o >= d->rank || seen[o]++)
+			permuted = 0, i = d->rank;
+	}
+	if (!permuted) {
+		c->want = c->input;
+		return CLI_EXIT_OK;
+	}
+	for (int i = 0; i < d->rank; i++) {
+		ashape[d->storage_order[i]] = c->shape[i];
+		total *= c->shape[i];
+	}
+	for (int j = d->rank - 1; j >= 0; j--) {
+		astride[j] = s;
+		s *= ashape[j];
+	}
+	c->want = malloc(c->input_bytes ? c->input_bytes : 1);
+	if (c->want == NULL) {
+		cli_error("conform: out of memory for %llu bytes of input",
+			  (unsigned long long)c->input_bytes);
+		return CLI_EXIT_FAIL;
+	}
+	for (uint64_t k = 0; k < total; k++) {
+		uint64_t off = 0;
+
+		for (int i = 0; i < d->rank; i++)
+			off += x[i] * astride[d->storage_order[i]];
+		memcpy(c->want + k * c->esize, c->input + off * c->esize,
+		       c->esize);
+		for (int i = d->rank - 1; i >= 0; i--) {
+			if (++x[i] < c->shape[i])
+				break;
+			x[i] = 0;
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
 /* Resolve the shape and build the array's expected content. */
 static int make_input(struct conform *c, const char *path, uint64_t rows,
 		      uint64_t seed)
@@ -163,10 +225,13 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 	c->row_bytes = c->esize;
 	/* The sizes are the user's: a wrapped product once made the row
 	 * size 0 (a division by it) and the input a few bytes. */
-	for (int i = 1; i < d->rank; i++) {
+	for (int i = 0; i < d->rank; i++) {
+		if (i == c->a)
+			continue;
 		if (d->dims[i].size == 0) {
-			cli_error("conform: --shape: dim %d: size 0 (only dim 0 "
-				  "may be unbounded)", i);
+			cli_error("conform: --shape: dim %d: size 0 (only dim "
+				  "%d, the append dim, may be unbounded)", i,
+				  c->a);
 			return CLI_EXIT_USAGE;
 		}
 		if (!cli_mul_ok(c->row_bytes, d->dims[i].size, &c->row_bytes)) {
@@ -184,8 +249,8 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 		free(data);
 		return CLI_EXIT_USAGE;
 	}
-	if (d->dims[0].size != 0)
-		rows = d->dims[0].size;
+	if (d->dims[c->a].size != 0)
+		rows = d->dims[c->a].size;
 	else if (data != NULL)
 		rows = n / c->row_bytes;
 	if (!cli_mul_ok(rows, c->row_bytes, &total) || total > SIZE_MAX) {
@@ -204,7 +269,7 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 	}
 	for (int i = 0; i < d->rank; i++)
 		c->shape[i] = d->dims[i].size;
-	c->shape[0] = rows;
+	c->shape[c->a] = rows;
 	c->input = calloc(total ? total : 1, 1);
 	if (c->input == NULL) {
 		cli_error("conform: out of memory for %llu bytes of input",
@@ -221,7 +286,14 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 	}
 	c->input_bytes = total;
 	free(data);
-	return CLI_EXIT_OK;
+	return transpose_input(c);
+}
+
+static void free_input(struct conform *c)
+{
+	if (c->want != c->input)
+		free(c->want);
+	free(c->input);
 }
 
 /* ---------------------------------------------------------- the runs */
@@ -299,11 +371,11 @@ static void check_decodes(struct conform *c, struct run *r)
 		return;
 	}
 	if (shardpipe_reader_info(rd, &info) != SHARDPIPE_OK ||
-	    info.shape[0] != c->shape[0]) {
+	    info.shape[c->a] != c->shape[c->a]) {
 		snprintf(r->why, sizeof(r->why),
 			 "zarr.json gives %llu rows, %llu were written",
-			 (unsigned long long)info.shape[0],
-			 (unsigned long long)c->shape[0]);
+			 (unsigned long long)info.shape[c->a],
+			 (unsigned long long)c->shape[c->a]);
 		shardpipe_reader_close(rd);
 		return;
 	}
@@ -324,17 +396,17 @@ static void check_decodes(struct conform *c, struct run *r)
 		   SHARDPIPE_OK) {
 		snprintf(r->why, sizeof(r->why), "read: %s",
 			 shardpipe_reader_message(rd));
-	} else if (memcmp(got, c->input, c->input_bytes) != 0) {
+	} else if (memcmp(got, c->want, c->input_bytes) != 0) {
 		uint64_t k = 0;
 		char where[200];
 
-		while (got[k] == c->input[k])
+		while (got[k] == c->want[k])
 			k++;
 		chunk_of(c, k / c->esize, where, sizeof(where));
 		snprintf(r->why, sizeof(r->why),
 			 "element %llu (chunk %s) decodes to byte 0x%02x, "
 			 "input 0x%02x", (unsigned long long)(k / c->esize),
-			 where, got[k], c->input[k]);
+			 where, got[k], c->want[k]);
 	} else {
 		r->decodes = 1;
 	}
@@ -756,18 +828,14 @@ int cli_conform(int argc, char **argv)
 	if ((status = cli_desc_build(&o, &c.desc)) != CLI_EXIT_OK ||
 	    (status = cli_levels_build(&lo, &c.desc)) != CLI_EXIT_OK)
 		return status;
-	/* L1 compares the decoded store with the input as appended; a
-	 * storage order (design §3.3) would need the input transposed. */
-	if (o.storage_order != NULL) {
-		cli_error("conform: --storage-order is not supported (L1 "
-			  "compares the store with the input as appended; "
-			  "t/storage-order checks permuted stores)");
-		return CLI_EXIT_USAGE;
-	}
+	/* A storage order (design §3.3): rows along storage dim a, and L1
+	 * compares each store with the input transposed. */
+	c.a = cli_append_dim(&c.desc);
 	cli_shard_warnings(&c.desc);
-	if (c.desc.dims[0].size == 0 && rows == 0 && input == NULL)
-		rows = c.desc.dims[0].chunk * c.desc.dims[0].chunks_per_shard *
-			       2 + c.desc.dims[0].chunk / 2 + 1;
+	if (c.desc.dims[c.a].size == 0 && rows == 0 && input == NULL)
+		rows = c.desc.dims[c.a].chunk *
+			       c.desc.dims[c.a].chunks_per_shard * 2 +
+		       c.desc.dims[c.a].chunk / 2 + 1;
 	/* Each run names its backend; the environment must not override. */
 	if (getenv("SHARDPIPE_BACKEND") != NULL && *getenv("SHARDPIPE_BACKEND")) {
 		fprintf(stderr, "shardpipe: conform: ignoring SHARDPIPE_BACKEND"
@@ -777,13 +845,15 @@ int cli_conform(int argc, char **argv)
 	/* list is an argv string, the program's to cut up. */
 	if ((status = choose_backends(&c, (char *)list)) != CLI_EXIT_OK)
 		return status;
-	if ((status = make_input(&c, input, rows, seed)) != CLI_EXIT_OK)
+	if ((status = make_input(&c, input, rows, seed)) != CLI_EXIT_OK) {
+		free_input(&c);
 		return status;
+	}
 
 	if (keep != NULL) {
 		if (mkdir(keep, 0777) != 0 && errno != EEXIST) {
 			cli_error("conform: %s: %s", keep, strerror(errno));
-			free(c.input);
+			free_input(&c);
 			return CLI_EXIT_FAIL;
 		}
 		snprintf(root, sizeof(root), "%s", keep);
@@ -798,7 +868,7 @@ int cli_conform(int argc, char **argv)
 			 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 		if (mkdtemp(root) == NULL) {
 			cli_error("conform: %s: %s", root, strerror(errno));
-			free(c.input);
+			free_input(&c);
 			return CLI_EXIT_FAIL;
 		}
 	}
@@ -833,7 +903,7 @@ int cli_conform(int argc, char **argv)
 	if (status != CLI_EXIT_OK) {
 		if (keep == NULL)
 			nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-		free(c.input);
+		free_input(&c);
 		return status;
 	}
 	printf("conform: %d dims, %s, codec %s, index at %s, %llu rows, "
@@ -841,7 +911,7 @@ int cli_conform(int argc, char **argv)
 	       shardpipe_dtype_name(c.desc.dtype),
 	       shardpipe_codec_name(c.desc.codec),
 	       c.desc.index_location == SHARDPIPE_INDEX_START ? "start" : "end",
-	       (unsigned long long)c.shape[0],
+	       (unsigned long long)c.shape[c.a],
 	       (unsigned long long)c.appended, keep ? ", stores in " : "",
 	       keep ? keep : "");
 	if (c.levels > 0)
@@ -851,7 +921,7 @@ int cli_conform(int argc, char **argv)
 	status = report(&c);
 	if (keep == NULL)
 		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	free(c.input);
+	free_input(&c);
 	printf("\n%s\n", status == CLI_EXIT_OK ? "conform: every check passed" :
 	       status == CLI_EXIT_MISMATCH ? "conform: MISMATCH" :
 					     "conform: a backend failed");
