@@ -17,35 +17,30 @@ plan 39
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
-# The planar array, permuted here with the standard library only.
-python3 - "$tmp/in.raw" "$tmp/planar.raw" <<'PY'
+# The planar (t, c, y, x) and channel-major (c, t, y, x: the append dim
+# stored second) arrays, permuted here with the standard library only:
+# storage element (i0, i1, y, x) is input element (t, y, x, c) with t, c
+# the outer pair in the order named.
+permute() {
+	python3 - "$tmp/in.raw" "$2" "$1" <<'PY'
 import sys
 T, Y, X, C, E = 5, 6, 7, 3, 2
 src = open(sys.argv[1], "rb").read()
+outer = [(t, c) for t in range(T) for c in range(C)]
+if sys.argv[3] == "ct":
+    outer = [(t, c) for c in range(C) for t in range(T)]
 out = bytearray()
-for t in range(T):
-    for c in range(C):
-        for y in range(Y):
-            for x in range(X):
-                o = (((t * Y + y) * X + x) * C + c) * E
-                out += src[o:o + E]
+for t, c in outer:
+    for y in range(Y):
+        for x in range(X):
+            o = (((t * Y + y) * X + x) * C + c) * E
+            out += src[o:o + E]
 open(sys.argv[2], "wb").write(out)
 PY
+}
+permute tc "$tmp/planar.raw"
 ok $? "the planar array, permuted independently"
-# And channel-major, (c, t, y, x): the append dim stored second.
-python3 - "$tmp/in.raw" "$tmp/cmajor.raw" <<'PY'
-import sys
-T, Y, X, C, E = 5, 6, 7, 3, 2
-src = open(sys.argv[1], "rb").read()
-out = bytearray()
-for c in range(C):
-    for t in range(T):
-        for y in range(Y):
-            for x in range(X):
-                o = (((t * Y + y) * X + x) * C + c) * E
-                out += src[o:o + E]
-open(sys.argv[2], "wb").write(out)
-PY
+permute ct "$tmp/cmajor.raw"
 ok $? "the channel-major array, permuted independently"
 
 for codec in none zstd gzip; do
