@@ -271,9 +271,7 @@ static void killed(int kind, long rounds, uint64_t *rng)
 		uint64_t seed = test_rand(rng), rows = 0;
 		shardpipe_desc got;
 		int status, files = 0, planted, rc, same;
-		char kept[32] = "";
 		pid_t pid;
-		FILE *f;
 
 		test_rmtree(b);
 		pid = fork();
@@ -292,28 +290,12 @@ static void killed(int kind, long rounds, uint64_t *rng)
 			continue;
 		}
 		planted = plant(b, test_cdiv(rows, SR), rng);
-		f = fopen(note, "w");
-		if (f != NULL) {
-			fputs("the operator's notes\n", f);
-			fclose(f);
-		}
+		test_plant_foreign(note);
 		rc = run(b, NULL, 1, rows, N, rng);
-		f = fopen(note, "r");
-		if (f != NULL) {
-			if (fgets(kept, sizeof(kept), f) == NULL)
-				kept[0] = '\0';
-			fclose(f);
-		}
-		unlink(note);
-		if (!WIFSIGNALED(status) &&
-		    (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-			diag("the writer exited with status %d",
-			     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		if (!test_foreign_kept(note) || !test_child_clean(status))
 			rc = SHARDPIPE_ERR_IO;
-		}
 		same = rc == SHARDPIPE_OK && test_same_tree(a, b, &files) &&
 		       test_reads_back(b, N, input, sizeof(input)) &&
-		       strcmp(kept, "the operator's notes\n") == 0 &&
 		       got.n_frame_fields == NF &&
 		       strcmp(got.frame_fields[2].name, "flag") == 0 &&
 		       got.frame_fields[2].dtype == SHARDPIPE_DTYPE_BOOL;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,6 +270,42 @@ int test_entries(const char *dir)
 		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
 	return n;
+}
+
+#define FOREIGN_TEXT "the operator's notes\n"
+
+int test_plant_foreign(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return 0;
+	fputs(FOREIGN_TEXT, f);
+	return fclose(f) == 0;
+}
+
+int test_foreign_kept(const char *path)
+{
+	char kept[64] = "";
+	FILE *f = fopen(path, "r");
+
+	if (f != NULL) {
+		if (fgets(kept, sizeof(kept), f) == NULL)
+			kept[0] = '\0';
+		fclose(f);
+	}
+	unlink(path);
+	return strcmp(kept, FOREIGN_TEXT) == 0;
+}
+
+int test_child_clean(int status)
+{
+	if (WIFSIGNALED(status) || (WIFEXITED(status) &&
+				    WEXITSTATUS(status) == 0))
+		return 1;
+	diag("the writer exited with status %d",
+	     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
 }
 
 static void *no_work(void *arg)

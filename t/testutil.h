@@ -123,6 +123,17 @@ uint64_t test_le64(const void *p);
 void test_put_le(void *p, uint64_t v, size_t n);
 /* Nonzero on a big-endian host. */
 int test_host_big(void);
+/*
+ * A file no writer of an array made, planted in its chunk tree before a
+ * writer continues it: test_plant_foreign writes it (0 when it cannot);
+ * test_foreign_kept says whether it still holds exactly what was planted,
+ * and removes it.
+ */
+int test_plant_foreign(const char *path);
+int test_foreign_kept(const char *path);
+/* Whether a writer child that was sent SIGKILL died of it or, having
+ * finished first, exited 0; a diag names any other end. */
+int test_child_clean(int status);
 /* a / b rounded up (b > 0). */
 uint64_t test_cdiv(uint64_t a, uint64_t b);
 
