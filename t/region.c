@@ -103,33 +103,6 @@ static uint64_t elems_of(const uint64_t *shape, int rank)
 	return n;
 }
 
-/* The box lo..hi of the array data (shape size), row-major, into out. */
-static void extract(const uint8_t *data, const uint64_t *size, int rank,
-		    size_t es, const uint64_t *lo, const uint64_t *hi,
-		    uint8_t *out)
-{
-	uint64_t idx[SHARDPIPE_MAX_RANK];
-	uint64_t inner = hi[rank - 1] - lo[rank - 1];
-
-	memcpy(idx, lo, sizeof(idx[0]) * (size_t)rank);
-	for (;;) {
-		uint64_t off = 0;
-
-		for (int d = 0; d < rank; d++)
-			off = off * size[d] + idx[d];
-		memcpy(out, data + off * es, (size_t)(inner * es));
-		out += inner * es;
-		int d = rank - 2;
-		for (; d >= 0; d--) {
-			if (++idx[d] < hi[d])
-				break;
-			idx[d] = lo[d];
-		}
-		if (d < 0)
-			return;
-	}
-}
-
 /* Open a region writer for lo..hi, append its bytes in random spans,
  * close; check stats.rows_written. */
 static int write_box(const char *dir, const shardpipe_desc *d,
@@ -225,7 +198,7 @@ static void split_case(const struct geo *g, const uint8_t *data,
 			hi[k] = cut[k][c + 1];
 			shape[k] = hi[k] - lo[k];
 		}
-		extract(data, g->size, g->rank, es, lo, hi, box);
+		test_extract_box(data, g->size, g->rank, es, lo, hi, box);
 		n = (size_t)(elems_of(shape, g->rank) * es);
 		if (unbounded)
 			hi[0] = 0;

@@ -134,32 +134,6 @@ static int boxes(uint64_t seed)
 	return 0;
 }
 
-/* The box lo..hi of the array data, row-major, into out. */
-static void extract(const uint8_t *data, size_t es, const uint64_t *lo,
-		    const uint64_t *hi, uint8_t *out)
-{
-	uint64_t idx[SHARDPIPE_MAX_RANK];
-	size_t inner = (size_t)(hi[rank - 1] - lo[rank - 1]) * es;
-
-	memcpy(idx, lo, sizeof(idx[0]) * (size_t)rank);
-	for (;;) {
-		uint64_t off = 0;
-		int d;
-
-		for (d = 0; d < rank; d++)
-			off = off * size[d] + idx[d];
-		memcpy(out, data + off * es, inner);
-		out += inner;
-		for (d = rank - 2; d >= 0; d--) {
-			if (++idx[d] < hi[d])
-				break;
-			idx[d] = lo[d];
-		}
-		if (d < 0)
-			return;
-	}
-}
-
 static int write_box(const char *path, const shardpipe_desc *d,
 		     const uint8_t *data, const uint64_t *lo,
 		     const uint64_t *hi)
@@ -173,7 +147,7 @@ static int write_box(const char *path, const shardpipe_desc *d,
 	for (int k = 0; k < rank; k++)
 		n *= (size_t)(hi[k] - lo[k]);
 	box = test_xmalloc(n);
-	extract(data, es, lo, hi, box);
+	test_extract_box(data, size, rank, es, lo, hi, box);
 	rc = shardpipe_stream_open_region(&s, path, d, lo, hi);
 	if (rc != SHARDPIPE_OK) {
 		free(box);

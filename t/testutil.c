@@ -272,6 +272,32 @@ int test_entries(const char *dir)
 	return n;
 }
 
+void test_extract_box(const uint8_t *data, const uint64_t *size, int rank,
+		      size_t es, const uint64_t *lo, const uint64_t *hi,
+		      uint8_t *out)
+{
+	uint64_t idx[SHARDPIPE_MAX_RANK];
+	const size_t inner = (size_t)(hi[rank - 1] - lo[rank - 1]) * es;
+
+	memcpy(idx, lo, sizeof(idx[0]) * (size_t)rank);
+	for (;;) {
+		uint64_t off = 0;
+		int d;
+
+		for (d = 0; d < rank; d++)
+			off = off * size[d] + idx[d];
+		memcpy(out, data + off * es, inner);
+		out += inner;
+		for (d = rank - 2; d >= 0; d--) {
+			if (++idx[d] < hi[d])
+				break;
+			idx[d] = lo[d];
+		}
+		if (d < 0)
+			return;
+	}
+}
+
 #define FOREIGN_TEXT "the operator's notes\n"
 
 int test_plant_foreign(const char *path)

@@ -123,6 +123,11 @@ uint64_t test_le64(const void *p);
 void test_put_le(void *p, uint64_t v, size_t n);
 /* Nonzero on a big-endian host. */
 int test_host_big(void);
+/* The box lo..hi (hi exclusive, rank dims) of the row-major array data
+ * of the given size and es-byte elements, row-major, into out. */
+void test_extract_box(const uint8_t *data, const uint64_t *size, int rank,
+		      size_t es, const uint64_t *lo, const uint64_t *hi,
+		      uint8_t *out);
 /*
  * A file no writer of an array made, planted in its chunk tree before a
  * writer continues it: test_plant_foreign writes it (0 when it cannot);
