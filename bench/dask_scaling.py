@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from benchfill import micro_frames
+
 FRAME = (2048, 2304)
 CHUNK = (1, 512, 576)
 SHARD = (8, 2048, 2304)
@@ -117,14 +119,7 @@ def compress_blocks(path, n):
 
 
 def make_fill(sp, work):
-    store = os.path.join(work, "fill.zarr")
-    subprocess.run([sp, "bench", "frames", "--rows", "4", "--codec", "none",
-                    "--backend", "cpu", "--output", store, "--overwrite",
-                    "--json"], check=True, stdout=subprocess.DEVNULL)
-    raw = subprocess.run([sp, "cat", store], check=True,
-                         stdout=subprocess.PIPE).stdout
-    shutil.rmtree(store)
-    frames = np.frombuffer(raw, np.uint16).reshape((-1,) + FRAME)
+    frames = micro_frames(sp, work).reshape((-1,) + FRAME)
     assert frames.shape[0] == SHARD[0], frames.shape
     path = os.path.join(work, "fill.npy")
     np.save(path, frames)

@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 import shardpipe
+from benchfill import micro_frames
 
 FRAMES = 100
 FRAME = (2, 2048, 2304)
@@ -43,18 +44,6 @@ CODECS = ("zstd:1", "blosc:zstd:1:shuffle")
 def store_bytes(path):
     return sum(os.path.getsize(os.path.join(d, f))
                for d, _, fs in os.walk(path) for f in fs)
-
-
-def make_fill(sp, work):
-    """Bench's micro fill: its distinct frames, saved once."""
-    store = os.path.join(work, "fill.zarr")
-    subprocess.run([sp, "bench", "frames", "--rows", "4", "--codec", "none",
-                    "--backend", "cpu", "--output", store, "--overwrite",
-                    "--json"], check=True, stdout=subprocess.DEVNULL)
-    raw = subprocess.run([sp, "cat", store], check=True,
-                         stdout=subprocess.PIPE).stdout
-    shutil.rmtree(store)
-    return np.frombuffer(raw, np.uint16).reshape((-1,) + FRAME)
 
 
 def cpu_seconds():
@@ -133,7 +122,7 @@ def main():
               "shardpipe alone" % e)
     work = tempfile.mkdtemp(prefix="sp-vs-aqz-", dir=args.dir)
     try:
-        frames = make_fill(sp, work)
+        frames = micro_frames(sp, work)
         nbytes = FRAMES * frames[0].nbytes
         print("%d frames of %s uint16 (%.2f GB), chunk %s, %s chunks per "
               "shard, 2 threads, stores in %s; shardpipe %s, acquire-zarr "
