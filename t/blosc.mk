@@ -11,12 +11,12 @@ EXTRA_DIST += t/blosc-cli.sh
 
 t_blosc_roundtrip_CFLAGS = $(AM_CFLAGS) $(BLOSC_CFLAGS)
 t_blosc_roundtrip_LDADD = $(TEST_LDADD) $(BLOSC_LIBS)
-t_blosc_roundtrip_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_roundtrip_LDFLAGS = $(TEST_LINK_FLAGS)
 t_blosc_decode_CFLAGS = $(AM_CFLAGS) $(BLOSC_CFLAGS)
 t_blosc_decode_LDADD = $(TEST_LDADD) $(BLOSC_LIBS)
-t_blosc_decode_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_decode_LDFLAGS = $(TEST_LINK_FLAGS)
 t_blosc_refusals_LDADD = $(TEST_LDADD)
-t_blosc_refusals_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_refusals_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # The kernel encoder (backends/kernels/blosc_encode.h) through the kernel driver:
 # reference always, opencl (bytes equal to reference's at several local
@@ -27,7 +27,7 @@ BLOSC_KERNEL_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(BLOSC_CFLAGS)
 t_blosc_stages_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
 t_blosc_stages_LDADD = $(TEST_LDADD) $(BLOSC_LIBS)
-t_blosc_stages_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_stages_LDFLAGS = $(TEST_LINK_FLAGS)
 
 if HAVE_OPENCL
 check_PROGRAMS += t/blosc-opencl
@@ -37,7 +37,7 @@ t_blosc_opencl_SOURCES = t/blosc-opencl.c backends/opencl/opencl.c \
 nodist_t_blosc_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_blosc_opencl_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS) $(OPENCL_CFLAGS)
 t_blosc_opencl_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) $(OPENCL_LIBS)
-t_blosc_opencl_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_opencl_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 EXTRA_DIST += t/blosc-stages.c
 
@@ -48,4 +48,4 @@ TESTS += t/blosc-ratio
 t_blosc_ratio_SOURCES = t/blosc-ratio.c bench/fill.c bench/fill.h
 t_blosc_ratio_CPPFLAGS = $(BLOSC_KERNEL_CPPFLAGS)
 t_blosc_ratio_LDADD = $(TEST_LDADD) $(BLOSC_LIBS) -lm
-t_blosc_ratio_LDFLAGS = $(TEST_LDFLAGS)
+t_blosc_ratio_LDFLAGS = $(TEST_LINK_FLAGS)

@@ -37,13 +37,13 @@ t_cuda_stages_SOURCES = t/cuda-stages.c backends/cuda/cuda.c \
 	$(KERNEL_ADAPTER_SOURCES)
 t_cuda_stages_CPPFLAGS = $(CUDA_TEST_CPPFLAGS)
 t_cuda_stages_LDADD = $(CUDA_TEST_LDADD)
-t_cuda_stages_LDFLAGS = $(TEST_LDFLAGS)
+t_cuda_stages_LDFLAGS = $(TEST_LINK_FLAGS)
 t_cuda_gzip_SOURCES = t/cuda-gzip.c backends/cuda/cuda.c \
 	$(KERNEL_ADAPTER_SOURCES)
 t_cuda_gzip_CPPFLAGS = $(CUDA_TEST_CPPFLAGS) $(DEFLATE_CFLAGS) $(ZLIB_CFLAGS)
 t_cuda_gzip_LDADD = $(CUDA_TEST_LDADD)
-t_cuda_gzip_LDFLAGS = $(TEST_LDFLAGS)
+t_cuda_gzip_LDFLAGS = $(TEST_LINK_FLAGS)
 # The stores test goes through the public API and the dlopen'ed plugin.
 t_cuda_stores_LDADD = $(TEST_LDADD)
-t_cuda_stores_LDFLAGS = $(TEST_LDFLAGS)
+t_cuda_stores_LDFLAGS = $(TEST_LINK_FLAGS)
 endif

@@ -12,9 +12,9 @@ DIST_C_TESTS = t/abi-sizes t/abi-structs
 check_PROGRAMS += $(DIST_C_TESTS)
 TESTS += $(DIST_C_TESTS)
 t_abi_sizes_LDADD = $(TEST_LDADD)
-t_abi_sizes_LDFLAGS = $(TEST_LDFLAGS)
+t_abi_sizes_LDFLAGS = $(TEST_LINK_FLAGS)
 t_abi_structs_LDADD = $(TEST_LDADD)
-t_abi_structs_LDFLAGS = $(TEST_LDFLAGS)
+t_abi_structs_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # The EXAMPLE of shardpipe(3), built as a user would: the public header and
 # the shared library only.  t/man-example.sh runs it.

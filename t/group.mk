@@ -9,7 +9,7 @@ EXTRA_DIST += t/cli-group.sh t/cli-group-edges.sh t/readers-group.sh \
 	t/python/readers_group.py
 t_group_SOURCES = t/group.c $(REL_CHECK)
 t_group_LDADD = $(REL_LDADD)
-t_group_LDFLAGS = $(TEST_LDFLAGS)
+t_group_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # OME-NGFF 0.5 plates (issue 42, doc/design.md §28.8): the library
 # (t/plate: fields in any order, two at once, every refusal), the CLI
@@ -21,7 +21,7 @@ EXTRA_DIST += t/cli-plate.sh t/readers-plate.sh t/python/readers_plate.py \
 	t/python/ngff_schema.py
 t_plate_SOURCES = t/plate.c
 t_plate_LDADD = $(TEST_LDADD) -lpthread
-t_plate_LDFLAGS = $(TEST_LDFLAGS)
+t_plate_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # Per-frame metadata (issue 42 item 2, doc/design.md §28.9): the library
 # (t/frame-meta: values decoded back, rows never ahead of the image's,
@@ -33,11 +33,11 @@ TESTS += t/frame-meta t/cli-frame-meta.sh
 EXTRA_DIST += t/cli-frame-meta.sh
 t_frame_meta_SOURCES = t/frame-meta.c
 t_frame_meta_LDADD = $(TEST_LDADD)
-t_frame_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_frame_meta_LDFLAGS = $(TEST_LINK_FLAGS)
 # Continuing an image with frame fields (§29): after a close at every k
 # and after SIGKILL, the one run's files, field arrays included.
 check_PROGRAMS += t/reopen-frame-meta
 TESTS += t/reopen-frame-meta
 t_reopen_frame_meta_SOURCES = t/reopen-frame-meta.c
 t_reopen_frame_meta_LDADD = $(TEST_LDADD)
-t_reopen_frame_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_reopen_frame_meta_LDFLAGS = $(TEST_LINK_FLAGS)

@@ -16,14 +16,14 @@ GZIP_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(DEFLATE_CFLAGS) $(ZLIB_CFLAGS)
 t_gzip_encode_CPPFLAGS = $(GZIP_TEST_CPPFLAGS)
 t_gzip_encode_LDADD = $(TEST_LDADD)
-t_gzip_encode_LDFLAGS = $(TEST_LDFLAGS)
+t_gzip_encode_LDFLAGS = $(TEST_LINK_FLAGS)
 t_gzip_stages_CPPFLAGS = $(GZIP_TEST_CPPFLAGS)
 t_gzip_stages_LDADD = $(TEST_LDADD)
-t_gzip_stages_LDFLAGS = $(TEST_LDFLAGS)
+t_gzip_stages_LDFLAGS = $(TEST_LINK_FLAGS)
 t_gzip_ratio_SOURCES = t/gzip-ratio.c bench/fill.c bench/fill.h
 t_gzip_ratio_CPPFLAGS = $(GZIP_TEST_CPPFLAGS)
 t_gzip_ratio_LDADD = $(TEST_LDADD) -lm
-t_gzip_ratio_LDFLAGS = $(TEST_LDFLAGS)
+t_gzip_ratio_LDFLAGS = $(TEST_LINK_FLAGS)
 
 if HAVE_OPENCL
 check_PROGRAMS += t/gzip-opencl
@@ -33,7 +33,7 @@ t_gzip_opencl_SOURCES = t/gzip-opencl.c backends/opencl/opencl.c \
 nodist_t_gzip_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_gzip_opencl_CPPFLAGS = $(GZIP_TEST_CPPFLAGS) $(OPENCL_CFLAGS)
 t_gzip_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)
-t_gzip_opencl_LDFLAGS = $(TEST_LDFLAGS)
+t_gzip_opencl_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 EXTRA_DIST += t/gzip-stages.c
 

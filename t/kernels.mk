@@ -8,9 +8,9 @@ EXTRA_DIST += t/kernels-configs.h t/plugin-under-test.h t/stages.h
 
 t_kernels_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
 t_kernels_stages_LDADD = $(TEST_LDADD)
-t_kernels_stages_LDFLAGS = $(TEST_LDFLAGS)
+t_kernels_stages_LDFLAGS = $(TEST_LINK_FLAGS)
 t_kernels_stores_LDADD = $(TEST_LDADD)
-t_kernels_stores_LDFLAGS = $(TEST_LDFLAGS)
+t_kernels_stores_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # The device adapters' shared skeleton (device choice, probe, open, the
 # plugin entry) over a fake adapter: no device needed.
@@ -19,7 +19,7 @@ TESTS += t/device-choice
 t_device_choice_SOURCES = t/device-choice.c $(KERNEL_ADAPTER_SOURCES)
 t_device_choice_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels
 t_device_choice_LDADD = $(TEST_LDADD)
-t_device_choice_LDFLAGS = $(TEST_LDFLAGS)
+t_device_choice_LDFLAGS = $(TEST_LINK_FLAGS)
 
 if HAVE_OPENCL
 # Linked with the adapter itself (not the plugin) to reach the driver's
@@ -33,10 +33,10 @@ nodist_t_opencl_stages_SOURCES = backends/opencl/opencl-kernels.c
 t_opencl_stages_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(OPENCL_CFLAGS)
 t_opencl_stages_LDADD = $(TEST_LDADD) $(OPENCL_LIBS)
-t_opencl_stages_LDFLAGS = $(TEST_LDFLAGS)
+t_opencl_stages_LDFLAGS = $(TEST_LINK_FLAGS)
 # The stores test goes through the public API and the dlopen'ed plugin.
 t_opencl_stores_LDADD = $(TEST_LDADD)
-t_opencl_stores_LDFLAGS = $(TEST_LDFLAGS)
+t_opencl_stores_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 EXTRA_DIST += t/kernels-stages.c t/kernels-stores.c
 

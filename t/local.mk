@@ -52,7 +52,9 @@ t_libtap_la_SOURCES = t/tap.c t/tap.h t/testutil.c t/testutil.h
 t_libtap_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(DEFLATE_CFLAGS) $(ZLIB_CFLAGS)
 
 TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLIB_LIBS)
-TEST_LDFLAGS = $(OPENMP_CFLAGS)
+# Every test program links with OpenMP (the library's cpu backend uses it);
+# not named *_LDFLAGS, which automake takes for a program's.
+TEST_LINK_FLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
@@ -61,58 +63,58 @@ check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
 t_copy_LDADD = $(TEST_LDADD)
-t_copy_LDFLAGS = $(TEST_LDFLAGS)
+t_copy_LDFLAGS = $(TEST_LINK_FLAGS)
 t_cpu_deal_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 t_cpu_deal_LDADD = $(TEST_LDADD)
-t_cpu_deal_LDFLAGS = $(TEST_LDFLAGS)
+t_cpu_deal_LDFLAGS = $(TEST_LINK_FLAGS)
 t_crc32c_LDADD = $(TEST_LDADD)
-t_crc32c_LDFLAGS = $(TEST_LDFLAGS)
+t_crc32c_LDFLAGS = $(TEST_LINK_FLAGS)
 t_plan_permutation_LDADD = $(TEST_LDADD)
-t_plan_permutation_LDFLAGS = $(TEST_LDFLAGS)
+t_plan_permutation_LDFLAGS = $(TEST_LINK_FLAGS)
 t_zarr_meta_LDADD = $(TEST_LDADD)
-t_zarr_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_zarr_meta_LDFLAGS = $(TEST_LINK_FLAGS)
 t_shard_index_LDADD = $(TEST_LDADD)
-t_shard_index_LDFLAGS = $(TEST_LDFLAGS)
+t_shard_index_LDFLAGS = $(TEST_LINK_FLAGS)
 t_refusals_LDADD = $(TEST_LDADD)
-t_refusals_LDFLAGS = $(TEST_LDFLAGS)
+t_refusals_LDFLAGS = $(TEST_LINK_FLAGS)
 t_roundtrip_cpu_LDADD = $(TEST_LDADD)
-t_roundtrip_cpu_LDFLAGS = $(TEST_LDFLAGS)
+t_roundtrip_cpu_LDFLAGS = $(TEST_LINK_FLAGS)
 t_codec_spec_LDADD = $(TEST_LDADD)
-t_codec_spec_LDFLAGS = $(TEST_LDFLAGS)
+t_codec_spec_LDFLAGS = $(TEST_LINK_FLAGS)
 t_pool_reuse_LDADD = $(TEST_LDADD)
-t_pool_reuse_LDFLAGS = $(TEST_LDFLAGS)
+t_pool_reuse_LDFLAGS = $(TEST_LINK_FLAGS)
 t_direct_spans_LDADD = $(TEST_LDADD)
-t_direct_spans_LDFLAGS = $(TEST_LDFLAGS)
+t_direct_spans_LDFLAGS = $(TEST_LINK_FLAGS)
 
 SH_TESTS = t/cli.sh t/cli-input.sh t/cli-attr.sh t/trace-cli.sh t/pkg-config.sh \
 	t/cli-signals.sh t/bench-all.sh t/cpu-deal-clones.sh
 TESTS += $(SH_TESTS)
 EXTRA_DIST += $(SH_TESTS)
 t_max_memory_LDADD = $(TEST_LDADD)
-t_max_memory_LDFLAGS = $(TEST_LDFLAGS)
+t_max_memory_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fill_empty_LDADD = $(TEST_LDADD)
-t_fill_empty_LDFLAGS = $(TEST_LDFLAGS)
+t_fill_empty_LDFLAGS = $(TEST_LINK_FLAGS)
 t_attributes_SOURCES = t/attributes.c t/fault-check.c t/fault-check.h
 t_attributes_LDADD = $(TEST_LDADD) -lpthread
-t_attributes_LDFLAGS = $(TEST_LDFLAGS)
+t_attributes_LDFLAGS = $(TEST_LINK_FLAGS)
 t_sink_LDADD = $(TEST_LDADD)
-t_sink_LDFLAGS = $(TEST_LDFLAGS)
+t_sink_LDFLAGS = $(TEST_LINK_FLAGS)
 t_trace_LDADD = $(TEST_LDADD)
-t_trace_LDFLAGS = $(TEST_LDFLAGS)
+t_trace_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # The threaded pipeline: the same bytes for any thread count, span size and
 # flush pattern; flush/close semantics and failures through a sink.
 check_PROGRAMS += t/pipeline-threads
 TESTS += t/pipeline-threads
 t_pipeline_threads_LDADD = $(TEST_LDADD)
-t_pipeline_threads_LDFLAGS = $(TEST_LDFLAGS)
+t_pipeline_threads_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # The cpu backend's fused batch equals its stage entries, position by
 # position.
 check_PROGRAMS += t/cpu-fused
 TESTS += t/cpu-fused
 t_cpu_fused_LDADD = $(TEST_LDADD)
-t_cpu_fused_LDFLAGS = $(TEST_LDFLAGS)
+t_cpu_fused_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # Reopening a store (doc/design.md §29): a resumed write gives the files
 # of one uninterrupted write, on every backend and codec, after a close or
@@ -121,7 +123,7 @@ check_PROGRAMS += t/reopen
 TESTS += t/reopen t/cli-append.sh
 EXTRA_DIST += t/cli-append.sh
 t_reopen_LDADD = $(TEST_LDADD)
-t_reopen_LDFLAGS = $(TEST_LDFLAGS)
+t_reopen_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # Many writers of one array (doc/design.md §30): region writers' boxes,
 # published, give the files of one ordinary stream; their refusals, locks
@@ -129,4 +131,4 @@ t_reopen_LDFLAGS = $(TEST_LDFLAGS)
 check_PROGRAMS += t/region
 TESTS += t/region
 t_region_LDADD = $(TEST_LDADD)
-t_region_LDFLAGS = $(TEST_LDFLAGS)
+t_region_LDFLAGS = $(TEST_LINK_FLAGS)

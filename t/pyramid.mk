@@ -7,13 +7,13 @@ PYRAMID_TESTS = t/pyramid-stores
 check_PROGRAMS += $(PYRAMID_TESTS)
 TESTS += $(PYRAMID_TESTS)
 t_pyramid_stores_LDADD = $(TEST_LDADD) -lpthread
-t_pyramid_stores_LDFLAGS = $(TEST_LDFLAGS)
+t_pyramid_stores_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # In TESTS first (Makefile.am).
 if HAVE_OPENCL
 check_PROGRAMS += t/pyramid-opencl
 t_pyramid_opencl_LDADD = $(TEST_LDADD)
-t_pyramid_opencl_LDFLAGS = $(TEST_LDFLAGS)
+t_pyramid_opencl_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 EXTRA_DIST += t/pyramid-stores.c
 

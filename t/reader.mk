@@ -5,10 +5,10 @@ check_PROGRAMS += $(READER_TESTS)
 TESTS += $(READER_TESTS)
 
 t_json_LDADD = $(TEST_LDADD)
-t_json_LDFLAGS = $(TEST_LDFLAGS)
+t_json_LDFLAGS = $(TEST_LINK_FLAGS)
 t_reader_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS)
 t_reader_LDADD = $(TEST_LDADD)
-t_reader_LDFLAGS = $(TEST_LDFLAGS)
+t_reader_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # Metadata in the forms other writers produce; also the seed corpus for
 # fuzzing the reader.

@@ -24,25 +24,25 @@ REL_LDADD = $(TEST_LDADD) -lpthread
 
 t_fault_store_SOURCES = t/fault-store.c $(REL_CHECK)
 t_fault_store_LDADD = $(REL_LDADD)
-t_fault_store_LDFLAGS = $(TEST_LDFLAGS)
+t_fault_store_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fault_sink_SOURCES = t/fault-sink.c $(REL_CHECK)
 t_fault_sink_LDADD = $(REL_LDADD)
-t_fault_sink_LDFLAGS = $(TEST_LDFLAGS)
+t_fault_sink_LDFLAGS = $(TEST_LINK_FLAGS)
 t_crash_kill_SOURCES = t/crash-kill.c $(REL_CHECK)
 t_crash_kill_LDADD = $(REL_LDADD)
-t_crash_kill_LDFLAGS = $(TEST_LDFLAGS)
+t_crash_kill_LDFLAGS = $(TEST_LINK_FLAGS)
 t_hostile_store_SOURCES = t/hostile-store.c $(REL_CHECK)
 t_hostile_store_LDADD = $(REL_LDADD)
-t_hostile_store_LDFLAGS = $(TEST_LDFLAGS)
+t_hostile_store_LDFLAGS = $(TEST_LINK_FLAGS)
 t_misuse_api_SOURCES = t/misuse-api.c $(REL_CHECK)
 t_misuse_api_LDADD = $(REL_LDADD)
-t_misuse_api_LDFLAGS = $(TEST_LDFLAGS)
+t_misuse_api_LDFLAGS = $(TEST_LINK_FLAGS)
 t_concurrent_streams_SOURCES = t/concurrent-streams.c $(REL_CHECK)
 t_concurrent_streams_LDADD = $(REL_LDADD)
-t_concurrent_streams_LDFLAGS = $(TEST_LDFLAGS)
+t_concurrent_streams_LDFLAGS = $(TEST_LINK_FLAGS)
 t_live_readers_SOURCES = t/live-readers.c
 t_live_readers_LDADD = $(REL_LDADD)
-t_live_readers_LDFLAGS = $(TEST_LDFLAGS)
+t_live_readers_LDFLAGS = $(TEST_LINK_FLAGS)
 
 # Each fuzz target over its committed seeds, with the target's own checks.
 FUZZ_REPLAY = t/fuzz-json t/fuzz-zarr-meta t/fuzz-shard t/fuzz-decode \
@@ -53,20 +53,20 @@ EXTRA_DIST += t/fuzz-replay.c
 t_fuzz_json_SOURCES = fuzz/json.c t/fuzz-replay.c
 t_fuzz_json_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"json"'
 t_fuzz_json_LDADD = $(TEST_LDADD)
-t_fuzz_json_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_json_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fuzz_zarr_meta_SOURCES = fuzz/zarr-meta.c t/fuzz-replay.c
 t_fuzz_zarr_meta_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"zarr-meta"'
 t_fuzz_zarr_meta_LDADD = $(TEST_LDADD)
-t_fuzz_zarr_meta_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_zarr_meta_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fuzz_shard_SOURCES = fuzz/shard.c t/fuzz-replay.c
 t_fuzz_shard_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"shard"'
 t_fuzz_shard_LDADD = $(TEST_LDADD)
-t_fuzz_shard_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_shard_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fuzz_decode_SOURCES = fuzz/decode.c t/fuzz-replay.c
 t_fuzz_decode_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"decode"'
 t_fuzz_decode_LDADD = $(TEST_LDADD)
-t_fuzz_decode_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_decode_LDFLAGS = $(TEST_LINK_FLAGS)
 t_fuzz_store_SOURCES = fuzz/store.c t/fuzz-replay.c
 t_fuzz_store_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_TARGET='"store"'
 t_fuzz_store_LDADD = $(TEST_LDADD)
-t_fuzz_store_LDFLAGS = $(TEST_LDFLAGS)
+t_fuzz_store_LDFLAGS = $(TEST_LINK_FLAGS)

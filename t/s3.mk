@@ -8,7 +8,7 @@
 check_PROGRAMS += t/s3-config
 TESTS += t/s3-config
 t_s3_config_LDADD = $(TEST_LDADD)
-t_s3_config_LDFLAGS = $(TEST_LDFLAGS)
+t_s3_config_LDFLAGS = $(TEST_LINK_FLAGS)
 
 S3_TESTS = t/s3-roundtrip.sh t/s3-refusals.sh t/s3-faults.sh t/s3-reopen.sh \
 	t/s3-read.sh t/s3-region.sh
@@ -17,7 +17,7 @@ TESTS += $(S3_TESTS)
 # of the library a process with it, each box a writer of its own.
 check_PROGRAMS += t/s3-region-box
 t_s3_region_box_LDADD = $(TEST_LDADD)
-t_s3_region_box_LDFLAGS = $(TEST_LDFLAGS)
+t_s3_region_box_LDFLAGS = $(TEST_LINK_FLAGS)
 EXTRA_DIST += $(S3_TESTS) t/s3-lib.sh t/python/s3_server.py \
 	t/python/s3_proxy.py t/python/s3_admin.py t/python/s3_runs.py \
 	bench/s3_vs_fs.py

@@ -5,7 +5,7 @@ STORAGE_ORDER_TESTS = t/storage-order
 check_PROGRAMS += $(STORAGE_ORDER_TESTS)
 TESTS += $(STORAGE_ORDER_TESTS)
 t_storage_order_LDADD = $(TEST_LDADD)
-t_storage_order_LDFLAGS = $(TEST_LDFLAGS)
+t_storage_order_LDFLAGS = $(TEST_LINK_FLAGS)
 EXTRA_DIST += t/storage-order.c
 
 STORAGE_ORDER_SH_TESTS = t/cli-storage-order.sh

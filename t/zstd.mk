@@ -24,17 +24,17 @@ EXTRA_DIST += t/zstd-conform.sh
 t_zstd_encode_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/kernels \
 	$(ZSTD_CFLAGS)
 t_zstd_encode_LDADD = $(TEST_LDADD) -lm
-t_zstd_encode_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_encode_LDFLAGS = $(TEST_LINK_FLAGS)
 t_zstd_tables_CPPFLAGS = $(t_zstd_encode_CPPFLAGS)
 t_zstd_tables_LDADD = $(TEST_LDADD) -lm
-t_zstd_tables_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_tables_LDFLAGS = $(TEST_LINK_FLAGS)
 t_zstd_ratio_CPPFLAGS = $(t_zstd_encode_CPPFLAGS)
 t_zstd_ratio_LDADD = $(TEST_LDADD) -lm
-t_zstd_ratio_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_ratio_LDFLAGS = $(TEST_LINK_FLAGS)
 # The conformance matrix through the public API: opencl at three local
 # sizes against reference, byte for byte (a skip without OpenCL).
 t_zstd_stores_LDADD = $(TEST_LDADD)
-t_zstd_stores_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_stores_LDFLAGS = $(TEST_LINK_FLAGS)
 
 if HAVE_OPENCL
 check_PROGRAMS += t/zstd-opencl
@@ -44,6 +44,6 @@ t_zstd_opencl_SOURCES = t/zstd-opencl.c
 nodist_t_zstd_opencl_SOURCES = backends/opencl/opencl-kernels.c
 t_zstd_opencl_CPPFLAGS = $(t_zstd_encode_CPPFLAGS) $(OPENCL_CFLAGS)
 t_zstd_opencl_LDADD = $(TEST_LDADD) $(OPENCL_LIBS) -lm
-t_zstd_opencl_LDFLAGS = $(TEST_LDFLAGS)
+t_zstd_opencl_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 EXTRA_DIST += t/zstd-opencl.c
