@@ -235,8 +235,9 @@ static int make_input(struct conform *c, const char *path, uint64_t rows,
 			return CLI_EXIT_USAGE;
 		}
 		if (!cli_mul_ok(c->row_bytes, d->dims[i].size, &c->row_bytes)) {
-			cli_error("conform: --shape: one row (every dim after "
-				  "the first) holds more than 2^64 bytes");
+			cli_error("conform: --shape: one row (every dim but "
+				  "dim %d, the append dim) holds more than 2^64 "
+				  "bytes", c->a);
 			return CLI_EXIT_USAGE;
 		}
 	}
