@@ -402,7 +402,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 	for (;;) {
 		uint64_t k = __atomic_fetch_add(&c->crew.next, 1,
 						__ATOMIC_RELAXED);
-		uint64_t e, it;
+		uint64_t e, it, first;
 		const uint8_t *src;
 		double a, b;
 
@@ -411,13 +411,14 @@ static void fused_items(struct cpu_ctx *c, int t)
 		e = k / v->items;
 		it = k % v->items;
 		src = c->crew.in + e * p->epoch_bytes;
+		first = item_first(v, it);
 		a = thread_cpu();
 		/* An item all of fill is left out before it is gathered. */
 		if (v->rank > 1 && !p->write_empty_chunks &&
 		    item_is_fill(p, v, src, it)) {
 			for (uint64_t j = 0; j < per; j++)
 				c->crew.sizes[e * p->M +
-					      p->perm[item_chunk(v, it, j)]] = 0;
+					      p->perm[item_chunk(v, first, j)]] = 0;
 			ln->sg += thread_cpu() - a;
 			continue;
 		}
@@ -432,7 +433,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 		ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
 			const uint8_t *chunk = src + j * p->chunk_bytes;
-			const uint64_t ci = item_chunk(v, it, j);
+			const uint64_t ci = item_chunk(v, first, j);
 			uint64_t pos = e * p->M + p->perm[ci];
 			size_t r = 0;
 

@@ -38,10 +38,18 @@ struct view {
 
 /* The view of plan p for the stage entries (fused 0) or run_batch (1). */
 SP_INTERNAL void view_init(struct view *v, const struct plan *p, int fused);
-/* The chunk index of work item `item`'s chunk j (j < H*A*G, h*A*G+a*G+g
- * for chunk h, a, g). */
-SP_INTERNAL uint64_t item_chunk(const struct view *v, uint64_t item,
-				uint64_t j);
+/* The chunk index of work item `item`'s first chunk. */
+SP_INTERNAL uint64_t item_first(const struct view *v, uint64_t item);
+/* The chunk index of chunk j (h*A*G+a*G+g for chunk h, a, g) of the work
+ * item whose first chunk is `first`. */
+static inline uint64_t item_chunk(const struct view *v, uint64_t first,
+				  uint64_t j)
+{
+	const uint64_t per = v->A * v->G;
+
+	/* With H = 1, j < per: the item's chunks are consecutive. */
+	return first + j / per * v->hstride + j % per;
+}
 /* Gather work item `item` of an epoch: its H x A x G chunks, chunk
  * (h*A+a)*G+g at out + ((h*A+a)*G+g)*cs. */
 SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,

@@ -400,15 +400,11 @@ static uint64_t item_box(const struct view *v, uint64_t item,
 	return first;
 }
 
-uint64_t item_chunk(const struct view *v, uint64_t item, uint64_t j)
+uint64_t item_first(const struct view *v, uint64_t item)
 {
-	const uint64_t per = v->A * v->G;
 	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
 
-	if (v->H == 1)
-		return item * per + j;
-	return item_box(v, item, origin, ext) + j / per * v->hstride +
-	       j % per;
+	return v->H == 1 ? item * v->A * v->G : item_box(v, item, origin, ext);
 }
 
 /*
