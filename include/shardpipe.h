@@ -87,7 +87,7 @@ typedef enum shardpipe_error {
 	SHARDPIPE_ERR_IO = 14,              /* a read or write failed (EIO, ...) */
 	SHARDPIPE_ERR_NOSPACE = 15,         /* the filesystem is full (ENOSPC) */
 	SHARDPIPE_ERR_ACCESS = 16,          /* permission denied (EACCES) */
-	SHARDPIPE_ERR_BEYOND_END = 17,      /* append past a bounded dim 0 */
+	SHARDPIPE_ERR_BEYOND_END = 17,      /* append past the append dim's bound */
 	SHARDPIPE_ERR_CLOSED = 18,          /* the stream already failed or closed */
 	SHARDPIPE_ERR_SINK = 19,            /* a sink callback reported failure */
 	SHARDPIPE_ERR_DEVICE = 20,          /* a backend's device call failed */
@@ -544,7 +544,12 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
  * desc->downsample is set, else taken from the store).  dims[0].size is
  * the bound of this run: 0 continues unbounded, N stops at row N
  * (refused with SHARDPIPE_ERR_BEYOND_END when the store advertises N rows
- * already: a closed bounded array advertises all of its rows).  The rest
+ * already: a closed bounded array advertises all of its rows).  zarr.json
+ * records no storage order: a store written with one is continued with
+ * desc->storage_order set again, and where that stores the append dim as
+ * storage dim a, rows, bound and the comparison skip dim a instead of
+ * dim 0 (dims[a].size is the bound, dims[0].size the store's size; an
+ * OME-NGFF image is refused, SHARDPIPE_ERR_UNSUPPORTED).  The rest
  * of desc (backend, threads, durable, max_memory, write_empty_chunks)
  * applies to this run; the store's user attributes are kept and desc's
  * set over them.  overwrite must be 0.  An image's frame fields
@@ -667,8 +672,11 @@ SHARDPIPE_API int shardpipe_array_publish(const char *path,
  * into storage
  * of the library's that lives until the next call of this function on
  * the same thread.  Other fields are left as they are; nothing is
- * written.  Refused as shardpipe_stream_reopen() refuses a store, *desc
- * untouched then.
+ * written.  When desc->storage_order, set by the caller, stores the
+ * append dim as storage dim a, the rows run along dim a: dims[a].size is
+ * 0, dims[0].size the store's size, and *rows its size along dim a.
+ * Refused as shardpipe_stream_reopen() refuses a store, *desc untouched
+ * then.
  */
 SHARDPIPE_API int shardpipe_desc_from_store(shardpipe_desc *desc,
 					    const char *path, uint64_t *rows);

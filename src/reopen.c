@@ -230,6 +230,51 @@ int reopen_array_fields(struct reopen *ro, const char *path,
 	return load_codec(ro, path, d, err);
 }
 
+/* The storage dim `order` stores the append dim as, when it is a
+ * permutation of 0..rank-1 (none, the identity: 0). */
+static int stored_append_dim(const shardpipe_desc *d, int rank)
+{
+	int seen[SHARDPIPE_MAX_RANK] = { 0 }, a = 0;
+
+	if (d == NULL || !DESC_HAS(d, storage_order))
+		return 0;
+	for (int i = rank; i < SHARDPIPE_MAX_RANK; i++)
+		if (d->storage_order[i] != 0)
+			return 0;
+	for (int i = 0; i < rank; i++) {
+		int o = d->storage_order[i];
+
+		if (o < 0 || o >= rank || seen[o])
+			return 0;
+		seen[o] = 1;
+		if (o == 0)
+			a = i;
+	}
+	return a;
+}
+
+int reopen_orient(struct reopen *ro, const char *path,
+		  const shardpipe_desc *given, struct sp_err *err)
+{
+	const struct shardpipe_reader *r = ro->r;
+	const int a = stored_append_dim(given, ro->desc.rank);
+
+	if (a == 0)
+		return SHARDPIPE_OK;
+	SP_RETURN_IF(ro->group != NULL, err, SHARDPIPE_ERR_UNSUPPORTED,
+		     "%s: storage_order[0] = %d stores the append dim as "
+		     "storage dim %d: an OME-NGFF image keeps it first (time "
+		     "first); nothing was touched", path,
+		     given->storage_order[0], a);
+	ro->append_dim = a;
+	ro->desc.dims[0].size = r->shape[0];
+	ro->desc.dims[a].size = 0;
+	ro->rows = r->shape[a];
+	ro->level_rows[0] = ro->rows;
+	ro->level_sr[0] = r->chunk[a] * r->cps[a];
+	return SHARDPIPE_OK;
+}
+
 uint64_t reopen_base(const struct reopen *ro)
 {
 	uint64_t lcm = 1, low = UINT64_MAX;
@@ -341,7 +386,7 @@ static void fill_hex(char *out, size_t n, const unsigned char *v, size_t es)
 
 /* The first array field of g that differs from the store's st, or 0. */
 static int first_difference(const shardpipe_desc *st, const shardpipe_desc *g,
-			    struct field *f)
+			    int a, struct field *f)
 {
 	char dims[4][40];
 	const size_t es = shardpipe_dtype_size(st->dtype);
@@ -354,8 +399,8 @@ static int first_difference(const shardpipe_desc *st, const shardpipe_desc *g,
 		snprintf(dims[2], sizeof(dims[2]), "dim %d chunks per shard",
 			 d);
 		snprintf(dims[3], sizeof(dims[3]), "dim %d name", d);
-		if ((d > 0 && differs_u64(f, dims[0], st->dims[d].size,
-					  g->dims[d].size)) ||
+		if ((d != a && differs_u64(f, dims[0], st->dims[d].size,
+					   g->dims[d].size)) ||
 		    differs_u64(f, dims[1], st->dims[d].chunk,
 				g->dims[d].chunk) ||
 		    differs_u64(f, dims[2], st->dims[d].chunks_per_shard,
@@ -458,6 +503,7 @@ int reopen_merge(const struct reopen *ro, const char *path,
 		 struct sp_err *err)
 {
 	const shardpipe_desc *st = &ro->desc;
+	const int a = ro->append_dim;
 	shardpipe_desc g;
 	struct field f = { 0 };
 
@@ -510,37 +556,30 @@ int reopen_merge(const struct reopen *ro, const char *path,
 					  "description %s; nothing was touched",
 					  path, pf.name, pf.store, pf.given);
 	}
-	/* Rows, bounds and shard rows of a continued store run along its
-	 * dim 0 (§29); a storage order that stores the append dim as
-	 * another dim (design §3.3) is not continued. */
-	SP_RETURN_IF(g.rank != 0 && g.storage_order[0] != 0, err,
-		     SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: storage_order[0] = %d stores the append dim as "
-		     "another storage dim than 0: continuing such a store is "
-		     "not supported; nothing was touched", path,
-		     g.storage_order[0]);
+	/* Rows, bounds and shard rows run along storage dim a, the append
+	 * dim's (reopen_orient, §3.3). */
 	SP_FORWARD(fields_differ(ro, path, &g, err));
-	if (g.rank != 0 && first_difference(st, &g, &f))
+	if (g.rank != 0 && first_difference(st, &g, a, &f))
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 				  "%s: %s: the store has %s, the description "
 				  "%s; nothing was touched", path, f.name,
 				  f.store, f.given);
-	SP_RETURN_IF(g.rank != 0 && g.dims[0].size != 0 &&
-			     g.dims[0].size <= ro->rows,
+	SP_RETURN_IF(g.rank != 0 && g.dims[a].size != 0 &&
+			     g.dims[a].size <= ro->rows,
 		     err, SHARDPIPE_ERR_BEYOND_END,
-		     "%s: dim 0: the store holds %llu rows already, so a "
+		     "%s: dim %d: the store holds %llu rows already, so a "
 		     "bound of %llu leaves none to append (a closed bounded "
 		     "array holds all of its rows); nothing was touched",
-		     path, (unsigned long long)ro->rows,
-		     (unsigned long long)g.dims[0].size);
+		     path, a, (unsigned long long)ro->rows,
+		     (unsigned long long)g.dims[a].size);
 	/* The run's fields are the caller's, the array's the store's. */
 	*out = g;
 	out->rank = st->rank;
 	for (int d = 0; d < st->rank; d++) {
 		out->dims[d] = st->dims[d];
-		if (d == 0)
-			out->dims[0].size = given != NULL && g.rank != 0
-						    ? g.dims[0].size : 0;
+		if (d == a)
+			out->dims[a].size = given != NULL && g.rank != 0
+						    ? g.dims[a].size : 0;
 	}
 	out->dtype = st->dtype;
 	out->codec = st->codec;
@@ -635,6 +674,9 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));
 	rc = reopen_load(&ro, path, 0, 0, &err);
+	/* The caller's storage order says which dim the rows run along. */
+	if (rc == SHARDPIPE_OK)
+		rc = reopen_orient(&ro, path, desc, &err);
 	if (rc != SHARDPIPE_OK) {
 		reopen_free(&ro);
 		sp_last_error_set(err.msg);

@@ -18,6 +18,9 @@ struct reopen {
 	shardpipe_desc desc;
 	char names[SHARDPIPE_MAX_RANK][64];
 	uint64_t rows;           /* the rows its zarr.json advertises */
+	/* The storage dim rows run along: 0, or where the caller's
+	 * storage order put the append dim (reopen_orient, §3.3). */
+	int append_dim;
 	/*
 	 * An OME-NGFF image shardpipe wrote (reopen_image.c): its group's
 	 * zarr.json, its levels (1 for an array), each level's advertised
@@ -92,6 +95,17 @@ SP_INTERNAL int reopen_field_values(const struct reopen *ro, uint64_t from,
  * arrays and images). */
 SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,
 				    struct sp_err *err);
+
+/*
+ * A store written with a storage order that stores the append dim as
+ * storage dim a (doc/design.md §3.3: zarr.json records no order, so the
+ * caller's, given, says so): ro's rows, bound and shard row run along
+ * dim a from here on, dim 0 bounded at the store's size.  A given order
+ * that is no permutation is left to the plan to refuse.  An image is
+ * refused (NGFF puts time first).
+ */
+SP_INTERNAL int reopen_orient(struct reopen *ro, const char *path,
+			      const shardpipe_desc *given, struct sp_err *err);
 
 /* The store's user attributes, each value's text as its zarr.json holds
  * it (an image's: its group's, beside "ome"), into a. */

@@ -46,12 +46,13 @@ struct store_ops {
 	int (*child)(const struct store *s, const char *name,
 		     struct store **out, struct sp_err *err);
 	/* A continued store (doc/design.md §29): remove the object at key
-	 * when it is there; remove every shard whose first coordinate is
-	 * `shards` or more, and a killed writer's temporaries from shard
-	 * row `temps` on.  NULL when the store cannot be continued. */
+	 * when it is there; remove every shard whose coordinate along
+	 * storage dim `dim` (the append dim's, §3.3) is `shards` or more,
+	 * and a killed writer's temporaries from shard row `temps` on.
+	 * NULL when the store cannot be continued. */
 	int (*remove)(struct store *s, const char *key, struct sp_err *err);
-	int (*drop_rows)(struct store *s, uint64_t temps, uint64_t shards,
-			 struct sp_err *err);
+	int (*drop_rows)(struct store *s, int dim, uint64_t temps,
+			 uint64_t shards, struct sp_err *err);
 	void (*free)(struct store *s);
 };
 

@@ -982,42 +982,28 @@ static int store_existing(struct store_fs **out, const char *path,
 }
 
 /*
- * What a writer that was killed left past what zarr.json advertises
- * (doc/design.md §29): every shard whose first coordinate is `shards` or
- * more, and its temporaries there, in the shard row `temps` it may have
- * been rewriting and in the root (zarr.json's).  Only names a chunk key
- * or put_object can give are touched, and a link named like a key stops
- * it, as an overwrite's removal does.
+ * The level `depth` of the chunk tree at dir, on the way to the append
+ * dim's level `dim` (doc/design.md §3.3: a storage order may store it as
+ * any dim): above it every directory named like a key part is walked
+ * down, a link left alone; at it, the temporaries a killed writer left
+ * beside the shards go, and every entry whose coordinate is `shards` or
+ * more, with only the temporaries in those from `temps` on.
  */
-static int fs_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
-			struct sp_err *err)
+static int drop_level(const char *dir, int depth, int dim, uint64_t temps,
+		      uint64_t shards, int durable, struct sp_err *err)
 {
-	struct store_fs *s = (struct store_fs *)base;
-	char *c = NULL, *p;
 	DIR *d;
 	struct dirent *e;
+	char *p;
 	int rc = SHARDPIPE_OK, removed = 0;
 
-	/* The root's own temporaries (zarr.json's) and c's. */
-	for (int k = 0; k < 2 && rc == SHARDPIPE_OK; k++) {
-		const char *dir = k == 0 ? s->root : c;
-
-		if (k == 1 && asprintf(&c, "%s/c", s->root) < 0)
-			return sp_err_set(err, SHARDPIPE_ERR_NOMEM,
-					  "out of memory");
-		dir = k == 0 ? s->root : c;
-		d = opendir(dir);
-		while (d != NULL && (e = readdir(d)) != NULL)
-			if (is_our_temp(e->d_name) &&
-			    unlinkat(dirfd(d), e->d_name, 0) == 0)
-				removed = 1;
-		if (d != NULL)
-			closedir(d);
-		if (removed && s->durable)
-			rc = sync_dir(dir, err);
-		removed = 0;
-	}
-	d = opendir(c);
+	d = opendir(dir);
+	while (d != NULL && depth == dim && (e = readdir(d)) != NULL)
+		if (is_our_temp(e->d_name) &&
+		    unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed = 1;
+	if (d != NULL)
+		rewinddir(d);
 	while (d != NULL && rc == SHARDPIPE_OK && (e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
 		struct stat st;
@@ -1030,17 +1016,21 @@ static int fs_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
 			big |= i > (UINT64_MAX - 9) / 10;
 			i = i * 10 + (uint64_t)(e->d_name[k] - '0');
 		}
-		if (!big && i < temps)
+		if (depth == dim && !big && i < temps)
 			continue;
-		if (asprintf(&p, "%s/%s", c, e->d_name) < 0) {
+		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
 			rc = sp_err_set(err, SHARDPIPE_ERR_NOMEM,
 					"out of memory");
 			break;
 		}
 		if (lstat(p, &st) != 0) {
 			/* Gone meanwhile. */
+		} else if (depth < dim) {
+			if (S_ISDIR(st.st_mode))
+				rc = drop_level(p, depth + 1, dim, temps,
+						shards, durable, err);
 		} else if (S_ISDIR(st.st_mode)) {
-			rc = remove_key_tree(p, 1, s->durable,
+			rc = remove_key_tree(p, depth + 1, durable,
 					     !big && i < shards ? TREE_TEMPS
 								: TREE_ORPHANS,
 					     err);
@@ -1060,8 +1050,43 @@ static int fs_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
 	}
 	if (d != NULL)
 		closedir(d);
-	if (rc == SHARDPIPE_OK && removed && s->durable)
-		rc = sync_dir(c, err);
+	if (rc == SHARDPIPE_OK && removed && durable)
+		rc = sync_dir(dir, err);
+	return rc;
+}
+
+/*
+ * What a writer that was killed left past what zarr.json advertises
+ * (doc/design.md §29): every shard whose coordinate along storage dim
+ * `dim` is `shards` or more, and its temporaries there, in the shard row
+ * `temps` it may have been rewriting and in the root (zarr.json's).
+ * Only names a chunk key or put_object can give are touched, and a link
+ * named like a key stops it, as an overwrite's removal does.
+ */
+static int fs_drop_rows(struct store *base, int dim, uint64_t temps,
+			uint64_t shards, struct sp_err *err)
+{
+	struct store_fs *s = (struct store_fs *)base;
+	char *c;
+	DIR *d;
+	struct dirent *e;
+	int rc = SHARDPIPE_OK, removed = 0;
+
+	/* The root's own temporaries (zarr.json's). */
+	d = opendir(s->root);
+	while (d != NULL && (e = readdir(d)) != NULL)
+		if (is_our_temp(e->d_name) &&
+		    unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed = 1;
+	if (d != NULL)
+		closedir(d);
+	if (removed && s->durable)
+		rc = sync_dir(s->root, err);
+	if (rc != SHARDPIPE_OK)
+		return rc;
+	if (asprintf(&c, "%s/c", s->root) < 0)
+		return sp_err_set(err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	rc = drop_level(c, 0, dim, temps, shards, s->durable, err);
 	free(c);
 	return rc;
 }

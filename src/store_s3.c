@@ -894,19 +894,35 @@ static int first_coord(const char *name, size_t n, uint64_t *out)
 struct orphans {
 	struct delete_ctx d;
 	uint64_t shards;
-	size_t skip;            /* the length of "PREFIX/c/" */
+	size_t skip;            /* the length of the prefix listed */
+	int depth, dim;         /* its level of the chunk tree; the rows' */
 };
 
-/* One name below c/ (a shard key of rank 1, or a shard row's common
- * prefix "N/"): gone when its row N is `shards` or more. */
+/* One name below the level listed (a shard key, or a common prefix
+ * "N/"): above the append dim's level `dim` (doc/design.md §3.3) a
+ * prefix is listed one level further down; at it, the name is gone when
+ * its row N is `shards` or more. */
 static int drop_row(void *user, const char *name)
 {
 	struct orphans *o = user;
 	const char *rel = name + o->skip;
-	size_t n = strcspn(rel, "/");
+	size_t n = strcspn(rel, "/"), skip = o->skip;
 	uint64_t row;
+	int rc;
 
-	if (first_coord(rel, n, &row) != 0 || row < o->shards)
+	if (first_coord(rel, n, &row) != 0)
+		return SHARDPIPE_OK;
+	if (o->depth < o->dim) {
+		if (rel[n] != '/' || rel[n + 1] != '\0')
+			return SHARDPIPE_OK;
+		o->skip = strlen(name);
+		o->depth++;
+		rc = s3_list_level(o->d.s->conn, name, drop_row, o, o->d.err);
+		o->depth--;
+		o->skip = skip;
+		return rc;
+	}
+	if (row < o->shards)
 		return SHARDPIPE_OK;
 	if (rel[n] == '\0')
 		return do_delete(o->d.s->conn, name, o->d.err);
@@ -918,17 +934,19 @@ static int drop_row(void *user, const char *name)
 /*
  * What a writer killed mid-stream left (doc/design.md §29): its
  * unfinished multipart uploads of this array, which a killed process
- * could not abort, and every shard whose first coordinate is `shards` or
- * more, past what zarr.json advertises.  `temps` has no meaning here:
- * objects appear whole, an unfinished upload is no object.  The rows are
- * listed one level down (the delimiter "/"), so only the keys of the
- * rows removed are listed, not every shard of the array.
+ * could not abort, and every shard whose coordinate along storage dim
+ * `dim` is `shards` or more, past what zarr.json advertises.  `temps`
+ * has no meaning here: objects appear whole, an unfinished upload is no
+ * object.  The tree is listed a level at a time (the delimiter "/"), so
+ * only the keys of the rows removed are listed, not every shard of the
+ * array (with the append dim stored as dim a, the prefixes of the dims
+ * before it as well).
  */
-static int s3_drop_rows(struct store *base, uint64_t temps, uint64_t shards,
-			struct sp_err *err)
+static int s3_drop_rows(struct store *base, int dim, uint64_t temps,
+			uint64_t shards, struct sp_err *err)
 {
 	struct store_s3 *s = (struct store_s3 *)base;
-	struct orphans o = { { s, err }, shards, 0 };
+	struct orphans o = { { s, err }, shards, 0, 0, dim };
 	char *root = s3_key(&s->cfg, ""), *c = s3_key(&s->cfg, "c/");
 	int rc;
 

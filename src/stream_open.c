@@ -415,28 +415,28 @@ static int resume_fields(struct shardpipe_stream *s, const struct reopen *ro,
 }
 
 /*
- * n rows read back from the store, in storage order, into `out` in the
- * append order the stream's rows take (design §3.3): storage element x
- * goes to the input offset the plan's in_stride gives it, the scatter's
- * inverse.
+ * n rows read back from the store, in storage order (the append dim's n
+ * rows at storage dim sdim[0], §3.3), into `out` in the append order the
+ * stream's rows take: storage element x goes to the input offset the
+ * plan's in_stride gives it, the scatter's inverse.
  */
 static void rows_to_append_order(const struct plan *p, const uint8_t *in,
 				 uint8_t *out, uint64_t n)
 {
 	uint64_t x[SHARDPIPE_MAX_RANK] = { 0 }, size[SHARDPIPE_MAX_RANK];
-	uint64_t total = n;
+	uint64_t stride[SHARDPIPE_MAX_RANK], total = 1;
 	const size_t es = p->esize;
 
-	size[0] = n;
-	for (int d = 1; d < p->rank; d++) {
-		size[d] = p->size[d];
-		total *= size[d];
+	for (int w = 0; w < p->rank; w++) {
+		size[p->sdim[w]] = w == 0 ? n : p->size[w];
+		stride[p->sdim[w]] = p->in_stride[w];
+		total *= size[p->sdim[w]];
 	}
 	for (uint64_t k = 0; k < total; k++) {
 		uint64_t off = 0;
 
 		for (int d = 0; d < p->rank; d++)
-			off += x[d] * p->in_stride[d];
+			off += x[d] * stride[d];
 		memcpy(out + off * es, in + k * es, es);
 		for (int d = p->rank - 1; d >= 0; d--) {
 			if (++x[d] < size[d])
@@ -461,6 +461,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	const struct plan *p = &s->plan;
 	const uint64_t sr = p->chunk[0] * p->cps[0], r = ro->rows;
 	const uint64_t b = reopen_base(ro);
+	const int a = p->sdim[0];
 	uint64_t start[SHARDPIPE_MAX_RANK] = { 0 }, count[SHARDPIPE_MAX_RANK];
 	uint64_t from = r > b ? b : r >= sr ? r - sr : r;
 	struct shardpipe_stream *l;
@@ -485,8 +486,10 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		l->resume_row = ro->truncated ||
 				ro->level_rows[L] > l->base_rows;
 	}
-	for (int d = 1; d < p->rank; d++)
-		count[d] = p->size[d];
+	/* The reader's boxes are in storage order, the rows along storage
+	 * dim a (§3.3). */
+	for (int w = 1; w < p->rank; w++)
+		count[p->sdim[w]] = p->size[w];
 	/* The frame fields' values of the rows read back, all of them
 	 * before any row: a shard row they complete publishes them. */
 	if (s->fm != NULL)
@@ -503,12 +506,12 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 		     "out of memory for %llu rows of the store",
 		     (unsigned long long)p->chunk[0]);
 	for (uint64_t row = from; row < r && rc == SHARDPIPE_OK;
-	     row += count[0]) {
+	     row += count[a]) {
 		size_t n;
 
-		start[0] = row;
-		count[0] = r - row < p->chunk[0] ? r - row : p->chunk[0];
-		n = (size_t)(count[0] * p->row_bytes);
+		start[a] = row;
+		count[a] = r - row < p->chunk[0] ? r - row : p->chunk[0];
+		n = (size_t)(count[a] * p->row_bytes);
 		rc = shardpipe_reader_read(ro->r, start, count, buf, n);
 		if (rc != SHARDPIPE_OK)
 			rc = sp_err_set(&s->err, rc, "cannot continue it: %s; "
@@ -517,7 +520,7 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 			const uint8_t *rows = buf;
 
 			if (abuf != NULL) {
-				rows_to_append_order(p, buf, abuf, count[0]);
+				rows_to_append_order(p, buf, abuf, count[a]);
 				rows = abuf;
 			}
 			stream_begin_append(s);
@@ -535,14 +538,14 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	for (l = s, L = 0; l != NULL && rc == SHARDPIPE_OK; l = l->next, L++) {
 		uint64_t lsr = ro->level_sr[L];
 
-		rc = l->store->ops->drop_rows(l->store, l->base_rows / lsr,
+		rc = l->store->ops->drop_rows(l->store, a, l->base_rows / lsr,
 					      sp_ceil_div(ro->level_rows[L], lsr),
 					      &s->err);
 	}
 	/* A field's chunks past the rows: one run's would end there. */
 	for (int i = 0; s->fm != NULL && i < s->fm->n && rc == SHARDPIPE_OK;
 	     i++)
-		rc = s->fm->store[i]->ops->drop_rows(s->fm->store[i],
+		rc = s->fm->store[i]->ops->drop_rows(s->fm->store[i], 0,
 						     b / s->fm->chunk,
 						     sp_ceil_div(r,
 								 s->fm->chunk),
@@ -550,8 +553,8 @@ static int resume(struct shardpipe_stream *s, const struct reopen *ro)
 	/* An image's group: the temporary of a zarr.json being replaced
 	 * when its writer was killed. */
 	if (rc == SHARDPIPE_OK && s->group != NULL)
-		rc = s->group->ops->drop_rows(s->group, UINT64_MAX, UINT64_MAX,
-					      &s->err);
+		rc = s->group->ops->drop_rows(s->group, 0, UINT64_MAX,
+					      UINT64_MAX, &s->err);
 	return rc;
 }
 
@@ -777,8 +780,8 @@ static int truncate_and_open(shardpipe_stream **out, const char *path,
 		if (ro->level_rows[L] > keep >> ro->level_shift[L])
 			ro->level_rows[L] = keep >> ro->level_shift[L];
 	ro->truncated = 1;
-	if (eff->dims[0].size != 0)
-		eff->dims[0].size += b - reopen_base(ro);
+	if (eff->dims[ro->append_dim].size != 0)
+		eff->dims[ro->append_dim].size += b - reopen_base(ro);
 	return stream_open(out, path, NULL, eff, NULL, ro, NULL);
 }
 
@@ -802,6 +805,8 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 			 desc != NULL && DESC_HAS(desc, durable) && desc->durable,
 			 &err);
 	if (rc == SHARDPIPE_OK)
+		rc = reopen_orient(&ro, path, desc, &err);
+	if (rc == SHARDPIPE_OK)
 		rc = reopen_merge(&ro, path, desc, &eff, &err);
 	if (rc != SHARDPIPE_OK) {
 		reopen_free(&ro);
@@ -809,9 +814,9 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 		return rc;
 	}
 	/* The stream counts from the first row of the store's last partial
-	 * shard row (§29). */
-	if (eff.dims[0].size != 0)
-		eff.dims[0].size -= reopen_base(&ro);
+	 * shard row (§29), along the append dim wherever it is stored. */
+	if (eff.dims[ro.append_dim].size != 0)
+		eff.dims[ro.append_dim].size -= reopen_base(&ro);
 	rc = stream_open(out, path, NULL, &eff, NULL, &ro, NULL);
 	/* A damaged last shard row, which the caller asked to drop: nothing
 	 * was written, so open again as if the store advertised only the

@@ -9,7 +9,8 @@
 # objects past the advertised rows are deleted, its unfinished multipart
 # uploads of the array aborted, and nothing else touched (objects and
 # uploads beside the shards, under a prefix that starts with the same
-# letters).  A shard of the rewritten row left empty is deleted.  Refused,
+# letters), along dim 1 when a storage order stores the append dim there.
+# A shard of the rewritten row left empty is deleted.  Refused,
 # changing nothing: a damaged shard in the last shard row (named), a
 # prefix with no store.
 . "${top_srcdir:-.}/t/lib.sh"
@@ -18,7 +19,7 @@ s3_need
 test_seed
 s3_start bkt
 
-plan 45
+plan 49
 
 # What the test asks the server directly, through boto3, never through
 # shardpipe: the expectations do not come from the code under test.
@@ -190,6 +191,31 @@ is "$(tr '\n' ' ' < "$tmp/up")" "orph/c/notes orph/sub/c/0 orph2/c/1/0/0 " \
 	"the array's unfinished uploads aborted (c/3/0/0, c/5/1/0, zarr.json), the others kept"
 "$SP" cat s3://bkt/orph 2> "$tmp/err" | cmp -s - "$tmp/in.raw"
 ok $? "and cat returns the input"
+
+# The append dim stored second (--storage-order 1,0,2, design §3.3): the
+# rows run along dim 1 of the keys.  9 rows, orphans past them planted at
+# t-shards 3 and 5, then rows 9..14: the objects of the one run, a file
+# that is no chunk key kept.
+mv="--shape 40,0,40 --dtype uint16 --chunk 16,2,20 --shard-shape 32,4,40 --storage-order 1,0,2"
+rows 0 9 "$tmp/a.raw"
+rows 9 15 "$tmp/b.raw"
+# shellcheck disable=SC2086
+"$SP" write $mv --codec zstd:1 --input "$tmp/in.raw" --quiet s3://bkt/mv-one \
+	2> "$tmp/err" &&
+	"$SP" write $mv --codec zstd:1 --input "$tmp/a.raw" --quiet s3://bkt/mv \
+	2>> "$tmp/err"
+ok $? "the append dim stored second: the one run of 15 rows, and one of 9"
+sed 's/^/#   /' "$tmp/err"
+for key in mv/c/0/3/0 mv/c/1/5/0; do
+	adm copy mv/c/0/0/0 "$key" || bail_out "cannot plant $key"
+done
+adm put mv/c/1/notes.txt "not a shard" || bail_out "cannot plant mv/c/1/notes.txt"
+more --storage-order 1,0,2 --quiet --input "$tmp/b.raw" s3://bkt/mv 2> "$tmp/err"
+ok $? "--append --storage-order 1,0,2 of rows 9..14 over the orphans"
+sed 's/^/#   /' "$tmp/err"
+is "$(adm same mv-one mv c/1/notes.txt 2>&1)" same \
+	"every object of the one run, byte for byte, and no orphan left"
+is "$(adm get mv/c/1/notes.txt 2>&1)" "not a shard" "mv/c/1/notes.txt: kept as it was"
 
 # A shard of the rewritten row that is now empty goes: rows of zeros (the
 # fill value) written with --write-empty-chunks, continued without.

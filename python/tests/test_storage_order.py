@@ -115,15 +115,83 @@ def test_append_dim_moved_refusals(tmp_path):
                ngff=True)
     assert "an OME-NGFF image or pyramid" in str(e.value)
     assert not os.path.exists(tmp_path / "s.zarr")
-    with stream(tmp_path / "r.zarr", (1, 0, 2, 3),
-                shape=(3, 0, 20, 24)) as s:
-        s.append(np.zeros((2, 3, 20, 24), np.uint16))
+
+
+@pytest.mark.parametrize("order", [(1, 0, 2, 3), (2, 3, 0, 1),
+                                   (3, 2, 1, 0)])
+def test_mode_a_append_dim_moved(tmp_path, rng, order):
+    # The append dim stored as storage dim a, unbounded: 3 frames (inside
+    # a chunk and a shard row along it), closed, 3 more with mode "a"
+    # (across a shard row), closed, 2 more: the files of the 8 in one run.
+    a = order.index(0)
+    storage = [3, 8, 20, 24]
+    storage[a], storage[1] = storage[1], storage[a]
+    ashape = [0] * 4
+    for i, d in enumerate(order):
+        ashape[d] = storage[i]
+    data = rng.integers(0, 1 << 16, size=ashape, dtype=np.uint16)
+    shape = list(storage)
+    shape[a] = 0
+    chunks, shards = [2, 2, 8, 8], [2, 4, 16, 8]
+    chunks[a], chunks[1] = chunks[1], chunks[a]
+    shards[a], shards[1] = shards[1], shards[a]
+    kw = dict(shape=tuple(shape), chunks=tuple(chunks), shards=tuple(shards))
+    with stream(tmp_path / "r.zarr", order, **kw) as s:
+        s.append(data[:3])
+    for lo, hi in ((3, 6), (6, 8)):
+        with shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                              storage_order=order) as s:
+            assert s.start_row == lo
+            s.append(data[lo:hi])
+    with stream(tmp_path / "o.zarr", order, **kw) as s:
+        s.append(data)
+    assert files(tmp_path / "r.zarr") == files(tmp_path / "o.zarr")
+    assert np.array_equal(zarr.open_array(str(tmp_path / "r.zarr"),
+                                          mode="r")[...],
+                          np.transpose(data, order))
+
+
+def test_mode_a_append_dim_moved_bound(tmp_path, rng):
+    # A bound given in mode "a" is the append dim's, storage dim 1 here:
+    # one at the rows the store holds is refused, touching nothing; a
+    # higher one takes the rows up to it and no more.
+    order = (1, 0, 2, 3)
+    kw = dict(shape=(3, 0, 20, 24), chunks=(1, 2, 8, 8), shards=(1, 4, 16, 8))
+    data = rng.integers(0, 1 << 16, size=(6, 3, 20, 24), dtype=np.uint16)
+    with stream(tmp_path / "r.zarr", order, **kw) as s:
+        s.append(data[:3])
     before = files(tmp_path / "r.zarr")
-    with pytest.raises(shardpipe.UnsupportedError) as e:
+    with pytest.raises(shardpipe.BeyondEndError) as e:
         shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
-                         storage_order=(1, 0, 2, 3))
-    assert "continuing such a store is not supported" in str(e.value)
+                         storage_order=order, shape=(3, 3, 20, 24))
+    assert "dim 1: the store holds 3 rows already" in str(e.value)
     assert files(tmp_path / "r.zarr") == before
+    with pytest.raises(shardpipe.InvalidDescriptionError) as e:
+        shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                         storage_order=order, shape=(4, 5, 20, 24))
+    assert "dim 0 size: the store has 3, the description 4" in str(e.value)
+    assert files(tmp_path / "r.zarr") == before
+    with shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                          storage_order=order, shape=(3, 5, 20, 24)) as s:
+        s.append(data[3:5])
+        with pytest.raises(shardpipe.BeyondEndError):
+            s.append(data[5])
+    z = zarr.open_array(str(tmp_path / "r.zarr"), mode="r")
+    assert z.shape == (3, 5, 20, 24)
+    assert np.array_equal(z[...], np.transpose(data[:5], order))
+
+
+def test_mode_a_image_append_dim_moved(tmp_path):
+    # An image keeps time first: continuing one with an order that moves
+    # the append dim is refused before anything is touched.
+    with stream(tmp_path / "i.zarr", ngff=True) as s:
+        s.append(np.zeros((3, 3, 20, 24), np.uint16))
+    before = files(tmp_path / "i.zarr")
+    with pytest.raises(shardpipe.UnsupportedError) as e:
+        shardpipe.Stream(tmp_path / "i.zarr", mode="a", backend="cpu",
+                         storage_order=(1, 0, 2, 3))
+    assert "an OME-NGFF image keeps it first" in str(e.value)
+    assert files(tmp_path / "i.zarr") == before
 
 
 def test_append_shape_is_append_order(tmp_path):

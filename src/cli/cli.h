@@ -126,6 +126,9 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc);
  * shards would come before the refusal and mislead.
  */
 void cli_shard_warnings(const shardpipe_desc *desc);
+/* --storage-order into desc, whose rank is set: a list of another
+ * length, or an entry out of range, is refused here. */
+int cli_desc_order(const struct cli_desc_opts *o, shardpipe_desc *desc);
 /* The storage dim the rows run along: where --storage-order put the
  * append dim (design §3.3), else 0. */
 int cli_append_dim(const shardpipe_desc *desc);

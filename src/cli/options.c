@@ -468,6 +468,13 @@ static int parse_order(const char *s, shardpipe_desc *desc)
 	return 0;
 }
 
+int cli_desc_order(const struct cli_desc_opts *o, shardpipe_desc *desc)
+{
+	if (o->storage_order != NULL && parse_order(o->storage_order, desc) != 0)
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_OK;
+}
+
 int cli_desc_build(const struct cli_desc_opts *o, shardpipe_desc *desc)
 {
 	shardpipe_desc_init(desc);
@@ -632,7 +639,7 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc)
 	desc->overwrite = o->overwrite;
 	desc->write_empty_chunks = o->write_empty_chunks;
 	desc->durable = o->durable;
-	if (o->storage_order != NULL && parse_order(o->storage_order, desc) != 0)
+	if (cli_desc_order(o, desc) != CLI_EXIT_OK)
 		return CLI_EXIT_USAGE;
 	if (o->fill_value != NULL && parse_fill(o->fill_value, desc) != 0) {
 		cli_error("--fill-value: \"%s\" is not a %s value", o->fill_value,

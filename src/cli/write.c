@@ -966,6 +966,15 @@ static int append_desc(struct writer *w)
 	}
 	if (rc != SHARDPIPE_OK)
 		return refused(w, rc);
+	/* A --storage-order that stores the append dim as another dim: the
+	 * store's rows run along that one (design §3.3), so its fields are
+	 * read again knowing it. */
+	if (cli_desc_order(&a->o, &w->desc) != CLI_EXIT_OK)
+		return CLI_EXIT_USAGE;
+	if (cli_append_dim(&w->desc) != 0 &&
+	    (rc = shardpipe_desc_from_store(&w->desc, w->path, &w->start)) !=
+		    SHARDPIPE_OK)
+		return refused(w, rc);
 	w->desc.truncate_to_advertised = a->truncate;
 	return cli_desc_apply(&a->o, &w->desc);
 }

@@ -790,8 +790,10 @@ class Stream:
     frames stored channel-major as (c, t, y, x), zarr.json growing its
     dim 1); it alone may then be unbounded (``shape[i]`` 0 where
     ``storage_order[i]`` is 0), and such a store cannot be an image
-    (``ngff``, a pyramid) nor be continued (mode "a").  Any other
-    permutation is refused with a pyramid.  ``(0, 3, 1, 2)``: (t, y, x, c)
+    (``ngff``, a pyramid).  zarr.json records no order: mode "a"
+    continues a store given the same ``storage_order`` again, the store's
+    rows (``start_row``) and the bound (``shape[i]``) then counted along
+    that dim.  ``(0, 3, 1, 2)``: (t, y, x, c)
     frames stored planar as (t, c, y, x).  Default None: the identity.
 
     ``append(a)`` takes NumPy arrays of whole rows of dim 0, shape

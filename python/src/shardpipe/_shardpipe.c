@@ -519,6 +519,35 @@ static int reopen_rank(PyObject *seq, const char *what, int rank,
 	return -1;
 }
 
+/* storage_order (None: the identity) into desc, whose rank is set: one
+ * int per dim, checked by the package; whether it is a permutation, by
+ * the library. */
+static int order_into(PyObject *order, shardpipe_desc *desc)
+{
+	Py_ssize_t n;
+
+	if (order == Py_None)
+		return 0;
+	if ((n = PySequence_Size(order)) < 0)
+		return -1;
+	if (n != desc->rank) {
+		PyErr_Format(PyExc_ValueError, "storage_order has %zd entries, "
+			     "the array %d dims", n, desc->rank);
+		return -1;
+	}
+	for (int d = 0; d < desc->rank; d++) {
+		PyObject *v = PySequence_GetItem(order, d);
+
+		if (v == NULL)
+			return -1;
+		desc->storage_order[d] = (int)PyLong_AsLong(v);
+		Py_DECREF(v);
+		if (PyErr_Occurred())
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Stream(path, shape, chunks, shards, dtype, codec, dimension_names,
  * index_location, backend, threads, overwrite, sink, fill_value,
@@ -619,6 +648,19 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 		Py_BEGIN_ALLOW_THREADS
 		rc = shardpipe_desc_from_store(&desc, path, &rows);
 		Py_END_ALLOW_THREADS
+		/* A storage order that stores the append dim as another dim:
+		 * the store's rows run along that one (design §3.3), so its
+		 * fields are read again knowing it. */
+		if (rc == SHARDPIPE_OK && order != Py_None) {
+			if (order_into(order, &desc) != 0)
+				goto out;
+			if (desc.storage_order[0] != 0) {
+				Py_BEGIN_ALLOW_THREADS
+				rc = shardpipe_desc_from_store(&desc, path,
+							       &rows);
+				Py_END_ALLOW_THREADS
+			}
+		}
 		if (rc != SHARDPIPE_OK) {
 			raise_lib(rc, shardpipe_last_error_message());
 			goto out;
@@ -764,29 +806,8 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	desc.append_method = append_method;
 	desc.max_levels = max_levels;
 	desc.ngff = ngff;
-	/* storage_order: one int per dim, checked by the package; whether
-	 * it is a permutation, by the library. */
-	if (order != Py_None) {
-		Py_ssize_t n = PySequence_Size(order);
-
-		if (n < 0)
-			goto out;
-		if (n != desc.rank) {
-			PyErr_Format(PyExc_ValueError, "storage_order has %zd "
-				     "entries, the array %d dims", n, desc.rank);
-			goto out;
-		}
-		for (int d = 0; d < desc.rank; d++) {
-			PyObject *v = PySequence_GetItem(order, d);
-
-			if (v == NULL)
-				goto out;
-			desc.storage_order[d] = (int)PyLong_AsLong(v);
-			Py_DECREF(v);
-			if (PyErr_Occurred())
-				goto out;
-		}
-	}
+	if (order_into(order, &desc) != 0)
+		goto out;
 	for (int d = 0; d < desc.rank; d++) {
 		PyObject *t[4] = { units, scales, axis_types, stops };
 
