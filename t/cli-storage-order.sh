@@ -13,7 +13,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "no python3 to permute the input
 
 scratch cliorder
 test_seed
-plan 46
+plan 48
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -114,6 +114,25 @@ done
 ok $? "write 3 frames, then --append --storage-order the other 2"
 diff -r "$tmp/r.zarr" "$tmp/o-zstd.zarr" > /dev/null
 ok $? "the same files as the 5 frames written in one run"
+# A damaged last shard row along dim 1 (t-shard 1 of the 5 frames):
+# --append refuses it, touching nothing; --truncate-to-advertised drops
+# the row and continues after the 4 rows before it.
+cp -r "$tmp/c-zstd.zarr" "$tmp/d.zarr"
+printf 'XXXX' | dd of="$tmp/d.zarr/c/0/1/0/0" bs=1 seek=10 conv=notrunc 2> /dev/null
+sum_before=$(tree_sum "$tmp/d.zarr")
+"$SP" write --append --storage-order 3,0,1,2 --input "$tmp/in2.raw" \
+	--quiet "$tmp/d.zarr" 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q 'shard c/0/1/0/0.*nothing was touched' "$tmp/err" &&
+	[ "$(tree_sum "$tmp/d.zarr")" = "$sum_before" ]
+ok_shown $? "the append dim stored second, its last shard row damaged: --append refuses it, exit 1, nothing touched" "$tmp/err"
+head -c $((4 * 6 * 7 * 3 * 2)) "$tmp/in.raw" | cat - "$tmp/in2.raw" > "$tmp/in6.raw"
+"$SP" write --shape 3,0,6,7 --chunk 2,2,4,4 --shard-shape 2,4,4,8 \
+	--dtype uint16 --codec zstd --names c,t,y,x --storage-order 3,0,1,2 \
+	--input "$tmp/in6.raw" --quiet "$tmp/six.zarr" &&
+	"$SP" write --append --truncate-to-advertised --storage-order 3,0,1,2 \
+	--input "$tmp/in2.raw" --quiet "$tmp/d.zarr" 2> "$tmp/err" &&
+	diff -r "$tmp/d.zarr" "$tmp/six.zarr" > /dev/null
+ok_shown $? "--truncate-to-advertised: the 4 rows before it and 2 more, the files of those 6 in one run" "$tmp/err"
 "$SP" cat "$tmp/o-zstd.zarr" | cmp -s - "$tmp/planar.raw"
 ok $? "cat reads it back in storage order"
 "$SP" verify --against "$tmp/planar.raw" "$tmp/o-zstd.zarr" > /dev/null

@@ -57,19 +57,26 @@ def test_transposed_store(tmp_path, rng, order):
     assert files(tmp_path / "o.zarr") == files(tmp_path / "d.zarr")
 
 
+def moved_input(rng, order, rows):
+    """The storage shape (3, rows, 20, 24) with the rows swapped to storage
+    dim a = order.index(0), where order stores the append dim, and random
+    input of its append-order shape."""
+    a = order.index(0)
+    storage = [3, rows, 20, 24]
+    storage[a], storage[1] = storage[1], storage[a]
+    ashape = [0] * 4
+    for i, d in enumerate(order):
+        ashape[d] = storage[i]
+    return a, storage, rng.integers(0, 1 << 16, size=ashape, dtype=np.uint16)
+
+
 @pytest.mark.parametrize("order, grows", [((1, 0, 2, 3), True),
                                           ((2, 3, 0, 1), False),
                                           ((3, 2, 1, 0), True)])
 def test_append_dim_moved(tmp_path, rng, order, grows):
     # The append dim stored as storage dim order.index(0): its rows
     # still arrive as append order's first dim, and zarr.json grows it.
-    a = order.index(0)
-    storage = [3, 7, 20, 24]
-    storage[a], storage[1] = storage[1], storage[a]
-    ashape = [0] * 4
-    for i, d in enumerate(order):
-        ashape[d] = storage[i]
-    data = rng.integers(0, 1 << 16, size=ashape, dtype=np.uint16)
+    a, storage, data = moved_input(rng, order, 7)
     want = np.transpose(data, order)
     shape = list(storage)
     if grows:
@@ -123,13 +130,7 @@ def test_mode_a_append_dim_moved(tmp_path, rng, order):
     # The append dim stored as storage dim a, unbounded: 3 frames (inside
     # a chunk and a shard row along it), closed, 3 more with mode "a"
     # (across a shard row), closed, 2 more: the files of the 8 in one run.
-    a = order.index(0)
-    storage = [3, 8, 20, 24]
-    storage[a], storage[1] = storage[1], storage[a]
-    ashape = [0] * 4
-    for i, d in enumerate(order):
-        ashape[d] = storage[i]
-    data = rng.integers(0, 1 << 16, size=ashape, dtype=np.uint16)
+    a, storage, data = moved_input(rng, order, 8)
     shape = list(storage)
     shape[a] = 0
     chunks, shards = [2, 2, 8, 8], [2, 4, 16, 8]
