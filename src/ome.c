@@ -34,10 +34,17 @@ const char *ome_method_name(int method)
 		       method_names[method] : "unknown";
 }
 
+/* The name of storage dim d: the axes are in storage order, the plan's
+ * names in plan order (design §3.3). */
+static const char *name_of(const struct plan *p, int d)
+{
+	return p->names[plan_dim_of(p, d)];
+}
+
 static int label(char *buf, size_t n, const struct plan *p, int d)
 {
-	if (p->names[d][0] != '\0')
-		return snprintf(buf, n, "dim %d (%s)", d, p->names[d]);
+	if (name_of(p, d)[0] != '\0')
+		return snprintf(buf, n, "dim %d (%s)", d, name_of(p, d));
 	return snprintf(buf, n, "dim %d", d);
 }
 
@@ -69,7 +76,7 @@ static int resolve_type(struct plan_levels *pl, const struct plan *p0,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "axis_type: %s: %d is not auto, space, time or channel",
 		     what, (int)t);
-	type = t != SHARDPIPE_AXIS_AUTO ? given[t] : type_of_name(p0->names[d]);
+	type = t != SHARDPIPE_AXIS_AUTO ? given[t] : type_of_name(name_of(p0, d));
 	SP_RETURN_IF(type == NULL, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "axis_type: %s has none for an OME-NGFF image: name it "
 		     "t, c, z, y or x, or give its type", what);
@@ -154,11 +161,11 @@ int ome_axes_init(struct plan_levels *pl, const struct plan *p0,
 		     "an OME-NGFF image has 2 to 5 dims, not %d", p0->rank);
 	for (int d = 0; d < p0->rank; d++) {
 		label(what, sizeof(what), p0, d);
-		SP_RETURN_IF(p0->names[d][0] == '\0', err, SHARDPIPE_ERR_NAME,
+		SP_RETURN_IF(name_of(p0, d)[0] == '\0', err, SHARDPIPE_ERR_NAME,
 			     "%s has no name: an OME-NGFF image names every "
 			     "axis (t, c, z, y, x)", what);
 		for (int e = 0; e < d; e++)
-			SP_RETURN_IF(strcmp(p0->names[e], p0->names[d]) == 0,
+			SP_RETURN_IF(strcmp(name_of(p0, e), name_of(p0, d)) == 0,
 				     err, SHARDPIPE_ERR_NAME,
 				     "%s: dim %d has the same name; OME-NGFF "
 				     "axis names are distinct", what, e);

@@ -307,6 +307,14 @@ static void plan_order(struct plan *p)
 	memcpy(p->order, order, sizeof(int) * (size_t)p->rank);
 }
 
+int plan_dim_of(const struct plan *p, int s)
+{
+	for (int w = 0; w < p->rank; w++)
+		if (p->sdim[w] == s)
+			return w;
+	return s;
+}
+
 /* Coordinates in plan order (a shard's, say) into storage order. */
 void plan_to_storage(const struct plan *p, const uint64_t *in, uint64_t *out)
 {
@@ -555,9 +563,10 @@ void plan_shard_coords(const struct plan *p, uint64_t s0, uint64_t k,
 
 /* The pyramid's fields, or none for a caller built before them (they
  * came together, so the last one tells). */
-static void pyramid_fields(const shardpipe_desc *desc, struct plan_levels *pl,
-			   int *max_levels, int *ngff)
+static void pyramid_fields(const shardpipe_desc *desc, const struct plan *p0,
+			   struct plan_levels *pl, int *max_levels, int *ngff)
 {
+	memcpy(pl->sdim, p0->sdim, sizeof(pl->sdim));
 	pl->downsample = 0;
 	pl->method = SHARDPIPE_METHOD_MEAN;
 	pl->append_method = -1;
@@ -574,12 +583,15 @@ static void pyramid_fields(const shardpipe_desc *desc, struct plan_levels *pl,
 		memcpy(pl->stop, desc->max_levels_dim, sizeof(pl->stop));
 }
 
-/* Whether dim d of level L, of these sizes, halves into level L + 1. */
+/* Whether plan dim d of level L, of these sizes, halves into level
+ * L + 1 (its flag and stop are its storage dim's). */
 static int halves(const struct plan_levels *pl, const uint64_t *size, int d,
 		  int L)
 {
-	return (pl->downsample >> d & 1) != 0 && (size[d] == 0 || size[d] > 1) &&
-	       (pl->stop[d] == 0 || L + 1 < pl->stop[d]);
+	const int s = pl->sdim[d];
+
+	return (pl->downsample >> s & 1) != 0 && (size[d] == 0 || size[d] > 1) &&
+	       (pl->stop[s] == 0 || L + 1 < pl->stop[s]);
 }
 
 /* Any dim of level L still halving and larger than its chunk. */
@@ -606,13 +618,13 @@ static int own_levels(const struct plan *p0, int d)
 	return h + 1;
 }
 
-/* The same, ended by its stop. */
+/* The same, ended by its stop (plan dim d). */
 static int dim_levels(const struct plan_levels *pl, const struct plan *p0,
 		      int d)
 {
-	int own = own_levels(p0, d);
+	int own = own_levels(p0, d), stop = pl->stop[pl->sdim[d]];
 
-	return pl->stop[d] != 0 && pl->stop[d] < own ? pl->stop[d] : own;
+	return stop != 0 && stop < own ? stop : own;
 }
 
 /* Levels until no flagged dim halves any more (0 when none is flagged). */
@@ -621,7 +633,8 @@ static int levels_possible(const struct plan_levels *pl, const struct plan *p0)
 	int most = 0;
 
 	for (int d = 0; d < p0->rank; d++)
-		if ((pl->downsample >> d & 1) != 0 && dim_levels(pl, p0, d) > most)
+		if ((pl->downsample >> pl->sdim[d] & 1) != 0 &&
+		    dim_levels(pl, p0, d) > most)
 			most = dim_levels(pl, p0, d);
 	return most;
 }
@@ -653,7 +666,7 @@ static int check_stops(const struct plan_levels *pl, const struct plan *p0,
 			     SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "max_levels_dim: %s: %d, but downsample does not "
 			     "halve it", label, s);
-		own = own_levels(p0, d);
+		own = own_levels(p0, plan_dim_of(p0, d));
 		SP_RETURN_IF(s > own, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "max_levels_dim: %s: %d levels, but it is 1 "
 			     "element at level %d, so at most %d", label, s,
@@ -682,18 +695,12 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 		     "append_method %d is not -1 (the method) or one of mean, "
 		     "min, max, median, decimate, second_max, second_min (0..6)",
 		     pl->append_method);
-	SP_RETURN_IF(pl->append_method >= 0 && (pl->downsample & 1) == 0, err,
-		     SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "append_method %s: it reduces along dim 0, which "
-		     "downsample does not halve",
-		     ome_method_name(pl->append_method));
-	/* OME-NGFF puts time first, and the levels' tables know plan
-	 * order only where it is storage order. */
-	SP_RETURN_IF(p0->sdim[0] != 0 && pl->group, err,
-		     SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "storage_order stores the append dim as storage dim %d: "
-		     "an OME-NGFF image or pyramid (ngff, downsample) needs "
-		     "it first", p0->sdim[0]);
+	SP_RETURN_IF(pl->append_method >= 0 &&
+			     (pl->downsample >> p0->sdim[0] & 1) == 0,
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "append_method %s: it reduces along dim %d, the append "
+		     "dim, which downsample does not halve",
+		     ome_method_name(pl->append_method), p0->sdim[0]);
 	SP_RETURN_IF(max_levels < 0 || max_levels > SHARDPIPE_MAX_LEVELS, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "max_levels %d is outside 0..%d", max_levels,
@@ -707,7 +714,7 @@ static int check_pyramid(const struct plan_levels *pl, const struct plan *p0,
 
 		dim_label(label, sizeof(label), desc, d);
 		SP_RETURN_IF((pl->downsample >> d & 1) != 0 &&
-			     p0->size[d] == 1, err,
+			     p0->size[plan_dim_of(p0, d)] == 1, err,
 			     SHARDPIPE_ERR_INVALID_ARGUMENT,
 			     "downsample: %s has size 1 and cannot halve",
 			     label);
@@ -741,10 +748,10 @@ static int count_levels(struct plan_levels *pl, const struct plan *p0,
 		pl->n = max_levels;
 		return SHARDPIPE_OK;
 	}
-	SP_RETURN_IF(pl->downsample == 1 && p0->size[0] == 0, err,
-		     SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "downsample halves only dim 0, which is unbounded: give "
-		     "max_levels");
+	SP_RETURN_IF(pl->downsample == 1u << p0->sdim[0] && p0->size[0] == 0,
+		     err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "downsample halves only dim %d, which is unbounded: give "
+		     "max_levels", p0->sdim[0]);
 	memcpy(size, p0->size, sizeof(size));
 	pl->n = 1;
 	while (pl->n < SHARDPIPE_MAX_LEVELS &&
@@ -886,7 +893,8 @@ static void transformations(struct plan_levels *pl, const struct plan *p0,
 		double s0 = SHARDPIPE_HAS_FIELD(desc, scale) &&
 					    desc->scale[d] > 0 ?
 				    desc->scale[d] : 1.0;
-		int m = d == 0 && pl->append_method >= 0 ? pl->append_method
+		const int w = plan_dim_of(p0, d);
+		int m = w == 0 && pl->append_method >= 0 ? pl->append_method
 							: pl->method;
 		double f = 1;
 
@@ -897,7 +905,7 @@ static void transformations(struct plan_levels *pl, const struct plan *p0,
 			pl->translation[L][d] =
 				m == SHARDPIPE_METHOD_DECIMATE ? 0
 							       : s0 * (f - 1) / 2;
-			if (L + 1 < pl->n && halves(pl, p->size, d, L))
+			if (L + 1 < pl->n && halves(pl, p->size, w, L))
 				f *= 2;
 		}
 	}
@@ -921,7 +929,7 @@ int plan_levels_init(struct plan_levels *pl, struct plan *p0,
 	memset(pl, 0, sizeof(*pl));
 	p0->scale_level = 0;
 	memset(p0->reduce_geo, 0, sizeof(p0->reduce_geo));
-	pyramid_fields(desc, pl, &max_levels, &ngff);
+	pyramid_fields(desc, p0, pl, &max_levels, &ngff);
 	pl->n = 1;
 	pl->group = ngff || pl->downsample != 0;
 	SP_FORWARD(check_pyramid(pl, p0, desc, max_levels, err));

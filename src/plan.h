@@ -139,12 +139,20 @@ struct plan {
  * perm, pos_slot and shard_first it owns until a level's stream takes them
  * over.  The rest is for the OME-NGFF group's zarr.json, the host's only.
  */
+/*
+ * A pyramid's fields.  Those per dim (downsample's bits, stop, scale,
+ * translation, axis_type, unit) are indexed by storage dim, as the
+ * description and zarr.json give them; the levels' plans, sizes and
+ * reduction tables by plan dim (design §3.3), sdim[w] naming the storage
+ * dim of plan dim w (level 0's, which every level shares).
+ */
 struct plan_levels {
 	int n;                    /* arrays, level 0 included */
 	int group;                /* OME-NGFF layout: a group of arrays 0.. */
-	uint32_t downsample;      /* bit d: dim d may halve */
+	uint32_t downsample;      /* bit d: storage dim d may halve */
 	int method;               /* SHARDPIPE_METHOD_* */
-	int append_method;        /* along dim 0: -1 = method */
+	int append_method;        /* along the append dim: -1 = method */
+	int sdim[SHARDPIPE_MAX_RANK];
 	/* Per dim: the levels it halves through (max_levels_dim), 0 none. */
 	int stop[SHARDPIPE_MAX_RANK];
 	struct plan level[SHARDPIPE_MAX_LEVELS]; /* [0] unused: the stream's */
@@ -238,6 +246,8 @@ SP_INTERNAL void plan_chunk_box(const struct plan *p, uint64_t i,
 SP_INTERNAL void plan_backend_view(const struct plan *p, struct plan *v);
 
 /* Coordinates in plan order (a shard's, say) into storage order. */
+/* The plan dim that storage dim s is (design §3.3). */
+SP_INTERNAL int plan_dim_of(const struct plan *p, int s);
 SP_INTERNAL void plan_to_storage(const struct plan *p, const uint64_t *in,
 				 uint64_t *out);
 

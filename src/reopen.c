@@ -261,10 +261,11 @@ int reopen_orient(struct reopen *ro, const char *path,
 
 	if (a == 0)
 		return SHARDPIPE_OK;
+	/* An image's levels are read along its dim 0 (reopen_image.c). */
 	SP_RETURN_IF(ro->group != NULL, err, SHARDPIPE_ERR_UNSUPPORTED,
 		     "%s: storage_order[0] = %d stores the append dim as "
-		     "storage dim %d: an OME-NGFF image keeps it first (time "
-		     "first); nothing was touched", path,
+		     "storage dim %d: continuing an OME-NGFF image stored so "
+		     "is not supported; nothing was touched", path,
 		     given->storage_order[0], a);
 	ro->append_dim = a;
 	ro->desc.dims[0].size = r->shape[0];

@@ -102,7 +102,7 @@ SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,
  * caller's, given, says so): ro's rows, bound and shard row run along
  * dim a from here on, dim 0 bounded at the store's size.  A given order
  * that is no permutation is left to the plan to refuse.  An image is
- * refused (NGFF puts time first).
+ * refused (its levels are read along dim 0).
  */
 SP_INTERNAL int reopen_orient(struct reopen *ro, const char *path,
 			      const shardpipe_desc *given, struct sp_err *err);

@@ -277,9 +277,11 @@ static void put_ome(struct sbuf *b, const struct plan_levels *pl,
 	    shardpipe_version(), ome_method_name(pl->method),
 	    ome_method_name(pl->append_method >= 0 ? pl->append_method
 						   : pl->method));
+	/* Per dim in storage order, the axes' order (design §3.3). */
 	for (int d = 0; d < p0->rank; d++)
 		if ((pl->downsample >> d & 1) != 0) {
-			put(b, "%s\"%s\"", first ? "" : ", ", p0->names[d]);
+			put(b, "%s\"%s\"", first ? "" : ", ",
+			    p0->names[plan_dim_of(p0, d)]);
 			first = 0;
 		}
 	put(b, "]");
@@ -289,14 +291,15 @@ static void put_ome(struct sbuf *b, const struct plan_levels *pl,
 	for (int d = 0; d < p0->rank; d++)
 		if (pl->stop[d] != 0) {
 			put(b, "%s\"%s\": %d", first ? ", \"stop\": {" : ", ",
-			    p0->names[d], pl->stop[d]);
+			    p0->names[plan_dim_of(p0, d)], pl->stop[d]);
 			first = 0;
 		}
 	put(b, "%s}},\n        \"axes\": [", first ? "" : "}");
 	for (int d = 0; d < p0->rank; d++) {
 		/* Names were checked at open: no quotes or escapes. */
 		put(b, "%s\n          {\"name\": \"%s\", \"type\": \"%s\"",
-		    d ? "," : "", p0->names[d], pl->axis_type[d]);
+		    d ? "," : "", p0->names[plan_dim_of(p0, d)],
+		    pl->axis_type[d]);
 		if (pl->unit[d][0] != '\0')
 			put(b, ", \"unit\": \"%s\"", pl->unit[d]);
 		put(b, "}");

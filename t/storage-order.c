@@ -267,18 +267,23 @@ static void one_case(const char *root, const struct scase *c, int i,
 /*
  * Pyramids (design §28) of a permuted store: level 0's reduction reads
  * its input through the permuted strides, every level above is in
- * storage order.  The image equals, file by file, the permuted array's
- * written with the identity.  Planar (t, y, x, c) frames halving t, y and
- * x by mean; and (t, y, x, z) stacks stored (t, z, y, x) halving z, y, x
- * by max, float32 with codec none.
+ * plan order, the append dim first.  The image equals, file by file,
+ * the permuted array's written with the identity.  Planar (t, y, x, c)
+ * frames halving t, y and x by mean; (t, y, x, z) stacks stored (t, z, y,
+ * x) halving z, y, x by max, float32 with codec none; and a z-stack
+ * appended plane by plane as (z, y, x, c), stored as the image (c, z, y,
+ * x) with the append dim second, halving z, y, x by median (bounded:
+ * an unbounded dim keeps level 0's chunk at every level, a bounded one
+ * clamps it to the level's size).
  */
 static void pyramid_cases(const char *root, uint64_t *rng,
 			  const int usable[N_BACKENDS],
 			  const char *const why[N_BACKENDS])
 {
-	static const char *const names[2][4] = { { "t", "c", "y", "x" },
-						 { "t", "z", "y", "x" } };
-	struct scase c[2];
+	static const char *const names[3][4] = { { "t", "c", "y", "x" },
+						 { "t", "z", "y", "x" },
+						 { "c", "z", "y", "x" } };
+	struct scase c[3];
 
 	planar_case(&c[0], SHARDPIPE_DTYPE_UINT16, 3);
 	c[0].rows = c[0].size[0] = 9;
@@ -296,7 +301,13 @@ static void pyramid_cases(const char *root, uint64_t *rng,
 	c[1].chunk[3] = 8;
 	c[1].order[0] = 0, c[1].order[1] = 3, c[1].order[2] = 1;
 	c[1].order[3] = 2;
-	for (int i = 0; i < 2; i++) {
+	channel_major_case(&c[2]);
+	c[2].codec = "none";
+	c[2].rows = c[2].size[1] = 11;
+	c[2].size[2] = 18, c[2].size[3] = 21;
+	c[2].order[0] = 3, c[2].order[1] = 0, c[2].order[2] = 1;
+	c[2].order[3] = 2;
+	for (int i = 0; i < 3; i++) {
 		size_t es = shardpipe_dtype_size(c[i].dtype), n = es;
 		uint8_t *in, *stored;
 
@@ -325,8 +336,10 @@ static void pyramid_cases(const char *root, uint64_t *rng,
 					d[p].dims[k].name = names[i][k];
 				d[p].downsample = i == 0 ? 0xd : 0xe;
 				d[p].method = i == 0 ? SHARDPIPE_METHOD_MEAN
-						     : SHARDPIPE_METHOD_MAX;
-				d[p].max_levels = i == 0 ? 3 : 2;
+					      : i == 1 ? SHARDPIPE_METHOD_MAX
+						       : SHARDPIPE_METHOD_MEDIAN;
+				d[p].max_levels = i == 1 ? 2 : 3;
+				d[p].ngff = i == 2;
 			}
 			ok(test_write_spans(want, &d[0], stored, n, *rng) ==
 				   SHARDPIPE_OK,
@@ -385,8 +398,9 @@ static void refusals(const char *root)
 	d.dims[0].name = "c", d.dims[1].name = "t";
 	d.dims[2].name = "y", d.dims[3].name = "x";
 	test_refused(tmp, &d, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "append dim as storage dim 1: an OME-NGFF image or "
-		     "pyramid", "an image with the append dim moved");
+		     "dim 1 (t): the time axis of an OME-NGFF image comes "
+		     "first", "an image with the appended time dim stored "
+		     "after the channels");
 	case_desc(&c, &d, 1, "cpu");
 	d.dims[0].size = 0;
 	test_refused(tmp, &d, SHARDPIPE_ERR_DIM_SIZE,

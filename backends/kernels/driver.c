@@ -121,7 +121,7 @@ struct kdrv {
 	/* Pyramids: the reduction table, a carried row, and the next
 	 * level's rows of one batch (doc/design.md §28.2). */
 	kdev_buf rgeo, carry, red;
-	uint64_t red_rows;
+	uint64_t red_rows, red_in_row; /* rows a batch; one row's bytes */
 	struct kset set[2];
 	struct kset *last;     /* scattered last: compress and aggregate it */
 	struct kset *fetched;  /* fetched last: fetch_ranges reads it */
@@ -621,7 +621,9 @@ static int open_blosc(struct kdrv *k, struct sp_err *err)
 
 /* What the reduce kernel needs, when the plan has a next level: at most
  * one output row per input row of a batch (pairs and a carried row make
- * fewer). */
+ * fewer).  Its rows are the append dim's, as the reduction table counts
+ * them: the plan's rows, not the rows of a moved append dim's view, whose
+ * rows are epochs (plan_backend_view, design §3.3). */
 static int open_reduce(struct kdrv *k, struct sp_err *err)
 {
 	const struct plan *p = k->plan;
@@ -633,10 +635,11 @@ static int open_reduce(struct kdrv *k, struct sp_err *err)
 	memcpy(g, p->reduce_geo, sizeof(g));
 	g[SP_RGEO_PER_ITEM] = k->lim.runs_per_item ? k->lim.runs_per_item : 1;
 	out_row_bytes = g[SP_RGEO_OUT_ROW] * p->esize;
-	k->red_rows = p->K * p->chunk[0];
+	k->red_in_row = g[SP_RGEO_IN_ROW] * p->esize;
+	k->red_rows = p->K * (p->epoch_bytes / k->red_in_row);
 	SP_FORWARD(alloc_buf(k, sizeof(g), &k->rgeo, "the reduction table",
 			     err));
-	SP_FORWARD(alloc_buf(k, p->row_bytes, &k->carry, "the carried row",
+	SP_FORWARD(alloc_buf(k, k->red_in_row, &k->carry, "the carried row",
 			     err));
 	SP_FORWARD(alloc_buf(k, k->red_rows * out_row_bytes, &k->red,
 			     "the next level's rows", err));
@@ -1066,7 +1069,7 @@ int kdrv_reduce(struct kdrv *k, uint64_t nrows, const void *carry, int tail,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "reduce: level %d is the pyramid's last",
 		     p->scale_level);
-	SP_RETURN_IF(nrows > p->K * p->chunk[0] || out_rows > k->red_rows, err,
+	SP_RETURN_IF(nrows > k->red_rows || out_rows > k->red_rows, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "reduce: %llu rows into %llu, beyond a batch of %llu",
 		     (unsigned long long)nrows, (unsigned long long)out_rows,
@@ -1075,7 +1078,7 @@ int kdrv_reduce(struct kdrv *k, uint64_t nrows, const void *carry, int tail,
 		return SHARDPIPE_OK;
 	if (carry != NULL) {
 		SP_FORWARD(k->ops->upload(k->dev, k->carry, 0, carry,
-					  p->row_bytes, &ev, err));
+					  k->red_in_row, &ev, err));
 		SP_FORWARD(k->ops->wait(k->dev, ev, err));
 	}
 	SP_FORWARD(launch_items(k, s, pack_sp_reduce(s->in, k->carry, k->red,

@@ -9,6 +9,10 @@ scripts import its contents, files and compare:
                                       "KEY SIZE ETAG" a line
     s3_admin.py put BUCKET KEY=FILE...  each FILE becomes the object KEY
     s3_admin.py get BUCKET KEY        the object KEY on stdout
+    s3_admin.py tree BUCKET PREFIX DIR  "same" when the objects below
+                                      PREFIX/ are the files below DIR,
+                                      names and bytes, else the first
+                                      difference
     s3_admin.py zarr RAW URL...       zarr-python reads the array at each
                                       URL through its own S3 store
                                       (fsspec's s3fs) and compares it with
@@ -120,6 +124,9 @@ def main(argv):
     elif cmd == "get":
         sys.stdout.buffer.write(
             s3.get_object(Bucket=bucket, Key=argv[3])["Body"].read())
+    elif cmd == "tree":
+        print(compare(contents(s3, bucket, argv[3] + "/"), files(argv[4]),
+                      ("s3://%s/%s" % (bucket, argv[3]), argv[4])))
     else:
         print("s3_admin: unknown command %s" % cmd, file=sys.stderr)
         return 2

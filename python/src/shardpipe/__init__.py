@@ -789,8 +789,10 @@ class Stream:
     append dim may be stored as any dim (``(1, 0, 2, 3)``: (t, c, y, x)
     frames stored channel-major as (c, t, y, x), zarr.json growing its
     dim 1); it alone may then be unbounded (``shape[i]`` 0 where
-    ``storage_order[i]`` is 0), and such a store cannot be an image
-    (``ngff``, a pyramid).  zarr.json records no order: mode "a"
+    ``storage_order[i]`` is 0).  A pyramid takes any order; an image's
+    axes keep OME-NGFF's order (time first, then channel, then space:
+    a z-stack appended as (z, c, y, x) stored (c, z, y, x) with
+    ``storage_order=(1, 0, 2, 3)``).  zarr.json records no order: mode "a"
     continues a store given the same ``storage_order`` again, the store's
     rows (``start_row``) and the bound (``shape[i]``) then counted along
     that dim.  ``(0, 3, 1, 2)``: (t, y, x, c)

@@ -105,6 +105,7 @@ typedef struct {
 	 * append lands on (a reopen's: the rows the store advertised). */
 	int rank;
 	uint64_t shape[SHARDPIPE_MAX_RANK];
+	int append_dim;        /* the storage dim rows run along (§3.3) */
 	unsigned char fill[8];
 	uint64_t start_row;
 	int nfields;           /* frame_meta fields, "skipped" not counted */
@@ -965,8 +966,12 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 	/* What the stream was opened with (in a reopen, the store's array,
 	 * dim 0 this run's bound), for the Python layer's checks. */
 	self->rank = desc.rank;
-	for (int d = 0; d < desc.rank; d++)
+	self->append_dim = 0;
+	for (int d = 0; d < desc.rank; d++) {
 		self->shape[d] = desc.dims[d].size;
+		if (desc.storage_order[0] != 0 && desc.storage_order[d] == 0)
+			self->append_dim = d;
+	}
 	/* A region writer takes the box's bytes (an unbounded dim 0 stays
 	 * unbounded). */
 	for (int d = 0; region != Py_None && d < desc.rank; d++)
@@ -1195,8 +1200,9 @@ static PyObject *stream_append_meta(StreamObject *self, PyObject *args)
 		 * checked so that a wrong one is no overread. */
 		uint64_t row = self->itemsize, k;
 
-		for (int d = 1; d < self->rank; d++)
-			row *= self->shape[d];
+		for (int d = 0; d < self->rank; d++)
+			if (d != self->append_dim)
+				row *= self->shape[d];
 		k = row ? (uint64_t)view.len / row : 0;
 		if ((uint64_t)vals.len != k * (uint64_t)self->nfields *
 					  sizeof(shardpipe_frame_value)) {
