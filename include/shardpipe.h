@@ -549,7 +549,7 @@ SHARDPIPE_API int shardpipe_stream_open(shardpipe_stream **out,
  * desc->storage_order set again, and where that stores the append dim as
  * storage dim a, rows, bound and the comparison skip dim a instead of
  * dim 0 (dims[a].size is the bound, dims[0].size the store's size; an
- * OME-NGFF image is refused, SHARDPIPE_ERR_UNSUPPORTED).  The rest
+ * image's levels likewise).  The rest
  * of desc (backend, threads, durable, max_memory, write_empty_chunks)
  * applies to this run; the store's user attributes are kept and desc's
  * set over them.  overwrite must be 0.  An image's frame fields

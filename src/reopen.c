@@ -160,76 +160,6 @@ static int meta_missing(struct shardpipe_reader *r)
 	return o == NULL;
 }
 
-int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
-		struct sp_err *err)
-{
-	enum zarr_node node = ZARR_NODE_ARRAY;
-	struct shardpipe_reader *r;
-
-	/* S3 stores hold one array and no image (§24): the reader says what
-	 * there is to say of what the prefix holds. */
-	if (!store_is_s3(path)) {
-		SP_FORWARD(zarr_node_of(path, &node, err));
-		SP_RETURN_IF(node == ZARR_NODE_NONE, err, SHARDPIPE_ERR_PATH,
-			     "%s: holds no store (no zarr.json) to continue",
-			     path);
-		SP_RETURN_IF(node == ZARR_NODE_GROUP, err, SHARDPIPE_ERR_PATH,
-			     "%s: is a Zarr group; continue one of its arrays "
-			     "at %s/NAME", path, path);
-		SP_FORWARD(check_parent(path, err));
-	}
-	/* The lock before the read: no other writer moves the rows read.
-	 * (S3 has none, §29.)  An image's is its group's directory. */
-	if (lock)
-		SP_FORWARD(store_reopen(&ro->store, path, durable, err));
-	ro->levels = 1;
-	if (!store_is_s3(path) && node == ZARR_NODE_IMAGE)
-		return reopen_load_image(ro, path, err);
-	r = reader_alloc();
-	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
-	ro->r = r;
-	r->keep_meta = 1;
-	r->path = strdup(path);
-	SP_RETURN_IF(r->path == NULL, err, SHARDPIPE_ERR_NOMEM,
-		     "out of memory");
-	if (reader_open_store(r) != SHARDPIPE_OK) {
-		if (store_is_s3(path) && meta_missing(r))
-			return sp_err_set(err, SHARDPIPE_ERR_PATH,
-					  "%s: holds no store (no zarr.json) "
-					  "to continue", path);
-		*err = r->err;
-		return err->code;
-	}
-	SP_FORWARD(reopen_array_fields(ro, path, err));
-	ro->level_rows[0] = ro->rows;
-	ro->level_sr[0] = r->chunk[0] * r->cps[0];
-	return SHARDPIPE_OK;
-}
-
-int reopen_array_fields(struct reopen *ro, const char *path,
-			struct sp_err *err)
-{
-	const struct shardpipe_reader *r = ro->r;
-	shardpipe_desc *d = &ro->desc;
-
-	SP_FORWARD(check_layout(r, path, err));
-	shardpipe_desc_init(d);
-	d->rank = r->rank;
-	for (int k = 0; k < r->rank; k++) {
-		d->dims[k].size = k == 0 ? 0 : r->shape[k];
-		d->dims[k].chunk = r->chunk[k];
-		d->dims[k].chunks_per_shard = r->cps[k];
-		memcpy(ro->names[k], r->names[k], sizeof(ro->names[k]));
-		d->dims[k].name = ro->names[k];
-	}
-	d->dtype = r->dtype;
-	d->index_location = r->index_start ? SHARDPIPE_INDEX_START
-					   : SHARDPIPE_INDEX_END;
-	memcpy(d->fill_value, r->fill, sizeof(d->fill_value));
-	ro->rows = r->shape[0];
-	return load_codec(ro, path, d, err);
-}
-
 /* The storage dim `order` stores the append dim as, when it is a
  * permutation of 0..rank-1 (none, the identity: 0). */
 static int stored_append_dim(const shardpipe_desc *d, int rank)
@@ -253,28 +183,78 @@ static int stored_append_dim(const shardpipe_desc *d, int rank)
 	return a;
 }
 
-int reopen_orient(struct reopen *ro, const char *path,
-		  const shardpipe_desc *given, struct sp_err *err)
+int reopen_load(struct reopen *ro, const char *path, int lock, int durable,
+		const shardpipe_desc *given, struct sp_err *err)
 {
-	const struct shardpipe_reader *r = ro->r;
-	const int a = stored_append_dim(given, ro->desc.rank);
+	enum zarr_node node = ZARR_NODE_ARRAY;
+	struct shardpipe_reader *r;
 
-	if (a == 0)
-		return SHARDPIPE_OK;
-	/* An image's levels are read along its dim 0 (reopen_image.c). */
-	SP_RETURN_IF(ro->group != NULL, err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: storage_order[0] = %d stores the append dim as "
-		     "storage dim %d: continuing an OME-NGFF image stored so "
-		     "is not supported; nothing was touched", path,
-		     given->storage_order[0], a);
-	ro->append_dim = a;
-	ro->desc.dims[0].size = r->shape[0];
-	ro->desc.dims[a].size = 0;
-	ro->rows = r->shape[a];
+	/* S3 stores hold one array and no image (§24): the reader says what
+	 * there is to say of what the prefix holds. */
+	if (!store_is_s3(path)) {
+		SP_FORWARD(zarr_node_of(path, &node, err));
+		SP_RETURN_IF(node == ZARR_NODE_NONE, err, SHARDPIPE_ERR_PATH,
+			     "%s: holds no store (no zarr.json) to continue",
+			     path);
+		SP_RETURN_IF(node == ZARR_NODE_GROUP, err, SHARDPIPE_ERR_PATH,
+			     "%s: is a Zarr group; continue one of its arrays "
+			     "at %s/NAME", path, path);
+		SP_FORWARD(check_parent(path, err));
+	}
+	/* The lock before the read: no other writer moves the rows read.
+	 * (S3 has none, §29.)  An image's is its group's directory. */
+	if (lock)
+		SP_FORWARD(store_reopen(&ro->store, path, durable, err));
+	ro->levels = 1;
+	if (!store_is_s3(path) && node == ZARR_NODE_IMAGE)
+		return reopen_load_image(ro, path, given, err);
+	r = reader_alloc();
+	SP_RETURN_IF(r == NULL, err, SHARDPIPE_ERR_NOMEM, "out of memory");
+	ro->r = r;
+	r->keep_meta = 1;
+	r->path = strdup(path);
+	SP_RETURN_IF(r->path == NULL, err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory");
+	if (reader_open_store(r) != SHARDPIPE_OK) {
+		if (store_is_s3(path) && meta_missing(r))
+			return sp_err_set(err, SHARDPIPE_ERR_PATH,
+					  "%s: holds no store (no zarr.json) "
+					  "to continue", path);
+		*err = r->err;
+		return err->code;
+	}
+	SP_FORWARD(reopen_array_fields(ro, path, given, err));
 	ro->level_rows[0] = ro->rows;
-	ro->level_sr[0] = r->chunk[a] * r->cps[a];
+	ro->level_sr[0] = r->chunk[ro->append_dim] * r->cps[ro->append_dim];
 	return SHARDPIPE_OK;
 }
+
+int reopen_array_fields(struct reopen *ro, const char *path,
+			const shardpipe_desc *given, struct sp_err *err)
+{
+	const struct shardpipe_reader *r = ro->r;
+	shardpipe_desc *d = &ro->desc;
+	const int a = stored_append_dim(given, r->rank);
+
+	SP_FORWARD(check_layout(r, path, err));
+	shardpipe_desc_init(d);
+	d->rank = r->rank;
+	ro->append_dim = a;
+	for (int k = 0; k < r->rank; k++) {
+		d->dims[k].size = k == a ? 0 : r->shape[k];
+		d->dims[k].chunk = r->chunk[k];
+		d->dims[k].chunks_per_shard = r->cps[k];
+		memcpy(ro->names[k], r->names[k], sizeof(ro->names[k]));
+		d->dims[k].name = ro->names[k];
+	}
+	d->dtype = r->dtype;
+	d->index_location = r->index_start ? SHARDPIPE_INDEX_START
+					   : SHARDPIPE_INDEX_END;
+	memcpy(d->fill_value, r->fill, sizeof(d->fill_value));
+	ro->rows = r->shape[a];
+	return load_codec(ro, path, d, err);
+}
+
 
 uint64_t reopen_base(const struct reopen *ro)
 {
@@ -529,12 +509,13 @@ int reopen_merge(const struct reopen *ro, const char *path,
 		     "pyramid (downsample, ngff); nothing was touched", path);
 	/* A bound stops dim 0's halving early (§28.1): the levels' rows
 	 * would no longer be those of the store's levels. */
-	SP_RETURN_IF(ro->group != NULL && (st->downsample & 1u) &&
-			     g.rank != 0 && g.dims[0].size != 0,
+	SP_RETURN_IF(ro->group != NULL && (st->downsample >> a & 1u) &&
+			     g.rank != 0 && g.dims[a].size != 0,
 		     err, SHARDPIPE_ERR_UNSUPPORTED,
-		     "%s: an image whose dim 0 halves is continued unbounded "
-		     "only (a bound of %llu given); nothing was touched", path,
-		     (unsigned long long)g.dims[0].size);
+		     "%s: an image whose append dim (dim %d) halves is "
+		     "continued unbounded only (a bound of %llu given); "
+		     "nothing was touched", path, a,
+		     (unsigned long long)g.dims[a].size);
 	/* An image's pyramid as given, when given, must be the store's. */
 	if (ro->group != NULL && g.downsample != 0) {
 		struct field pf = { 0 };
@@ -558,7 +539,7 @@ int reopen_merge(const struct reopen *ro, const char *path,
 					  path, pf.name, pf.store, pf.given);
 	}
 	/* Rows, bounds and shard rows run along storage dim a, the append
-	 * dim's (reopen_orient, §3.3). */
+	 * dim's (reopen_load, §3.3). */
 	SP_FORWARD(fields_differ(ro, path, &g, err));
 	if (g.rank != 0 && first_difference(st, &g, a, &f))
 		return sp_err_set(err, SHARDPIPE_ERR_INVALID_ARGUMENT,
@@ -674,10 +655,8 @@ int shardpipe_desc_from_store(shardpipe_desc *desc, const char *path,
 	}
 	sp_err_clear(&err);
 	memset(&ro, 0, sizeof(ro));
-	rc = reopen_load(&ro, path, 0, 0, &err);
 	/* The caller's storage order says which dim the rows run along. */
-	if (rc == SHARDPIPE_OK)
-		rc = reopen_orient(&ro, path, desc, &err);
+	rc = reopen_load(&ro, path, 0, 0, desc, &err);
 	if (rc != SHARDPIPE_OK) {
 		reopen_free(&ro);
 		sp_last_error_set(err.msg);

@@ -19,7 +19,9 @@ struct reopen {
 	char names[SHARDPIPE_MAX_RANK][64];
 	uint64_t rows;           /* the rows its zarr.json advertises */
 	/* The storage dim rows run along: 0, or where the caller's
-	 * storage order put the append dim (reopen_orient, §3.3). */
+	 * storage order put the append dim (design §3.3: zarr.json records
+	 * no order); rows, dims[append_dim].size 0, the shard rows and an
+	 * image's level shifts run along it. */
 	int append_dim;
 	/*
 	 * An OME-NGFF image shardpipe wrote (reopen_image.c): its group's
@@ -55,11 +57,14 @@ struct reopen {
 /* Read the array at path (a directory or an S3 prefix; an image at a
  * directory) and refuse what shardpipe does not
  * write, naming the part at fault; with lock, take the store's lock
- * first (store_reopen, durable as the stream will write).  *ro zeroed by
- * the caller; reopen_free() releases it, whatever this returned.
- * Nothing is written. */
+ * first (store_reopen, durable as the stream will write).  A storage
+ * order in given (NULL: none) that stores the append dim as storage dim
+ * a makes the rows run along dim a; one that is no permutation is left
+ * to the plan to refuse.  *ro zeroed by the caller; reopen_free()
+ * releases it, whatever this returned.  Nothing is written. */
 SP_INTERNAL int reopen_load(struct reopen *ro, const char *path, int lock,
-			    int durable, struct sp_err *err);
+			    int durable, const shardpipe_desc *given,
+			    struct sp_err *err);
 
 /*
  * The description a continuing stream runs with: given's fields of this
@@ -80,6 +85,7 @@ SP_INTERNAL int reopen_merge(const struct reopen *ro, const char *path,
  * taken the lock.  Refuses an image shardpipe did not write.
  */
 SP_INTERNAL int reopen_load_image(struct reopen *ro, const char *path,
+				  const shardpipe_desc *given,
 				  struct sp_err *err);
 /*
  * The frame fields' values of rows from..to-1 of the image into bits
@@ -92,20 +98,11 @@ SP_INTERNAL int reopen_field_values(const struct reopen *ro, uint64_t from,
 				    uint64_t to, uint64_t *bits,
 				    struct sp_err *err);
 /* Level 0's array fields of an array's reader into ro->desc (shared by
- * arrays and images). */
+ * arrays and images), along the append dim given's storage order puts
+ * (reopen_load). */
 SP_INTERNAL int reopen_array_fields(struct reopen *ro, const char *path,
+				    const shardpipe_desc *given,
 				    struct sp_err *err);
-
-/*
- * A store written with a storage order that stores the append dim as
- * storage dim a (doc/design.md §3.3: zarr.json records no order, so the
- * caller's, given, says so): ro's rows, bound and shard row run along
- * dim a from here on, dim 0 bounded at the store's size.  A given order
- * that is no permutation is left to the plan to refuse.  An image is
- * refused (its levels are read along dim 0).
- */
-SP_INTERNAL int reopen_orient(struct reopen *ro, const char *path,
-			      const shardpipe_desc *given, struct sp_err *err);
 
 /* The store's user attributes, each value's text as its zarr.json holds
  * it (an image's: its group's, beside "ome"), into a. */

@@ -63,9 +63,10 @@ static int read_group(const char *path, struct json_doc **out,
 	return rc;
 }
 
-/* Level L's advertised rows and rows a shard row, from its zarr.json. */
-static int level_rows(const char *path, int L, uint64_t *rows, uint64_t *sr,
-		      struct sp_err *err)
+/* Level L's advertised rows and rows a shard row along storage dim a,
+ * the append dim's, from its zarr.json. */
+static int level_rows(const char *path, int L, int a, uint64_t *rows,
+		      uint64_t *sr, struct sp_err *err)
 {
 	struct shardpipe_reader *r = reader_alloc();
 	int rc;
@@ -79,8 +80,8 @@ static int level_rows(const char *path, int L, uint64_t *rows, uint64_t *sr,
 	rc = reader_open_store(r);
 	if (rc != SHARDPIPE_OK)
 		*err = r->err;
-	*rows = r->shape[0];
-	*sr = r->chunk[0] * r->cps[0];
+	*rows = rc == SHARDPIPE_OK && a < r->rank ? r->shape[a] : 0;
+	*sr = rc == SHARDPIPE_OK && a < r->rank ? r->chunk[a] * r->cps[a] : 0;
 	shardpipe_reader_close(r);
 	return rc;
 }
@@ -148,15 +149,17 @@ static int pyramid_fields(struct reopen *ro, const char *path,
 				      err);
 		d->max_levels_dim[k] = (int)v->num;
 	}
-	/* Dim 0 halves at every level of an unbounded image up to its stop
-	 * (§28.1): level L's row r is level 0's rows r·2^L.. (a bound,
-	 * which stops the halving early, is refused in reopen_merge). */
+	/* The append dim halves at every level of an unbounded image up to
+	 * its stop (§28.1): level L's row r is level 0's rows r·2^L.. (a
+	 * bound, which stops the halving early, is refused in
+	 * reopen_merge). */
 	for (int L = 0; L < SHARDPIPE_MAX_LEVELS; L++) {
-		int top = d->max_levels_dim[0] != 0 ? d->max_levels_dim[0] - 1
+		const int a = ro->append_dim;
+		int top = d->max_levels_dim[a] != 0 ? d->max_levels_dim[a] - 1
 						    : L;
 
-		ro->level_shift[L] = d->downsample & 1u ? (L < top ? L : top)
-							: 0;
+		ro->level_shift[L] = d->downsample >> a & 1u
+					     ? (L < top ? L : top) : 0;
 	}
 	v = json_get(ms, "axes");
 	for (int k = 0; k < d->rank; k++) {
@@ -249,8 +252,8 @@ static int load_field(struct reopen *ro, const char *path, int i,
 		why = "it is big-endian";
 	else if (r->shard[0] != ro->level_sr[0])
 		why = "its chunk is not level 0's shard row";
-	else if (strcmp(r->names[0], ro->names[0]) != 0)
-		why = "its dimension is not level 0's dim 0";
+	else if (strcmp(r->names[0], ro->names[ro->append_dim]) != 0)
+		why = "its dimension is not level 0's append dim";
 	else if (i == ro->n_fields - 1 && r->dtype != SHARDPIPE_DTYPE_BOOL)
 		why = "\"skipped\" is not bool";
 	if (why != NULL)
@@ -296,9 +299,11 @@ static int load_fields(struct reopen *ro, const char *path,
 	if (n == 0 || strcmp(ro->field_names[n - 1], "skipped") != 0)
 		return refuse(path, "its attributes.shardpipe.frame_meta does "
 			      "not end with \"skipped\"", err);
-	if (!json_is_str(json_get(sp, "dimension"), ro->names[0]))
+	if (!json_is_str(json_get(sp, "dimension"), ro->names[ro->append_dim]))
 		return refuse(path, "its attributes.shardpipe.dimension is "
-			      "not level 0's dim 0", err);
+			      "not level 0's append dim (a storage order that "
+			      "moved it, design §3.3, is given again to "
+			      "continue the image)", err);
 	ro->n_fields = n;
 	for (int i = 0; i < n; i++)
 		SP_FORWARD(load_field(ro, path, i, err));
@@ -307,7 +312,8 @@ static int load_fields(struct reopen *ro, const char *path,
 	return SHARDPIPE_OK;
 }
 
-int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
+int reopen_load_image(struct reopen *ro, const char *path,
+		      const shardpipe_desc *given, struct sp_err *err)
 {
 	const struct json_value *ms;
 	struct shardpipe_reader *r;
@@ -333,13 +339,14 @@ int reopen_load_image(struct reopen *ro, const char *path, struct sp_err *err)
 		*err = r->err;
 		return err->code;
 	}
-	SP_FORWARD(reopen_array_fields(ro, r->path, err));
+	SP_FORWARD(reopen_array_fields(ro, r->path, given, err));
 	SP_FORWARD(pyramid_fields(ro, path, ms, err));
 	ro->level_rows[0] = ro->rows;
-	ro->level_sr[0] = r->chunk[0] * r->cps[0];
+	ro->level_sr[0] = r->chunk[ro->append_dim] * r->cps[ro->append_dim];
 	for (int L = 1; L < ro->levels; L++)
-		SP_FORWARD(level_rows(path, L, &ro->level_rows[L],
-				      &ro->level_sr[L], err));
+		SP_FORWARD(level_rows(path, L, ro->append_dim,
+				      &ro->level_rows[L], &ro->level_sr[L],
+				      err));
 	return load_fields(ro, path, err);
 }
 

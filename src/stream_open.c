@@ -803,9 +803,7 @@ int shardpipe_stream_reopen(shardpipe_stream **out, const char *path,
 	memset(&ro, 0, sizeof(ro));
 	rc = reopen_load(&ro, path, 1,
 			 desc != NULL && DESC_HAS(desc, durable) && desc->durable,
-			 &err);
-	if (rc == SHARDPIPE_OK)
-		rc = reopen_orient(&ro, path, desc, &err);
+			 desc, &err);
 	if (rc == SHARDPIPE_OK)
 		rc = reopen_merge(&ro, path, desc, &eff, &err);
 	if (rc != SHARDPIPE_OK) {

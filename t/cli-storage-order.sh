@@ -16,7 +16,7 @@ test_seed
 # The backends the image below is written on.
 zbackends="cpu reference"
 backend_usable opencl && zbackends="$zbackends opencl"
-plan $((50 + $(echo $zbackends | wc -w)))
+plan $((51 + $(echo $zbackends | wc -w)))
 
 # 5 frames of 6 x 7 pixels x 3 channels, uint16, interleaved.
 random_bytes $((5 * 6 * 7 * 3 * 2)) "$tmp/in.raw"
@@ -128,6 +128,15 @@ done
 "$SP" verify "$tmp/zm-cpu.zarr" > "$tmp/out" 2>&1 &&
 	grep -q 'an OME-NGFF image of 3 levels, each equal to the one below it reduced' "$tmp/out"
 ok_shown $? "verify recomputes its levels" "$tmp/out"
+# Continued: 3 planes, then --append --storage-order of the other 2.
+"$SP" write --shape 3,0,6,7 --chunk 1,2,4,4 --shard-shape 1,4,4,8 \
+	--dtype uint16 --codec none --names c,z,y,x --storage-order 3,0,1,2 \
+	--downsample z,y,x --stop z=2 --levels 3 --ngff --input "$tmp/in1.raw" \
+	--quiet "$tmp/zr.zarr" 2> "$tmp/err" &&
+	"$SP" write --append --storage-order 3,0,1,2 --input "$tmp/in2.raw" \
+	--quiet "$tmp/zr.zarr" 2>> "$tmp/err" &&
+	diff -r "$tmp/zr.zarr" "$tmp/zm-cpu.zarr" > /dev/null
+ok_shown $? "the image continued with --append --storage-order: the same files, every level" "$tmp/err"
 # Continued after 3 of the 5 frames, inside a chunk and a shard row: the
 # rows read back are appended again in the input's order.
 "$SP" write --shape 0,3,6,7 --chunk 2,1,4,4 --shard-shape 4,3,4,8 \

@@ -235,20 +235,38 @@ def test_mode_a_append_dim_moved_bound(tmp_path, rng):
     assert np.array_equal(z[...], np.transpose(data[:5], order))
 
 
-def test_mode_a_image_append_dim_moved(tmp_path):
-    # Continuing an image whose append dim is stored as another dim is
-    # refused before anything is touched (its levels' rows are read along
-    # dim 0).
-    with stream(tmp_path / "i.zarr", (1, 0, 2, 3), shape=(3, 0, 20, 24),
-                dimension_names=("c", "z", "y", "x"), ngff=True) as s:
-        s.append(np.zeros((3, 3, 20, 24), np.uint16))
-    before = files(tmp_path / "i.zarr")
+def test_mode_a_image_append_dim_moved(tmp_path, rng):
+    # An image whose append dim is stored second, with per-frame values:
+    # 3 planes, closed, 4 more with mode "a" and the same storage_order,
+    # closed, 2 more: the files of the 9 in one run, every level and
+    # field.
+    data = rng.integers(0, 1 << 16, size=(9, 3, 20, 24), dtype=np.uint16)
+    z = rng.random(9)
+    kw = dict(chunks=(1, 2, 8, 8), shards=(1, 4, 16, 8),
+              dimension_names=("c", "z", "y", "x"), ngff=True,
+              downsample=("z", "y", "x"), levels=3,
+              frame_meta={"z_um": "float64"})
+    order = (1, 0, 2, 3)
+    with stream(tmp_path / "o.zarr", order, shape=(3, 0, 20, 24),
+                **kw) as s:
+        s.append(data, meta={"z_um": z})
+    with stream(tmp_path / "r.zarr", order, shape=(3, 0, 20, 24),
+                **kw) as s:
+        s.append(data[:3], meta={"z_um": z[:3]})
+    for lo, hi in ((3, 7), (7, 9)):
+        with shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                              storage_order=order) as s:
+            assert s.start_row == lo
+            s.append(data[lo:hi], meta={"z_um": z[lo:hi]})
+    assert files(tmp_path / "r.zarr") == files(tmp_path / "o.zarr")
+    # A bound on the append dim, which halves: refused, touching nothing.
+    before = files(tmp_path / "r.zarr")
     with pytest.raises(shardpipe.UnsupportedError) as e:
-        shardpipe.Stream(tmp_path / "i.zarr", mode="a", backend="cpu",
-                         storage_order=(1, 0, 2, 3))
-    assert "continuing an OME-NGFF image stored so is not supported" in \
-        str(e.value)
-    assert files(tmp_path / "i.zarr") == before
+        shardpipe.Stream(tmp_path / "r.zarr", mode="a", backend="cpu",
+                         storage_order=order, shape=(3, 12, 20, 24))
+    assert "an image whose append dim (dim 1) halves is continued " \
+        "unbounded only" in str(e.value)
+    assert files(tmp_path / "r.zarr") == before
 
 
 def test_append_shape_is_append_order(tmp_path):

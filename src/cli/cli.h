@@ -126,8 +126,11 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc);
  * shards would come before the refusal and mislead.
  */
 void cli_shard_warnings(const shardpipe_desc *desc);
-/* --storage-order into desc, whose rank is set: a list of another
- * length, or an entry out of range, is refused here. */
+/* --storage-order into desc before shardpipe_desc_from_store() reads a
+ * store (write --append): the library needs it first where it moves the
+ * append dim (design §3.3).  desc->rank becomes the list's length;
+ * what is wrong with the list (another length than the store's rank, an
+ * entry out of range) is refused by cli_desc_apply after the read. */
 int cli_desc_order(const struct cli_desc_opts *o, shardpipe_desc *desc);
 /* The storage dim the rows run along: where --storage-order put the
  * append dim (design §3.3), else 0. */

@@ -470,8 +470,19 @@ static int parse_order(const char *s, shardpipe_desc *desc)
 
 int cli_desc_order(const struct cli_desc_opts *o, shardpipe_desc *desc)
 {
-	if (o->storage_order != NULL && parse_order(o->storage_order, desc) != 0)
+	uint64_t v[SHARDPIPE_MAX_RANK];
+	int n;
+
+	if (o->storage_order == NULL)
+		return CLI_EXIT_OK;
+	if ((n = cli_parse_list("--storage-order", o->storage_order, v)) < 0)
 		return CLI_EXIT_USAGE;
+	/* Checked against the store's rank once it is read
+	 * (cli_desc_apply); the library takes none that is no permutation
+	 * of it. */
+	desc->rank = n;
+	for (int d = 0; d < n; d++)
+		desc->storage_order[d] = v[d] < (uint64_t)n ? (int)v[d] : -1;
 	return CLI_EXIT_OK;
 }
 
@@ -639,7 +650,7 @@ int cli_desc_apply(const struct cli_desc_opts *o, shardpipe_desc *desc)
 	desc->overwrite = o->overwrite;
 	desc->write_empty_chunks = o->write_empty_chunks;
 	desc->durable = o->durable;
-	if (cli_desc_order(o, desc) != CLI_EXIT_OK)
+	if (o->storage_order != NULL && parse_order(o->storage_order, desc) != 0)
 		return CLI_EXIT_USAGE;
 	if (o->fill_value != NULL && parse_fill(o->fill_value, desc) != 0) {
 		cli_error("--fill-value: \"%s\" is not a %s value", o->fill_value,

@@ -956,6 +956,8 @@ static int append_desc(struct writer *w)
 	shardpipe_desc_init(&w->desc);
 	if (a->array != NULL && (rc = group_has(w)) != CLI_EXIT_OK)
 		return rc;
+	if (cli_desc_order(&a->o, &w->desc) != CLI_EXIT_OK)
+		return CLI_EXIT_USAGE;
 	rc = shardpipe_desc_from_store(&w->desc, w->path, &w->start);
 	if (rc == SHARDPIPE_ERR_PATH && !has_meta(w->path) &&
 	    !is_file(w->path)) {
@@ -965,15 +967,6 @@ static int append_desc(struct writer *w)
 		return cli_exit_status(rc);
 	}
 	if (rc != SHARDPIPE_OK)
-		return refused(w, rc);
-	/* A --storage-order that stores the append dim as another dim: the
-	 * store's rows run along that one (design §3.3), so its fields are
-	 * read again knowing it. */
-	if (cli_desc_order(&a->o, &w->desc) != CLI_EXIT_OK)
-		return CLI_EXIT_USAGE;
-	if (cli_append_dim(&w->desc) != 0 &&
-	    (rc = shardpipe_desc_from_store(&w->desc, w->path, &w->start)) !=
-		    SHARDPIPE_OK)
 		return refused(w, rc);
 	w->desc.truncate_to_advertised = a->truncate;
 	return cli_desc_apply(&a->o, &w->desc);

@@ -1024,7 +1024,7 @@ class Stream:
             # The store's fields (§28.9), given back to the library,
             # which refuses them if the store changed meanwhile.
             assert path is not None              # refused in mode "a"
-            fields = tuple(_shardpipe.desc_from_store(path)[8])
+            fields = tuple(_shardpipe.desc_from_store(path, order)[8])
         if fields:
             pyr["frame_fields"] = fields
         pad_partial = _flag("pad_partial", pad_partial)
@@ -1048,7 +1048,7 @@ class Stream:
                 # A fill value for the store's dtype, which is then given
                 # too: a store changed before the reopen is refused.
                 assert path is not None          # refused in mode "a"
-                name = _shardpipe.desc_from_store(path)[3]
+                name = _shardpipe.desc_from_store(path, order)[3]
             fill = _fill_bytes(name, fill_value)
         if region is not None:
             if reopen or sink is not None or group is not None or plate:

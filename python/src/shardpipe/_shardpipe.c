@@ -549,6 +549,26 @@ static int order_into(PyObject *order, shardpipe_desc *desc)
 	return 0;
 }
 
+/* A storage order given before shardpipe_desc_from_store() reads a
+ * store (mode "a"): where it stores the append dim as another dim, the
+ * store's rows run along that one (design §3.3), and the library needs to
+ * know before it reads.  Its length is the rank it takes the store to
+ * have; one of another length is the library's to ignore and the
+ * caller's check after the read to refuse. */
+static int order_before_store(PyObject *order, shardpipe_desc *desc)
+{
+	Py_ssize_t n;
+
+	if (order == Py_None)
+		return 0;
+	if ((n = PySequence_Size(order)) < 0)
+		return -1;
+	if (n < 1 || n > SHARDPIPE_MAX_RANK)
+		return 0;
+	desc->rank = (int)n;
+	return order_into(order, desc);
+}
+
 /*
  * Stream(path, shape, chunks, shards, dtype, codec, dimension_names,
  * index_location, backend, threads, overwrite, sink, fill_value,
@@ -646,22 +666,11 @@ static int stream_init(StreamObject *self, PyObject *args, PyObject *kw)
 					"path is needed (no sink, no group)");
 			goto out;
 		}
+		if (order_before_store(order, &desc) != 0)
+			goto out;
 		Py_BEGIN_ALLOW_THREADS
 		rc = shardpipe_desc_from_store(&desc, path, &rows);
 		Py_END_ALLOW_THREADS
-		/* A storage order that stores the append dim as another dim:
-		 * the store's rows run along that one (design §3.3), so its
-		 * fields are read again knowing it. */
-		if (rc == SHARDPIPE_OK && order != Py_None) {
-			if (order_into(order, &desc) != 0)
-				goto out;
-			if (desc.storage_order[0] != 0) {
-				Py_BEGIN_ALLOW_THREADS
-				rc = shardpipe_desc_from_store(&desc, path,
-							       &rows);
-				Py_END_ALLOW_THREADS
-			}
-		}
 		if (rc != SHARDPIPE_OK) {
 			raise_lib(rc, shardpipe_last_error_message());
 			goto out;
@@ -1678,22 +1687,28 @@ static PyObject *mod_backends(PyObject *m, PyObject *unused)
 	return list;
 }
 
-/* desc_from_store(path) -> (shape, chunks, shards, dtype, dimension
- * names, index_location, fill bytes, rows): the array at path as
- * shardpipe_desc_from_store() reads it, shape[0] the rows its zarr.json
- * advertises, shards in elements. */
-static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
+/* desc_from_store(path, order=None) -> (shape, chunks, shards, dtype,
+ * dimension names, index_location, fill bytes, rows, fields): the array
+ * at path as shardpipe_desc_from_store() reads it, the append dim's size
+ * the rows its zarr.json advertises (the append dim where the storage
+ * order puts it, design §3.3), shards in elements. */
+static PyObject *mod_desc_from_store(PyObject *m, PyObject *args)
 {
 	uint64_t size[SHARDPIPE_MAX_RANK], chunk[SHARDPIPE_MAX_RANK];
 	uint64_t shard[SHARDPIPE_MAX_RANK], rows = 0;
-	PyObject *path_bytes, *names, *fields;
+	PyObject *path, *path_bytes, *names, *fields, *order = Py_None;
 	shardpipe_desc desc;
-	int rc;
+	int rc, a = 0;
 
 	(void)m;
-	if (!PyUnicode_FSConverter(arg, &path_bytes))
+	if (!PyArg_ParseTuple(args, "O|O", &path, &order) ||
+	    !PyUnicode_FSConverter(path, &path_bytes))
 		return NULL;
 	shardpipe_desc_init(&desc);
+	if (order_before_store(order, &desc) != 0) {
+		Py_DECREF(path_bytes);
+		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
 	rc = shardpipe_desc_from_store(&desc, PyBytes_AS_STRING(path_bytes),
 				       &rows);
@@ -1701,6 +1716,13 @@ static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
 	Py_DECREF(path_bytes);
 	if (rc != SHARDPIPE_OK)
 		return raise_lib(rc, shardpipe_last_error_message());
+	/* The rows run along the append dim the order put, where the
+	 * library took it: an order of the store's rank. */
+	for (int d = 0; order != Py_None && desc.storage_order[0] != 0 &&
+			PySequence_Size(order) == desc.rank && d < desc.rank;
+	     d++)
+		if (desc.storage_order[d] == 0)
+			a = d;
 	/* The names live until the next call on this thread: copy them
 	 * now. */
 	names = PyTuple_New(desc.rank);
@@ -1717,7 +1739,7 @@ static PyObject *mod_desc_from_store(PyObject *m, PyObject *arg)
 			return NULL;
 		}
 		PyTuple_SET_ITEM(names, d, x);
-		size[d] = d == 0 ? rows : desc.dims[d].size;
+		size[d] = d == a ? rows : desc.dims[d].size;
 		chunk[d] = desc.dims[d].chunk;
 		shard[d] = desc.dims[d].chunk * desc.dims[d].chunks_per_shard;
 	}
@@ -1774,9 +1796,10 @@ static PyMethodDef mod_methods[] = {
 	{ "backends", mod_backends, METH_NOARGS,
 	  "backends() -> [(name, usable, gpu, detail)]" },
 	{ "_set_errors", mod_set_errors, METH_O, NULL },
-	{ "desc_from_store", mod_desc_from_store, METH_O,
-	  "desc_from_store(path) -> (shape, chunks, shards, dtype, names, "
-	  "index_location, fill bytes, rows): the array at path." },
+	{ "desc_from_store", mod_desc_from_store, METH_VARARGS,
+	  "desc_from_store(path, order=None) -> (shape, chunks, shards, "
+	  "dtype, names, index_location, fill bytes, rows, fields): the "
+	  "array at path." },
 	{ "strerror", mod_strerror, METH_O,
 	  "strerror(code) -> str: the library's sentence for a code." },
 	{ NULL, NULL, 0, NULL },
