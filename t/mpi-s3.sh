@@ -9,27 +9,13 @@
 . "${top_srcdir:-.}/t/lib.sh"
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-[ -f "$top_builddir/.libs/libshardpipe-mpi.so" ] ||
-	skip_all "configure built no libshardpipe-mpi (--with-mpi=no, or no MPI found)"
-case "${SHARDPIPE_SANITIZER:-}" in
-?*) skip_all "built with $SHARDPIPE_SANITIZER, which the MPI programs (built by mpicc) cannot load" ;;
-esac
-flavor=
-for f in mpich openmpi; do
-	if command -v "mpicc.$f" > /dev/null 2>&1 &&
-	   command -v "mpiexec.$f" > /dev/null 2>&1; then
-		flavor=$f
-		break
-	fi
-done
-[ -n "$flavor" ] || skip_all "neither mpicc.mpich+mpiexec.mpich nor mpicc.openmpi+mpiexec.openmpi in PATH"
+. "$top_srcdir/t/mpi-lib.sh"
+mpi_need
+flavor=$(echo $flavors | cut -d' ' -f1)
 . "$top_srcdir/t/s3-lib.sh"
 s3_need
 test_seed
 s3_start bkt
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-export HYDRA_LAUNCHER=fork
 
 plan 5
 
@@ -44,12 +30,8 @@ prog=$tmp/mpi-write
 ok_shown $? "$flavor: t/mpi-write.c and src/mpi.c build with mpicc.$flavor" "$tmp/cc.err"
 "$prog" ref "$tmp/ref" "$seed" $T $Z $Y $X 0 2> "$tmp/ref.err"
 ok_shown $? "the reference: one ordinary stream into a directory" "$tmp/ref.err"
-case $flavor in
-openmpi) set -- --allow-run-as-root --oversubscribe ;;
-*) set -- ;;
-esac
-timeout 120 "mpiexec.$flavor" "$@" -n 4 "$prog" write s3://bkt/mpi "$seed" \
-	$T $Z $Y $X 2 2 uneven 0 > "$tmp/write.log" 2>&1
+mpirun_ "$flavor" 4 "$prog" write s3://bkt/mpi "$seed" $T $Z $Y $X 2 2 uneven 0 \
+	> "$tmp/write.log" 2>&1
 ok_shown $? "$flavor: mpiexec -n 4, 2x2 uneven, into s3://bkt/mpi" "$tmp/write.log"
 is "$(s3_admin tree bkt mpi "$tmp/ref" 2>&1)" same \
 	"every object is the reference's file, byte for byte, and there is no other"

@@ -4,7 +4,7 @@
 # when configure built no libshardpipe-mpi.  t/mpi-s3.sh writes an s3://
 # store with the first of them, against moto.
 TESTS += t/mpi.sh t/mpi-s3.sh
-EXTRA_DIST += t/mpi.sh t/mpi-s3.sh t/mpi-write.c t/python/mpi_check.py \
+EXTRA_DIST += t/mpi.sh t/mpi-s3.sh t/mpi-lib.sh t/mpi-write.c t/python/mpi_check.py \
 	t/python/heat3d_check.py bench/mpi_scaling.sh
 if HAVE_MPI
 # The default MPI's build of the test program, so that `make check`

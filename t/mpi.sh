@@ -11,26 +11,10 @@
 . "${top_srcdir:-.}/t/lib.sh"
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-[ -f "$top_builddir/.libs/libshardpipe-mpi.so" ] ||
-	skip_all "configure built no libshardpipe-mpi (--with-mpi=no, or no MPI found)"
-# The programs here are built by each MPI's mpicc, without the sanitizer
-# the library was built with: its runtime would not come first.
-case "${SHARDPIPE_SANITIZER:-}" in
-?*) skip_all "built with $SHARDPIPE_SANITIZER, which the MPI programs (built by mpicc) cannot load" ;;
-esac
-flavors=
-for f in mpich openmpi; do
-	command -v "mpicc.$f" > /dev/null 2>&1 &&
-		command -v "mpiexec.$f" > /dev/null 2>&1 && flavors="$flavors $f"
-done
-[ -n "$flavors" ] || skip_all "neither mpicc.mpich+mpiexec.mpich nor mpicc.openmpi+mpiexec.openmpi in PATH"
+. "$top_srcdir/t/mpi-lib.sh"
+mpi_need
 scratch mpi
 test_seed
-# Open MPI refuses root and more ranks than cores without these.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-# MPICH: no network lookups, shared memory within the host.
-export HYDRA_LAUNCHER=fork
 python_ok=0
 python_usable 8 numpy zarr && python_ok=1
 [ $python_ok = 1 ] || diag "zarr-python checks skipped: $python_why"
@@ -76,15 +60,6 @@ if [ $python_ok = 1 ] && [ $ok_ref = 0 ]; then
 else
 	skip 1 "zarr-python reads the reference: ${python_why:-no reference}"
 fi
-
-mpirun_() { # FLAVOR N ARGS...
-	_f=$1 _n=$2
-	shift 2
-	case $_f in
-	openmpi) timeout 60 "mpiexec.$_f" --allow-run-as-root --oversubscribe -n "$_n" "$@" ;;
-	*) timeout 60 "mpiexec.$_f" -n "$_n" "$@" ;;
-	esac
-}
 
 for f in $flavors; do
 	prog=$tmp/$f/mpi-write
