@@ -799,8 +799,10 @@ static int level_plan(const struct plan_levels *pl, struct plan *q,
 	memset(q->reduce_geo, 0, sizeof(q->reduce_geo));
 	memset(q->chunk_count, 0, sizeof(q->chunk_count));
 	memset(q->shard_count, 0, sizeof(q->shard_count));
-	/* A level's rows are the reduction's output, in storage order
-	 * whatever order level 0's input came in (design §3.3). */
+	/* A level's rows are the reduction's output, row-major in plan
+	 * order (the append dim first) whatever order level 0's input
+	 * came in; the level keeps level 0's sdim, so that a moved append
+	 * dim is stored as level 0 stores it (design §3.3). */
 	for (int d = 0; d < q->rank; d++)
 		q->order[d] = d;
 	q->permuted = 0;

@@ -255,7 +255,6 @@ int reopen_array_fields(struct reopen *ro, const char *path,
 	return load_codec(ro, path, d, err);
 }
 
-
 uint64_t reopen_base(const struct reopen *ro)
 {
 	uint64_t lcm = 1, low = UINT64_MAX;
