@@ -298,10 +298,10 @@ typedef struct shardpipe_desc {
 	 * lies in memory, in the host's byte order, in the first
 	 * shardpipe_dtype_size(dtype) bytes (the rest is ignored).  Any
 	 * value of the dtype, NaN and infinities included; a bool is 0 or 1.
-	 * Default all zero.  Padding past the end of dim 0 and the spans of
-	 * shardpipe_stream_skip() hold it; cells past the edge of the other
-	 * dims inside edge chunks hold zero whatever it is (readers never
-	 * return them).  A caller built before this field gets zero. */
+	 * Default all zero.  The spans of shardpipe_stream_skip() hold it,
+	 * and so does every cell of an edge chunk past the array's edge,
+	 * along any dim (readers never return those), as zarr-python pads.
+	 * A caller built before this field gets zero. */
 	unsigned char fill_value[8];
 	/* Zero (the default, as in zarr-python and TensorStore): a chunk
 	 * whose cells inside the array all equal the fill value, byte for

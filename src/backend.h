@@ -5,7 +5,11 @@
  * epochs: scatter the batch's rows into K*M chunk slots, compress each slot,
  * aggregate the compressed chunks densely in shard-major order (epoch by
  * epoch: epoch e's chunks occupy positions e*M .. e*M+M-1, ordered by
- * plan->perm), and fetch the result to host memory.  Unless
+ * plan->perm), and fetch the result to host memory.  Cells of a chunk
+ * past the array's edge hold the fill value (plan->fill_le) along every
+ * dim: the rows past the end come so, the others a backend pads (design
+ * §22.1); a plugin built before that rule pads them with zero, which
+ * readers never see, and still writes a valid store.  Unless
  * plan->write_empty_chunks, a chunk whose cells inside the array all equal
  * the fill value (plan->fill_le) is given the compressed size 0, which the
  * host reads as "not stored" (doc/design.md §22.2); no codec makes a chunk

@@ -121,6 +121,25 @@ void copy_staging(uint8_t *dst, const uint8_t *src, size_t n, int past_cache)
 /* The first element's bytes are the fill's, and the run equals itself
  * shifted by one element.  Data differs within its first bytes, so the
  * check costs little but on fill. */
+void copy_fill(uint8_t *dst, size_t n, const uint8_t *elem, unsigned es)
+{
+	size_t done;
+	unsigned same = 1;
+
+	if (n == 0)
+		return;
+	for (unsigned b = 1; b < es; b++)
+		same &= elem[b] == elem[0];
+	/* Zero, the usual fill, and every one-byte element: memset. */
+	if (same) {
+		memset(dst, elem[0], n);
+		return;
+	}
+	memcpy(dst, elem, es < n ? es : n);
+	for (done = es; done < n; done *= 2)
+		memcpy(dst + done, dst, done < n - done ? done : n - done);
+}
+
 int copy_is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
 		 unsigned es, unsigned phase)
 {

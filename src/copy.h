@@ -18,6 +18,15 @@ SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
 			      int past_cache);
 
 /*
+ * n bytes at dst (a whole number of elements) set to the element `elem`
+ * (es bytes) repeated: padding with the fill value, the host's past the
+ * last row and the cpu backend's past the edge of the other dims (design
+ * §22.1).
+ */
+SP_INTERNAL void copy_fill(uint8_t *dst, size_t n, const uint8_t *elem,
+			   unsigned es);
+
+/*
  * Whether n bytes at src are the element `fill` (es bytes) repeated, src[0]
  * being byte `phase` of an element.  The one fill check: the staging copy's
  * and the cpu backend's (design §22.2).

@@ -12,19 +12,6 @@
 #include "store_fs.h"
 #include "stream_impl.h"
 
-/* Fill n bytes with the element pattern (n a multiple of esize). */
-void stream_fill_pattern(uint8_t *dst, size_t n, const uint8_t *elem,
-			unsigned esize)
-{
-	size_t done;
-
-	if (n == 0)
-		return;
-	memcpy(dst, elem, esize < n ? esize : n);
-	for (done = esize; done < n; done *= 2)
-		memcpy(dst + done, dst, done < n - done ? done : n - done);
-}
-
 void shardpipe_desc_init_sized(shardpipe_desc *desc, size_t size)
 {
 	shardpipe_desc d;
@@ -400,8 +387,8 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 		memcpy(keep, buf + tail_at, tail);
 	}
 	/* In the host's order: submit swaps level 0's to little-endian. */
-	stream_fill_pattern(buf + tail_at, (size_t)p->batch_bytes - tail_at,
-		     p->scale_level == 0 ? p->fill : p->fill_le, p->esize);
+	copy_fill(buf + tail_at, (size_t)p->batch_bytes - tail_at,
+		  p->scale_level == 0 ? p->fill : p->fill_le, p->esize);
 	submit(s, buf, s->cur, n, pad_last);
 	s->cur = -1;
 	s->staged = 0;

@@ -228,8 +228,6 @@ SP_INTERNAL int stream_append_span(shardpipe_stream *s, const void *data,
 				   size_t nbytes);
 SP_INTERNAL void stream_begin_append(struct shardpipe_stream *s);
 SP_INTERNAL void stream_count_wait(struct shardpipe_stream *s);
-SP_INTERNAL void stream_fill_pattern(uint8_t *dst, size_t n,
-				     const uint8_t *elem, unsigned esize);
 
 /* stream_threads.c */
 SP_INTERNAL void *stream_pipeline_main(void *arg);

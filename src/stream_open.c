@@ -331,7 +331,7 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 	s->fill_block = malloc(FILL_BLOCK);
 	SP_RETURN_IF(s->fill_block == NULL, err, SHARDPIPE_ERR_NOMEM,
 		     "out of memory for the fill value");
-	stream_fill_pattern(s->fill_block, FILL_BLOCK, p->fill, p->esize);
+	copy_fill(s->fill_block, FILL_BLOCK, p->fill, p->esize);
 	if (p->reduce_geo[SP_RGEO_F0] != 0) {
 		uint64_t out = p->K * p->chunk[0] *
 			       p->reduce_geo[SP_RGEO_OUT_ROW] * p->esize;

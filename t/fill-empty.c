@@ -616,9 +616,9 @@ static void durable(const char *tmp, uint64_t *rng)
  * cell changed (one bit of one byte, anywhere inside the array) and the
  * rest none.  Exactly the untouched chunks are omitted, on every backend,
  * whatever the chunk's shape: a last dim of one element (an interleaved
- * channel), chunks cut by the edge along any dim, whose padding (zeros,
- * not the fill) is not the array's.  Codec none; every read equals the
- * input.
+ * channel), chunks cut by the edge along any dim, whose padding (the
+ * fill value, design §22.1) is not the array's.  Codec none; every read
+ * equals the input.
  */
 static void one_cell(const char *tmp, uint64_t *rng, unsigned sparse)
 {

@@ -53,7 +53,8 @@ static int cell_src(const struct plan *p, uint64_t e, const uint64_t *origin,
 	return inside;
 }
 
-/* The chunk pool of one batch, cell by cell from the plan's definition. */
+/* The chunk pool of one batch, cell by cell from the plan's definition:
+ * the input's cells, the fill value past the edge. */
 static void model_pool(const struct plan *p, const uint8_t *batch,
 		       uint8_t *pool)
 {
@@ -70,8 +71,9 @@ static void model_pool(const struct plan *p, const uint8_t *batch,
 				if (cell_src(p, e, origin, extent, c, &src))
 					memcpy(chunk + c * p->esize, batch + src,
 					       p->esize);
-				else
-					memset(chunk + c * p->esize, 0, p->esize);
+				else    /* padding: the fill value (§22.1) */
+					memcpy(chunk + c * p->esize,
+					       p->fill_le, p->esize);
 			}
 		}
 }
@@ -105,7 +107,10 @@ static void make_batch(const struct plan *p, uint64_t b, uint8_t *batch,
 	test_fill(batch, p->batch_bytes, 0, rng);
 	for (uint64_t r = 0; r < p->K * p->chunk[0]; r++)
 		if (p->size[0] != 0 && first_row + r >= p->size[0])
-			memset(batch + r * p->row_bytes, 0, p->row_bytes);
+			/* Past a bounded end: fill, as the host pads. */
+			for (uint64_t x = 0; x < p->row_bytes; x++)
+				batch[r * p->row_bytes + x] =
+					p->fill_le[x % p->esize];
 }
 
 struct cpu_out {
@@ -214,7 +219,7 @@ static void sizes_by_chunk(const struct plan *p, const uint64_t *by_pos,
  * Chunks of fill value only: a batch where each chunk is all fill inside
  * the array, all fill but one byte of one inside cell, or random (rows
  * past a bounded end are fill, as the host pads them), with a random
- * fill value; zero cells of padding then differ from it.  The sizes of
+ * fill value, which scatter pads edge chunks with.  The sizes of
  * the kernel backend's batch, of the cpu backend's stage entries and of
  * its fused pass must be 0 exactly where the model finds only fill.
  */
@@ -344,13 +349,16 @@ static void run_config(const struct backend_ops *ops, const struct kcfg *c,
 	else
 		snprintf(label, sizeof(label), "%s: %s", ops->name, c->what);
 	kcfg_desc(c, &desc);
+	/* A nonzero fill value, so that the padding of edge chunks is
+	 * seen; its bytes differ, so that an element's byte order is. */
+	for (size_t k = 0; k < shardpipe_dtype_size(c->dtype); k++)
+		desc.fill_value[k] = (uint8_t)(0x31 + 0x22 * k);
 	sp_err_clear(&err);
 	if (plan_init(&p, &desc, &err) != SHARDPIPE_OK)
 		bail("plan for %s: %s", c->what, err.msg);
 	/* A few epochs per batch keep the model cheap and still cross
 	 * epoch boundaries inside a batch.  Every chunk is stored, so that
-	 * the pool can be read back from cpu's aggregate (the rows past a
-	 * bounded end are zero: whole chunks of fill); check_empty tests
+	 * the pool can be read back from cpu's aggregate; check_empty tests
 	 * what is left out. */
 	p.K = 3;
 	p.write_empty_chunks = 1;

@@ -5,7 +5,10 @@
  * give stores byte-identical, file by file, to the permuted array (the
  * test permutes in C) written with the identity order on the same
  * backend, and for codec none to cpu's; each reads back as the permuted
- * array; so do two pyramids.  Descriptions that are not a permutation,
+ * array; so do three pyramids.  The fill value is nonzero in most
+ * cases, and the edges ragged along every dim, so that the padding of
+ * edge chunks (the fill value along every dim, design §22.1) is
+ * compared too.  Descriptions that are not a permutation,
  * or that the library does not support, are refused before anything is
  * written.
  */
@@ -34,6 +37,7 @@ struct scase {
 	uint64_t chunk[SHARDPIPE_MAX_RANK];
 	uint64_t cps[SHARDPIPE_MAX_RANK];
 	int order[SHARDPIPE_MAX_RANK];
+	uint8_t fill[8];                     /* the fill value's bytes */
 };
 
 static void case_desc(const struct scase *c, shardpipe_desc *d, int permuted,
@@ -58,6 +62,7 @@ static void case_desc(const struct scase *c, shardpipe_desc *d, int permuted,
 		if (permuted)
 			d->storage_order[i] = c->order[i];
 	}
+	memcpy(d->fill_value, c->fill, sizeof(c->fill));
 	d->backend = backend;
 	d->threads = 2;
 	d->overwrite = 1;
@@ -112,6 +117,9 @@ static void random_case(struct scase *c, uint64_t *rng, int i)
 	c->codec = codecs[(i / 2) % 4];
 	c->unbounded = (int)(test_rand(rng) % 2);
 	c->rows = 1 + test_rand(rng) % 12;
+	/* One case in four keeps fill 0. */
+	for (size_t b = 0; i % 4 != 3 && b < sizeof(c->fill); b++)
+		c->fill[b] = (uint8_t)test_rand(rng);
 	for (int d = 0; d < c->rank; d++) {
 		c->size[d] = d == 0 ? c->rows : 1 + test_rand(rng) % 7;
 		c->chunk[d] = 1 + test_rand(rng) % c->size[d];
@@ -159,6 +167,7 @@ static void random_case(struct scase *c, uint64_t *rng, int i)
 static void planar_case(struct scase *c, shardpipe_dtype dtype, uint64_t ng)
 {
 	memset(c, 0, sizeof(*c));
+	memcpy(c->fill, "\x5a\xa5\x3c\xc3\x0f\xf0\x66\x99", 8);
 	c->rank = 4;
 	c->dtype = dtype;
 	c->codec = "zstd";
@@ -177,6 +186,7 @@ static void planar_case(struct scase *c, shardpipe_dtype dtype, uint64_t ng)
 static void channel_major_case(struct scase *c)
 {
 	memset(c, 0, sizeof(*c));
+	memcpy(c->fill, "\x5a\xa5\x3c\xc3\x0f\xf0\x66\x99", 8);
 	c->rank = 4;
 	c->dtype = SHARDPIPE_DTYPE_UINT16;
 	c->codec = "zstd";

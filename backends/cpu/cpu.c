@@ -314,9 +314,10 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 		     "compress before any scatter");
 	if (p->codec == SHARDPIPE_CODEC_NONE) {
 		for (uint64_t ci = 0; ci < c->nchunks; ci++)
-			c->sizes[ci] = left_out(p, &c->view,
-						c->chunks + ci * p->chunk_bytes,
-						ci % p->M) ? 0 : p->chunk_bytes;
+			c->sizes[ci] = left_out(p, c->chunks +
+							   ci * p->chunk_bytes)
+					       ? 0
+					       : p->chunk_bytes;
 		return SHARDPIPE_OK;
 	}
 	SP_FORWARD(pool_get(&c->packed, c->nchunks * p->slot_capacity,
@@ -326,7 +327,7 @@ static int cpu_compress(void *vctx, struct sp_err *err)
 		const uint8_t *src = c->chunks + (uint64_t)ci * p->chunk_bytes;
 		size_t r;
 
-		if (left_out(p, &c->view, src, (uint64_t)ci % p->M)) {
+		if (left_out(p, src)) {
 			c->sizes[ci] = 0;
 			continue;
 		}
@@ -437,7 +438,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 			uint64_t pos = e * p->M + p->perm[ci];
 			size_t r = 0;
 
-			if (!left_out(p, v, chunk, ci) &&
+			if (!left_out(p, chunk) &&
 			    (r = compress_one(c, t, chunk,
 					      c->crew.dst[pos])) == 0 &&
 			    (ln->failed < 0 || (int64_t)pos < ln->failed))

@@ -63,8 +63,7 @@ SP_INTERNAL int item_is_fill(const struct plan *p, const struct view *v,
  * ("x86-64-v4", "x86-64-v3" or "default"), or "none (built once)" where
  * they are not cloned (configure's cpu dispatch); for the tests. */
 SP_INTERNAL const char *gather_dealer_clone(void);
-/* Whether the gathered chunk ci of an epoch is not to be stored. */
-SP_INTERNAL int left_out(const struct plan *p, const struct view *v,
-			 const uint8_t *chunk, uint64_t ci);
+/* Whether a gathered chunk is not to be stored: all fill (§22.2). */
+SP_INTERNAL int left_out(const struct plan *p, const uint8_t *chunk);
 
 #endif

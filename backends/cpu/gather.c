@@ -413,7 +413,8 @@ uint64_t item_first(const struct view *v, uint64_t item)
  * pool's chunk spacing, or a compressed slot's).  Lines run over view
  * dims 0..R-3 inside the chunks; each line of a chunk is a tile of
  * chunk[R-2] x chunk[R-1] elements, read from consecutive input rows.
- * Padding cells are zeroed.
+ * Padding cells hold the fill value, as the kernels' scatter pads them
+ * (design §22.1).
  */
 void gather_item(const struct plan *p, const struct view *v,
 		 const uint8_t *epoch, uint8_t *out, size_t cs, uint64_t item)
@@ -480,12 +481,13 @@ void gather_item(const struct plan *p, const struct view *v,
 							      sl * es, e);
 						for (uint64_t h = 0;
 						     h < v->H && e < cl; h++)
-							memset(o + h * hcs +
-								       e * es,
-							       0,
-							       (size_t)((cl -
-									 e) *
-									es));
+							copy_fill(o + h * hcs +
+									  e * es,
+								  (size_t)((cl -
+									    e) *
+									   es),
+								  p->fill_le,
+								  (unsigned)es);
 						continue;
 					}
 					if (pick != NULL) {
@@ -507,15 +509,17 @@ void gather_item(const struct plan *p, const struct view *v,
 					}
 					if (e == cl)
 						continue;
-					memset(o + e * es, 0,
-					       (size_t)((cl - e) * es));
+					copy_fill(o + e * es,
+						  (size_t)((cl - e) * es),
+						  p->fill_le, (unsigned)es);
 				}
 			}
 			for (uint64_t hg = 0; hg < v->H * v->G && rows < C1;
 			     hg++)
-				memset(dst + hg / v->G * hcs + hg % v->G * cs +
-					       rows * cl * es,
-				       0, (size_t)((C1 - rows) * cl) * es);
+				copy_fill(dst + hg / v->G * hcs + hg % v->G * cs +
+						  rows * cl * es,
+					  (size_t)((C1 - rows) * cl) * es,
+					  p->fill_le, (unsigned)es);
 		}
 		for (int d = sec - 1; d >= 0; d--) {
 			if (++n[d] < v->chunk[d])
@@ -592,57 +596,13 @@ int item_is_fill(const struct plan *p, const struct view *v,
 }
 
 /*
- * Whether the gathered chunk ci of an epoch (row-major over the view's
- * chunk shape, as gather_item lays it out) holds the fill value in every
- * cell inside the array (doc/design.md §22.2).  Padding past the edge is
- * not the array's and is not looked at.  The inner dims along which the
- * chunk lies wholly inside the array are contiguous in the gathered chunk,
- * so they and the first dim that is cut by the edge make one run: a chunk
- * away from the array's edges is one run, however short its last dim (one
- * element for an interleaved channel).  Chunks of fill skip compression.
+ * Whether a gathered chunk is not to be stored: it holds
+ * the fill value in every cell inside the array (doc/design.md §22.2).
+ * gather_item pads the cells outside it with the fill value, so that is
+ * every byte of the chunk, one run however the edge cuts it.
  */
-static int chunk_is_fill(const struct plan *p, const struct view *v,
-			 const uint8_t *chunk, uint64_t ci)
+int left_out(const struct plan *p, const uint8_t *chunk)
 {
-	const int R = v->rank;
-	const size_t es = p->esize;
-	uint64_t ext[SHARDPIPE_MAX_RANK] = { 0 }, n[SHARDPIPE_MAX_RANK] = { 0 };
-	uint64_t inner = 1;     /* elements of the chunk below dim `top` */
-	size_t run;
-	int top;                /* the outermost dim inside the run */
-
-	for (int d = R - 1; d >= 0; d--) {
-		uint64_t origin = ci % v->count[d] * v->chunk[d];
-
-		ci /= v->count[d];
-		ext[d] = v->size[d] - origin < v->chunk[d] ? v->size[d] - origin
-							   : v->chunk[d];
-	}
-	for (top = R - 1; top > 0 && ext[top] == v->chunk[top]; top--)
-		inner *= v->chunk[top];
-	run = (size_t)(ext[top] * inner) * es;
-	for (;;) {
-		uint64_t off = 0;
-		int d;
-
-		for (d = 0; d < top; d++)
-			off = off * v->chunk[d] + n[d];
-		off *= v->chunk[top] * inner * es;
-		if (!run_is_fill(p, chunk + off, run))
-			return 0;
-		for (d = top - 1; d >= 0; d--) {
-			if (++n[d] < ext[d])
-				break;
-			n[d] = 0;
-		}
-		if (d < 0)
-			return 1;
-	}
-}
-
-/* Whether the gathered chunk ci of an epoch is not to be stored. */
-int left_out(const struct plan *p, const struct view *v,
-	     const uint8_t *chunk, uint64_t ci)
-{
-	return !p->write_empty_chunks && chunk_is_fill(p, v, chunk, ci);
+	return !p->write_empty_chunks &&
+	       run_is_fill(p, chunk, (size_t)p->chunk_bytes);
 }

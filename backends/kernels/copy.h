@@ -4,7 +4,7 @@
  * reads and writes in whole transactions (coalesced).  lanes 1 is one
  * item's private loop; LOCAL_SIZE() spreads a copy over the group.
  *
- * lane_copy and lane_zero move words of `unit` bytes (1, 2, 4 or 8),
+ * lane_copy and lane_fill move words of `unit` bytes (1, 2, 4 or 8),
  * chosen by the caller so that both addresses and the length are
  * multiples of it.  lane_copy_bytes takes any alignments and still moves
  * 8-byte words: a byte head and tail, and between them each destination
@@ -75,28 +75,42 @@ DEVICE_FN void lane_gather(GLOBAL u8 *dst, GLOBAL const u8 *src, u64 n,
 	}
 }
 
-DEVICE_FN void lane_zero(GLOBAL u8 *dst, u64 nbytes, u64 unit, u64 lane,
-			 u64 lanes)
+/* Padding: words of `unit` bytes, each the first `unit` bytes of the fill
+ * word (the fill value repeated to eight bytes, as the store holds it).
+ * dst starts at an element and unit is a whole number of elements, so
+ * every word starts at one too.  Both are read and written as memory,
+ * so the device's byte order does not matter. */
+DEVICE_FN void lane_fill(GLOBAL u8 *dst, u64 nbytes, u64 unit,
+			 GLOBAL const u8 *fill, u64 lane, u64 lanes)
 {
 	u64 n = nbytes / unit;
 
 	WORK(lane_words(n, lane, lanes));
 	switch (unit) {
-	case 8:
+	case 8: {
+		const w64 f = ((GLOBAL const w64 *)fill)[0];
+
 		for (u64 k = lane; k < n; k += lanes)
-			((GLOBAL w64 *)dst)[k] = 0;
+			((GLOBAL w64 *)dst)[k] = f;
 		break;
-	case 4:
+	}
+	case 4: {
+		const w32 f = ((GLOBAL const w32 *)fill)[0];
+
 		for (u64 k = lane; k < n; k += lanes)
-			((GLOBAL w32 *)dst)[k] = 0;
+			((GLOBAL w32 *)dst)[k] = f;
 		break;
-	case 2:
+	}
+	case 2: {
+		const w16 f = ((GLOBAL const w16 *)fill)[0];
+
 		for (u64 k = lane; k < n; k += lanes)
-			((GLOBAL w16 *)dst)[k] = 0;
+			((GLOBAL w16 *)dst)[k] = f;
 		break;
+	}
 	default:
 		for (u64 k = lane; k < n; k += lanes)
-			dst[k] = 0;
+			dst[k] = fill[0];
 		break;
 	}
 }

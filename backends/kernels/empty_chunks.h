@@ -15,15 +15,14 @@
  * chunk of data costs a word or so per item and a chunk of fill one pass
  * with few reductions.  The answer is exact whatever the local size.
  *
- * Only cells inside the array count.  Cells past the edge of dims 1..
- * are padding that scatter zeroed, not the array's: in a chunk that has
- * any (an edge chunk) each word is located in its run, and words past
- * the run's valid part, or in a run outside the array, are skipped.  Dim
- * 0 needs no check: the host pads the rows past the array's end with the
- * fill value.  Words are SP_GEO_UNIT bytes, which divides every chunk's
- * start and every run's valid length and is at least an element, so a
- * word holds whole elements and equals the fill word's first bytes when
- * every element in it is the fill value.
+ * Only cells inside the array count, but every cell outside it is fill
+ * too: the host pads the rows past the array's end with the fill value,
+ * and scatter pads the chunks cut by the edge of the other dims with it
+ * (scatter.h, §22.1).  So a chunk is empty when every word of it equals
+ * the fill word, with no look at where its edge lies.  Words are
+ * SP_GEO_UNIT bytes, which divides every chunk's start and is at least
+ * an element, so a word holds whole elements and equals the fill word's
+ * first bytes when every element in it is the fill value.
  *
  * geo: the table of geometry.h (SP_GEO_FILL: the fill value repeated to
  * eight bytes, as the store holds it).  pool: the K*M scattered chunks;
@@ -35,30 +34,6 @@
 #include "kernel-list.h"
 
 #define SP_EMPTY_ROUND_MAX 64
-
-/* Whether chunk i (0..M-1) of an epoch reaches past the array on a dim
- * after the first. */
-DEVICE_FN int empty_is_edge(GLOBAL const u64 *geo, u64 i)
-{
-	for (int d = (int)geo[SP_GEO_RANK] - 1; d >= 1; d--) {
-		u64 cnt = geo[SP_GEO_COUNT(d)], t = i % cnt;
-
-		WORK(1);
-		i /= cnt;
-		if ((t + 1) * geo[SP_GEO_CHUNK(d)] > geo[SP_GEO_SIZE(d)])
-			return 1;
-	}
-	return 0;
-}
-
-/* Bytes of run r of the pool (scatter.h's numbering) inside the array. */
-DEVICE_FN u64 empty_run_valid(GLOBAL const u64 *geo, u64 r)
-{
-	u64 src, valid;
-
-	scatter_locate(geo, r, &src, &valid);
-	return valid * geo[SP_GEO_ESIZE];
-}
 
 /* Word w of a chunk differs from the fill word.  The fill word is read
  * through the same word type as the pool, so both are bytes in memory:
@@ -84,19 +59,13 @@ DEVICE_FN u64 empty_word_differs(GLOBAL const u8 *c, u64 w, u64 unit,
 SP_KERNEL_ENTRY(sp_empty_chunks)
 {
 	LOCAL_ARRAY(u64, scratch, SP_WG_MAX);
-	const int inner = (int)geo[SP_GEO_RANK] - 1;
-	const u64 unit = geo[SP_GEO_UNIT], M = geo[SP_GEO_M];
-	const u64 rpc = geo[SP_GEO_RUNS_PER_CHUNK];
-	const u64 wpr = geo[SP_GEO_CHUNK(inner)] * geo[SP_GEO_ESIZE] / unit;
+	const u64 unit = geo[SP_GEO_UNIT];
 	const u64 words = chunk_bytes / unit, lsize = LOCAL_SIZE();
 	GLOBAL const u8 *fill = (GLOBAL const u8 *)(geo + SP_GEO_FILL);
 
 	for (u64 j = GROUP_ID(); j < n; j += NUM_GROUPS()) {
 		GLOBAL const u8 *c = pool + j * chunk_bytes;
-		const int edge = empty_is_edge(geo, j % M);
 		u64 differs = 0, per = 1, base = 0;
-		/* The run whose valid bytes are in `valid`: none yet. */
-		u64 run = ~(u64)0, valid = 0;
 
 		UNIT();
 		while (base < words && differs == 0) {
@@ -106,17 +75,6 @@ SP_KERNEL_ENTRY(sp_empty_chunks)
 				end = words;
 			for (u64 w = base + LOCAL_ID(); w < end; w += lsize) {
 				WORK(1);
-				if (edge) {
-					u64 q = w / wpr;
-
-					if (q != run) {
-						valid = empty_run_valid(
-							geo, j * rpc + q);
-						run = q;
-					}
-					if ((w - q * wpr) * unit >= valid)
-						continue;
-				}
 				mine |= empty_word_differs(c, w, unit, fill);
 			}
 			differs = wg_reduce_max_u64(scratch, mine);

@@ -1,8 +1,11 @@
 /*
  * scatter.h - stage 2: a batch of K epochs of row-major input into K*M
  * chunk slots, each chunk row-major inside, cells beyond the array edge
- * on dims 1.. zero whatever the fill value (readers never return them,
- * doc/design.md §22.1).
+ * the fill value, as along dim 0, where the host pads the last epoch's
+ * rows (doc/design.md §22.1): an edge chunk's bytes then do not depend on
+ * which dims its edges cut, so a storage order (§3.3) gives the bytes of
+ * the permuted array written directly, and a chunk is empty when all its
+ * bytes are fill (empty_chunks.h).
  *
  * The unit of work is a *run*: one row of a chunk along the innermost
  * dimension, chunk[D-1] elements contiguous in the pool and, up to the
@@ -105,6 +108,7 @@ SP_KERNEL_ENTRY(sp_scatter)
 	const u64 items = (nruns + per - 1) / per;
 	const u64 lane = GLOBAL_ID() % lanes, teams = GLOBAL_SIZE() / lanes;
 	const u64 sx = geo[SP_GEO_IN_STRIDE(inner)];
+	GLOBAL const u8 *fill = (GLOBAL const u8 *)(geo + SP_GEO_FILL);
 
 	for (u64 it = GLOBAL_ID() / lanes; it < items; it += teams) {
 		u64 r = it * per, end = r + per < nruns ? r + per : nruns;
@@ -119,15 +123,16 @@ SP_KERNEL_ENTRY(sp_scatter)
 				 * (design §3.3): element by element. */
 				lane_gather(dst, in + src * esize, valid, sx,
 					    esize, lane, lanes);
-				lane_zero(dst + valid * esize,
+				lane_fill(dst + valid * esize,
 					  run_bytes - valid * esize, esize,
-					  lane, lanes);
+					  fill, lane, lanes);
 				continue;
 			}
 			lane_copy(dst, in + src * esize, valid * esize, unit,
 				  lane, lanes);
-			lane_zero(dst + valid * esize,
-				  run_bytes - valid * esize, unit, lane, lanes);
+			lane_fill(dst + valid * esize,
+				  run_bytes - valid * esize, unit, fill, lane,
+				  lanes);
 		}
 	}
 }

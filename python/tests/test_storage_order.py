@@ -77,12 +77,15 @@ def moved_input(rng, order, rows):
 def test_append_dim_moved(tmp_path, rng, order, grows):
     # The append dim stored as storage dim order.index(0): its rows
     # still arrive as append order's first dim, and zarr.json grows it.
+    # Ragged along every dim, with a nonzero fill value: the padding is
+    # the fill value along each (design §22.1), as the direct write's.
     a, storage, data = moved_input(rng, order, 7)
     want = np.transpose(data, order)
     shape = list(storage)
     if grows:
         shape[a] = 0
-    kw = dict(shape=tuple(shape), chunks=(2, 2, 8, 8), shards=(2, 4, 16, 8))
+    kw = dict(shape=tuple(shape), chunks=(2, 2, 8, 8), shards=(2, 4, 16, 8),
+              fill_value=0x5AA5)
     with stream(tmp_path / "o.zarr", order, **kw) as s:
         s.append(data[:3])
         s.append(data[3])
@@ -274,6 +277,17 @@ def test_append_shape_is_append_order(tmp_path):
         with pytest.raises(ValueError):
             s.append(np.zeros((3, 20, 24), np.uint16))   # storage order
         s.append(np.zeros((20, 24, 3), np.uint16))
+
+
+def test_append_shape_names_the_moved_dim(tmp_path):
+    # Channel-major (c, t, y, x) appended as (t, c, y, x) rows.
+    with stream(tmp_path / "o.zarr", (1, 0, 2, 3), shape=(3, 0, 20, 24),
+                chunks=(1, 2, 8, 8), shards=(3, 2, 16, 8)) as s:
+        with pytest.raises(ValueError) as e:
+            s.append(np.zeros((2, 20, 24), np.uint16))
+        assert "takes (k, 3, 20, 24) or (3, 20, 24) (rows of the append " \
+            "dim, stored as dim 1); nothing appended" in str(e.value)
+        s.append(np.zeros((2, 3, 20, 24), np.uint16))
 
 
 @pytest.mark.parametrize("order, err, words", [

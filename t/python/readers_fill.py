@@ -12,11 +12,17 @@ each backend finds the empty chunks itself.  For each store:
        or none with --write-empty-chunks
   3-4  zarr-python: the fill value bitwise; the whole array bitwise
   5-6  the same through TensorStore
+  7    every stored chunk, decoded by numcodecs, holds the input's cells
+       and the fill value in the cells past the array's edge (a NumPy
+       model: design §22.1), along every dim
+  8    zarr-python writes the same array's chunks with the same decoded
+       bytes, its padding too: the rule is zarr-python's
 The inputs hold the fill value in whole chunks, in whole shards and in
 the rows a dropped frame would leave (t/fill-empty checks that
 shardpipe_stream_skip writes the same store as appending those bytes).
 """
 
+import json
 import os
 import struct
 import sys
@@ -32,7 +38,7 @@ from spdata import as_bits, compare, le_dtype, raw_bytes  # noqa: E402
 SHAPE = (11, 13, 10)
 CHUNK = (2, 4, 5)
 CPS = (2, 2, 1)
-CHECKS = 6
+CHECKS = 8
 
 # (dtype, --fill-value text, the fill value's bits)
 CONFIGS = [
@@ -138,6 +144,91 @@ def check_layout(store, a, f, write_empty):
                "nothing left out (%d shards, %d entries)" % (absent, omitted))
 
 
+def model_chunk(a, f, c):
+    """Chunk c's bytes as a writer pads it: the input's cells, the fill
+    value past the array's edge along every dim."""
+    blk = np.empty(CHUNK, dtype=a.dtype)
+    blk[...] = f
+    sl = tuple(slice(x * k, min((x + 1) * k, n))
+               for x, k, n in zip(c, CHUNK, SHAPE))
+    blk[tuple(slice(0, q.stop - q.start) for q in sl)] = a[sl]
+    return raw_bytes(blk)
+
+
+def stored_chunks(store):
+    """{chunk coordinates: decoded bytes} of every chunk a sharded store
+    holds, through its zarr.json, our own index parsing and numcodecs'
+    decoders (none of shardpipe's code)."""
+    import numcodecs
+    with open(os.path.join(store, "zarr.json")) as fh:
+        meta = json.load(fh)
+    shard = meta["chunk_grid"]["configuration"]["chunk_shape"]
+    cfg = meta["codecs"][0]["configuration"]
+    inner = cfg["chunk_shape"]
+    cps = [s // k for s, k in zip(shard, inner)]
+    per = int(np.prod(cps))
+    ibytes = 16 * per + 4
+    decoders = []
+    for c in cfg["codecs"][1:]:
+        decoders.append({"zstd": numcodecs.Zstd, "gzip": numcodecs.GZip,
+                         "blosc": numcodecs.Blosc}[c["name"]]())
+    out = {}
+    root = os.path.join(store, "c")
+    for d, _, files in os.walk(root):
+        for name in files:
+            key = os.path.relpath(os.path.join(d, name), root).split(os.sep)
+            sc = [int(k) for k in key]
+            with open(os.path.join(d, name), "rb") as fh:
+                b = fh.read()
+            idx = b[:ibytes] if cfg["index_location"] == "start" \
+                else b[len(b) - ibytes:]
+            for w in range(per):
+                off, nb = struct.unpack_from("<QQ", idx, 16 * w)
+                if off == nb == 2**64 - 1:
+                    continue
+                data = b[off:off + nb]
+                for dec in decoders:
+                    data = bytes(dec.decode(data))
+                rest, c = w, []
+                for k in reversed(cps):
+                    c.append(rest % k)
+                    rest //= k
+                c = tuple(s * k + x for s, k, x in
+                          zip(sc, cps, reversed(c)))
+                out[c] = data
+    return out
+
+
+def check_padding(store, a, f):
+    got = stored_chunks(store)
+    expect(got, "%s: no chunk stored" % store)
+    for c, data in sorted(got.items()):
+        expect(data == model_chunk(a, f, c),
+               "chunk %s: decoded bytes differ from the input padded "
+               "with the fill value" % (c,))
+
+
+def check_like_zarr(store, theirs):
+    ours = stored_chunks(store)
+    both = sorted(set(ours) & set(theirs))
+    expect(both, "no chunk stored by both")
+    for c in both:
+        expect(ours[c] == theirs[c], "chunk %s differs from zarr-python's"
+               % (c,))
+
+
+def zarr_python_chunks(work, dtype, text, a, f):
+    """The chunks zarr-python stores for a, sharded as shardpipe is."""
+    path = os.path.join(work, "zarr-python-%s-%s.zarr" % (dtype, text))
+    z = zarr.create_array(store=path, shape=SHAPE, chunks=CHUNK,
+                          shards=tuple(k * p for k, p in zip(CHUNK, CPS)),
+                          dtype=a.dtype, fill_value=f,
+                          compressors=[zarr.codecs.ZstdCodec(level=1)],
+                          zarr_format=3, overwrite=True)
+    z[...] = a
+    return stored_chunks(path)
+
+
 def same_fill(got, f):
     got = np.asarray(got)
     if got.dtype.newbyteorder("=") != f.dtype.newbyteorder("="):
@@ -161,6 +252,7 @@ def main():
         dt = le_dtype(dtype)
         a = make(dt, bits, rng)
         f = fill_array(dt, bits).astype(dt.newbyteorder("="))
+        theirs = zarr_python_chunks(work, dtype, text, a, f)
         for backend, we in RUNS:
             label = "%s fill %s, %s%s" % (
                 dtype, text, backend, " --write-empty-chunks" if we else "")
@@ -199,6 +291,12 @@ def main():
                       lambda: same_fill(t.fill_value, f))
             tap.check(label + ": TensorStore reads the input",
                       lambda: compare(t.read().result(), a.astype(f.dtype)))
+            tap.check(label + ": stored chunks hold the input, the fill "
+                      "value past the edge", lambda: check_padding(
+                          store, a, f))
+            tap.check(label + ": stored chunks equal zarr-python's, "
+                      "padding included", lambda: check_like_zarr(
+                          store, theirs))
     return tap.finish()
 
 

@@ -1089,8 +1089,11 @@ class Stream:
         # The shape of one row of dim 0, as appends give it: in append
         # order, whose dim order[i] is storage dim i (design §3.3).
         inner = list(shape)
+        self._adim = 0                   # the append dim's storage dim
         for d, a in enumerate(order or ()):
             inner[a] = shape[d]
+            if a == 0:
+                self._adim = d
         self._inner = tuple(inner[1:])
         # The append dim's bound (0: grows), wherever storage_order put it.
         self._bound = inner[0]
@@ -1285,11 +1288,13 @@ class Stream:
         inner = self._inner
         if arr.shape != inner and (arr.ndim != len(inner) + 1 or
                                    arr.shape[1:] != inner):
+            rows = "rows of dim 0" if self._adim == 0 else \
+                "rows of the append dim, stored as dim %d" % self._adim
             raise ValueError("append: the %s has shape %s; the stream of "
-                             "shape %s takes %s (rows of dim 0); nothing "
-                             "appended" % (what, _shape_text(arr.shape),
-                                           _shape_text(self._shape),
-                                           self._shape_words()))
+                             "shape %s takes %s (%s); nothing appended"
+                             % (what, _shape_text(arr.shape),
+                                _shape_text(self._shape),
+                                self._shape_words(), rows))
         return arr
 
     def append_bytes(self, buf: _Any) -> None:
