@@ -178,6 +178,65 @@ static int decode_blosc(const uint8_t *src, size_t n, void *dst, size_t cap,
 #endif
 }
 
+int codec_decode_prefix(shardpipe_codec c, void **dctx, const void *src,
+			size_t n, void *dst, size_t cap, size_t want,
+			struct sp_err *err)
+{
+	ZSTD_outBuffer out = { dst, want, 0 };
+	ZSTD_inBuffer in = { src, n, 0 };
+	unsigned long long declared;
+	ZSTD_DCtx *d;
+
+	if (c != SHARDPIPE_CODEC_ZSTD)
+		return codec_decode(c, src, n, dst, cap, err);
+	if (*dctx == NULL)
+		SP_RETURN_IF((*dctx = ZSTD_createDCtx()) == NULL, err,
+			     SHARDPIPE_ERR_NOMEM,
+			     "out of memory for a zstd decoder");
+	d = *dctx;
+	declared = ZSTD_getFrameContentSize(src, n);
+	/* A prefix that spares less than a block is not worth the
+	 * streaming decoder's copy out of its window. */
+	if (want + ZSTD_BLOCKSIZE_MAX > cap ||
+	    declared == ZSTD_CONTENTSIZE_UNKNOWN) {
+		size_t r = ZSTD_decompressDCtx(d, dst, cap, src, n);
+
+		SP_RETURN_IF(ZSTD_isError(r), err, SHARDPIPE_ERR_CORRUPT,
+			     "zstd: %s", ZSTD_getErrorName(r));
+		SP_RETURN_IF(r != cap, err, SHARDPIPE_ERR_CORRUPT,
+			     "zstd chunk decodes to %zu bytes, expected %zu",
+			     r, cap);
+		return SHARDPIPE_OK;
+	}
+	SP_RETURN_IF(declared == ZSTD_CONTENTSIZE_ERROR, err,
+		     SHARDPIPE_ERR_CORRUPT, "zstd: not a zstd frame");
+	SP_RETURN_IF(declared != cap, err, SHARDPIPE_ERR_CORRUPT,
+		     "zstd chunk decodes to %llu bytes, expected %zu",
+		     declared, cap);
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+	while (out.pos < want) {
+		size_t was_in = in.pos, was_out = out.pos;
+		size_t r = ZSTD_decompressStream(d, &out, &in);
+
+		SP_RETURN_IF(ZSTD_isError(r), err, SHARDPIPE_ERR_CORRUPT,
+			     "zstd: %s", ZSTD_getErrorName(r));
+		/* The frame ended, or its input did, short of want; or the
+		 * decoder went no further. */
+		SP_RETURN_IF(out.pos < want &&
+				     (r == 0 || in.pos == in.size ||
+				      (in.pos == was_in && out.pos == was_out)),
+			     err, SHARDPIPE_ERR_CORRUPT,
+			     "zstd chunk ends after %zu bytes, expected %zu",
+			     out.pos, cap);
+	}
+	return SHARDPIPE_OK;
+}
+
+void codec_dctx_free(void *dctx)
+{
+	ZSTD_freeDCtx(dctx);
+}
+
 int codec_decode(shardpipe_codec c, const void *src, size_t n, void *dst,
 		 size_t cap, struct sp_err *err)
 {

@@ -46,4 +46,20 @@ SP_INTERNAL const char *codec_blosc_shuffle(shardpipe_blosc_shuffle s);
 SP_INTERNAL int codec_decode(shardpipe_codec c, const void *src, size_t n,
 			     void *dst, size_t cap, struct sp_err *err);
 
+/*
+ * codec_decode with a decoder kept across calls (*dctx, NULL at first,
+ * freed by codec_dctx_free), of which only the first `want` bytes (want
+ * <= cap) are needed: a zstd frame that declares cap bytes is decoded only
+ * as far as the block that holds byte want - 1 (a read that ends early in
+ * a chunk decodes its prefix, doc/design.md §19.1); dst must still hold
+ * cap bytes.  Other codecs, and a prefix that spares less than a block
+ * (128 KiB), decode it whole.  Damage past
+ * the prefix is not seen: verify, and any read that reaches it, report it.
+ */
+SP_INTERNAL int codec_decode_prefix(shardpipe_codec c, void **dctx,
+				    const void *src, size_t n, void *dst,
+				    size_t cap, size_t want,
+				    struct sp_err *err);
+SP_INTERNAL void codec_dctx_free(void *dctx);
+
 #endif

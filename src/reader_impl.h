@@ -64,6 +64,7 @@ struct reader_scratch {
 	uint8_t *enc;
 	size_t enc_cap;
 	uint8_t *dec;           /* comp_out bytes, taken when first needed */
+	void *dctx;             /* the compressor's decoder (codec.h) */
 	uint8_t *run;           /* neighbouring chunks read at once */
 	size_t run_cap;
 };
@@ -144,10 +145,12 @@ void reader_shard_close(struct shardpipe_reader *r, struct reader_shard *sh);
 int reader_chunk_extent(const struct shardpipe_reader *r,
 			const struct reader_shard *sh, uint64_t lin,
 			uint64_t *off, uint64_t *nb);
+/* want: the decoded chunk's bytes needed, from its start (chunk_bytes:
+ * all; fewer may decode only a prefix, codec_decode_prefix). */
 int reader_load_chunk(struct shardpipe_reader *r,
 		      const struct reader_shard *sh, uint64_t lin,
 		      struct reader_scratch *sc, uint8_t *enc, uint8_t *dst,
-		      struct sp_err *err, uint8_t **out);
+		      size_t want, struct sp_err *err, uint8_t **out);
 void reader_scratch_free(struct reader_scratch *sc);
 /* The n encoded bytes at off of shard sh, the chunks from chunk lin on,
  * into sc->run (doc/design.md §24.4); faults name the shard and lin. */

@@ -321,7 +321,8 @@ static int check_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 
 	if (!reader_chunk_extent(j->r, sh, t, &off, &nb))
 		return SHARDPIPE_OK;
-	return reader_load_chunk(j->r, sh, t, sc, enc, NULL, err, &p);
+	return reader_load_chunk(j->r, sh, t, sc, enc, NULL,
+				 (size_t)j->r->chunk_bytes, err, &p);
 }
 
 /* Decode every chunk of the open shard sh, just opened, on every
@@ -563,7 +564,7 @@ static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 	const struct reader_shard *sh = &s->slot[tk[0]];
 	const uint64_t *ss = s->sstride;
 	uint64_t n[SHARDPIPE_MAX_RANK];
-	uint64_t lin = 0, doff = 0, soff = 0, off, nb;
+	uint64_t lin = 0, doff = 0, soff = 0, off, nb, want;
 	int whole = 1, rc;
 	uint8_t *src;
 
@@ -583,8 +584,13 @@ static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 	}
 	if (whole && s->direct)
 		return reader_load_chunk(r, sh, lin, sc, enc, s->out + doff,
-					 err, &src);
-	rc = reader_load_chunk(r, sh, lin, sc, enc, NULL, err, &src);
+					 (size_t)r->chunk_bytes, err, &src);
+	/* The decoded bytes needed end with the box's last element. */
+	want = soff + r->esize;
+	for (int d = 0; d < rank; d++)
+		want += (n[d] - 1) * ss[d];
+	rc = reader_load_chunk(r, sh, lin, sc, enc, NULL, (size_t)want, err,
+			       &src);
 	if (rc == SHARDPIPE_OK)
 		copy_box(r, s->out + doff, s->ostride, src + soff, ss, n);
 	return rc;

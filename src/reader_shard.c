@@ -27,6 +27,7 @@ void reader_scratch_free(struct reader_scratch *sc)
 	free(sc->enc);
 	free(sc->dec);
 	free(sc->run);
+	codec_dctx_free(sc->dctx);
 	memset(sc, 0, sizeof(*sc));
 }
 
@@ -377,7 +378,7 @@ int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,
 int reader_load_chunk(struct shardpipe_reader *r,
 		      const struct reader_shard *sh, uint64_t lin,
 		      struct reader_scratch *sc, uint8_t *enc, uint8_t *dst,
-		      struct sp_err *err, uint8_t **out)
+		      size_t want, struct sp_err *err, uint8_t **out)
 {
 	uint64_t off = 0, nb = 0;
 	struct sp_err e;
@@ -407,20 +408,20 @@ int reader_load_chunk(struct shardpipe_reader *r,
 fetched:
 	for (int k = r->chain.n - 1; k >= 0; k--) {
 		if (r->chain.kind[k] == B2B_CRC32C) {
-			uint32_t want, got;
+			uint32_t stored, got;
 
 			if (len < 4)
 				return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT,
 					     (int64_t)lin,
 					     "%zu bytes cannot hold a crc32c",
 					     len);
-			want = sp_get_le32(cur + len - 4);
+			stored = sp_get_le32(cur + len - 4);
 			got = crc32c(0, cur, len - 4);
-			if (want != got)
+			if (stored != got)
 				return fault(r, sh, err, SHARDPIPE_ERR_CORRUPT,
 					     (int64_t)lin,
 					     "crc32c mismatch (stored %08x, "
-					     "computed %08x)", want, got);
+					     "computed %08x)", stored, got);
 			len -= 4;
 		} else {
 			/* The compressor's output is the chunk itself when
@@ -437,8 +438,13 @@ fetched:
 				return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
 					     (int64_t)lin, "out of memory");
 			sp_err_clear(&e);
-			rc = codec_decode(r->chain.comp, cur, len, to,
-					  r->chain.comp_out, &e);
+			/* Only the last decoding step may stop early. */
+			rc = codec_decode_prefix(r->chain.comp, &sc->dctx,
+						 cur, len, to,
+						 r->chain.comp_out,
+						 k == 0 ? want
+							: r->chain.comp_out,
+						 &e);
 			if (rc != SHARDPIPE_OK)
 				return fault(r, sh, err,
 					     rc == SHARDPIPE_ERR_NOMEM
@@ -455,7 +461,7 @@ decoded:
 			     "chunk holds %zu bytes, expected %llu", len,
 			     (unsigned long long)r->chunk_bytes);
 	if (r->swap)
-		swap_elements(cur, len, r->esize);
+		swap_elements(cur, want < len ? want : len, r->esize);
 	__atomic_add_fetch(&r->chunks_decoded, 1, __ATOMIC_RELAXED);
 	if (dst != NULL && cur != dst) {
 		memcpy(dst, cur, len);

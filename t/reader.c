@@ -1683,6 +1683,116 @@ static void test_strided_refusals(void)
 	free(dir);
 }
 
+/*
+ * Reads that end early in a chunk decode only its prefix (design §24.2):
+ * zstd chunks of 512 KiB, four or more blocks each.  A read of a chunk's
+ * first rows, or of a box ending inside it, equals the reference.  A
+ * chunk cut to half its frame still gives the rows its first blocks hold,
+ * and fails, naming the chunk, for any read (and check) that needs more;
+ * a frame that declares another size fails even for its first row.
+ */
+static void prefix_read(shardpipe_reader *r, const uint8_t *ref,
+			uint64_t y0, uint64_t ny, uint64_t x0, uint64_t nx,
+			int code, const char *what)
+{
+	uint64_t start[2] = { y0, x0 }, count[2] = { ny, nx };
+	uint16_t *out = test_xmalloc(ny * nx * 2);
+	int rc = shardpipe_reader_read(r, start, count, out, ny * nx * 2);
+	int same = 1;
+
+	is_int(rc, code, "%s: rows %llu..%llu, cols %llu..%llu: %s", what,
+	       (unsigned long long)y0, (unsigned long long)(y0 + ny - 1),
+	       (unsigned long long)x0, (unsigned long long)(x0 + nx - 1),
+	       code == SHARDPIPE_OK ? "read" : "refused");
+	if (rc != code)
+		diag("%s", shardpipe_reader_message(r));
+	if (code != SHARDPIPE_OK) {
+		ok(strstr(shardpipe_reader_message(r), "chunk (0,0)") != NULL,
+		   "  the message names the chunk: %s",
+		   shardpipe_reader_message(r));
+	} else {
+		for (uint64_t y = 0; y < ny && same; y++)
+			same = memcmp(out + y * nx,
+				      ref + ((y0 + y) * 1024 + x0) * 2,
+				      nx * 2) == 0;
+		ok(rc == SHARDPIPE_OK && same, "  equals the reference");
+	}
+	free(out);
+}
+
+static void put_chunk(const char *dir, const uint8_t *frame, size_t n)
+{
+	uint8_t *b = test_xmalloc(n + 20);
+
+	memcpy(b, frame, n);
+	test_put_le(b + n, 0, 8);
+	test_put_le(b + n + 8, n, 8);
+	test_put_le(b + n + 16, test_crc32c(b + n, 16), 4);
+	write_file(dir, "c/0/0", b, n + 20);
+	free(b);
+}
+
+static void test_prefix(void)
+{
+	struct spec sp = base_spec();
+	char *dir;
+	size_t n, fn, cap = ZSTD_compressBound(512 * 512 * 2 + 4);
+	uint8_t *ref, *frame = test_xmalloc(cap), *chunk;
+	shardpipe_reader *r;
+
+	set_dims(&sp, 2, (uint64_t[]){ 512, 1024 }, (uint64_t[]){ 512, 512 },
+		 (uint64_t[]){ 512, 512 });
+	sp.dtype = SHARDPIPE_DTYPE_UINT16;
+	dir = new_store("prefix");
+	ref = make_ref(&sp, &n);
+	/* Random bytes: zstd's blocks then stay raw, 128 KiB each, so half
+	 * the frame holds the first rows whatever the seed. */
+	test_fill(ref, n, 0, &rng);
+	write_store(dir, &sp, ref);
+	if (!is_int(shardpipe_reader_open(&r, dir), SHARDPIPE_OK,
+		    "prefix: the store opens"))
+		bail("%s", shardpipe_last_error_message());
+	prefix_read(r, ref, 0, 3, 0, 1024, SHARDPIPE_OK, "prefix");
+	prefix_read(r, ref, 100, 57, 300, 500, SHARDPIPE_OK, "prefix");
+	prefix_read(r, ref, 0, 512, 0, 1024, SHARDPIPE_OK, "prefix");
+	shardpipe_reader_close(r);
+
+	/* Chunk (0,0) as its own frame, cut in half. */
+	chunk = test_xmalloc(512 * 512 * 2);
+	for (uint64_t y = 0; y < 512; y++)
+		memcpy(chunk + y * 1024, ref + y * 2048, 1024);
+	fn = ZSTD_compress(frame, cap, chunk, 512 * 512 * 2, 1);
+	if (ZSTD_isError(fn))
+		bail("zstd: %s", ZSTD_getErrorName(fn));
+	put_chunk(dir, frame, fn / 2);
+	if (!is_int(shardpipe_reader_open(&r, dir), SHARDPIPE_OK,
+		    "prefix, frame cut in half: the store opens"))
+		bail("%s", shardpipe_last_error_message());
+	prefix_read(r, ref, 0, 2, 0, 512, SHARDPIPE_OK, "frame cut in half");
+	prefix_read(r, ref, 500, 12, 0, 10, SHARDPIPE_ERR_CORRUPT,
+		    "frame cut in half");
+	prefix_read(r, ref, 0, 512, 0, 1024, SHARDPIPE_ERR_CORRUPT,
+		    "frame cut in half");
+	is_int(shardpipe_reader_check(r), SHARDPIPE_ERR_CORRUPT,
+	       "frame cut in half: check refuses it");
+	shardpipe_reader_close(r);
+
+	/* A whole frame of two bytes fewer. */
+	fn = ZSTD_compress(frame, cap, chunk, 512 * 512 * 2 - 2, 1);
+	put_chunk(dir, frame, fn);
+	if (!is_int(shardpipe_reader_open(&r, dir), SHARDPIPE_OK,
+		    "prefix, short frame: the store opens"))
+		bail("%s", shardpipe_last_error_message());
+	prefix_read(r, ref, 0, 1, 0, 4, SHARDPIPE_ERR_CORRUPT,
+		    "a frame declaring 2 bytes fewer");
+	shardpipe_reader_close(r);
+	free(chunk);
+	free(frame);
+	free(ref);
+	test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	rng = test_seed();
@@ -1695,6 +1805,7 @@ int main(void)
 	test_metadata();
 	test_corpus();
 	test_hostile();
+	test_prefix();
 	test_damage(200);
 	test_meta_fuzz(1000);
 	test_rmtree(root);
