@@ -178,6 +178,16 @@ static int decode_blosc(const uint8_t *src, size_t n, void *dst, size_t cap,
 #endif
 }
 
+/* What ZSTD_decompress returned for a chunk decoded whole into cap bytes. */
+static int zstd_whole(size_t r, size_t cap, struct sp_err *err)
+{
+	SP_RETURN_IF(ZSTD_isError(r), err, SHARDPIPE_ERR_CORRUPT, "zstd: %s",
+		     ZSTD_getErrorName(r));
+	SP_RETURN_IF(r != cap, err, SHARDPIPE_ERR_CORRUPT,
+		     "zstd chunk decodes to %zu bytes, expected %zu", r, cap);
+	return SHARDPIPE_OK;
+}
+
 int codec_decode_prefix(shardpipe_codec c, void **dctx, const void *src,
 			size_t n, void *dst, size_t cap, size_t want,
 			struct sp_err *err)
@@ -199,14 +209,8 @@ int codec_decode_prefix(shardpipe_codec c, void **dctx, const void *src,
 	 * streaming decoder's copy out of its window. */
 	if (want + ZSTD_BLOCKSIZE_MAX > cap ||
 	    declared == ZSTD_CONTENTSIZE_UNKNOWN) {
-		size_t r = ZSTD_decompressDCtx(d, dst, cap, src, n);
-
-		SP_RETURN_IF(ZSTD_isError(r), err, SHARDPIPE_ERR_CORRUPT,
-			     "zstd: %s", ZSTD_getErrorName(r));
-		SP_RETURN_IF(r != cap, err, SHARDPIPE_ERR_CORRUPT,
-			     "zstd chunk decodes to %zu bytes, expected %zu",
-			     r, cap);
-		return SHARDPIPE_OK;
+		return zstd_whole(ZSTD_decompressDCtx(d, dst, cap, src, n),
+				  cap, err);
 	}
 	SP_RETURN_IF(declared == ZSTD_CONTENTSIZE_ERROR, err,
 		     SHARDPIPE_ERR_CORRUPT, "zstd: not a zstd frame");
@@ -246,16 +250,8 @@ int codec_decode(shardpipe_codec c, const void *src, size_t n, void *dst,
 			     "raw chunk holds %zu bytes, expected %zu", n, cap);
 		memcpy(dst, src, n);
 		return SHARDPIPE_OK;
-	case SHARDPIPE_CODEC_ZSTD: {
-		size_t r = ZSTD_decompress(dst, cap, src, n);
-
-		SP_RETURN_IF(ZSTD_isError(r), err, SHARDPIPE_ERR_CORRUPT,
-			     "zstd: %s", ZSTD_getErrorName(r));
-		SP_RETURN_IF(r != cap, err, SHARDPIPE_ERR_CORRUPT,
-			     "zstd chunk decodes to %zu bytes, expected %zu",
-			     r, cap);
-		return SHARDPIPE_OK;
-	}
+	case SHARDPIPE_CODEC_ZSTD:
+		return zstd_whole(ZSTD_decompress(dst, cap, src, n), cap, err);
 	case SHARDPIPE_CODEC_GZIP: {
 		struct libdeflate_decompressor *d =
 			libdeflate_alloc_decompressor();
