@@ -67,6 +67,8 @@ struct reader_scratch {
 	void *dctx;             /* the compressor's decoder (codec.h) */
 	uint8_t *run;           /* neighbouring chunks read at once */
 	size_t run_cap;
+	struct iovec *iov;      /* a raw chunk's rows in the output */
+	size_t iov_cap;
 };
 
 struct reader_pool;
@@ -152,6 +154,14 @@ int reader_load_chunk(struct shardpipe_reader *r,
 		      struct reader_scratch *sc, uint8_t *enc, uint8_t *dst,
 		      size_t want, struct sp_err *err, uint8_t **out);
 void reader_scratch_free(struct reader_scratch *sc);
+/* Chunk lin of shard sh, held raw (no codecs, the host's byte order,
+ * exactly chunk_bytes), read straight into its place in the output: the
+ * whole chunk, its first element at dst, dim d's next at ds[d] bytes.
+ * *placed is 0, and nothing read, when the chunk or the source is not
+ * such or its rows are too short to gain: the caller decodes it. */
+int reader_place_raw(struct shardpipe_reader *r, const struct reader_shard *sh,
+		     uint64_t lin, struct reader_scratch *sc, uint8_t *dst,
+		     const uint64_t *ds, int *placed, struct sp_err *err);
 /* The n encoded bytes at off of shard sh, the chunks from chunk lin on,
  * into sc->run (doc/design.md §24.4); faults name the shard and lin. */
 int reader_fetch_run(struct shardpipe_reader *r, const struct reader_shard *sh,

@@ -585,6 +585,14 @@ static int read_task(struct job *j, uint64_t t, struct reader_scratch *sc,
 	if (whole && s->direct)
 		return reader_load_chunk(r, sh, lin, sc, enc, s->out + doff,
 					 (size_t)r->chunk_bytes, err, &src);
+	if (whole && enc == NULL) {
+		int placed;
+
+		SP_FORWARD(reader_place_raw(r, sh, lin, sc, s->out + doff,
+					    s->ostride, &placed, err));
+		if (placed)
+			return SHARDPIPE_OK;
+	}
 	/* The decoded bytes needed end with the box's last element. */
 	want = soff + r->esize;
 	for (int d = 0; d < rank; d++)

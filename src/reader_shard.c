@@ -27,6 +27,7 @@ void reader_scratch_free(struct reader_scratch *sc)
 	free(sc->enc);
 	free(sc->dec);
 	free(sc->run);
+	free(sc->iov);
 	codec_dctx_free(sc->dctx);
 	memset(sc, 0, sizeof(*sc));
 }
@@ -468,5 +469,67 @@ decoded:
 		cur = dst;
 	}
 	*out = cur;
+	return SHARDPIPE_OK;
+}
+
+/* Rows shorter than this cost the kernel more a piece than a copy does. */
+#define PLACE_MIN_ROW 256
+
+int reader_place_raw(struct shardpipe_reader *r, const struct reader_shard *sh,
+		     uint64_t lin, struct reader_scratch *sc, uint8_t *dst,
+		     const uint64_t *ds, int *placed, struct sp_err *err)
+{
+	uint64_t i[SHARDPIPE_MAX_RANK] = { 0 }, off = 0, nb = 0, doff = 0;
+	int last = r->rank - 1, rc;
+	size_t row = r->chunk[last] * r->esize, rows, k = 0;
+	struct sp_err e;
+
+	*placed = 0;
+	if (r->chain.n != 0 || r->swap || r->src->ops->readv == NULL ||
+	    ds[last] != r->esize || row < PLACE_MIN_ROW ||
+	    !reader_chunk_extent(r, sh, lin, &off, &nb) ||
+	    nb != r->chunk_bytes)
+		return SHARDPIPE_OK;
+	rows = r->chunk_bytes / row;
+	if (rows > sc->iov_cap) {
+		struct iovec *p = realloc(sc->iov, rows * sizeof(*p));
+
+		if (p == NULL)
+			return fault(r, sh, err, SHARDPIPE_ERR_NOMEM,
+				     (int64_t)lin, "out of memory");
+		sc->iov = p;
+		sc->iov_cap = rows;
+	}
+	/* The rows in the chunk's order, each at its place in dst. */
+	for (;;) {
+		int d;
+
+		sc->iov[k].iov_base = dst + doff;
+		sc->iov[k++].iov_len = row;
+		for (d = last - 1; d >= 0; d--) {
+			if (++i[d] < r->chunk[d]) {
+				doff += ds[d];
+				break;
+			}
+			doff -= (i[d] - 1) * ds[d];
+			i[d] = 0;
+		}
+		if (d < 0)
+			break;
+	}
+	sp_err_clear(&e);
+	if (r->src->ops->concurrent_reads) {
+		rc = r->src->ops->readv(r->src, sh->obj, sc->iov, k, off, &e);
+	} else {
+		pthread_mutex_lock(&r->io_mu);
+		rc = r->src->ops->readv(r->src, sh->obj, sc->iov, k, off, &e);
+		pthread_mutex_unlock(&r->io_mu);
+	}
+	count_read(r, nb);
+	if (rc != SHARDPIPE_OK)
+		return fault(r, sh, err, e.code, (int64_t)lin,
+			     "read failed: %s", e.msg);
+	__atomic_add_fetch(&r->chunks_decoded, 1, __ATOMIC_RELAXED);
+	*placed = 1;
 	return SHARDPIPE_OK;
 }

@@ -134,6 +134,12 @@ struct source_ops {
 	int (*open_read)(struct source *src, const char *key,
 			 struct source_obj **obj, uint64_t *size, void *buf,
 			 size_t n, int at_end, struct sp_err *err);
+	/* Optional: read as read does, the bytes scattered over the cnt
+	 * buffers of iov in order (a raw chunk straight into the rows of
+	 * its place in the output, doc/design.md §19.1).  iov is used up. */
+	int (*readv)(struct source *src, struct source_obj *obj,
+		     struct iovec *iov, size_t cnt, uint64_t off,
+		     struct sp_err *err);
 	/* read may run on several threads at once (the reader's pool,
 	 * doc/design.md §19.1); else the reader's reads take turns. */
 	int concurrent_reads;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -1553,6 +1554,35 @@ static int src_read(struct source *base, struct source_obj *o, void *buf,
 	return SHARDPIPE_OK;
 }
 
+static int src_readv(struct source *base, struct source_obj *o,
+		     struct iovec *iov, size_t cnt, uint64_t off,
+		     struct sp_err *err)
+{
+	(void)base;
+	while (cnt > 0) {
+		ssize_t got = preadv(o->fd, iov,
+				     cnt > IOV_MAX ? IOV_MAX : (int)cnt,
+				     (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		SP_RETURN_IF(got < 0, err, store_fs_errno_code(errno), "%s",
+			     strerror(errno));
+		SP_RETURN_IF(got == 0, err, SHARDPIPE_ERR_IO,
+			     "the file ended early (it shrank while being "
+			     "read)");
+		off += (uint64_t)got;
+		/* Past the buffers filled, into the one cut short. */
+		for (; cnt > 0 && (size_t)got >= iov->iov_len; iov++, cnt--)
+			got -= (ssize_t)iov->iov_len;
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + got;
+			iov->iov_len -= (size_t)got;
+		}
+	}
+	return SHARDPIPE_OK;
+}
+
 static void src_close(struct source *base, struct source_obj *o)
 {
 	(void)base;
@@ -1661,6 +1691,7 @@ static const struct source_ops fs_source_ops = {
 	.close = src_close,
 	.list = src_list,
 	.free = src_free,
+	.readv = src_readv,
 	.concurrent_reads = 1, /* pread */
 };
 

@@ -1793,6 +1793,72 @@ static void test_prefix(void)
 	free(dir);
 }
 
+/*
+ * Raw chunks whose rows are long enough are read straight into their
+ * rows of the output (one scattered read a chunk): more rows than one
+ * such read takes (1100 > IOV_MAX's 1024), rows of exactly the shortest
+ * length it takes, ragged edges, empty and missing chunks, and the
+ * stores it must leave to the usual path (big-endian, a crc32c).  A raw
+ * chunk of the wrong size is refused, naming it.
+ */
+static void test_place_raw(void)
+{
+	struct spec sp = base_spec();
+	char *dir;
+	size_t n;
+	uint8_t *ref, *bad;
+	shardpipe_reader *r;
+
+	sp.codec = 0;
+	sp.dtype = SHARDPIPE_DTYPE_UINT16;
+	set_dims(&sp, 2, (uint64_t[]){ 1100, 1024 }, (uint64_t[]){ 1100, 512 },
+		 (uint64_t[]){ 1100, 256 });
+	roundtrip(&sp, 6);
+	set_dims(&sp, 3, (uint64_t[]){ 5, 40, 600 }, (uint64_t[]){ 2, 16, 256 },
+		 (uint64_t[]){ 1, 8, 128 });
+	sp.empty_pct = 10;
+	sp.missing_pct = 10;
+	roundtrip(&sp, 12);
+	sp.big = 1;
+	roundtrip(&sp, 4);
+	sp.big = 0;
+	sp.inner_crc = 1;
+	roundtrip(&sp, 4);
+
+	/* Chunk (0,0), a shard of its own: 4 rows of 512 bytes, 2 short. */
+	sp = base_spec();
+	sp.codec = 0;
+	sp.dtype = SHARDPIPE_DTYPE_UINT16;
+	set_dims(&sp, 2, (uint64_t[]){ 8, 512 }, (uint64_t[]){ 4, 256 },
+		 (uint64_t[]){ 4, 256 });
+	dir = new_store("place");
+	ref = make_ref(&sp, &n);
+	write_store(dir, &sp, ref);
+	bad = test_xmalloc(4 * 512);
+	memset(bad, 7, 4 * 512);
+	put_chunk(dir, bad, 4 * 512 - 2);
+	if (!is_int(shardpipe_reader_open(&r, dir), SHARDPIPE_OK,
+		    "place, a raw chunk 2 bytes short: the store opens"))
+		bail("%s", shardpipe_last_error_message());
+	{
+		uint64_t st[2] = { 0, 0 }, cnt[2] = { 8, 512 };
+		uint8_t *out = test_xmalloc(n);
+		int rc = shardpipe_reader_read(r, st, cnt, out, n);
+
+		is_int(rc, SHARDPIPE_ERR_CORRUPT,
+		       "a raw chunk 2 bytes short: the read is refused");
+		ok(strstr(shardpipe_reader_message(r), "chunk (0,0)") != NULL,
+		   "  the message names the chunk: %s",
+		   shardpipe_reader_message(r));
+		free(out);
+	}
+	shardpipe_reader_close(r);
+	free(bad);
+	free(ref);
+	test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	rng = test_seed();
@@ -1806,6 +1872,7 @@ int main(void)
 	test_corpus();
 	test_hostile();
 	test_prefix();
+	test_place_raw();
 	test_damage(200);
 	test_meta_fuzz(1000);
 	test_rmtree(root);
