@@ -338,19 +338,21 @@ def main():
         print("| read | shardpipe GB/s | TensorStore | zarr-python | "
               "shardpipe / TensorStore | shardpipe / bound | "
               "shardpipe / bound into fresh memory | shardpipe / bound "
-              "placed | TensorStore / bound placed | chunks | "
+              "placed | TensorStore / bound | TensorStore / bound placed "
+              "| chunks | "
               "bytes read (touched chunks + indexes) | requests |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- "
-              "| --- | --- | --- |")
+              "| --- | --- | --- | --- |")
         for name, nbytes, nch, need, fetched, b in rows:
             gbs = {k: nbytes / v / 1e9 for k, v in b.items()}
             print("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f | %.2f | %.2f "
-                  "| %.2f | %d | %d (%d) | %d |" % (
+                  "| %.2f | %.2f | %d | %d (%d) | %d |" % (
                       name, gbs["shardpipe"], gbs["tensorstore"],
                       gbs["zarr"], b["tensorstore"] / b["shardpipe"],
                       b["bound"] / b["shardpipe"],
                       b["fresh"] / b["shardpipe"],
                       b["placed"] / b["shardpipe"],
+                      b["bound"] / b["tensorstore"],
                       b["placed"] / b["tensorstore"], nch, fetched[0],
                       need, fetched[1]))
         print()
