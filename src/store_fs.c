@@ -1554,6 +1554,10 @@ static int src_read(struct source *base, struct source_obj *o, void *buf,
 	return SHARDPIPE_OK;
 }
 
+#ifndef IOV_MAX
+#define IOV_MAX 16 /* POSIX's least */
+#endif
+
 static int src_readv(struct source *base, struct source_obj *o,
 		     struct iovec *iov, size_t cnt, uint64_t off,
 		     struct sp_err *err)
