@@ -330,3 +330,47 @@ def test_threads_refused(tmp_path, arr, threads, exc, msg):
     store(tmp_path / "a.zarr", arr)
     with pytest.raises(exc, match=msg):
         shardpipe.open(tmp_path / "a.zarr", threads=threads)
+
+
+def test_read_into_out(reader, arr):
+    """read(..., out=) fills the caller's array, returns it, and reads
+    into it again: the same bytes as a new array."""
+    out = np.full((3, 5, 7), -1, np.int32)
+    got = reader.read((2, 4, 1), (3, 5, 7), out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, arr[2:5, 4:9, 1:8])
+    reader.read((6, 8, 4), (3, 5, 7), out=out)
+    np.testing.assert_array_equal(out, arr[6:9, 8:13, 4:11])
+    empty = np.empty((0, 5, 7), np.int32)
+    assert reader.read((9, 0, 0), (0, 5, 7), out=empty) is empty
+
+
+@pytest.mark.parametrize("bad,exc,msg", [
+    (np.zeros((3, 5, 6), np.int32), ValueError,
+     r"out has shape \(3, 5, 6\), the region \(3, 5, 7\)"),
+    (np.zeros((5, 7, 3), np.int32), ValueError, r"shape \(5, 7, 3\)"),
+    (np.zeros(105, np.int32), ValueError, r"shape \(105,\)"),
+    (np.zeros((3, 5, 7), np.uint32), TypeError,
+     "out has dtype uint32, the array int32"),
+    (np.zeros((3, 5, 7), ">i4"), TypeError, "dtype >i4"),
+    (np.zeros((3, 5, 14), np.int32)[:, :, ::2], ValueError,
+     "not C-contiguous"),
+    (np.zeros((3, 5, 7), np.int32, order="F"), ValueError,
+     "not C-contiguous"),
+    ([[0] * 7] * 5, TypeError, "out must be a NumPy array, not list"),
+])
+def test_read_into_a_wrong_out_is_refused(reader, bad, exc, msg):
+    """An out that is not what read() would return is refused before
+    anything is read, naming what differs; the array is left alone."""
+    before = np.array(bad, copy=True)
+    with pytest.raises(exc, match=msg):
+        reader.read((2, 4, 1), (3, 5, 7), out=bad)
+    np.testing.assert_array_equal(np.asarray(bad), before)
+
+
+def test_read_into_a_read_only_out_is_refused(reader):
+    out = np.zeros((3, 5, 7), np.int32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="out is read-only"):
+        reader.read((2, 4, 1), (3, 5, 7), out=out)
+    assert not out.any()

@@ -1865,6 +1865,25 @@ def _region(key: _Any, shape: tuple[int, ...], np: _Any
     return start, count, step_of, tuple(local)
 
 
+def _check_out(out: _Any, shape: tuple[int, ...], dtype: _Any,
+               np: _Any) -> None:
+    """Refuse an ``out`` that is not the array a read would return."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError("out must be a NumPy array, not %s" %
+                        type(out).__name__)
+    if out.dtype != dtype:
+        raise TypeError("out has dtype %s, the array %s" %
+                        (out.dtype, np.dtype(dtype)))
+    if out.shape != shape:
+        raise ValueError("out has shape %s, the region %s" %
+                         (out.shape, shape))
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if not out.flags.c_contiguous:
+        raise ValueError("out is not C-contiguous (a view with steps, or "
+                         "Fortran order)")
+
+
 class Reader:
     """A Zarr v3 array opened for reading by the library (``open()``).
 
@@ -1990,12 +2009,19 @@ class Reader:
         for i in range(len(self)):
             yield self[i]
 
-    def read(self, start: _Sequence[int],
-             count: _Sequence[int]) -> _NDArray:
+    def read(self, start: _Sequence[int], count: _Sequence[int],
+             out: _NDArray | None = None) -> _NDArray:
         """The region [start, start + count) as a NumPy array of shape
         ``count``.  An entry that is not a non-negative integer, or a
         region beyond the shape, raises TypeError or IndexError naming it
-        ("start[1] = -2: negative")."""
+        ("start[1] = -2: negative").
+
+        ``out``, a writable C-contiguous NumPy array of exactly that shape
+        and the array's dtype, receives the region instead of a new array
+        and is returned: a loop reading into one buffer skips allocating
+        (and the system zeroing) fresh memory each time.  Any other
+        ``out`` raises TypeError or ValueError naming what differs, before
+        anything is read."""
         np = self._np
         start = _extents("start", start, 0, None)
         count = _extents("count", count, 0, None)
@@ -2007,7 +2033,10 @@ class Reader:
                 raise IndexError("start[%d] + count[%d] = %d: beyond "
                                  "shape[%d] = %d" % (d, d, start[d] +
                                                      count[d], d, n))
-        out: _NDArray = np.empty(count, dtype=self.dtype)
+        if out is None:
+            out = np.empty(count, dtype=self.dtype)
+        else:
+            _check_out(out, tuple(count), self.dtype, np)
         if out.size:
             self._r.read_into(start, count, out)
         return out
