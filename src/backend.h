@@ -25,8 +25,9 @@
 /* Bumped whenever struct backend_ops, struct plan or the structs below
  * change in a way a plugin built earlier would misread, or a contract
  * changes that it would not keep (doc/design.md §5.3; 7: in_stride may
- * be any permutation of the row-major strides, a storage order). */
-#define SHARDPIPE_BACKEND_ABI 8
+ * be any permutation of the row-major strides, a storage order; 9:
+ * run_batch takes `laid`, and the table chunk-laid staging). */
+#define SHARDPIPE_BACKEND_ABI 9
 
 /* One range of a fetched batch's packed chunks, and where it goes. */
 struct batch_range {
@@ -103,10 +104,11 @@ struct backend_ops {
 	 * e*M + j) goes to dst[j], which has room for slot_capacity bytes,
 	 * and its size to sizes[j] (0 for a chunk left out); its bytes
 	 * equal what the stages produce.  The batch's epochs * epoch_bytes
-	 * of input are read until this returns.
+	 * of input are read until this returns; with `laid`, its epochs are
+	 * chunk-laid staging instead (deal below), laid_bytes each.
 	 */
 	int (*run_batch)(void *ctx, const void *batch, uint64_t epochs,
-			 uint8_t *const *dst, uint64_t *sizes,
+			 int laid, uint8_t *const *dst, uint64_t *sizes,
 			 struct batch_times *out, struct sp_err *err);
 	/* Optional: the bytes of host memory the context's pools take at
 	 * most, as the stream will use it (reported as planned pools). */
@@ -132,6 +134,21 @@ struct backend_ops {
 	int (*reduce)(void *ctx, const void *batch, uint64_t nrows,
 		      const void *carry, int tail, void *out,
 		      uint64_t out_rows, struct sp_err *err);
+	/*
+	 * Optional (NULL, or laid_bytes 0: staging holds rows): chunk-laid
+	 * staging (doc/design.md §14.7).  laid_bytes gives the bytes one
+	 * epoch of staging takes laid out as the backend's chunks, and in
+	 * *unit the bytes of input a unit of an epoch's rows is (epoch_bytes
+	 * is a whole number of units).  deal writes units u0..u1 of an epoch
+	 * (rows: their row-major input, from unit u0; NULL: the fill value
+	 * plan->fill_le) to their places in the laid epoch at out, padding
+	 * included, so that run_batch compresses the chunks where they lie:
+	 * share `part` of `parts` of them (0 of 1: all), for the host to
+	 * split a deal between threads.
+	 */
+	uint64_t (*laid_bytes)(void *ctx, uint64_t *unit);
+	void (*deal)(void *ctx, const void *rows, uint64_t u0, uint64_t u1,
+		     void *out, unsigned part, unsigned parts);
 };
 
 /* What a plugin's single entry point, shardpipe_backend_plugin(), returns. */

@@ -7,6 +7,10 @@
 
 #include "common.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Whether a staging buffer of batch_bytes is to be written past the
  * cache: it is more than twice the largest cache this machine reports. */
 SP_INTERNAL int copy_past_cache(uint64_t batch_bytes);
@@ -44,5 +48,38 @@ SP_INTERNAL int copy_is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
 SP_INTERNAL int copy_staging_fill(uint8_t *dst, const uint8_t *src, size_t n,
 				  int past_cache, const uint8_t *fill,
 				  unsigned es, unsigned phase);
+
+/*
+ * n bytes (a multiple of 64) to dst (16-byte aligned) with streaming stores,
+ * not fenced: the runs of the deal into laid staging past the cache
+ * (design §14.7), which ends with copy_fence.  Inline, since runs are 128
+ * bytes; memcpy without SSE2.
+ */
+static inline void copy_run_past(uint8_t *dst, const uint8_t *src, size_t n)
+{
+#if defined(__SSE2__)
+	for (size_t i = 0; i < n; i += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
+
+		_mm_stream_si128((__m128i *)(void *)(dst + i), a);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
+	}
+#else
+	memcpy(dst, src, n);
+#endif
+}
+
+/* Complete the streaming stores of copy_run_past. */
+static inline void copy_fence(void)
+{
+#if defined(__SSE2__)
+	_mm_sfence();
+#endif
+}
 
 #endif

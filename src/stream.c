@@ -246,6 +246,7 @@ static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 		pthread_mutex_lock(&s->mu);
 		if (s->processed == s->queued && s->q_len == 0 &&
 		    !s->stop) {
+			s->cp_laid = 0;
 			s->cp_src = src + half;
 			s->cp_dst = dst + half;
 			s->cp_n = n - half;
@@ -279,6 +280,116 @@ static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 	all = s->cur_fill && all && s->cp_fill;
 	pthread_mutex_unlock(&s->mu);
 	return all;
+}
+
+/*
+ * Chunk-laid staging (doc/design.md §14.7): n units of input from unit u of
+ * the batch on (src NULL: fill) dealt into the batch's laid epochs, share
+ * `part` of `parts` of each.
+ */
+void stream_deal(struct shardpipe_stream *s, uint8_t *batch, uint64_t u,
+		 const uint8_t *src, uint64_t n, unsigned part, unsigned parts)
+{
+	const uint64_t per = s->plan.epoch_bytes / s->unit;
+
+	while (n > 0) {
+		uint64_t e = u / per, u0 = u % per, k = per - u0;
+
+		if (k > n)
+			k = n;
+		s->be->deal(s->bctx, src, u0, u0 + k, batch + e * s->laid,
+			    part, parts);
+		if (src != NULL)
+			src += k * s->unit;
+		u += k;
+		n -= k;
+	}
+}
+
+/* Whole units dealt, the idle pipeline thread taking half of each epoch's
+ * chunks as it takes half of a copy (stage_copy). */
+static void deal_split(struct shardpipe_stream *s, uint8_t *batch, uint64_t u,
+		       const uint8_t *src, uint64_t n)
+{
+	int split = 0;
+
+	if (n * s->unit >= STAGE_SPLIT_MIN && s->plan.threads > 1) {
+		pthread_mutex_lock(&s->mu);
+		if (s->processed == s->queued && s->q_len == 0 &&
+		    !s->stop) {
+			s->cp_laid = 1;
+			s->cp_src = src;
+			s->cp_dst = batch;
+			s->cp_u = u;
+			s->cp_n = (size_t)n;
+			s->cp_state = 1;
+			split = 1;
+			pthread_cond_broadcast(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	stream_deal(s, batch, u, src, n, 0, split ? 2 : 1);
+	if (!split)
+		return;
+	pthread_mutex_lock(&s->mu);
+	while (s->cp_state != 2)
+		pthread_cond_wait(&s->cv, &s->mu);
+	s->cp_state = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Caller's thread: a span into laid staging at byte `staged` of the batch:
+ * whole units dealt from the caller's memory, the pieces of a unit that
+ * spans cut gathered in `part` first, and dealt once it is whole. */
+static int stage_laid(struct shardpipe_stream *s, const uint8_t *src,
+		      size_t n)
+{
+	uint8_t *batch = s->staging[s->cur];
+	uint64_t at = s->staged;
+
+	while (n > 0) {
+		uint64_t in = at % s->unit, k = s->unit - in;
+
+		if (in != 0 || n < s->unit) {
+			if (s->part == NULL)
+				s->part = malloc((size_t)s->unit);
+			SP_RETURN_IF(s->part == NULL, &s->err,
+				     SHARDPIPE_ERR_NOMEM, "out of memory for "
+				     "%llu bytes of a partial row",
+				     (unsigned long long)s->unit);
+			if (k > n)
+				k = n;
+			memcpy(s->part + in, src, (size_t)k);
+			if (in + k == s->unit)
+				stream_deal(s, batch, at / s->unit, s->part, 1,
+					    0, 1);
+		} else {
+			k = n / s->unit * s->unit;
+			deal_split(s, batch, at / s->unit, src, k / s->unit);
+		}
+		at += k;
+		src += k;
+		n -= (size_t)k;
+	}
+	return SHARDPIPE_OK;
+}
+
+/* Laid staging's rows from byte `staged` to the end of epoch n-1 as fill,
+ * as drain pads the rows of a batch. */
+static void pad_laid(struct shardpipe_stream *s, uint8_t *batch, uint64_t n)
+{
+	const struct plan *p = &s->plan;
+	uint64_t at = s->staged, end = n * p->epoch_bytes, in = at % s->unit;
+
+	if (in != 0) {
+		copy_fill(s->part + in, (size_t)(s->unit - in), p->fill_le,
+			  p->esize);
+		stream_deal(s, batch, at / s->unit, s->part, 1, 0, 1);
+		at += s->unit - in;
+	}
+	if (at < end)
+		stream_deal(s, batch, at / s->unit, NULL,
+			    (end - at) / s->unit, 0, 1);
 }
 
 int stream_append_span(shardpipe_stream *s, const void *data, size_t nbytes)
@@ -328,8 +439,15 @@ int stream_append_span(shardpipe_stream *s, const void *data, size_t nbytes)
 		t0 = sp_now();
 		if (take > n)
 			take = n;
-		s->cur_fill = stage_copy(s, s->staging[s->cur] + s->staged,
-					 src, take);
+		if (s->laid != 0) {
+			int rc = stage_laid(s, src, take);
+
+			if (rc != SHARDPIPE_OK)
+				return fail(s, rc);
+		} else {
+			s->cur_fill = stage_copy(s, s->staging[s->cur] +
+						     s->staged, src, take);
+		}
 		s->staged += take;
 		src += take;
 		n -= take;
@@ -367,7 +485,7 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	const struct plan *p = &s->plan;
 	uint64_t full = s->staged / p->epoch_bytes;
 	size_t tail_at = (size_t)(full * p->epoch_bytes);
-	size_t tail = s->staged - tail_at;
+	size_t tail = s->staged - tail_at, kept;
 	uint64_t n = full;
 	uint8_t *buf, *keep = NULL;
 
@@ -379,22 +497,33 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	if (n == 0)
 		return SHARDPIPE_OK;
 	buf = s->staging[s->cur];
+	kept = tail;
+	/* Laid, the partial epoch is its whole laid place, the units not
+	 * yet dealt included (§14.7). */
+	if (s->laid != 0 && tail > 0)
+		kept = (size_t)s->laid;
 	if (tail > 0) {
-		keep = malloc(tail);
+		keep = malloc(kept);
 		SP_RETURN_IF(keep == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory for %zu bytes of a partial epoch",
-			     tail);
-		memcpy(keep, buf + tail_at, tail);
+			     kept);
+		memcpy(keep, s->laid != 0 ? buf + full * s->laid
+					  : buf + tail_at, kept);
 	}
-	/* In the host's order: submit swaps level 0's to little-endian. */
-	copy_fill(buf + tail_at, (size_t)p->batch_bytes - tail_at,
-		  p->scale_level == 0 ? p->fill : p->fill_le, p->esize);
+	/* In the host's order: submit swaps level 0's to little-endian.
+	 * Laid staging is read for its n epochs only. */
+	if (s->laid == 0)
+		copy_fill(buf + tail_at, (size_t)p->batch_bytes - tail_at,
+			  p->scale_level == 0 ? p->fill : p->fill_le,
+			  p->esize);
+	else if (pad_last)
+		pad_laid(s, buf, n);
 	submit(s, buf, s->cur, n, pad_last);
 	s->cur = -1;
 	s->staged = 0;
 	if (keep != NULL) {
 		s->cur = take_buffer(s, 1);
-		memcpy(s->staging[s->cur], keep, tail);
+		memcpy(s->staging[s->cur], keep, kept);
 		s->staged = tail;
 		/* Not checked: the buffer's batch goes through the backend. */
 		s->cur_fill = 0;

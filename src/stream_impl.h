@@ -87,6 +87,11 @@ struct shardpipe_stream {
 	uint8_t *staging[NSTAGE]; /* plan.batch_bytes each, from the backend */
 	int cur;                 /* staging buffer being filled, or -1 */
 	size_t staged;           /* bytes of the current batch received */
+	/* Chunk-laid staging (doc/design.md §14.7): an epoch of staging
+	 * takes `laid` bytes (0: it holds rows, epoch_bytes), dealt in units
+	 * of `unit` input bytes; `part` assembles a unit that spans cut. */
+	uint64_t laid, unit;
+	uint8_t *part;
 	int sticky;              /* first failure, returned ever after */
 	int direct;              /* the last span was taken straight */
 	struct sp_err err;
@@ -135,6 +140,10 @@ struct shardpipe_stream {
 	uint8_t *cp_dst;
 	size_t cp_n;
 	int cp_state;
+	/* Laid staging: the half is the second of two parts of the deal of
+	 * cp_n units from unit cp_u of the batch at cp_dst. */
+	int cp_laid;
+	uint64_t cp_u;
 	int past_cache;          /* copy_past_cache(plan.batch_bytes) */
 	/* Staging copies check for the fill value (a fused backend, empty
 	 * chunks left out); cur_fill: every byte staged in the current
@@ -227,6 +236,10 @@ SP_INTERNAL int stream_open_box(shardpipe_stream **out, const char *path,
 SP_INTERNAL int stream_append_span(shardpipe_stream *s, const void *data,
 				   size_t nbytes);
 SP_INTERNAL void stream_begin_append(struct shardpipe_stream *s);
+SP_INTERNAL void stream_deal(struct shardpipe_stream *s, uint8_t *batch,
+			     uint64_t u, const uint8_t *src, uint64_t n,
+			     unsigned part, unsigned parts);
+SP_INTERNAL uint64_t stream_stage_bytes(const struct shardpipe_stream *s);
 SP_INTERNAL void stream_count_wait(struct shardpipe_stream *s);
 
 /* stream_threads.c */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "copy.h"
 #include "reader_impl.h"
@@ -25,15 +26,40 @@ void stream_stop_threads(struct shardpipe_stream *s)
 	s->threads_started = 0;
 }
 
+/* A staging buffer's bytes: K epochs, laid out as rows or as chunks
+ * (§14.7). */
+uint64_t stream_stage_bytes(const struct shardpipe_stream *s)
+{
+	return s->laid != 0 ? s->plan.K * s->laid : s->plan.batch_bytes;
+}
+
+/* Staging of at least this many bytes asks for huge pages. */
+#define STAGING_HUGE_MIN (8u << 20)
+
 /* Staging memory comes from the backend that reads it (pinned on a GPU,
  * doc/design.md §14.1), or from the pools that outlive streams (§27). */
 static uint8_t *staging_alloc(struct shardpipe_stream *s)
 {
-	uint64_t n = s->plan.batch_bytes;
+	uint64_t n = stream_stage_bytes(s);
+	uint8_t *b;
 
 	if (s->be->host_alloc != NULL)
 		return s->be->host_alloc(s->bctx, n);
-	return pool_take(n);
+	b = pool_take(n);
+#ifdef MADV_HUGEPAGE
+	/* Staging is written whole every batch, and laid staging a chunk's
+	 * rows at a time, each chunk far from the last (§14.7): huge pages
+	 * spare the faults of its first touch and the TLB.  That touch can
+	 * stall (a virtual machine's host backing the pages again), so it is
+	 * done here, before the first append. */
+	if (b != NULL && n >= STAGING_HUGE_MIN) {
+		(void)madvise(b, (size_t)n, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+		(void)madvise(b, (size_t)n, MADV_POPULATE_WRITE);
+#endif
+	}
+#endif
+	return b;
 }
 
 void stream_free(struct shardpipe_stream *s)
@@ -50,8 +76,9 @@ void stream_free(struct shardpipe_stream *s)
 		if (s->be->host_free != NULL)
 			s->be->host_free(s->bctx, s->staging[k]);
 		else
-			pool_give(s->staging[k], s->plan.batch_bytes);
+			pool_give(s->staging[k], stream_stage_bytes(s));
 	}
+	free(s->part);
 	if (s->bctx != NULL)
 		s->be->close(s->bctx);
 	for (int k = 0; s->sets != NULL && k < s->nsets; k++)
@@ -128,7 +155,7 @@ static int nsets_for(const struct plan *p, const struct backend_ops *be)
 static uint64_t pools(const struct shardpipe_stream *s)
 {
 	const struct plan *p = &s->plan;
-	uint64_t n = NSTAGE * p->batch_bytes +
+	uint64_t n = NSTAGE * stream_stage_bytes(s) +
 		     (uint64_t)nsets_for(p, s->be) * shard_set_bytes(p);
 
 	if (p->reduce_geo[SP_RGEO_F0] != 0)
@@ -320,13 +347,31 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 	SP_FORWARD(s->be->open(&s->bplan, &s->bctx, err));
 	SP_FORWARD(open_sets(s));
 	s->past_cache = copy_past_cache(p->batch_bytes);
-	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks;
+	/*
+	 * Chunk-laid staging (§14.7) where the backend lays out this plan's
+	 * epochs in more than one unit each; not below a next pyramid level,
+	 * whose reduction reads the rows, nor on a big-endian host, which
+	 * swaps the rows in staging (§20).
+	 */
+	if (!HOST_BIG_ENDIAN && s->next == NULL && s->be->run_batch != NULL &&
+	    s->be->laid_bytes != NULL && s->be->deal != NULL) {
+		uint64_t unit = 0, laid = s->be->laid_bytes(s->bctx, &unit);
+
+		if (laid != 0 && unit != 0 && p->epoch_bytes % unit == 0 &&
+		    p->epoch_bytes / unit > 1) {
+			s->laid = laid;
+			s->unit = unit;
+		}
+	}
+	/* Laid chunks are checked for fill as they are compressed. */
+	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks &&
+			s->laid == 0;
 	for (int k = 0; k < NSTAGE; k++) {
 		s->staging[k] = staging_alloc(s);
 		s->stage_free[k] = 1;
 		SP_RETURN_IF(s->staging[k] == NULL, err, SHARDPIPE_ERR_NOMEM,
 			     "out of memory for a batch of %llu bytes",
-			     (unsigned long long)p->batch_bytes);
+			     (unsigned long long)stream_stage_bytes(s));
 	}
 	s->fill_block = malloc(FILL_BLOCK);
 	SP_RETURN_IF(s->fill_block == NULL, err, SHARDPIPE_ERR_NOMEM,

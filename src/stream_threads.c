@@ -414,7 +414,8 @@ static int run_fused(struct shardpipe_stream *s, const struct batch_job *job)
 					    sizeof(*s->sizes));
 		rc = SHARDPIPE_OK;
 	} else {
-		rc = s->be->run_batch(s->bctx, job->data, job->epochs, s->dst,
+		rc = s->be->run_batch(s->bctx, job->data, job->epochs,
+				      job->buf >= 0 && s->laid != 0, s->dst,
 				      s->sizes, &f, &s->perr);
 	}
 	if (rc == SHARDPIPE_OK)
@@ -539,7 +540,10 @@ void *stream_pipeline_main(void *arg)
 			double t0 = sp_now();
 
 			pthread_mutex_unlock(&s->mu);
-			if (s->cp_fill)
+			if (s->cp_laid)
+				stream_deal(s, s->cp_dst, s->cp_u, s->cp_src,
+					    s->cp_n, 1, 2);
+			else if (s->cp_fill)
 				s->cp_fill = copy_staging_fill(
 					s->cp_dst, s->cp_src, s->cp_n,
 					s->past_cache, s->cp_elem,

@@ -313,7 +313,7 @@ static void check_empty(const struct backend_ops *ops, const struct kcfg *c,
 
 		for (uint64_t q = 0; q < n; q++)
 			dst[q] = slots + q * p.slot_capacity;
-		if (sp_backend_cpu.run_batch(cctx, batch, p.K, dst, pos,
+		if (sp_backend_cpu.run_batch(cctx, batch, p.K, 0, dst, pos,
 					     &fused, &err) != SHARDPIPE_OK)
 			bail("cpu backend: %s", err.msg);
 		free(dst);

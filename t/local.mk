@@ -116,6 +116,13 @@ TESTS += t/cpu-fused
 t_cpu_fused_LDADD = $(TEST_LDADD)
 t_cpu_fused_LDFLAGS = $(TEST_LINK_FLAGS)
 
+# Chunk-laid staging (doc/design.md §14.7): the reference backend's files
+# from spans that cut rows, skips, a flush inside an epoch.
+check_PROGRAMS += t/laid-staging
+TESTS += t/laid-staging
+t_laid_staging_LDADD = $(TEST_LDADD)
+t_laid_staging_LDFLAGS = $(TEST_LINK_FLAGS)
+
 # Reopening a store (doc/design.md §29): a resumed write gives the files
 # of one uninterrupted write, on every backend and codec, after a close or
 # a SIGKILL; what reopen refuses; the CLI's --append.

@@ -15,6 +15,7 @@
 #endif
 
 #include "backend.h"
+#include "copy.h"
 #include "cpu_blosc.h"
 #include "cpu_gather.h"
 #include "cpu_reduce.h"
@@ -60,8 +61,10 @@ struct crew {
 	 * (atomic) until total. */
 	void (*job)(struct cpu_ctx *c, int lane);
 	uint64_t next, total;
-	/* A fused pass: its batch, and where its chunks and sizes go. */
+	/* A fused pass: its batch (chunk-laid staging when laid, §14.7),
+	 * and where its chunks and sizes go. */
 	const uint8_t *in;
+	int laid;
 	uint8_t *const *dst;
 	uint64_t *sizes;
 };
@@ -88,6 +91,7 @@ struct cpu_ctx {
 	struct libdeflate_compressor **dctx;
 	struct view view;       /* items of the stage entries */
 	struct view fview;      /* items of run_batch */
+	int deal_past;          /* laid staging is written past the cache */
 	struct crew crew;       /* started by the first run_batch */
 	int crew_started;
 	struct reduce_job red;
@@ -414,9 +418,14 @@ static void fused_items(struct cpu_ctx *c, int t)
 		src = c->crew.in + e * p->epoch_bytes;
 		first = item_first(v, it);
 		a = thread_cpu();
-		/* An item all of fill is left out before it is gathered. */
-		if (v->rank > 1 && !p->write_empty_chunks &&
-		    item_is_fill(p, v, src, it)) {
+		/* Laid staging holds the item's chunks as the gather would
+		 * (cpu_deal); left_out still finds the fill ones. */
+		if (c->crew.laid) {
+			src = c->crew.in + k * per * p->chunk_bytes;
+		} else if (v->rank > 1 && !p->write_empty_chunks &&
+			   item_is_fill(p, v, src, it)) {
+			/* An item all of fill is left out before it is
+			 * gathered. */
 			for (uint64_t j = 0; j < per; j++)
 				c->crew.sizes[e * p->M +
 					      p->perm[item_chunk(v, first, j)]] = 0;
@@ -425,7 +434,7 @@ static void fused_items(struct cpu_ctx *c, int t)
 		}
 		/* With every dim merged the epoch is the chunk, contiguous
 		 * already. */
-		if (v->rank > 1) {
+		if (v->rank > 1 && !c->crew.laid) {
 			gather_item(p, v, src, c->scratch[t],
 				    (size_t)p->chunk_bytes, it);
 			src = c->scratch[t];
@@ -603,7 +612,7 @@ static int cpu_reduce(void *vctx, const void *batch, uint64_t nrows,
  * after.
  */
 static int cpu_run_batch(void *vctx, const void *batch, uint64_t epochs,
-			 uint8_t *const *dst, uint64_t *sizes,
+			 int laid, uint8_t *const *dst, uint64_t *sizes,
 			 struct batch_times *out, struct sp_err *err)
 {
 	struct cpu_ctx *c = vctx;
@@ -615,14 +624,17 @@ static int cpu_run_batch(void *vctx, const void *batch, uint64_t epochs,
 	SP_RETURN_IF(epochs > p->K, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
 		     "a batch of %llu epochs, over the plan's %llu",
 		     (unsigned long long)epochs, (unsigned long long)p->K);
+	SP_RETURN_IF(laid && v->rank < 2, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
+		     "laid staging of a plan whose epoch is one chunk");
 	for (int t = 0; t < p->threads; t++) {
-		if (v->rank > 1)
+		if (v->rank > 1 && !laid)
 			SP_FORWARD(pool_get(&c->scratch[t], scratch_bytes(c),
 					    "scratch", err));
 		c->lanes[t].sg = c->lanes[t].sc = 0;
 		c->lanes[t].failed = -1;
 	}
 	c->crew.in = batch;
+	c->crew.laid = laid;
 	c->crew.dst = dst;
 	c->crew.sizes = sizes;
 	SP_FORWARD(crew_run(c, fused_items, epochs * v->items, err));
@@ -685,6 +697,59 @@ static uint64_t cpu_pool_bytes(void *vctx)
 				 : 0;
 }
 
+/*
+ * Chunk-laid staging (doc/design.md §14.7): an epoch laid out as the fused
+ * pass's work items, item it's chunk j at (it * per + j) * chunk_bytes, as
+ * gather_item would leave them in scratch.  A unit is one row of the view's
+ * dim 0, which is outermost in each chunk, so units u0..u1 are one range of
+ * every chunk.  Only where the input is row-major (no storage order left
+ * after merging) and an epoch is more than one chunk.
+ */
+static uint64_t cpu_laid_bytes(void *vctx, uint64_t *unit)
+{
+	struct cpu_ctx *c = vctx;
+	const struct view *v = &c->fview;
+
+	if (v->rank < 2 || !v->dense)
+		return 0;
+	*unit = v->in_stride[0] * c->plan->esize;
+	/* As the host's copy into row staging (design §14.1). */
+	c->deal_past = copy_past_cache(c->plan->K * c->plan->M *
+				       c->plan->chunk_bytes);
+	return c->plan->M * c->plan->chunk_bytes;
+}
+
+static void cpu_deal(void *vctx, const void *rows, uint64_t u0, uint64_t u1,
+		     void *out, unsigned part, unsigned parts)
+{
+	struct cpu_ctx *c = vctx;
+	const struct plan *p = c->plan;
+	const struct view *v = &c->fview;
+	const uint64_t per = v->H * v->A * v->G;
+	const size_t cb = (size_t)p->chunk_bytes;
+	const size_t ub = cb / v->chunk[0];     /* a unit's bytes in a chunk */
+
+	const uint64_t i0 = v->items * part / parts;
+	const uint64_t i1 = v->items * (part + 1) / parts;
+
+	for (uint64_t it = i0; it < i1; it++) {
+		uint8_t *o = (uint8_t *)out + it * per * cb;
+
+		if (rows != NULL) {
+			gather_rows(p, v, rows, o, cb, it, u0, u1,
+				    c->deal_past);
+			continue;
+		}
+		for (uint64_t j = 0; j < per; j++)
+			copy_fill(o + j * cb + u0 * ub, (size_t)(u1 - u0) * ub,
+				  p->fill_le, p->esize);
+	}
+	/* The host hands the batch to other threads under a lock, which
+	 * orders only stores that are complete. */
+	if (c->deal_past)
+		copy_fence();
+}
+
 const struct backend_ops sp_backend_cpu = {
 	.name = "cpu",
 	.probe = cpu_probe,
@@ -698,4 +763,6 @@ const struct backend_ops sp_backend_cpu = {
 	.run_batch = cpu_run_batch,
 	.pool_bytes = cpu_pool_bytes,
 	.reduce = cpu_reduce,
+	.laid_bytes = cpu_laid_bytes,
+	.deal = cpu_deal,
 };

@@ -55,6 +55,13 @@ static inline uint64_t item_chunk(const struct view *v, uint64_t first,
 SP_INTERNAL void gather_item(const struct plan *p, const struct view *v,
 			     const uint8_t *epoch, uint8_t *out, size_t cs,
 			     uint64_t item);
+/* gather_item for the epoch's view dim-0 rows r0..r1 only, `rows` pointing
+ * at row r0 of the epoch: the deal of whole rows into chunk-laid staging;
+ * past: whole runs go past the cache, unfenced (copy_run_past). */
+SP_INTERNAL void gather_rows(const struct plan *p, const struct view *v,
+			     const uint8_t *rows, uint8_t *out, size_t cs,
+			     uint64_t item, uint64_t r0, uint64_t r1,
+			     int past);
 /* Whether every cell of work item `item` of an epoch is the fill value,
  * read in the epoch's rows (view rank 2 or more). */
 SP_INTERNAL int item_is_fill(const struct plan *p, const struct view *v,

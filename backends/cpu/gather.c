@@ -419,6 +419,20 @@ uint64_t item_first(const struct view *v, uint64_t item)
 void gather_item(const struct plan *p, const struct view *v,
 		 const uint8_t *epoch, uint8_t *out, size_t cs, uint64_t item)
 {
+	gather_rows(p, v, epoch, out, cs, item, 0, v->chunk[0], 0);
+}
+
+/*
+ * gather_item for view dim-0 rows r0..r1 of the epoch only, `rows` pointing
+ * at row r0: the deal into chunk-laid staging of a span of whole rows.
+ * Dim 0 is outermost in a chunk, so the rows written are one range of
+ * each chunk.  past: whole runs of a multiple of 64 bytes go past the cache
+ * (copy_run_past; the caller fences).
+ */
+void gather_rows(const struct plan *p, const struct view *v,
+		 const uint8_t *rows_in, uint8_t *out, size_t cs,
+		 uint64_t item, uint64_t r0, uint64_t r1, int past)
+{
 	const int R = v->rank, last = R - 1, sec = R - 2;
 	const size_t es = p->esize;
 	uint64_t origin[SHARDPIPE_MAX_RANK], ext[SHARDPIPE_MAX_RANK];
@@ -435,11 +449,29 @@ void gather_item(const struct plan *p, const struct view *v,
 	deal_fn hdeal = v->H > 1 ? deal_pick(es, v->H) : NULL;
 	const size_t hcs = (size_t)(v->A * v->G) * cs;
 
-	item_box(v, item, origin, ext);
-	for (int d = 0; d < sec; d++)
-		lines *= v->chunk[d];
+	/* Rank 2: dim 0 is the tile's rows (j0..j1); else the lines' outer
+	 * dim (l0..lines). */
+	const uint64_t j0 = sec == 0 ? r0 : 0;
+	uint64_t l0 = 0, j1 = v->chunk[sec];
+	/* Element offsets are the epoch's; rows_in holds them from row r0. */
+	const uint64_t base = r0 * v->in_stride[0];
+	const uint8_t *epoch = rows_in;
+	/* Every run's place is then 16-byte aligned. */
+	const int nt = past && (cl * es) % 64 == 0 && cs % 16 == 0 &&
+		       ((uintptr_t)out & 15) == 0;
 
-	for (uint64_t l = 0; l < lines; l++) {
+	item_box(v, item, origin, ext);
+	if (sec == 0) {
+		j1 = r1;
+	} else {
+		for (int d = 1; d < sec; d++)
+			lines *= v->chunk[d];
+		l0 = r0 * lines;
+		lines *= r1;
+		n[0] = r0;
+	}
+
+	for (uint64_t l = l0; l < lines; l++) {
 		uint64_t off = origin[last] * sl;
 		int inside = 1;
 
@@ -447,6 +479,8 @@ void gather_item(const struct plan *p, const struct view *v,
 			inside &= n[d] < ext[d];
 			off += (origin[d] + n[d]) * v->in_stride[d];
 		}
+		/* Rank 2 starts its rows at j0 instead. */
+		off -= sec > 0 ? base : 0;
 		for (uint64_t a = 0; a < v->A; a++) {
 			uint64_t os = origin[sec] + a * C1;
 			uint64_t rows = v->size[sec] - os;
@@ -458,16 +492,19 @@ void gather_item(const struct plan *p, const struct view *v,
 				rows = C1;
 			if (!inside)
 				rows = 0;
-			if (deal != NULL)
-				deal(dst, cs, src, rows);
+			if (rows > j1)
+				rows = j1;
+			if (deal != NULL && rows > j0)
+				deal(dst + j0 * es, cs, src, rows - j0);
 			for (uint64_t g = 0; g < v->G && cl == 1 && !deal; g++)
 				/* One element per input row and chunk:
 				 * typed loads down the rows. */
-				copy_strided(dst + g * cs, src + g * sl * es,
-					     rows, row, es);
-			for (uint64_t j = 0; j < rows && cl > 1; j++) {
+				copy_strided(dst + g * cs + j0 * es,
+					     src + g * sl * es,
+					     rows > j0 ? rows - j0 : 0, row, es);
+			for (uint64_t j = j0; j < rows && cl > 1; j++) {
 				/* Each input row once, dealt out. */
-				const uint8_t *in = src + j * row * es;
+				const uint8_t *in = src + (j - j0) * row * es;
 
 				for (uint64_t g = 0; g < v->G; g++) {
 					uint64_t gl = origin[last] + g * cl;
@@ -499,6 +536,12 @@ void gather_item(const struct plan *p, const struct view *v,
 						copy_strided(o, in + g * cl *
 								 sl * es,
 							     e, sl, es);
+					} else if (e == cl && nt) {
+						copy_run_past(o, in + g * cl *
+								 es,
+							      (size_t)(cl *
+								       es));
+						continue;
 					} else if (e == cl) {
 						copy_run(o, in + g * cl * es,
 							 (size_t)(cl * es));
@@ -514,11 +557,14 @@ void gather_item(const struct plan *p, const struct view *v,
 						  p->fill_le, (unsigned)es);
 				}
 			}
-			for (uint64_t hg = 0; hg < v->H * v->G && rows < C1;
+			/* Padding rows: those of the range past the edge. */
+			if (rows < j0)
+				rows = j0;
+			for (uint64_t hg = 0; hg < v->H * v->G && rows < j1;
 			     hg++)
 				copy_fill(dst + hg / v->G * hcs + hg % v->G * cs +
 						  rows * cl * es,
-					  (size_t)((C1 - rows) * cl) * es,
+					  (size_t)((j1 - rows) * cl) * es,
 					  p->fill_le, (unsigned)es);
 		}
 		for (int d = sec - 1; d >= 0; d--) {
