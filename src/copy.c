@@ -92,18 +92,9 @@ static void copy_past(uint8_t *dst, const uint8_t *src, size_t n)
 	dst += head;
 	src += head;
 	n -= head;
-	for (i = 0; i + 64 <= n; i += 64) {
-		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
-		__m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
-
-		_mm_stream_si128((__m128i *)(void *)(dst + i), a);
-		_mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
-		_mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
-		_mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
-	}
-	_mm_sfence();
+	i = n / 64 * 64;
+	copy_run_past(dst, src, i);
+	copy_fence();
 	memcpy(dst + i, src + i, n - i);
 #else
 	memcpy(dst, src, n);

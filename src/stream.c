@@ -233,6 +233,36 @@ static int append_direct(struct shardpipe_stream *s, const uint8_t *src,
  */
 #define STAGE_SPLIT_MIN (1u << 20)
 
+/* Caller's thread: whether the pipeline thread may take half of a copy
+ * of n bytes now (it has no batch); if so, with mu held for the caller to
+ * post the half's fields, and half_post to hand it over. */
+static int half_free(struct shardpipe_stream *s, uint64_t n)
+{
+	if (n < STAGE_SPLIT_MIN || s->plan.threads < 2)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	if (s->processed == s->queued && s->q_len == 0 && !s->stop)
+		return 1;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+static void half_post(struct shardpipe_stream *s)
+{
+	s->cp_state = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Wait for the half handed over; with mu held, released by the caller. */
+static void half_wait(struct shardpipe_stream *s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->cp_state != 2)
+		pthread_cond_wait(&s->cv, &s->mu);
+	s->cp_state = 0;
+}
+
 static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 		      const uint8_t *src, size_t n)
 {
@@ -240,25 +270,17 @@ static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 	const uint8_t *fill = p->scale_level == 0 ? p->fill : p->fill_le;
 	unsigned phase = (unsigned)(s->staged % p->esize);
 	size_t half = n / 2;
-	int split = 0, all = 0;
+	int split = half_free(s, n), all = 0;
 
-	if (n >= STAGE_SPLIT_MIN && s->plan.threads > 1) {
-		pthread_mutex_lock(&s->mu);
-		if (s->processed == s->queued && s->q_len == 0 &&
-		    !s->stop) {
-			s->cp_laid = 0;
-			s->cp_src = src + half;
-			s->cp_dst = dst + half;
-			s->cp_n = n - half;
-			s->cp_fill = s->cur_fill;
-			s->cp_elem = fill;
-			s->cp_phase = (unsigned)((s->staged + half) %
-						 p->esize);
-			s->cp_state = 1;
-			split = 1;
-			pthread_cond_broadcast(&s->cv);
-		}
-		pthread_mutex_unlock(&s->mu);
+	if (split) {
+		s->cp_laid = 0;
+		s->cp_src = src + half;
+		s->cp_dst = dst + half;
+		s->cp_n = n - half;
+		s->cp_fill = s->cur_fill;
+		s->cp_elem = fill;
+		s->cp_phase = (unsigned)((s->staged + half) % p->esize);
+		half_post(s);
 	}
 	if (!split) {
 		if (!s->cur_fill) {
@@ -273,10 +295,7 @@ static int stage_copy(struct shardpipe_stream *s, uint8_t *dst,
 					p->esize, phase);
 	else
 		copy_staging(dst, src, half, s->past_cache);
-	pthread_mutex_lock(&s->mu);
-	while (s->cp_state != 2)
-		pthread_cond_wait(&s->cv, &s->mu);
-	s->cp_state = 0;
+	half_wait(s);
 	all = s->cur_fill && all && s->cp_fill;
 	pthread_mutex_unlock(&s->mu);
 	return all;
@@ -311,30 +330,20 @@ void stream_deal(struct shardpipe_stream *s, uint8_t *batch, uint64_t u,
 static void deal_split(struct shardpipe_stream *s, uint8_t *batch, uint64_t u,
 		       const uint8_t *src, uint64_t n)
 {
-	int split = 0;
+	int split = half_free(s, n * s->unit);
 
-	if (n * s->unit >= STAGE_SPLIT_MIN && s->plan.threads > 1) {
-		pthread_mutex_lock(&s->mu);
-		if (s->processed == s->queued && s->q_len == 0 &&
-		    !s->stop) {
-			s->cp_laid = 1;
-			s->cp_src = src;
-			s->cp_dst = batch;
-			s->cp_u = u;
-			s->cp_n = (size_t)n;
-			s->cp_state = 1;
-			split = 1;
-			pthread_cond_broadcast(&s->cv);
-		}
-		pthread_mutex_unlock(&s->mu);
+	if (split) {
+		s->cp_laid = 1;
+		s->cp_src = src;
+		s->cp_dst = batch;
+		s->cp_u = u;
+		s->cp_n = (size_t)n;
+		half_post(s);
 	}
 	stream_deal(s, batch, u, src, n, 0, split ? 2 : 1);
 	if (!split)
 		return;
-	pthread_mutex_lock(&s->mu);
-	while (s->cp_state != 2)
-		pthread_cond_wait(&s->cv, &s->mu);
-	s->cp_state = 0;
+	half_wait(s);
 	pthread_mutex_unlock(&s->mu);
 }
 

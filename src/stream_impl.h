@@ -239,7 +239,6 @@ SP_INTERNAL void stream_begin_append(struct shardpipe_stream *s);
 SP_INTERNAL void stream_deal(struct shardpipe_stream *s, uint8_t *batch,
 			     uint64_t u, const uint8_t *src, uint64_t n,
 			     unsigned part, unsigned parts);
-SP_INTERNAL uint64_t stream_stage_bytes(const struct shardpipe_stream *s);
 SP_INTERNAL void stream_count_wait(struct shardpipe_stream *s);
 
 /* stream_threads.c */

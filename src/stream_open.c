@@ -28,7 +28,7 @@ void stream_stop_threads(struct shardpipe_stream *s)
 
 /* A staging buffer's bytes: K epochs, laid out as rows or as chunks
  * (§14.7). */
-uint64_t stream_stage_bytes(const struct shardpipe_stream *s)
+static uint64_t stream_stage_bytes(const struct shardpipe_stream *s)
 {
 	return s->laid != 0 ? s->plan.K * s->laid : s->plan.batch_bytes;
 }
