@@ -347,25 +347,62 @@ static void deal_split(struct shardpipe_stream *s, uint8_t *batch, uint64_t u,
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Caller's thread: a span into laid staging at byte `staged` of the batch:
+/* The unit buffer of a laid batch, taken on first use: most streams
+ * never cut a unit. */
+static int laid_part(struct shardpipe_stream *s)
+{
+	if (s->part == NULL)
+		s->part = malloc((size_t)s->unit);
+	SP_RETURN_IF(s->part == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
+		     "out of memory for %llu bytes of a partial row",
+		     (unsigned long long)s->unit);
+	return SHARDPIPE_OK;
+}
+
+/* The fill that a laid batch's bytes from unit u0 up to byte `at` stand
+ * for but were not dealt (stage_laid), dealt now: whole units into their
+ * places, the start of a cut unit into `part`. */
+static int laid_unskip(struct shardpipe_stream *s, uint8_t *batch,
+		       uint64_t u0, uint64_t at)
+{
+	uint64_t in = at % s->unit;
+
+	if (at / s->unit > u0)
+		deal_split(s, batch, u0, NULL, at / s->unit - u0);
+	if (in == 0)
+		return SHARDPIPE_OK;
+	SP_FORWARD(laid_part(s));
+	copy_fill(s->part, (size_t)in, s->plan.fill_le, s->plan.esize);
+	return SHARDPIPE_OK;
+}
+
+/*
+ * Caller's thread: a span into laid staging at byte `staged` of the batch:
  * whole units dealt from the caller's memory, the pieces of a unit that
- * spans cut gathered in `part` first, and dealt once it is whole. */
+ * spans cut gathered in `part` first, and dealt once it is whole.  While
+ * every byte of the batch is fill (cur_fill) nothing is dealt: the batch
+ * is left out whole (§22.2) unless a span that is not fill comes, which
+ * deals the fill skipped so far first.
+ */
 static int stage_laid(struct shardpipe_stream *s, const uint8_t *src,
 		      size_t n)
 {
+	const struct plan *p = &s->plan;
 	uint8_t *batch = s->staging[s->cur];
 	uint64_t at = s->staged;
 
+	if (s->cur_fill) {
+		if (copy_is_fill(src, n, p->fill_le, p->esize,
+				 (unsigned)(at % p->esize)))
+			return SHARDPIPE_OK;
+		s->cur_fill = 0;
+		SP_FORWARD(laid_unskip(s, batch, 0, at));
+	}
 	while (n > 0) {
 		uint64_t in = at % s->unit, k = s->unit - in;
 
 		if (in != 0 || n < s->unit) {
-			if (s->part == NULL)
-				s->part = malloc((size_t)s->unit);
-			SP_RETURN_IF(s->part == NULL, &s->err,
-				     SHARDPIPE_ERR_NOMEM, "out of memory for "
-				     "%llu bytes of a partial row",
-				     (unsigned long long)s->unit);
+			SP_FORWARD(laid_part(s));
 			if (k > n)
 				k = n;
 			memcpy(s->part + in, src, (size_t)k);
@@ -509,8 +546,14 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	kept = tail;
 	/* Laid, the partial epoch is its whole laid place, the units not
 	 * yet dealt included (§14.7). */
-	if (s->laid != 0 && tail > 0)
+	if (s->laid != 0 && tail > 0) {
 		kept = (size_t)s->laid;
+		/* Fill not dealt (stage_laid) is dealt where it is kept. */
+		if (s->cur_fill)
+			SP_FORWARD(laid_unskip(s, buf, full * (p->epoch_bytes /
+							      s->unit),
+					       s->staged));
+	}
 	if (tail > 0) {
 		keep = malloc(kept);
 		SP_RETURN_IF(keep == NULL, &s->err, SHARDPIPE_ERR_NOMEM,
@@ -525,7 +568,7 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 		copy_fill(buf + tail_at, (size_t)p->batch_bytes - tail_at,
 			  p->scale_level == 0 ? p->fill : p->fill_le,
 			  p->esize);
-	else if (pad_last)
+	else if (pad_last && !s->cur_fill)
 		pad_laid(s, buf, n);
 	submit(s, buf, s->cur, n, pad_last);
 	s->cur = -1;

@@ -147,7 +147,8 @@ struct shardpipe_stream {
 	int past_cache;          /* copy_past_cache(plan.batch_bytes) */
 	/* Staging copies check for the fill value (a fused backend, empty
 	 * chunks left out); cur_fill: every byte staged in the current
-	 * buffer so far was fill, as the copies found; cp_fill: check the
+	 * buffer so far was fill, as the copies found (laid staging: not
+	 * dealt, §14.7); cp_fill: check the
 	 * pipeline thread's half, then whether it was fill. */
 	int check_fill, cur_fill, cp_fill;
 	const uint8_t *cp_elem;  /* the fill element the half is checked for */

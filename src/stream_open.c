@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "copy.h"
 #include "reader_impl.h"
@@ -33,33 +32,17 @@ static uint64_t stream_stage_bytes(const struct shardpipe_stream *s)
 	return s->laid != 0 ? s->plan.K * s->laid : s->plan.batch_bytes;
 }
 
-/* Staging of at least this many bytes asks for huge pages. */
-#define STAGING_HUGE_MIN (8u << 20)
-
 /* Staging memory comes from the backend that reads it (pinned on a GPU,
- * doc/design.md §14.1), or from the pools that outlive streams (§27). */
+ * doc/design.md §14.1), or from the pools that outlive streams (§27).
+ * It is touched by the first batches that use it, not here: a stream fed
+ * whole epochs (direct spans, all-fill batches) never does (§14.7). */
 static uint8_t *staging_alloc(struct shardpipe_stream *s)
 {
 	uint64_t n = stream_stage_bytes(s);
-	uint8_t *b;
 
 	if (s->be->host_alloc != NULL)
 		return s->be->host_alloc(s->bctx, n);
-	b = pool_take(n);
-#ifdef MADV_HUGEPAGE
-	/* Staging is written whole every batch, and laid staging a chunk's
-	 * rows at a time, each chunk far from the last (§14.7): huge pages
-	 * spare the faults of its first touch and the TLB.  That touch can
-	 * stall (a virtual machine's host backing the pages again), so it is
-	 * done here, before the first append. */
-	if (b != NULL && n >= STAGING_HUGE_MIN) {
-		(void)madvise(b, (size_t)n, MADV_HUGEPAGE);
-#ifdef MADV_POPULATE_WRITE
-		(void)madvise(b, (size_t)n, MADV_POPULATE_WRITE);
-#endif
-	}
-#endif
-	return b;
+	return pool_take(n);
 }
 
 void stream_free(struct shardpipe_stream *s)
@@ -363,9 +346,7 @@ static int open_memory(struct shardpipe_stream *s, struct sp_err *err)
 			s->unit = unit;
 		}
 	}
-	/* Laid chunks are checked for fill as they are compressed. */
-	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks &&
-			s->laid == 0;
+	s->check_fill = s->be->run_batch != NULL && !p->write_empty_chunks;
 	for (int k = 0; k < NSTAGE; k++) {
 		s->staging[k] = staging_alloc(s);
 		s->stage_free[k] = 1;

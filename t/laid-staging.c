@@ -9,8 +9,13 @@
  * partial epoch to be kept, and a last epoch cut short.  Geometries: edge
  * chunks along every dim, a view of rank 2 (dims merged into dim 0 and
  * into the last), a 4-d view, and 1- to 8-byte elements, with fill value
- * 0 and a fill value whose bytes differ.  Data are random from the
- * printed seed.
+ * 0 and a fill value whose bytes differ.  In half the cases the data
+ * themselves hold the fill value over a run of elements from the start to
+ * inside a row (a flush among them or after) and from inside a row to the
+ * end:
+ * batches of fill appended are left out without being dealt, and the fill
+ * before the first element that is not is dealt when it comes, at any
+ * byte of a unit.  Data are random from the printed seed.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -117,8 +122,16 @@ static int write_store(const char *dir, const shardpipe_desc *d,
 	return rc;
 }
 
+/* Elements e0..e1 of data set to the fill element. */
+static void fill_elems(uint8_t *data, const shardpipe_desc *d, unsigned es,
+		       size_t e0, size_t e1)
+{
+	for (size_t e = e0; e < e1; e++)
+		memcpy(data + e * es, d->fill_value, es);
+}
+
 static void check(const char *tmp, const struct geo *g, int spans,
-		  int odd_fill, uint64_t *rng)
+		  int odd_fill, int fill_runs, uint64_t *rng)
 {
 	static const shardpipe_codec codecs[] = {
 		SHARDPIPE_CODEC_NONE, SHARDPIPE_CODEC_ZSTD,
@@ -142,8 +155,22 @@ static void check(const char *tmp, const struct geo *g, int spans,
 	if (skip1 > g->size[0] - 1)
 		skip1 = g->size[0] - 1;
 	flush_at = 1 + test_rand(rng) % (g->size[0] - 1);
-	memcpy(want, data, n);
 	describe(&d, g, "cpu", SHARDPIPE_CODEC_NONE, odd_fill);
+	if (fill_runs) {
+		size_t elems = n / g->esize, per_row = row / g->esize;
+		size_t e0 = per_row * (g->size[0] / 2) +
+			    test_rand(rng) % per_row;
+		size_t e1 = elems - 1 - test_rand(rng) % (elems / 3);
+
+		fill_elems(data, &d, g->esize, 0, e0);
+		fill_elems(data, &d, g->esize, e1, elems);
+		/* The flush among the first run's rows, or after it. */
+		flush_at = test_rand(rng) % 2 ? 1 + test_rand(rng) %
+							    (g->size[0] / 2)
+					      : g->size[0] - 1;
+		skip0 = skip1 = 0;
+	}
+	memcpy(want, data, n);
 	for (size_t k = skip0 * row; k < skip1 * row; k += g->esize)
 		memcpy(want + k, d.fill_value, g->esize);
 
@@ -165,11 +192,14 @@ static void check(const char *tmp, const struct geo *g, int spans,
 		if (good && nb == 2)
 			good = test_same_tree(dir[0], dir[1], &files);
 		ok(good,
-		   "%s, %s, %s, fill %s, rows %llu..%llu skipped, flush after "
-		   "row %llu: reads back%s", g->what,
+		   "%s, %s, %s, fill %s%s, rows %llu..%llu skipped, flush "
+		   "after row %llu: reads back%s", g->what,
 		   shardpipe_codec_name(codecs[c]),
 		   spans == SPANS_ROW ? "spans of a row" : "random spans",
-		   odd_fill ? "0x11.." : "0", (unsigned long long)skip0,
+		   odd_fill ? "0x11.." : "0",
+		   fill_runs ? " (also appended: a run from the start, one "
+			       "to the end)" : "",
+		   (unsigned long long)skip0,
 		   (unsigned long long)skip1, (unsigned long long)flush_at,
 		   nb == 2 ? ", the reference backend's very files" : "");
 		if (nb == 2 && good)
@@ -186,12 +216,14 @@ int main(void)
 	uint64_t seed = test_seed(), rng = seed;
 	char *tmp = test_tmpdir("laid-staging");
 
-	plan((int)(N_GEOS * N_SPANS * 2 * 3));
+	plan((int)(N_GEOS * N_SPANS * 2 * 2 * 3));
 	diag("seed %llu (SHARDPIPE_TEST_SEED)", (unsigned long long)seed);
 	for (size_t g = 0; g < N_GEOS; g++)
 		for (int sp = 0; sp < N_SPANS; sp++)
 			for (int f = 0; f < 2; f++)
-				check(tmp, &geos[g], sp, f, &rng);
+				for (int runs = 0; runs < 2; runs++)
+					check(tmp, &geos[g], sp, f, runs,
+					      &rng);
 	test_rmtree(tmp);
 	free(tmp);
 	return done_testing();
