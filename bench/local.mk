@@ -15,5 +15,5 @@ bench_libbench_la_LIBADD = $(ZSTD_LIBS) $(DEFLATE_LIBS) $(BLOSC_LIBS)
 # the SHARDPIPE_TRACE timeline script with the picture the README shows.
 EXTRA_DIST += bench/README.md bench/trace-svg.py bench/trace-frames-opencl.svg \
 	bench/zstd_corpus.py bench/zstd_treeless.py bench/read_vs_tensorstore.py \
-	bench/dask_scaling.py bench/benchfill.py
+	bench/dask_scaling.py bench/benchfill.py bench/camera_user.py
 

@@ -440,7 +440,9 @@ static void fused_items(struct cpu_ctx *c, int t)
 			src = c->scratch[t];
 		}
 		b = thread_cpu();
-		ln->sg += b - a;
+		/* Laid, the deal was the gather, on the host's threads. */
+		if (!c->crew.laid)
+			ln->sg += b - a;
 		for (uint64_t j = 0; j < per; j++) {
 			const uint8_t *chunk = src + j * p->chunk_bytes;
 			const uint64_t ci = item_chunk(v, first, j);
