@@ -131,6 +131,17 @@ void copy_fill(uint8_t *dst, size_t n, const uint8_t *elem, unsigned es)
 		memcpy(dst + done, dst, done < n - done ? done : n - done);
 }
 
+void copy_fill_at(uint8_t *dst, size_t n, const uint8_t *elem, unsigned es,
+		  unsigned phase)
+{
+	size_t head = phase % es != 0 ? es - phase % es : 0;
+
+	if (head > n)
+		head = n;
+	memcpy(dst, elem + phase % es, head);
+	copy_fill(dst + head, n - head, elem, es);
+}
+
 int copy_is_fill(const uint8_t *src, size_t n, const uint8_t *fill,
 		 unsigned es, unsigned phase)
 {

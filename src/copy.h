@@ -29,6 +29,10 @@ SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
  */
 SP_INTERNAL void copy_fill(uint8_t *dst, size_t n, const uint8_t *elem,
 			   unsigned es);
+/* copy_fill from inside an element: dst[0] is byte `phase` of one (a
+ * stream that ends inside an element, padded at close). */
+SP_INTERNAL void copy_fill_at(uint8_t *dst, size_t n, const uint8_t *elem,
+			      unsigned es, unsigned phase);
 
 /*
  * Whether n bytes at src are the element `fill` (es bytes) repeated, src[0]

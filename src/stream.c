@@ -428,8 +428,8 @@ static void pad_laid(struct shardpipe_stream *s, uint8_t *batch, uint64_t n)
 	uint64_t at = s->staged, end = n * p->epoch_bytes, in = at % s->unit;
 
 	if (in != 0) {
-		copy_fill(s->part + in, (size_t)(s->unit - in), p->fill_le,
-			  p->esize);
+		copy_fill_at(s->part + in, (size_t)(s->unit - in), p->fill_le,
+			     p->esize, (unsigned)(in % p->esize));
 		stream_deal(s, batch, at / s->unit, s->part, 1, 0, 1);
 		at += s->unit - in;
 	}
@@ -565,9 +565,9 @@ static int drain(struct shardpipe_stream *s, int pad_last)
 	/* In the host's order: submit swaps level 0's to little-endian.
 	 * Laid staging is read for its n epochs only. */
 	if (s->laid == 0)
-		copy_fill(buf + tail_at, (size_t)p->batch_bytes - tail_at,
-			  p->scale_level == 0 ? p->fill : p->fill_le,
-			  p->esize);
+		copy_fill_at(buf + tail_at, (size_t)p->batch_bytes - tail_at,
+			     p->scale_level == 0 ? p->fill : p->fill_le,
+			     p->esize, (unsigned)(tail_at % p->esize));
 	else if (pad_last && !s->cur_fill)
 		pad_laid(s, buf, n);
 	submit(s, buf, s->cur, n, pad_last);

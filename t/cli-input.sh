@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch cliinput
 test_seed
-plan 82
+plan 86
 
 # has FILE TEXT: FILE contains TEXT (fixed string).
 has() { grep -q -F -e "$2" "$1"; }
@@ -120,6 +120,26 @@ $W --shape 0,24,20 --dtype uint16 --pad-partial --input "$tmp/p.raw" \
 ok $? "--pad-partial accepts a file ending inside a row"
 "$SP" cat "$tmp/pf.zarr" | cmp -s - "$tmp/out"
 ok $? "and writes the same array"
+# Ending inside an element too ($part is odd), with a fill value whose
+# bytes differ: the element is completed with the fill's second byte,
+# whole fill elements follow.
+{
+	cat "$tmp/p.raw"
+	printf '\001'
+	i=0
+	while [ $i -lt $(((row - part - 1) / 2)) ]; do
+		printf '\002\001'
+		i=$((i + 1))
+	done
+} > "$tmp/pv.want"
+for be in cpu reference; do
+	$W --shape 0,24,20 --dtype uint16 --pad-partial \
+		--fill-value 258 --backend $be --input "$tmp/p.raw" \
+		"$tmp/pv-$be.zarr" 2> /dev/null
+	ok $? "--pad-partial --fill-value 258 ($be): accepted"
+	"$SP" cat "$tmp/pv-$be.zarr" | cmp -s - "$tmp/pv.want"
+	ok $? "and the byte after the input is the fill's second, in phase"
+done
 
 # The summary line, and --quiet.
 $W --shape 0,24,20 --dtype uint16 --shard-shape 8,16,20 --codec zstd:3 \
