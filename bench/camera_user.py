@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 import shardpipe
+from benchfill import micro_rows, shardpipe_program
 
 # name: (shape, chunk, chunks per shard, dimension names, distinct rows)
 WORKLOADS = {
@@ -47,19 +48,6 @@ WORKLOADS = {
 
 def csv(t):
     return ",".join(map(str, t))
-
-
-def distinct_rows(sp, work, name):
-    """bench's micro rows of workload `name`, as (n, ...row shape)."""
-    shape, _, _, _, n = WORKLOADS[name]
-    store = os.path.join(work, "fill.zarr")
-    subprocess.run([sp, "bench", name, "--rows", str(n), "--codec", "none",
-                    "--backend", "cpu", "--output", store, "--overwrite",
-                    "--json"], check=True, stdout=subprocess.DEVNULL)
-    raw = subprocess.run([sp, "cat", store], check=True,
-                         stdout=subprocess.PIPE).stdout
-    shutil.rmtree(store)
-    return np.frombuffer(raw, np.uint16).reshape((n,) + shape[1:])
 
 
 def run_bench(sp, *what, output=None):
@@ -138,12 +126,7 @@ def main():
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS),
                     help="frames, stack (default both)")
     args = ap.parse_args()
-    here = os.path.dirname(os.path.abspath(__file__))
-    sp = os.environ.get("SHARDPIPE") or os.path.join(here, "..", "build",
-                                                     "shardpipe")
-    if not os.access(sp, os.X_OK):
-        sys.exit("camera_user: no shardpipe program at %s (set SHARDPIPE)"
-                 % sp)
+    sp = shardpipe_program("camera_user")
     for name in args.workloads:
         if name not in WORKLOADS:
             sys.exit("camera_user: no workload %r (frames, stack)" % name)
@@ -152,7 +135,8 @@ def main():
     try:
         for name in args.workloads:
             shape = WORKLOADS[name][0]
-            rows = distinct_rows(sp, work, name)
+            rows = micro_rows(sp, work, name, WORKLOADS[name][4],
+                              shape[1:])
             nbytes = shape[0] * rows[0].nbytes
             src = os.path.join(src_dir, name + ".raw")
             with open(src, "wb") as f:

@@ -25,14 +25,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
 import shardpipe
-from benchfill import micro_frames
+from benchfill import micro_frames, shardpipe_program
 
 FRAMES = 100
 FRAME = (2, 2048, 2304)
@@ -107,12 +106,7 @@ def main():
     ap.add_argument("--dir", default="/dev/shm",
                     help="where the stores go (default /dev/shm, tmpfs)")
     args = ap.parse_args()
-    here = os.path.dirname(os.path.abspath(__file__))
-    sp = os.environ.get("SHARDPIPE") or os.path.join(here, "..", "build",
-                                                     "shardpipe")
-    if not os.access(sp, os.X_OK):
-        sys.exit("python_vs_acquire_zarr: no shardpipe program at %s (set "
-                 "SHARDPIPE)" % sp)
+    sp = shardpipe_program("python_vs_acquire_zarr")
     try:
         import acquire_zarr as aqz
     except ImportError as e:
