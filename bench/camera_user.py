@@ -105,7 +105,16 @@ def run_python(name, path, rows):
     return time.perf_counter() - t0
 
 
-def report(best, rounds):
+def best_of(rounds, one_round):
+    """one_round() `rounds` times, each giving {figure: GB/s}, printed;
+    the best of each figure, printed as fractions of the best bound."""
+    best = {}
+    for r in range(rounds):
+        got = one_round()
+        print("  round %d: " % (r + 1) +
+              ", ".join("%s %.3f GB/s" % kv for kv in got.items()))
+        for k, v in got.items():
+            best[k] = max(best.get(k, 0), v)
     print("  best of %d, as fractions of the best bound (%.3f GB/s):"
           % (rounds, best["bound"]))
     for k, v in best.items():
@@ -130,6 +139,11 @@ def main():
     for name in args.workloads:
         if name not in WORKLOADS:
             sys.exit("camera_user: no workload %r (frames, stack)" % name)
+    if args.rounds < 1:
+        sys.exit("camera_user: --rounds %d: at least 1" % args.rounds)
+    for d in (args.dir, args.input_dir):
+        if not os.path.isdir(d):
+            sys.exit("camera_user: %s is not a directory" % d)
     work = tempfile.mkdtemp(prefix="sp-camera-", dir=args.dir)
     src_dir = tempfile.mkdtemp(prefix="sp-camera-in-", dir=args.input_dir)
     try:
@@ -145,8 +159,8 @@ def main():
             print("%s: %s uint16 (%.2f GB), micro fill, zstd:1, cpu, 2 "
                   "threads, stores in %s" % (name, "x".join(map(str, shape)),
                                             nbytes / 1e9, args.dir))
-            best = {}
-            for r in range(args.rounds):
+
+            def one_round():
                 gbps, bound = run_bench(sp, name)
                 path = os.path.join(work, "out.zarr")
                 stored, bound2 = run_bench(sp, name, output=path)
@@ -154,32 +168,27 @@ def main():
                 shutil.rmtree(path)
                 t_py = run_python(name, path, rows)
                 shutil.rmtree(path)
-                got = {"bench (counting sink)": gbps,
-                       "bound": max(bound, bound2),
-                       "bench --output (a store)": stored,
-                       "shardpipe write --input": nbytes / t_cli / 1e9,
-                       "Stream.append": nbytes / t_py / 1e9}
-                print("  round %d: " % (r + 1) +
-                      ", ".join("%s %.3f GB/s" % kv for kv in got.items()))
-                for k, v in got.items():
-                    best[k] = max(best.get(k, 0), v)
+                return {"bench (counting sink)": gbps,
+                        "bound": max(bound, bound2),
+                        "bench --output (a store)": stored,
+                        "shardpipe write --input": nbytes / t_cli / 1e9,
+                        "Stream.append": nbytes / t_py / 1e9}
+
+            best_of(args.rounds, one_round)
             os.remove(src)
-            report(best, args.rounds)
         if args.demo:
             print("demo: 128 frames of 2048x2048 uint16, stores in %s"
                   % args.dir)
-            best = {}
-            for r in range(args.rounds):
+
+            def demo_round():
                 gbps, bound = run_bench(sp, *DEMO)
                 path = os.path.join(work, "demo.zarr")
                 got = {"bench (counting sink)": gbps, "bound": bound,
                        "shardpipe demo": run_demo(sp, path)}
                 shutil.rmtree(path)
-                print("  round %d: " % (r + 1) +
-                      ", ".join("%s %.3f GB/s" % kv for kv in got.items()))
-                for k, v in got.items():
-                    best[k] = max(best.get(k, 0), v)
-            report(best, args.rounds)
+                return got
+
+            best_of(args.rounds, demo_round)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(src_dir, ignore_errors=True)

@@ -22,10 +22,10 @@ SP_INTERNAL void copy_staging(uint8_t *dst, const uint8_t *src, size_t n,
 			      int past_cache);
 
 /*
- * n bytes at dst (a whole number of elements) set to the element `elem`
- * (es bytes) repeated: padding with the fill value, the host's past the
- * last row and the cpu backend's past the edge of the other dims (design
- * §22.1).
+ * n bytes at dst set to the element `elem` (es bytes) repeated from its
+ * first byte, the last element perhaps cut short: padding with the fill
+ * value, the host's past the last row and the cpu backend's past the edge
+ * of the other dims (design §22.1).
  */
 SP_INTERNAL void copy_fill(uint8_t *dst, size_t n, const uint8_t *elem,
 			   unsigned es);
