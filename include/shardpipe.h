@@ -338,9 +338,9 @@ typedef struct shardpipe_desc {
 	 * at most one time axis and it first, at most one channel axis and it
 	 * next, then 2 or 3 space axes; only time and space dims halve.
 	 * Default 0 and 0: one array, as without these fields.  A sink
-	 * receives one array only: open_sink refuses both; so does an
-	 * "s3://" store for now (SHARDPIPE_ERR_UNSUPPORTED): an image needs
-	 * a directory.
+	 * takes an image only through its object callback (open_sink
+	 * refuses one without it); an "s3://" store refuses both for now
+	 * (SHARDPIPE_ERR_UNSUPPORTED): an image needs a directory.
 	 */
 	uint32_t downsample;
 	shardpipe_method method;  /* default SHARDPIPE_METHOD_MEAN */
@@ -464,7 +464,18 @@ typedef struct shardpipe_part {
  * after the other, are the bytes shard() would get as data.  A stream
  * whose backend compresses each chunk into a place of its own (cpu) hands
  * them over so without first copying them together; shard() gets them
- * copied.  A sink needs one of the two.
+ * copied.  A sink needs one of the two, or object().
+ *
+ * object(), when not NULL, is called instead of all three: with every
+ * object a directory store would hold, by its key below the store's root
+ * ("zarr.json", "c/0/1/2"; for an image, with downsample, ngff or frame
+ * fields, the group's "zarr.json" and each array's below its name,
+ * "0/zarr.json", "1/c/0/0/0", "skipped/c/0"), its bytes as nparts pieces
+ * (at least one) one after the other.  A key comes again when its object
+ * changes (zarr.json); the last one given is the object.  A sink with
+ * object() takes an image, which the others refuse (one array only).
+ * Its callbacks run one at a time even though each level of a pyramid has
+ * a writer thread of its own.
  */
 typedef struct shardpipe_sink {
 	size_t struct_size;       /* set by shardpipe_sink_init() */
@@ -476,6 +487,8 @@ typedef struct shardpipe_sink {
 	int (*shard_parts)(void *user, const uint64_t *coords, int rank,
 			   const shardpipe_part *parts, size_t nparts,
 			   const void *index, size_t index_bytes);
+	int (*object)(void *user, const char *key,
+		      const shardpipe_part *parts, size_t nparts);
 } shardpipe_sink;
 
 /*
@@ -682,8 +695,8 @@ SHARDPIPE_API int shardpipe_desc_from_store(shardpipe_desc *desc,
 					    const char *path, uint64_t *rows);
 
 /* As shardpipe_stream_open(), delivering shards to *sink, which
- * shardpipe_sink_init() initialised and which names a shard or shard_parts
- * callback.  The sink struct is copied. */
+ * shardpipe_sink_init() initialised and which names a shard, shard_parts
+ * or object callback.  The sink struct is copied. */
 SHARDPIPE_API int shardpipe_stream_open_sink(shardpipe_stream **out,
 					     const shardpipe_sink *sink,
 					     const shardpipe_desc *desc);

@@ -66,9 +66,10 @@ int frame_meta_init(struct frame_meta **out, const shardpipe_desc *desc,
 		return SHARDPIPE_OK;
 	n = desc->n_frame_fields;
 	SP_RETURN_IF(path == NULL && n > 0, err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-		     "frame metadata needs an image: a sink receives one "
-		     "array, which cannot hold the fields' arrays; write an "
-		     "OME-NGFF image (ngff, or downsample) to a directory");
+		     "frame metadata needs an image: a sink without an "
+		     "object callback receives one array, which cannot hold "
+		     "the fields' arrays; write an OME-NGFF image (ngff, or "
+		     "downsample) to a directory or an object sink");
 	SP_RETURN_IF(desc->frame_fields == NULL, err,
 		     SHARDPIPE_ERR_INVALID_ARGUMENT, "%s: n_frame_fields %zu "
 		     "with frame_fields NULL", path, n);

@@ -15,6 +15,7 @@ libshardpipe_core_la_SOURCES = \
 	src/zarr_meta.c src/zarr_meta.h src/attrs.c src/attrs.h \
 	src/ome.c src/ome.h \
 	src/store.c src/store.h src/store_fs.c src/store_fs.h \
+	src/store_sink.c \
 	src/stream.c src/stream_impl.h src/stream_open.c src/stream_threads.c \
 	src/region.c \
 	src/group.c src/group.h src/plate.c src/frame_meta.c src/frame_meta.h src/zarr_node.c src/zarr_node.h \

@@ -245,25 +245,6 @@ size_t shard_set_parts(const struct shard_set *set, uint64_t k,
 	return n;
 }
 
-const uint8_t *shard_set_packed(struct shard_set *set, uint64_t k)
-{
-	const struct plan *p = set->plan;
-	struct shard_buf *b = &set->shards[k];
-	size_t at = 0;
-
-	/* Each chunk moves down (its slot lies at or past its packed
-	 * place), in slot order, so none is overwritten before it moves. */
-	for (uint64_t j = 0; !b->packed && j < p->chunks_per_shard; j++) {
-		if (b->nbytes[j] == EMPTY)
-			continue;
-		memmove(b->data + at, b->data + j * p->slot_capacity,
-			(size_t)b->nbytes[j]);
-		at += (size_t)b->nbytes[j];
-	}
-	b->packed = 1;
-	return b->data;
-}
-
 const uint8_t *shard_set_index(struct shard_set *set, uint64_t k)
 {
 	const struct plan *p = set->plan;

@@ -94,10 +94,6 @@ SP_INTERNAL const uint8_t *shard_set_index(struct shard_set *set, uint64_t k);
 SP_INTERNAL size_t shard_set_parts(const struct shard_set *set, uint64_t k,
 				   struct iovec *parts);
 
-/* Shard k's chunk bytes in one buffer (b->len bytes): a shard by slot is
- * packed first, moving its chunks back to back in place. */
-SP_INTERNAL const uint8_t *shard_set_packed(struct shard_set *set, uint64_t k);
-
 /* Forget every shard's chunks and mark every slot empty. */
 SP_INTERNAL void shard_set_reset(struct shard_set *set);
 

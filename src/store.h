@@ -68,6 +68,10 @@ struct store {
  */
 SP_INTERNAL int store_check(struct store **out, const char *path,
 			    int overwrite, int durable, struct sp_err *err);
+/* A caller's sink as a store (store_sink.c): index_start says a shard's
+ * index is its first part, for the shard and shard_parts callbacks. */
+SP_INTERNAL int store_sink_open(struct store **out, const shardpipe_sink *sink,
+				int index_start, struct sp_err *err);
 /* Continue the array at path: a directory, locked against other writers,
  * or "s3://BUCKET/PREFIX", which has no lock (doc/design.md §29). */
 SP_INTERNAL int store_reopen(struct store **out, const char *path,

@@ -78,8 +78,7 @@ struct shardpipe_stream {
 	struct plan plan;
 	const struct backend_ops *be;
 	void *bctx;
-	struct store *store;     /* NULL when writing to a sink */
-	shardpipe_sink sink;
+	struct store *store;     /* a directory, a bucket or a sink (§15) */
 
 	struct trace *trace;     /* SHARDPIPE_TRACE, or NULL */
 
@@ -117,7 +116,6 @@ struct shardpipe_stream {
 	/* Writer thread. */
 	struct sp_err werr;
 	struct iovec *parts;     /* chunks_per_shard + 1: a shard's bytes */
-	shardpipe_part *sink_parts;
 
 	/* Shared, under mu. */
 	pthread_mutex_t mu;

@@ -71,7 +71,6 @@ void stream_free(struct shardpipe_stream *s)
 	free(s->set_free);
 	free(s->wq);
 	free(s->parts);
-	free(s->sink_parts);
 	free(s->dst);
 	free(s->sizes);
 	free(s->ahead);
@@ -194,8 +193,6 @@ static int open_sets(struct shardpipe_stream *s)
 	s->ahead = calloc((size_t)s->nsets, sizeof(*s->ahead));
 	s->parts = malloc((size_t)(p->chunks_per_shard + 1) *
 			  sizeof(*s->parts));
-	s->sink_parts = malloc((size_t)p->chunks_per_shard *
-			       sizeof(*s->sink_parts));
 	if (fused) {
 		s->dst = malloc(n * sizeof(*s->dst));
 		s->sizes = malloc(n * sizeof(*s->sizes));
@@ -205,7 +202,6 @@ static int open_sets(struct shardpipe_stream *s)
 	}
 	SP_RETURN_IF(s->sets == NULL || s->set_free == NULL || s->wq == NULL ||
 		     s->ahead == NULL || s->parts == NULL ||
-		     s->sink_parts == NULL ||
 		     (fused ? s->dst == NULL || s->sizes == NULL
 			    : s->ranges == NULL),
 		     &s->err, SHARDPIPE_ERR_NOMEM,
@@ -613,11 +609,16 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		sp_last_error_set(msg);
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
-	if (sink != NULL && own.shard == NULL && own.shard_parts == NULL) {
-		sp_last_error_set("the sink's shard and shard_parts callbacks "
-				  "are both NULL");
+	if (sink != NULL && own.shard == NULL && own.shard_parts == NULL &&
+	    own.object == NULL) {
+		sp_last_error_set("the sink's shard, shard_parts and object "
+				  "callbacks are all NULL");
 		return SHARDPIPE_ERR_INVALID_ARGUMENT;
 	}
+	/* A sink that takes objects by key takes an image as a directory
+	 * does; the messages name it so. */
+	if (sink != NULL && own.object != NULL)
+		path = "(sink)";
 	s = stream_alloc();
 	if (s == NULL || (s->levels = calloc(1, sizeof(*s->levels))) == NULL) {
 		free(s);
@@ -651,13 +652,7 @@ static int stream_open(shardpipe_stream **out, const char *path,
 	/* A continued image's fields are its store's (reopen_merge). */
 	if (rc == SHARDPIPE_OK)
 		rc = frame_meta_init(&s->fm, desc, &s->plan,
-				     s->levels->group && sink == NULL, path,
-				     &s->err);
-	if (rc == SHARDPIPE_OK && sink != NULL && s->levels->group)
-		rc = sp_err_set(&s->err, SHARDPIPE_ERR_INVALID_ARGUMENT,
-				"a sink receives one array: a pyramid or an "
-				"OME-NGFF image (downsample, ngff) needs a "
-				"directory store");
+				     s->levels->group, path, &s->err);
 	/* After the levels' plans are made, which copy level 0's: each
 	 * level takes its own reference in share_lanes. */
 	if (lanes != NULL)
@@ -673,7 +668,12 @@ static int stream_open(shardpipe_stream **out, const char *path,
 		s->region = 1;
 		memcpy(s->shard_offset, region->shards,
 		       sizeof(s->shard_offset));
-	} else if (rc == SHARDPIPE_OK && path != NULL)
+	} else if (rc == SHARDPIPE_OK && sink != NULL)
+		rc = store_sink_open(&s->store, &own,
+				     s->plan.index_location ==
+					     SHARDPIPE_INDEX_START,
+				     &s->err);
+	else if (rc == SHARDPIPE_OK)
 		rc = store_check(&s->store, path, desc->overwrite,
 				 s->plan.durable, &s->err);
 	/* A continued array keeps its attributes; desc's go over them. */
@@ -715,8 +715,6 @@ static int stream_open(shardpipe_stream **out, const char *path,
 				(unsigned long long)s->plan.K,
 				(unsigned long long)s->plan.epoch_bytes,
 				s->next != NULL ? ", every level's" : "");
-	if (rc == SHARDPIPE_OK && sink != NULL)
-		s->sink = own;
 	if (rc == SHARDPIPE_OK && ro == NULL && region == NULL)
 		rc = create_store(s, &s->err);
 	for (struct shardpipe_stream *l = s; l != NULL && rc == SHARDPIPE_OK;

@@ -51,44 +51,12 @@ int stream_publish_meta(struct shardpipe_stream *s, uint64_t rows,
 	if (rc != SHARDPIPE_OK)
 		free(json);
 	SP_FORWARD(rc);
-	if (s->store != NULL)
-		rc = s->store->ops->write_meta(s->store, json, len, err);
-	else if (s->sink.metadata != NULL &&
-		 s->sink.metadata(s->sink.user, json, len) != 0)
-		rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
-				"the sink refused zarr.json");
-	else
-		rc = SHARDPIPE_OK;
+	rc = s->store->ops->write_meta(s->store, json, len, err);
 	free(json);
 	/* After the image's rows, never before them (§28.9). */
 	if (rc == SHARDPIPE_OK && s->fm != NULL)
 		rc = frame_meta_publish(s->fm, &s->mu, rows, err);
 	return rc;
-}
-
-
-/* Writer thread: hand shard k of set to the sink, as parts when it takes
- * them (no copy of chunks that lie in their slots), else in one buffer. */
-static int sink_shard(struct shardpipe_stream *s, struct shard_set *set,
-		      uint64_t k, const uint64_t *coords, const uint8_t *idx)
-{
-	const struct plan *p = &s->plan;
-	const struct shard_buf *b = &set->shards[k];
-
-	if (s->sink.shard_parts != NULL) {
-		size_t n = shard_set_parts(set, k, s->parts);
-
-		for (size_t i = 0; i < n; i++)
-			s->sink_parts[i] = (shardpipe_part){
-				s->parts[i].iov_base, s->parts[i].iov_len
-			};
-		return s->sink.shard_parts(s->sink.user, coords, p->rank,
-					   s->sink_parts, n, idx,
-					   p->index_bytes);
-	}
-	return s->sink.shard(s->sink.user, coords, p->rank,
-			     shard_set_packed(set, k), b->len, idx,
-			     p->index_bytes);
 }
 
 /* Write the shards of shard epoch `se` held by `set`, then advertise rows
@@ -104,8 +72,8 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 
 	for (uint64_t k = 0; k < p->S; k++) {
 		const struct shard_buf *b = &set->shards[k];
-		const uint8_t *idx;
-		int rc = SHARDPIPE_OK;
+		struct iovec ix = { NULL, p->index_bytes };
+		size_t n = p->index_location == SHARDPIPE_INDEX_START;
 
 		plan_shard_coords(p, se, k, coords);
 		for (int d = 0; d < p->rank; d++)
@@ -116,39 +84,22 @@ int stream_emit_shards(struct shardpipe_stream *s, struct shard_set *set,
 		 * return the fill value for a missing shard.  In the
 		 * shard row a continued array rewrites, the old one goes
 		 * (§29). */
-		if (b->stored == 0 && s->resume_row && se == 0 &&
-		    s->store != NULL)
+		if (b->stored == 0 && s->resume_row && se == 0)
 			SP_FORWARD(store_remove_shard(s->store, coords, p->rank,
 						      err));
 		if (b->stored == 0)
 			continue;
 		chunks += b->stored;
-		idx = shard_set_index(set, k);
-		if (s->store != NULL) {
-			/* The index first or last, the chunks as they lie:
-			 * one vectored write. */
-			struct iovec ix = { (void *)idx, p->index_bytes };
-			size_t n = p->index_location == SHARDPIPE_INDEX_START;
-
-			if (n)
-				s->parts[0] = ix;
-			n += shard_set_parts(set, k, s->parts + n);
-			if (p->index_location != SHARDPIPE_INDEX_START)
-				s->parts[n++] = ix;
-			rc = store_write_shard(s->store, coords, p->rank,
-					       s->parts, n, err);
-		} else if (sink_shard(s, set, k, coords, idx) != 0) {
-			char key[32 * SHARDPIPE_MAX_RANK];
-			size_t n = 0;
-
-			for (int d = 0; d < p->rank; d++)
-				n += (size_t)snprintf(key + n, sizeof(key) - n,
-						      "/%llu",
-						      (unsigned long long)coords[d]);
-			rc = sp_err_set(err, SHARDPIPE_ERR_SINK,
-					"the sink refused shard c%s", key);
-		}
-		SP_FORWARD(rc);
+		/* The index first or last, the chunks as they lie: one
+		 * vectored write. */
+		ix.iov_base = (void *)shard_set_index(set, k);
+		if (n)
+			s->parts[0] = ix;
+		n += shard_set_parts(set, k, s->parts + n);
+		if (p->index_location != SHARDPIPE_INDEX_START)
+			s->parts[n++] = ix;
+		SP_FORWARD(store_write_shard(s->store, coords, p->rank,
+					     s->parts, n, err));
 		pthread_mutex_lock(&s->mu);
 		s->stats.shards_written++;
 		s->stats.bytes_out += b->len + p->index_bytes;

@@ -57,7 +57,7 @@ TEST_LDADD = t/libtap.la libshardpipe_core.la $(ZSTD_LIBS) $(DEFLATE_LIBS) $(ZLI
 TEST_LINK_FLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
-	t/roundtrip-cpu t/sink t/codec-spec t/fill-empty t/max-memory \
+	t/roundtrip-cpu t/sink t/sink-objects t/codec-spec t/fill-empty t/max-memory \
 	t/attributes t/trace t/pool-reuse t/direct-spans t/copy t/cpu-deal
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
@@ -99,6 +99,8 @@ t_attributes_LDADD = $(TEST_LDADD) -lpthread
 t_attributes_LDFLAGS = $(TEST_LINK_FLAGS)
 t_sink_LDADD = $(TEST_LDADD)
 t_sink_LDFLAGS = $(TEST_LINK_FLAGS)
+t_sink_objects_LDADD = $(TEST_LDADD)
+t_sink_objects_LDFLAGS = $(TEST_LINK_FLAGS)
 t_trace_LDADD = $(TEST_LDADD)
 t_trace_LDFLAGS = $(TEST_LINK_FLAGS)
 
