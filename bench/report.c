@@ -218,8 +218,10 @@ void bench_report_text(const struct bench_result *r)
 	if (r->have_bound && r->levels_bytes > 0)
 		printf("  all levels the bound of every level: level 0's, and "
 		       "each coarser level\n"
-		       "             read back from the first run's store, "
-		       "its chunks compressed the same way;\n"
+		       "             read back from a store the first run "
+		       "wrote (an untimed one\n"
+		       "             when the runs go to the sink), its "
+		       "chunks compressed the same way;\n"
 		       "             fraction: that bound's seconds over the "
 		       "run's\n");
 }

@@ -84,26 +84,29 @@ uint64_t bench_store_bytes(const char *path)
 	return tree_bytes;
 }
 
-/* The sink of a run without --output: counts what it is given, taking
- * the chunks as they lie (shard_parts), so that nothing is copied for
- * it. */
+/* The sink of a run without --output: counts the shards it is given,
+ * every level's, taking the chunks as they lie (object), so that nothing
+ * is copied for it, and the levels by their zarr.json ("2/zarr.json"). */
 struct counter {
 	uint64_t shards, bytes;
+	int levels;
 };
 
-static int count_parts(void *user, const uint64_t *coords, int rank,
-		       const shardpipe_part *parts, size_t nparts,
-		       const void *index, size_t index_bytes)
+static int count_object(void *user, const char *key,
+			const shardpipe_part *parts, size_t nparts)
 {
 	struct counter *c = user;
+	char *end;
+	long level = strtol(key, &end, 10);
 
-	(void)coords;
-	(void)rank;
-	(void)index;
+	if (end != key && strcmp(end, "/zarr.json") == 0 &&
+	    level >= c->levels)
+		c->levels = (int)level + 1;
+	if (strncmp(key, "c/", 2) != 0 && strstr(key, "/c/") == NULL)
+		return 0;
 	c->shards++;
 	for (size_t i = 0; i < nparts; i++)
 		c->bytes += parts[i].bytes;
-	c->bytes += index_bytes;
 	return 0;
 }
 
@@ -242,7 +245,7 @@ static int run_once(struct bench_result *r, const struct bench_setup *su,
 
 	shardpipe_sink_init(&sink);
 	sink.user = &run->cnt;
-	sink.shard_parts = count_parts;
+	sink.object = count_object;
 	if (k > 0)
 		r->desc.overwrite = 1;
 	if (su->resume_at > 0) {
@@ -491,8 +494,10 @@ static int measure(struct bench_result *r, const struct bench_setup *su,
 			break;
 		run_record(r, k, &run, &lat, hwm_early);
 		if (k == 0 && pyramid_of(&r->desc))
-			r->levels = levels_of(su->output);
-		if (k == 0 && su->bound && r->levels > 1)
+			r->levels = su->output != NULL ? levels_of(su->output)
+						       : run.cnt.levels;
+		if (k == 0 && su->bound && r->levels > 1 &&
+		    su->output != NULL)
 			rc = levels_bound(r, su);
 		if (pyramid_of(&r->desc))
 			rc = plain_once(r, su, pat, &lat);
@@ -519,12 +524,20 @@ static int remove_entry(const char *p, const struct stat *sb, int flag,
 	return remove(p);
 }
 
-/* A pyramid needs a directory store: a temporary one, removed after. */
-static int scratch_store(struct bench_result *r, struct bench_setup *su,
-			 const struct bench_pattern *pat)
+/*
+ * A pyramid's levels' bound without --output: the levels are read back
+ * from a store, so a first run, untimed, writes one in a temporary
+ * directory, removed after; the timed runs then go to the sink.
+ */
+static int levels_probe(struct bench_result *r, struct bench_setup *su,
+			const struct bench_pattern *pat)
 {
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
+	double t;
+	struct lat_log lat = { &t, 0, 1 };
+	struct run run = { 0 };
+	uint64_t scratch[2];
 	int rc;
 
 	snprintf(dir, sizeof(dir), "%s/shardpipe-bench-XXXXXX",
@@ -532,9 +545,17 @@ static int scratch_store(struct bench_result *r, struct bench_setup *su,
 	if (mkdtemp(dir) == NULL)
 		return fail(r, SHARDPIPE_ERR_IO, "%s: %s", dir, strerror(errno));
 	strcat(dir, "/image.zarr");
-	su->output = r->output = dir;
-	rc = measure(r, su, pat);
-	r->output = NULL;
+	if (!su->quiet)
+		fprintf(stderr, "writing the levels once to %s for their "
+			"bound...\n", dir);
+	su->output = dir;
+	rc = run_once(r, su, &r->desc, pat, 1, &lat, scratch, &run);
+	if (rc == SHARDPIPE_OK) {
+		r->levels = levels_of(dir);
+		rc = levels_bound(r, su);
+	}
+	su->output = NULL;
+	r->desc.overwrite = 0;
 	*strrchr(dir, '/') = '\0';
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return rc;
@@ -595,8 +616,10 @@ int bench_run(const struct bench_setup *setup, struct bench_result *r)
 			    "pattern", (unsigned long long)su.span);
 	}
 	r->lat.span = su.span;
-	rc = pyramid_of(&su.desc) && su.output == NULL ?
-		     scratch_store(r, &su, &pat) : measure(r, &su, &pat);
+	rc = pyramid_of(&su.desc) && su.output == NULL && su.bound ?
+		     levels_probe(r, &su, &pat) : SHARDPIPE_OK;
+	if (rc == SHARDPIPE_OK)
+		rc = measure(r, &su, &pat);
 	bench_pattern_free(&pat);
 	return rc;
 }

@@ -1,10 +1,10 @@
 /*
- * store_sink.c - a caller's shardpipe_sink as a store (doc/design.md
- * §15.3): the stream writes to it as to a directory, and each object
- * reaches the callbacks the sink names, by key (object) or as a shard
- * with its coordinates and index apart (shard, shard_parts), zarr.json
- * through metadata.  Only a sink with object() has children: the others
- * take one array.
+ * store_sink.c - a caller's shardpipe_sink as a store (doc/design.md §15.2):
+ * the stream writes to it as to a directory, and each object reaches the
+ * callbacks the sink names, by key (object) or as a shard with its
+ * coordinates and index apart (shard, shard_parts), zarr.json through
+ * metadata.  Only a sink with object() has children: the others take one
+ * array.
  */
 #include "store.h"
 

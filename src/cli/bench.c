@@ -113,10 +113,14 @@ static void bench_usage(FILE *f)
 		"options apply.\n"
 		"                  Each run is followed by the same input "
 		"without the pyramid,\n"
-		"                  to the same kind of store (--output, else a "
-		"temporary\n"
-		"                  directory), and the report gives their "
-		"ratio\n");
+		"                  to the same kind of store (--output, else the "
+		"counting sink,\n"
+		"                  which takes every level), and the report gives "
+		"their ratio;\n"
+		"                  with --bound and no --output, one untimed run "
+		"first writes\n"
+		"                  a temporary directory, the levels read back for "
+		"their bound\n");
 }
 
 /* The command line, before a workload fills in what it leaves out. */
