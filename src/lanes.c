@@ -1,13 +1,26 @@
 /*
  * lanes.c - the worker threads of a group, shared by its streams
- * (doc/design.md §26.2).  The same protocol as the cpu backend's own
- * crew (§6.2): workers sleep on a condition variable between jobs, the
- * caller works as lane 0, and a generation count says a job is new.
+ * (doc/design.md §26.2).  Like the cpu backend's own crew (§6.2), the
+ * workers sleep on a condition variable between jobs and the caller works
+ * as lane 0; unlike it, a job waits for no other to end before the free
+ * lanes start on it.
  */
 #include "lanes.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+
+/* A job asked for and not yet done by every lane: on its caller's stack,
+ * in the list from the moment it is asked for until its last lane
+ * returns.  Tickets are handed out in the order jobs come, so the list is
+ * in ticket order. */
+struct job {
+	void (*fn)(void *arg, int lane);
+	void *arg;
+	uint64_t ticket;
+	int left;               /* workers not done with it */
+	struct job *next;
+};
 
 struct lanes {
 	pthread_mutex_t mu;     /* guards the fields below */
@@ -15,16 +28,14 @@ struct lanes {
 	pthread_t *tid;
 	int n;                  /* lanes, the caller's included */
 	int started;            /* worker threads running */
-	int busy;               /* workers not done with this job */
 	int quit;
 	int refs;
-	uint64_t gen;           /* jobs started */
-	/* Jobs take turns in the order they came (a ticket each), so that
-	 * a stream waits for at most one job of every other stream: a
-	 * mutex would let a stream that comes back at once go again. */
+	/* Lane 0 (a caller's thread) runs jobs in the order they came, a
+	 * ticket each, so that a stream waits for at most one job of every
+	 * other stream: a mutex would let a stream that comes back at once
+	 * go again.  The workers take the same order. */
 	uint64_t next_ticket, serving;
-	void (*fn)(void *arg, int lane);
-	void *arg;
+	struct job *jobs, **last;
 };
 
 struct worker {
@@ -32,6 +43,22 @@ struct worker {
 	int lane;
 };
 
+/* The oldest job worker has not entered: tickets below `seen` it has. */
+static struct job *next_job(struct lanes *l, uint64_t seen)
+{
+	for (struct job *j = l->jobs; j != NULL; j = j->next)
+		if (j->ticket >= seen)
+			return j;
+	return NULL;
+}
+
+/*
+ * A worker runs every job once, in ticket order, and goes on to the next
+ * as soon as it finds no more items in one: while the last items of a
+ * job are still running on other lanes, the free lanes work on the next
+ * job (another stream's, or a pyramid's next level), rather than waiting
+ * for the job to end (doc/design.md §26.2).
+ */
 static void *worker_main(void *varg)
 {
 	struct worker w = *(struct worker *)varg;
@@ -41,16 +68,18 @@ static void *worker_main(void *varg)
 	free(varg);
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
-		while (l->gen == seen && !l->quit)
+		struct job *j;
+
+		while ((j = next_job(l, seen)) == NULL && !l->quit)
 			pthread_cond_wait(&l->go, &l->mu);
-		if (l->quit)
+		if (j == NULL)
 			break;
-		seen = l->gen;
+		seen = j->ticket + 1;
 		pthread_mutex_unlock(&l->mu);
-		l->fn(l->arg, w.lane);
+		j->fn(j->arg, w.lane);
 		pthread_mutex_lock(&l->mu);
-		if (--l->busy == 0)
-			pthread_cond_signal(&l->done);
+		if (--j->left == 0)
+			pthread_cond_broadcast(&l->done);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -93,6 +122,7 @@ int lanes_create(struct lanes **out, int n, struct sp_err *err)
 	pthread_cond_init(&l->turn, NULL);
 	l->n = n;
 	l->refs = 1;
+	l->last = &l->jobs;
 	for (int k = 1; k < n; k++) {
 		struct worker *w = malloc(sizeof(*w));
 
@@ -139,23 +169,30 @@ int lanes_count(const struct lanes *l)
 
 void lanes_run(struct lanes *l, void (*fn)(void *arg, int lane), void *arg)
 {
-	uint64_t ticket;
+	struct job j = { .fn = fn, .arg = arg };
+	struct job **p;
 
 	pthread_mutex_lock(&l->mu);
-	ticket = l->next_ticket++;
-	while (l->serving != ticket)
-		pthread_cond_wait(&l->turn, &l->mu);
-	l->fn = fn;
-	l->arg = arg;
-	l->busy = l->started;
-	l->gen++;
+	j.ticket = l->next_ticket++;
+	j.left = l->started;
+	*l->last = &j;
+	l->last = &j.next;
 	pthread_cond_broadcast(&l->go);
+	while (l->serving != j.ticket)
+		pthread_cond_wait(&l->turn, &l->mu);
 	pthread_mutex_unlock(&l->mu);
 	fn(arg, 0);
 	pthread_mutex_lock(&l->mu);
-	while (l->busy > 0)
-		pthread_cond_wait(&l->done, &l->mu);
+	/* This caller is done with the job: the next caller's lane 0 may
+	 * start while the workers finish this one's last items. */
 	l->serving++;
 	pthread_cond_broadcast(&l->turn);
+	while (j.left > 0)
+		pthread_cond_wait(&l->done, &l->mu);
+	for (p = &l->jobs; *p != &j; p = &(*p)->next)
+		;
+	*p = j.next;
+	if (l->last == &j.next)
+		l->last = p;
 	pthread_mutex_unlock(&l->mu);
 }

@@ -22,9 +22,12 @@ SP_INTERNAL int lanes_count(const struct lanes *l);
 
 /*
  * Run fn(arg, lane) on every lane, the caller's thread as lane 0, and
- * return when all are done.  Jobs of different callers run one at a
- * time, in the order they were asked for: the lanes are one resource.  fn shares its work out itself (an atomic counter), so a lane
- * that never runs costs nothing but its share.
+ * return when all are done.  Every lane takes the jobs of different
+ * callers in the order they were asked for, one after the other, and goes
+ * on to the next as soon as its fn returns: jobs overlap only where one's
+ * last items are still running.  fn shares its work out itself (an
+ * atomic counter), so a lane that never runs costs nothing but its share,
+ * and it must not wait on another job.
  */
 SP_INTERNAL void lanes_run(struct lanes *l, void (*fn)(void *arg, int lane),
 			   void *arg);
