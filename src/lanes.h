@@ -1,7 +1,7 @@
 /*
  * lanes.h - one set of worker threads that several streams share
- * (doc/design.md §26.2): a job runs on every lane at once, lane 0 being
- * the caller, and jobs from different callers take turns.
+ * (doc/design.md §26.2): a job runs on every lane, lane 0 being the
+ * caller, and each lane takes the jobs of different callers in turn.
  */
 #ifndef SHARDPIPE_LANES_H
 #define SHARDPIPE_LANES_H

@@ -121,3 +121,19 @@ def test_refusals(tmp_path, kw, word):
         write(str(path), data, **kw)
     assert word in str(e.value)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(downsample=("y", "x")), "downsample writes"),
+    (dict(ngff=True), "ngff=True writes"),
+    (dict(frame_meta={"exposure": "float64"}), "frame_meta writes"),
+])
+def test_sink_refuses_an_image(kw, word):
+    got = []
+    with pytest.raises(shardpipe.InvalidDescriptionError) as e:
+        shardpipe.Stream(None, shape=(0, 32, 24), chunks=(2, 8, 8),
+                         shards=(2, 16, 16), dtype=np.uint16,
+                         dimension_names=("t", "y", "x"), backend="cpu",
+                         sink=lambda coords, data: got.append(coords), **kw)
+    assert word in str(e.value) and "needs a path" in str(e.value)
+    assert got == []

@@ -1027,6 +1027,15 @@ class Stream:
             fields = tuple(_shardpipe.desc_from_store(path, order)[8])
         if fields:
             pyr["frame_fields"] = fields
+        if sink is not None and (downsample or ngff is True or fields):
+            # The library's own refusal speaks of the C sink's object
+            # callback, which a Python callable cannot be.
+            raise InvalidDescriptionError(
+                "sink: the callable receives one array's shards (coords, "
+                "data); %s writes an OME-NGFF image, a group of arrays, "
+                "which needs a path" % ("downsample" if downsample else
+                                        "frame_meta" if fields else
+                                        "ngff=True"), _ERR_INVALID)
         pad_partial = _flag("pad_partial", pad_partial)
         allow_short = _flag("allow_short", allow_short)
         # An argument left at its _Default is the store's in mode "a"
