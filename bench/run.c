@@ -343,14 +343,29 @@ static int bound_once(struct bench_result *r, const struct bench_setup *su,
 	return SHARDPIPE_OK;
 }
 
-/* The same input without the pyramid, after the pyramid's run: its time
- * only (the report's other figures are the pyramid's). */
+static int remove_entry(const char *p, const struct stat *sb, int flag,
+			struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/*
+ * The same input without the pyramid, after the pyramid's run: its time
+ * only (the report's other figures are the pyramid's).  With --output it
+ * goes to a temporary directory beside DIR, on DIR's file system, removed
+ * after, so that DIR keeps the pyramid asked for.
+ */
 static int plain_once(struct bench_result *r, const struct bench_setup *su,
 		      const struct bench_pattern *pat, struct lat_log *lat)
 {
 	shardpipe_desc d = r->desc;
+	struct bench_setup ps = *su;
 	struct run run = { 0 };
 	uint64_t scratch[2];
+	char dir[4096];
 	int rc;
 
 	d.downsample = 0;
@@ -358,7 +373,36 @@ static int plain_once(struct bench_result *r, const struct bench_setup *su,
 	d.max_levels = 0;
 	d.append_method = -1;
 	d.overwrite = 1;
-	rc = run_once(r, su, &d, pat, 1, lat, scratch, &run);
+	if (su->output != NULL) {
+		char parent[4096];
+		size_t n;
+		char *slash;
+
+		/* DIR's parent, trailing slashes aside: a/out.zarr/ is in
+		 * a, /x in /, x in the working directory. */
+		snprintf(parent, sizeof(parent), "%s", su->output);
+		n = strlen(parent);
+		while (n > 1 && parent[n - 1] == '/')
+			parent[--n] = '\0';
+		slash = strrchr(parent, '/');
+		if (slash == NULL)
+			strcpy(parent, ".");
+		else
+			slash[slash == parent] = '\0';
+		snprintf(dir, sizeof(dir), "%s/.shardpipe-bench-XXXXXX",
+			 strcmp(parent, "/") == 0 ? "" : parent);
+		if (mkdtemp(dir) == NULL)
+			return fail(r, SHARDPIPE_ERR_IO, "%s: %s", dir,
+				    strerror(errno));
+		strcat(dir, "/plain.zarr");
+		ps.output = dir;
+		d.overwrite = 0;
+	}
+	rc = run_once(r, &ps, &d, pat, 1, lat, scratch, &run);
+	if (su->output != NULL) {
+		*strrchr(dir, '/') = '\0';
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
 	if (rc != SHARDPIPE_OK)
 		return rc;
 	if (r->plain_seconds == 0 || run.seconds < r->plain_seconds) {
@@ -513,15 +557,6 @@ static int measure(struct bench_result *r, const struct bench_setup *su,
 	r->memcpy_gbps = bench_memcpy_gbps(pat->data, r->pattern_bytes,
 					   (uint64_t)256 << 20, r->threads);
 	return SHARDPIPE_OK;
-}
-
-static int remove_entry(const char *p, const struct stat *sb, int flag,
-			struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
 }
 
 /*

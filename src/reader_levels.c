@@ -569,7 +569,11 @@ static int compare_rows(const struct reader_levels *lv, const struct pair *p,
 			uint64_t off = 0;
 
 			for (int d = 0; d < rank; d++) {
-				uint64_t x = y[d] * (uint64_t)p->f[d];
+				/* Rows count from `first` in hi and from
+				 * lo_first in lo: the block and its edge
+				 * are found in the array's own rows. */
+				uint64_t x = (y[d] + (d == 0 ? first : 0)) *
+					     (uint64_t)p->f[d];
 
 				for (int h = 0; h < k; h++)
 					if (halving[h] == d)

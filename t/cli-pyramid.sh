@@ -9,7 +9,7 @@ need_shardpipe
 
 scratch clipyramid
 test_seed
-plan 92
+plan 99
 
 random_bytes $((9 * 21 * 14)) "$tmp/in.raw"
 # The dims' names: a refusal below names them otherwise (no option
@@ -260,5 +260,47 @@ rm -rf "$tmp/own.zarr/1" && w --downsample y,x "$tmp/lvl.zarr" &&
 is $? 1 "verify of an image whose level 1 is an image: exit 1"
 grep -q 'level 1: .*own.zarr/1 is an OME-NGFF image, not an array' "$tmp/err"
 ok $? "the message names the level: $(cat "$tmp/err")"
+
+# An image whose levels verify compares in more than one slab (64 MiB at
+# a time): 72 rows of 1 MiB, level 1's rows 51.. in the second.  It
+# verifies, and a level-1 element changed in the second slab is named by
+# its own row.
+random_bytes 1048576 "$tmp/row.raw"
+for i in $(seq 72); do cat "$tmp/row.raw"; done > "$tmp/big.raw"
+"$SP" write --shape 72,1024,1024 --chunk 8,512,512 --names t,y,x \
+	--codec none --downsample y,x --input "$tmp/big.raw" --quiet \
+	"$tmp/big.zarr"
+ok $? "write an image of 72 x 1024 x 1024"
+"$SP" verify "$tmp/big.zarr" > "$tmp/out" 2> "$tmp/err"
+st=$?
+is $st 0 "verify compares its levels slab by slab: $(cat "$tmp/err")"
+shard="$tmp/big.zarr/1/c/8/0/0"
+was=$(od -An -tu1 -j3 -N1 "$shard" | tr -d ' ')
+printf "\\$(printf %o $(((was + 1) % 256)))" |
+	dd of="$shard" bs=1 seek=3 conv=notrunc 2> /dev/null
+"$SP" verify "$tmp/big.zarr" > /dev/null 2> "$tmp/err"
+is $? 1 "a level-1 element of the second slab changed: verify fails"
+grep -q "level 1: element (64, 0, 3) is 0x$(printf %02x $(((was + 1) % 256))), level 0 reduced by mean gives 0x$(printf %02x "$was")" "$tmp/err"
+ok $? "naming its row, 64, and both values: $(cat "$tmp/err")"
+rm -f "$tmp/big.raw" "$tmp/row.raw"
+rm -rf "$tmp/big.zarr"
+
+# bench --output with a pyramid keeps the pyramid: the plain run it is
+# measured against goes to a directory of its own beside DIR, removed
+# after; a user's file beside DIR stays.
+mkdir "$tmp/bo"
+echo mine > "$tmp/bo/notes.txt"
+"$SP" bench frames --fill micro --rows 2 --downsample y,x --levels 2 \
+	--backend cpu --threads 2 --output "$tmp/bo/img.zarr/" \
+	> "$tmp/out" 2> "$tmp/err"
+is $? 0 "bench --levels 2 --output DIR/: $(tail -1 "$tmp/err")"
+grep -q '"node_type": "group"' "$tmp/bo/img.zarr/zarr.json" &&
+	[ -f "$tmp/bo/img.zarr/1/zarr.json" ] &&
+	"$SP" verify "$tmp/bo/img.zarr" | grep -q 'image of 2 levels'
+ok $? "DIR holds the pyramid, and it verifies"
+[ "$(ls -A "$tmp/bo")" = "$(printf 'img.zarr\nnotes.txt')" ] &&
+	[ "$(cat "$tmp/bo/notes.txt")" = mine ]
+ok $? "nothing else is left beside it, the user's file as it was: $(ls -A "$tmp/bo" | tr '\n' ' ')"
+rm -rf "$tmp/bo"
 
 done_testing
