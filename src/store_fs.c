@@ -595,6 +595,12 @@ static int fs_create(struct store *base, struct sp_err *err)
 	}
 	/* Before an old store is removed: not from under its writer. */
 	SP_FORWARD(lock_root(s, err));
+	/* An empty directory when checked: another writer may have made
+	 * its store there since, and finished (its lock is gone). */
+	SP_RETURN_IF(s->existed && !s->overwrite && !dir_is_empty(s->root),
+		     err, SHARDPIPE_ERR_EXISTS,
+		     "%s: made by another writer after it was checked; "
+		     "nothing of it was touched", s->root);
 	if (s->durable) {
 		/* The root's own name, in its parent. */
 		char *parent = store_fs_parent(s->root);

@@ -58,12 +58,14 @@ TEST_LINK_FLAGS = $(OPENMP_CFLAGS)
 
 C_TESTS = t/crc32c t/plan-permutation t/zarr-meta t/shard-index t/refusals \
 	t/roundtrip-cpu t/sink t/sink-objects t/codec-spec t/fill-empty t/max-memory \
-	t/attributes t/trace t/pool-reuse t/direct-spans t/copy t/cpu-deal t/lanes
+	t/attributes t/trace t/pool-reuse t/direct-spans t/copy t/cpu-deal t/lanes t/store-race
 check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
 t_copy_LDADD = $(TEST_LDADD)
 t_lanes_LDADD = $(TEST_LDADD) -lpthread
+t_store_race_LDADD = $(TEST_LDADD)
+t_store_race_LDFLAGS = $(TEST_LINK_FLAGS)
 t_lanes_LDFLAGS = $(TEST_LINK_FLAGS)
 t_copy_LDFLAGS = $(TEST_LINK_FLAGS)
 t_cpu_deal_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu

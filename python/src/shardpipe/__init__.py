@@ -1027,7 +1027,7 @@ class Stream:
             fields = tuple(_shardpipe.desc_from_store(path, order)[8])
         if fields:
             pyr["frame_fields"] = fields
-        if sink is not None and (downsample or ngff is True or fields):
+        if sink is not None and (downsample or ngff or fields):
             # The library's own refusal speaks of the C sink's object
             # callback, which a Python callable cannot be.
             raise InvalidDescriptionError(
