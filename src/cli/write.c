@@ -2,7 +2,6 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -464,10 +463,8 @@ struct writer {
 	 * capacity spans ("--shape S", with --append "rows R..N-1 of
 	 * --shape S"). */
 	char shape[200], bound[260];
-	/* buf is read into while spare's bytes are appended (stream_input);
-	 * held: a partial row kept back, at the start of buf. */
-	unsigned char *buf, *spare;
-	size_t bufsize, held;
+	unsigned char *buf;
+	size_t bufsize, held;     /* held: a partial row kept back */
 	double t0;
 	struct frame_csv csv;     /* --frame-meta; csv.n 0 without */
 };
@@ -611,9 +608,9 @@ static void catch_stops(const int ignored[N_STOP_SIGS])
 	}
 }
 
-/* Append n bytes at buf; CLI_EXIT_OK or, after saying why, the library
+/* Append n bytes of buf; CLI_EXIT_OK or, after saying why, the library
  * code's exit status. */
-static int append(struct writer *w, const unsigned char *buf, size_t n)
+static int append(struct writer *w, size_t n)
 {
 	int rc;
 
@@ -631,18 +628,18 @@ static int append(struct writer *w, const unsigned char *buf, size_t n)
 				  (unsigned long long)w->csv.rows,
 				  (unsigned long long)w->csv.rows);
 			k = w->csv.rows > row0 ? w->csv.rows - row0 : 0;
-			if (k > 0 && shardpipe_stream_append_meta(w->s, buf,
+			if (k > 0 && shardpipe_stream_append_meta(w->s, w->buf,
 					(size_t)(k * w->row_bytes),
 					w->csv.vals + row0 * w->csv.n) ==
 					SHARDPIPE_OK)
 				w->appended += k * w->row_bytes;
 			return CLI_EXIT_USAGE;
 		}
-		rc = shardpipe_stream_append_meta(w->s, buf, n,
+		rc = shardpipe_stream_append_meta(w->s, w->buf, n,
 						  w->csv.vals +
 						  row0 * w->csv.n);
 	} else {
-		rc = shardpipe_stream_append(w->s, buf, n);
+		rc = shardpipe_stream_append(w->s, w->buf, n);
 	}
 	if (rc != SHARDPIPE_OK) {
 		cli_error("write: %s: %s", shardpipe_strerror(rc),
@@ -654,77 +651,14 @@ static int append(struct writer *w, const unsigned char *buf, size_t n)
 }
 
 /*
- * The append of one buffer on a thread of its own, while the next is
- * read: a span the stream takes straight (design §14.1) keeps the caller
- * in append until its batch is compressed, and reading the next frame
- * only then left the pipeline idle for the length of a read.  The stop
- * signals stay with the reading thread, whose read they interrupt.
- * Spans below AHEAD_MIN are appended in place: a pipe fed a little at a
- * time gains nothing from a thread a read.
- */
-#define AHEAD_MIN (1u << 20)
-
-struct ahead {
-	struct writer *w;
-	const unsigned char *buf;
-	size_t n;
-	int status;
-	int running;
-	pthread_t tid;
-};
-
-static void *ahead_main(void *arg)
-{
-	struct ahead *h = arg;
-
-	h->status = append(h->w, h->buf, h->n);
-	return NULL;
-}
-
-/* The append started last, done: its status. */
-static int ahead_join(struct ahead *h)
-{
-	if (!h->running)
-		return CLI_EXIT_OK;
-	pthread_join(h->tid, NULL);
-	h->running = 0;
-	return h->status;
-}
-
-static int ahead_start(struct ahead *h, const unsigned char *buf, size_t n)
-{
-	sigset_t stops, old;
-	int rc;
-
-	if (n < AHEAD_MIN)
-		return append(h->w, buf, n);
-	h->buf = buf;
-	h->n = n;
-	sigemptyset(&stops);
-	for (size_t i = 0; i < N_STOP_SIGS; i++)
-		sigaddset(&stops, stop_sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &stops, &old);
-	rc = pthread_create(&h->tid, NULL, ahead_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		return append(h->w, buf, n);
-	h->running = 1;
-	return CLI_EXIT_OK;
-}
-
-/*
  * Append the input as it arrives, whole rows only, until it ends or a
  * bounded array is full; a trailing partial row stays in w->held.  With
  * progress, a line on stderr every half second.
  */
 static int stream_input(struct writer *w, int progress)
 {
-	struct ahead h = { .w = w };
 	double last = 0;
 	int status = CLI_EXIT_OK;
-	/* Bytes appended or being appended; w->appended is the thread's
-	 * until it is joined. */
-	uint64_t handed = 0;
 
 	while (!stop_signal) {
 		/* Whatever has arrived, not a full buffer: a pipe fed frame
@@ -734,28 +668,19 @@ static int stream_input(struct writer *w, int progress)
 				   w->bufsize - w->held);
 		size_t n = got > 0 ? (size_t)got : 0;
 		size_t avail = w->held + n, whole = avail;
-		unsigned char *t;
 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (w->row_bytes != 0)
 			whole -= avail % w->row_bytes;
-		if (w->capacity != 0 && whole > w->capacity - handed)
-			whole = (size_t)(w->capacity - handed);
-		/* In order: the last buffer's append ends before this one's
-		 * starts, and frees the buffer the tail goes to. */
-		if ((status = ahead_join(&h)) != CLI_EXIT_OK)
+		if (w->capacity != 0 && whole > w->capacity - w->appended)
+			whole = (size_t)(w->capacity - w->appended);
+		if (whole > 0 && (status = append(w, whole)) != CLI_EXIT_OK)
 			break;
-		if (whole > 0 &&
-		    (status = ahead_start(&h, w->buf, whole)) != CLI_EXIT_OK)
-			break;
-		handed += whole;
 		w->held = avail - whole;
-		memcpy(w->spare, w->buf + whole, w->held);
-		t = w->buf;
-		w->buf = w->spare;
-		w->spare = t;
-		if (w->capacity != 0 && handed == w->capacity && w->held > 0)
+		memmove(w->buf, w->buf + whole, w->held);
+		if (w->capacity != 0 && w->appended == w->capacity &&
+		    w->held > 0)
 			break; /* more than --shape takes: counted after */
 		if (progress && cli_now() - last > 0.5) {
 			shardpipe_stats st;
@@ -775,12 +700,6 @@ static int stream_input(struct writer *w, int progress)
 			}
 			break;
 		}
-	}
-	{
-		int last_status = ahead_join(&h);
-
-		if (status == CLI_EXIT_OK)
-			status = last_status;
 	}
 	if (progress)
 		fputc('\n', stderr);
@@ -817,7 +736,7 @@ static int finish_input(struct writer *w)
 	}
 	if (w->held > 0 && a->pad_partial) {
 		/* The library fills the rest of the row. */
-		int status = append(w, w->buf, w->held);
+		int status = append(w, w->held);
 
 		if (status != CLI_EXIT_OK)
 			return status;
@@ -1121,8 +1040,7 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 	if (w->row_bytes > w->bufsize && w->row_bytes <= SIZE_MAX)
 		w->bufsize = (size_t)w->row_bytes;
 	w->buf = malloc(w->bufsize);
-	w->spare = malloc(w->bufsize);
-	if (w->buf == NULL || w->spare == NULL) {
+	if (w->buf == NULL) {
 		cli_error("write: out of memory");
 		status = CLI_EXIT_FAIL;
 	} else {
@@ -1134,7 +1052,6 @@ static int run_write(struct writer *w, int ignored[N_STOP_SIGS])
 			status = finish_input(w);
 	}
 	free(w->buf);
-	free(w->spare);
 	if (w->in != stdin)
 		fclose(w->in);
 	rc = shardpipe_stream_close(w->s);
