@@ -194,12 +194,9 @@ static uint64_t direct_epochs(struct shardpipe_stream *s, const uint8_t *src,
 	uint64_t e = n / p->epoch_bytes;
 
 	/* Big-endian elements are swapped in staging (doc/design.md §20);
-	 * the backend reads elements in place, aligned.  A pyramid's coarser
-	 * level copies: its caller is the finer level's pipeline thread,
-	 * whose next batch keeps the lanes busy while this level's ends
-	 * (§28.3), where waiting for it would leave them idle. */
-	if (HOST_BIG_ENDIAN || p->scale_level > 0 || s->cur >= 0 ||
-	    s->staged != 0 || e == 0 || (uintptr_t)src % p->esize != 0)
+	 * the backend reads elements in place, aligned. */
+	if (HOST_BIG_ENDIAN || s->cur >= 0 || s->staged != 0 || e == 0 ||
+	    (uintptr_t)src % p->esize != 0)
 		return 0;
 	if (e >= p->K)
 		e = p->K;
