@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,22 +376,10 @@ static int plain_once(struct bench_result *r, const struct bench_setup *su,
 	d.overwrite = 1;
 	if (su->output != NULL) {
 		char parent[4096];
-		size_t n;
-		char *slash;
 
-		/* DIR's parent, trailing slashes aside: a/out.zarr/ is in
-		 * a, /x in /, x in the working directory. */
 		snprintf(parent, sizeof(parent), "%s", su->output);
-		n = strlen(parent);
-		while (n > 1 && parent[n - 1] == '/')
-			parent[--n] = '\0';
-		slash = strrchr(parent, '/');
-		if (slash == NULL)
-			strcpy(parent, ".");
-		else
-			slash[slash == parent] = '\0';
 		snprintf(dir, sizeof(dir), "%s/.shardpipe-bench-XXXXXX",
-			 strcmp(parent, "/") == 0 ? "" : parent);
+			 dirname(parent));
 		if (mkdtemp(dir) == NULL)
 			return fail(r, SHARDPIPE_ERR_IO, "%s: %s", dir,
 				    strerror(errno));

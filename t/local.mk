@@ -63,11 +63,11 @@ check_PROGRAMS += $(C_TESTS)
 TESTS += $(C_TESTS)
 
 t_copy_LDADD = $(TEST_LDADD)
+t_copy_LDFLAGS = $(TEST_LINK_FLAGS)
 t_lanes_LDADD = $(TEST_LDADD) -lpthread
+t_lanes_LDFLAGS = $(TEST_LINK_FLAGS)
 t_store_race_LDADD = $(TEST_LDADD)
 t_store_race_LDFLAGS = $(TEST_LINK_FLAGS)
-t_lanes_LDFLAGS = $(TEST_LINK_FLAGS)
-t_copy_LDFLAGS = $(TEST_LINK_FLAGS)
 t_cpu_deal_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backends/cpu
 t_cpu_deal_LDADD = $(TEST_LDADD)
 t_cpu_deal_LDFLAGS = $(TEST_LINK_FLAGS)
